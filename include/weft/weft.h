@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * weft/weft.h - libweft, the reader of ovni traces (spec v3 and v1).
+ *
+ * Open a trace (a trace directory, any directory inside it, or one stream
+ * directory), inspect the merged system (looms, processes, threads, CPUs) and
+ * iterate over every event of every stream in one global clock order, in
+ * memory that does not grow with the trace.
+ *
+ *     char err[WEFT_ERR_MAX];
+ *     struct weft_trace *t = weft_open("ovni", NULL, err, sizeof err);
+ *     if (t == NULL) { fprintf(stderr, "%s\n", err); exit(1); }
+ *     struct weft_event ev;
+ *     int r;
+ *     while ((r = weft_next(t, &ev)) > 0)
+ *             ... ev.mcv, ev.rclock, ev.payload ...
+ *     if (r < 0) fprintf(stderr, "%s\n", weft_error(t));
+ *     weft_close(t);
+ *
+ * Errors are values: every message names the file (and, for binary data,
+ * the byte offset) and what was wrong. The library never prints, except
+ * through the warning callback the caller gives.
+ *
+ * This header is a contract; see docs/reader.md.
+ */
+#ifndef WEFT_WEFT_H
+#define WEFT_WEFT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#pragma GCC visibility push(default)
+
+#define WEFT_ERR_MAX 1024
+
+struct weft_trace;
+struct weft_loom;
+struct weft_proc;
+struct weft_thread;
+struct weft_stream;
+
+/* ---- opening ---- */
+
+enum weft_mode {
+	/* Every rule of the format and of the metadata is an error (weft check,
+	 * weft emu). */
+	WEFT_STRICT = 0,
+	/* For looking at possibly broken traces (weft dump, weft top): a
+	 * metadata breach (missing finished/require, an event of a model no
+	 * stream requires, a CPU list rule, a bad clock-offsets file) is
+	 * reported through the warning callback and reading goes on. Binary
+	 * corruption is still an error. */
+	WEFT_LENIENT = 1,
+};
+
+struct weft_open_opts {
+	enum weft_mode mode;
+	/* Called with one complete sentence per warning (no trailing newline);
+	 * NULL: warnings are dropped. */
+	void (*warn)(void *ctx, const char *msg);
+	void *warn_ctx;
+};
+
+/* Opens the trace at path. opts may be NULL (strict, no warnings).
+ * On failure returns NULL and writes the reason into err. */
+struct weft_trace *weft_open(const char *path, const struct weft_open_opts *opts,
+		char *err, size_t errlen);
+void weft_close(struct weft_trace *t);
+
+/* The last error of t, as a sentence naming the file and byte offset. */
+const char *weft_error(const struct weft_trace *t);
+
+/* ---- the system (merged metadata) ---- */
+
+struct weft_cpu {
+	int index; /* logical index in the loom, 0..ncpus-1 */
+	int phyid; /* as given by the operating system */
+};
+
+struct weft_mark_label {
+	int64_t value;
+	const char *label;
+};
+
+/* A mark type declared with ovni_mark_type(), merged over all streams. */
+struct weft_mark_type {
+	int32_t type;
+	const char *title;
+	int stack; /* 1: push/pop ("stack"), 0: set ("single") */
+	size_t nlabels;
+	const struct weft_mark_label *labels; /* sorted by value */
+};
+
+struct weft_model_req {
+	const char *model;   /* e.g. "ovni", "nosv" */
+	const char *version; /* as written, e.g. "1.1.0" */
+};
+
+struct weft_loom {
+	const char *name;     /* "vm.0" (from ovni.loom or the loom.* dir) */
+	const char *hostname; /* the name up to the first '.' */
+	int64_t clock_offset; /* ns added to every clock (clock-offsets.txt) */
+	int has_rank;         /* every process of the loom has a rank */
+	int rank_min;         /* smallest rank among its processes */
+	size_t ncpus;
+	const struct weft_cpu *cpus; /* sorted by index */
+	size_t nprocs;
+	const struct weft_proc *const *procs; /* sorted by pid */
+};
+
+struct weft_proc {
+	int pid;
+	int app_id; /* 0 when absent */
+	int rank;   /* -1 when absent */
+	int nranks; /* 0 when absent */
+	const struct weft_loom *loom;
+	size_t nthreads;
+	const struct weft_thread *const *threads; /* sorted by tid */
+};
+
+struct weft_thread {
+	int tid;
+	const struct weft_proc *proc;
+	const struct weft_stream *stream;
+};
+
+struct weft_stream {
+	const char *relpath;  /* stream dir relative to the opened path ("." for itself) */
+	const char *obs_path; /* the binary stream file, as opened */
+	int meta_version;     /* 3, or 1 for the v1 layouts */
+	const struct weft_thread *thread;
+	uint64_t obs_size;    /* bytes of the binary stream file */
+	int finished;         /* ovni.finished == 1 (always 1 for v1) */
+	const char *lib_version; /* ovni.lib.version, NULL if absent */
+	const char *lib_commit;  /* ovni.lib.commit, NULL if absent */
+	size_t nreqs;
+	const struct weft_model_req *reqs; /* ovni.require, in file order */
+};
+
+/* Streams in relative-path order (the order the merge fills its heap). */
+size_t weft_nstreams(const struct weft_trace *t);
+const struct weft_stream *weft_stream_at(const struct weft_trace *t, size_t i);
+
+/* Looms in name order, each with its processes and threads. */
+size_t weft_nlooms(const struct weft_trace *t);
+const struct weft_loom *weft_loom_at(const struct weft_trace *t, size_t i);
+
+/* Mark types merged over all streams, sorted by type. */
+size_t weft_nmark_types(const struct weft_trace *t);
+const struct weft_mark_type *weft_mark_type_at(const struct weft_trace *t, size_t i);
+
+/* A JSON attribute of a stream's stream.json by dotted key ("nosv.lib_version"),
+ * serialised compactly into buf; returns 1 if found, 0 if not. For model
+ * code that needs keys this header does not type. */
+int weft_stream_attr_json(const struct weft_stream *s, const char *dotted_key,
+		char *buf, size_t buflen);
+
+/* ---- events, in one global clock order ---- */
+
+struct weft_event {
+	char mcv[4];          /* model, category, value, NUL */
+	uint8_t flags;        /* as in the file (jumbo bit 0x10, size nibble, reserved bits) */
+	int64_t rclock;       /* the clock in the file, read as signed 64-bit */
+	int64_t sclock;       /* rclock + the loom's clock offset */
+	/* The payload as in the file: for a normal event 0 or 2..16 bytes; for
+	 * a jumbo event the u32 size field followed by the jumbo data. Valid
+	 * until the next weft_next() call. */
+	const uint8_t *payload;
+	uint32_t payload_size;
+	int jumbo;                  /* 1 if flags has the jumbo bit */
+	const uint8_t *jumbo_data;  /* jumbo only: the data after the size field */
+	uint32_t jumbo_size;        /* jumbo only */
+	uint64_t offset;            /* byte offset of the event in its stream file */
+	const struct weft_stream *stream;
+};
+
+/* Yields the next event in global order (by sclock; ties in the reference's
+ * heap order). Returns 1 with *ev filled, 0 at the end, -1 on error
+ * (weft_error). After an error, no further events are yielded. */
+int weft_next(struct weft_trace *t, struct weft_event *ev);
+
+/* Number of events yielded so far. */
+uint64_t weft_nevents(const struct weft_trace *t);
+
+/* Smallest first clock and largest last clock (sclock) over the streams
+ * with events seen so far; valid after the iteration ends. */
+int64_t weft_first_clock(const struct weft_trace *t);
+int64_t weft_last_clock(const struct weft_trace *t);
+
+#pragma GCC visibility pop
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* WEFT_WEFT_H */

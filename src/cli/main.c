@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/* main.c - `weft <command>`: dispatch to the subcommands. */
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "weft_version.h"
+
+struct command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+};
+
+static const struct command commands[] = {
+	{ "dump", weft_cmd_dump, "print every event of a trace in time order" },
+	{ "top", weft_cmd_top, "count the events of a trace per MCV" },
+	{ "check", weft_cmd_check, "validate a trace strictly and summarise it" },
+};
+
+static void usage(FILE *out)
+{
+	fprintf(out,
+		"Usage: weft <command> [options] PATH\n"
+		"       weft --help | --version\n"
+		"\n"
+		"weft reads traces of the ovni trace system (spec v3, and v1).\n"
+		"\n"
+		"Commands:\n");
+	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+		fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
+	fprintf(out,
+		"\n"
+		"Run `weft <command> --help` for the options of a command.\n");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 2) {
+		usage(stderr);
+		return 2;
+	}
+	const char *cmd = argv[1];
+	if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+		usage(stdout);
+		return 0;
+	}
+	if (strcmp(cmd, "--version") == 0 || strcmp(cmd, "-V") == 0) {
+		printf("weft %s (ovni API %s, trace format v3)\n", WEFT_VERSION, "1.14.0");
+		return 0;
+	}
+	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
+		if (strcmp(cmd, commands[i].name) == 0)
+			return commands[i].run(argc - 1, argv + 1);
+	}
+	fprintf(stderr, "weft: unknown command '%s'; run `weft --help` for the list\n", cmd);
+	return 2;
+}

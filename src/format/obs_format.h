@@ -1,0 +1,144 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * obs_format.h - the one definition of the ovni on-disk layout.
+ *
+ * The writer (src/rt, libovni) and the reader (src/trace, libweft) both
+ * include this file; nothing else in weft knows a byte offset of the format.
+ * Source: trace specification v3 (binary stream version 1) and v1.
+ *
+ * Binary stream (stream.obs, or thread.TID[.obs] in v1):
+ *   header: 4-byte magic "ovni", u32 version 1 (host endian)        8 bytes
+ *   events, back to back:
+ *     byte 0    flags: low nibble = payload size code (0 = none,
+ *               n = n+1 bytes, so 1-byte payloads cannot exist),
+ *               bit 0x10 = jumbo, other high bits reserved (ignored)
+ *     byte 1..3 model, category, value (the MCV, ASCII)
+ *     byte 4..11 u64 clock in ns (host endian)
+ *     then the payload: normal = 0, 2..16 bytes;
+ *                       jumbo  = u32 size, then size bytes of data
+ *                       (the size nibble of a jumbo is ignored on read;
+ *                        libovni writes 0x13).
+ */
+#ifndef WEFT_FORMAT_OBS_FORMAT_H
+#define WEFT_FORMAT_OBS_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+/* ---- stream header ---- */
+#define WEFT_OBS_MAGIC "ovni"
+#define WEFT_OBS_MAGIC_LEN 4u
+#define WEFT_OBS_VERSION 1u
+#define WEFT_OBS_HEADER_SIZE 8u
+
+/* ---- event header ---- */
+#define WEFT_EV_HEADER_SIZE 12u
+#define WEFT_EV_OFF_FLAGS 0u
+#define WEFT_EV_OFF_MODEL 1u
+#define WEFT_EV_OFF_CATEGORY 2u
+#define WEFT_EV_OFF_VALUE 3u
+#define WEFT_EV_OFF_CLOCK 4u
+#define WEFT_EV_OFF_PAYLOAD 12u
+
+#define WEFT_EV_FLAG_JUMBO 0x10u
+#define WEFT_EV_SIZE_MASK 0x0fu
+#define WEFT_EV_MAX_PAYLOAD 16u
+/* A jumbo's payload: u32 size, then the data. libovni writes this nibble. */
+#define WEFT_EV_JUMBO_SIZE_FIELD 4u
+#define WEFT_EV_JUMBO_NIBBLE 0x03u
+/* Largest normal event: header + 16 payload bytes. */
+#define WEFT_EV_MAX_NORMAL_SIZE (WEFT_EV_HEADER_SIZE + WEFT_EV_MAX_PAYLOAD)
+
+/* Payload bytes encoded by the size nibble of a normal event (0 or 2..16). */
+static inline unsigned weft_ev_payload_size(uint8_t flags)
+{
+	unsigned code = flags & WEFT_EV_SIZE_MASK;
+	return code == 0 ? 0u : code + 1u;
+}
+
+/* Size nibble for a normal payload of n bytes (n = 0 or 2..16). */
+static inline uint8_t weft_ev_size_code(unsigned n)
+{
+	return (uint8_t) (n == 0 ? 0u : (n - 1u) & WEFT_EV_SIZE_MASK);
+}
+
+static inline int weft_ev_is_jumbo(uint8_t flags)
+{
+	return (flags & WEFT_EV_FLAG_JUMBO) != 0;
+}
+
+/* Unaligned host-endian loads and stores, as the format is host endian. */
+static inline uint64_t weft_load_u64(const void *p)
+{
+	uint64_t v;
+	memcpy(&v, p, sizeof v);
+	return v;
+}
+
+static inline uint32_t weft_load_u32(const void *p)
+{
+	uint32_t v;
+	memcpy(&v, p, sizeof v);
+	return v;
+}
+
+static inline void weft_store_u64(void *p, uint64_t v)
+{
+	memcpy(p, &v, sizeof v);
+}
+
+static inline void weft_store_u32(void *p, uint32_t v)
+{
+	memcpy(p, &v, sizeof v);
+}
+
+/* ---- trace directory layout ---- */
+#define WEFT_TRACEDIR_DEFAULT "ovni"
+#define WEFT_LOOM_PREFIX "loom."
+#define WEFT_PROC_PREFIX "proc."
+#define WEFT_THREAD_PREFIX "thread."
+#define WEFT_STREAM_JSON "stream.json"
+#define WEFT_STREAM_OBS "stream.obs"
+#define WEFT_V1_METADATA "metadata.json"
+#define WEFT_V1_STREAM_EXT ".obs" /* thread.TID.obs, releases 1.1 to 1.4 */
+#define WEFT_CLOCK_OFFSETS "clock-offsets.txt"
+
+/* ---- metadata (stream.json, v3) ---- */
+#define WEFT_META_VERSION 3
+#define WEFT_META_V1_VERSION 1
+#define WEFT_KEY_VERSION "version"
+/* Keys below live inside the "ovni" object; dotted form in comments. */
+#define WEFT_KEY_OVNI "ovni"
+#define WEFT_KEY_LIB "lib"             /* ovni.lib (object) */
+#define WEFT_KEY_LIB_VERSION "version" /* ovni.lib.version */
+#define WEFT_KEY_LIB_COMMIT "commit"   /* ovni.lib.commit */
+#define WEFT_KEY_PART "part"           /* ovni.part */
+#define WEFT_PART_THREAD "thread"
+#define WEFT_KEY_TID "tid"             /* ovni.tid */
+#define WEFT_KEY_PID "pid"             /* ovni.pid */
+#define WEFT_KEY_LOOM "loom"           /* ovni.loom */
+#define WEFT_KEY_APP_ID "app_id"       /* ovni.app_id */
+#define WEFT_KEY_RANK "rank"           /* ovni.rank */
+#define WEFT_KEY_NRANKS "nranks"       /* ovni.nranks */
+#define WEFT_KEY_REQUIRE "require"     /* ovni.require (object) */
+#define WEFT_KEY_LOOM_CPUS "loom_cpus" /* ovni.loom_cpus (array) */
+#define WEFT_KEY_CPU_INDEX "index"
+#define WEFT_KEY_CPU_PHYID "phyid"
+#define WEFT_KEY_FINISHED "finished" /* ovni.finished = 1 */
+#define WEFT_KEY_MARK "mark"         /* ovni.mark.<type>.{title,chan_type,labels.<value>} */
+#define WEFT_KEY_MARK_TITLE "title"
+#define WEFT_KEY_MARK_CHAN_TYPE "chan_type"
+#define WEFT_MARK_CHAN_SINGLE "single"
+#define WEFT_MARK_CHAN_STACK "stack"
+#define WEFT_KEY_MARK_LABELS "labels"
+/* weft's own keys, beside ovni's */
+#define WEFT_KEY_WEFT "weft"
+#define WEFT_KEY_WEFT_VERSION "version" /* weft.version */
+/* v1 metadata.json keys (top level) */
+#define WEFT_V1_KEY_APP_ID "app_id"
+#define WEFT_V1_KEY_RANK "rank"
+#define WEFT_V1_KEY_NRANKS "nranks"
+#define WEFT_V1_KEY_CPUS "cpus"
+
+#endif /* WEFT_FORMAT_OBS_FORMAT_H */
