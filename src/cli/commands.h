@@ -7,5 +7,6 @@
 int weft_cmd_dump(int argc, char **argv);
 int weft_cmd_top(int argc, char **argv);
 int weft_cmd_check(int argc, char **argv);
+int weft_cmd_emu(int argc, char **argv);
 
 #endif

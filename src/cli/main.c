@@ -16,6 +16,7 @@ static const struct command commands[] = {
 	{ "dump", weft_cmd_dump, "print every event of a trace in time order" },
 	{ "top", weft_cmd_top, "count the events of a trace per MCV" },
 	{ "check", weft_cmd_check, "validate a trace strictly and summarise it" },
+	{ "emu", weft_cmd_emu, "emulate the trace into Paraver and Perfetto timelines" },
 };
 
 static void usage(FILE *out)
