@@ -1,0 +1,215 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench_emit - cost of libovni's emit path against a floor.
+ *
+ *   emit, no payload:  ovni_clock_now + ovni_ev_set_clock + ovni_ev_set_mcv
+ *                      + ovni_ev_emit, as real instrumentation does;
+ *   emit, 16 bytes:    the same with a 16-byte payload (ovni_payload_add);
+ *   floor:             clock_gettime(CLOCK_MONOTONIC), a 12-byte store into
+ *                      a 2 MiB buffer, written to a file in the same
+ *                      directory when full.
+ *
+ * Each figure is the best of several repetitions (interleaved, so that a
+ * noisy neighbour hits all three alike). Last line: "emit/floor ratio: R"
+ * for the no-payload case.
+ *
+ * usage: bench_emit [EVENTS [REPETITIONS]]   (default 20000000 and 5)
+ * The trace goes to a temporary directory under $TMPDIR (or /tmp), which
+ * is removed at the end.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "ovni.h"
+
+#define FLOOR_BUF (2u * 1024u * 1024u)
+
+static long nevents = 20000000;
+static char tmpdir[4096];
+static int next_tid = 1;
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
+}
+
+static void die(const char *msg)
+{
+	fprintf(stderr, "bench_emit: %s: %s\n", msg, strerror(errno));
+	exit(1);
+}
+
+struct run {
+	int payload; /* 0 or 16 */
+	int tid;
+	double seconds;
+};
+
+/* One repetition in a fresh thread (a finished libovni thread cannot be
+ * initialized again), timing only the emit loop. */
+static void *emit_thread(void *p)
+{
+	struct run *r = p;
+	ovni_thread_init(r->tid);
+	struct ovni_ev ev = {0};
+	uint8_t payload[16] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+	double t0 = now_s();
+	if (r->payload == 0) {
+		for (long i = 0; i < nevents; i++) {
+			ovni_ev_set_clock(&ev, ovni_clock_now());
+			ovni_ev_set_mcv(&ev, "OHp");
+			ovni_ev_emit(&ev);
+		}
+	} else {
+		for (long i = 0; i < nevents; i++) {
+			struct ovni_ev e = {0};
+			ovni_ev_set_clock(&e, ovni_clock_now());
+			ovni_ev_set_mcv(&e, "OHx");
+			ovni_payload_add(&e, payload, (int) sizeof payload);
+			ovni_ev_emit(&e);
+		}
+	}
+	r->seconds = now_s() - t0;
+	ovni_thread_free();
+	return NULL;
+}
+
+static void remove_stream(int tid)
+{
+	char path[8192];
+	for (int k = 0; k < 2; k++) {
+		snprintf(path, sizeof path, "%s/trace/loom.bench/proc.%d/thread.%d/%s", tmpdir, (int) getpid(), tid,
+			 k == 0 ? "stream.obs" : "stream.json");
+		unlink(path);
+	}
+	snprintf(path, sizeof path, "%s/trace/loom.bench/proc.%d/thread.%d", tmpdir, (int) getpid(), tid);
+	rmdir(path);
+}
+
+static double run_emit(int payload)
+{
+	struct run r = {.payload = payload, .tid = next_tid++};
+	pthread_t th;
+	if (pthread_create(&th, NULL, emit_thread, &r) != 0)
+		die("pthread_create");
+	pthread_join(th, NULL);
+	remove_stream(r.tid);
+	return r.seconds;
+}
+
+static void write_all(int fd, const uint8_t *buf, size_t len)
+{
+	while (len > 0) {
+		ssize_t w = write(fd, buf, len);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			die("write to the floor file");
+		}
+		buf += w;
+		len -= (size_t) w;
+	}
+}
+
+static double run_floor(void)
+{
+	char path[8192];
+	snprintf(path, sizeof path, "%s/floor.bin", tmpdir);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0)
+		die("open the floor file");
+	uint8_t *buf = malloc(FLOOR_BUF);
+	if (buf == NULL)
+		die("malloc");
+	size_t used = 0;
+	uint8_t hdr[12] = {0, 'O', 'H', 'p'};
+	double t0 = now_s();
+	for (long i = 0; i < nevents; i++) {
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		uint64_t clock = (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
+		if (used + sizeof hdr > FLOOR_BUF) {
+			write_all(fd, buf, used);
+			used = 0;
+		}
+		memcpy(hdr + 4, &clock, sizeof clock);
+		memcpy(buf + used, hdr, sizeof hdr);
+		used += sizeof hdr;
+	}
+	write_all(fd, buf, used);
+	double s = now_s() - t0;
+	close(fd);
+	unlink(path);
+	free(buf);
+	return s;
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void) st;
+	(void) flag;
+	(void) ftw;
+	return remove(path);
+}
+
+int main(int argc, char **argv)
+{
+	int reps = 5;
+	if (argc > 1)
+		nevents = atol(argv[1]);
+	if (argc > 2)
+		reps = atoi(argv[2]);
+	if (nevents <= 0 || reps <= 0) {
+		fprintf(stderr, "usage: bench_emit [EVENTS [REPETITIONS]]\n");
+		return 2;
+	}
+	const char *base = getenv("TMPDIR");
+	snprintf(tmpdir, sizeof tmpdir, "%s/weft-bench-emit-XXXXXX", base != NULL && base[0] != '\0' ? base : "/tmp");
+	if (mkdtemp(tmpdir) == NULL)
+		die("mkdtemp");
+	char trace[8192];
+	snprintf(trace, sizeof trace, "%s/trace", tmpdir);
+	setenv("OVNI_TRACEDIR", trace, 1);
+	unsetenv("OVNI_TMPDIR");
+	unsetenv("WEFT_BUFSIZE");
+
+	ovni_version_check();
+	ovni_proc_init(1, "bench", (int) getpid());
+	printf("bench_emit: %ld events x %d repetitions (best of), %lld-byte buffers, in %s\n", nevents, reps,
+	       (long long) OVNI_MAX_EV_BUF, tmpdir);
+
+	double best_e0 = 1e30, best_e16 = 1e30, best_floor = 1e30;
+	for (int r = 0; r < reps; r++) {
+		double f = run_floor();
+		double e0 = run_emit(0);
+		double e16 = run_emit(16);
+		if (f < best_floor)
+			best_floor = f;
+		if (e0 < best_e0)
+			best_e0 = e0;
+		if (e16 < best_e16)
+			best_e16 = e16;
+	}
+	ovni_proc_fini();
+	nftw(tmpdir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+
+	double n = (double) nevents;
+	printf("emit, no payload:          %6.2f ns/event\n", best_e0 * 1e9 / n);
+	printf("emit, 16-byte payload:     %6.2f ns/event\n", best_e16 * 1e9 / n);
+	printf("floor (clock + 12B store): %6.2f ns/event\n", best_floor * 1e9 / n);
+	printf("emit/floor ratio: %.2f\n", best_e0 / best_floor);
+	return 0;
+}

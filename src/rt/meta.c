@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * meta.c - the stream.json document of a thread (trace spec v3): building
+ * it, dotted-key access ("a.b.c" is nested objects) and writing it
+ * pretty-printed (4-space indent) and atomically.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "obs_format.h"
+#include "rt_internal.h"
+#include "weft_version.h"
+
+static json_t *obj_or_die(const char *func)
+{
+	json_t *o = json_object();
+	if (o == NULL)
+		rt_die(func, "out of memory while building the stream metadata");
+	return o;
+}
+
+static void set_or_die(const char *func, json_t *obj, const char *key, json_t *value)
+{
+	if (value == NULL || json_object_set_new(obj, key, value) != 0)
+		rt_die(func, "out of memory while setting the metadata key '%s'", key);
+}
+
+json_t *rt_meta_new(const char *func, const struct rt_proc_info *info, pid_t tid)
+{
+	json_t *doc = obj_or_die(func);
+	set_or_die(func, doc, WEFT_KEY_VERSION, json_integer(WEFT_META_VERSION));
+
+	json_t *ovni = obj_or_die(func);
+	json_t *lib = obj_or_die(func);
+	set_or_die(func, lib, WEFT_KEY_LIB_VERSION, json_string(OVNI_LIB_VERSION));
+	set_or_die(func, lib, WEFT_KEY_LIB_COMMIT, json_string(OVNI_GIT_COMMIT));
+	set_or_die(func, ovni, WEFT_KEY_LIB, lib);
+	set_or_die(func, ovni, WEFT_KEY_PART, json_string(WEFT_PART_THREAD));
+	set_or_die(func, ovni, WEFT_KEY_TID, json_integer(tid));
+	set_or_die(func, ovni, WEFT_KEY_PID, json_integer(info->pid));
+	set_or_die(func, ovni, WEFT_KEY_LOOM, json_string(info->loom));
+	set_or_die(func, ovni, WEFT_KEY_APP_ID, json_integer(info->app));
+	set_or_die(func, doc, WEFT_KEY_OVNI, ovni);
+
+	json_t *weft = obj_or_die(func);
+	set_or_die(func, weft, WEFT_KEY_WEFT_VERSION, json_string(WEFT_VERSION));
+	set_or_die(func, doc, WEFT_KEY_WEFT, weft);
+	return doc;
+}
+
+/* The "ovni" object of the document (re-created if a user replaced it). */
+static json_t *ovni_object(const char *func, json_t *doc)
+{
+	json_t *ovni = json_object_get(doc, WEFT_KEY_OVNI);
+	if (!json_is_object(ovni)) {
+		ovni = obj_or_die(func);
+		set_or_die(func, doc, WEFT_KEY_OVNI, ovni);
+	}
+	return ovni;
+}
+
+void rt_meta_write(const char *func, struct rt_thread *th, enum rt_meta_stage stage)
+{
+	if (stage >= RT_META_UPDATE) {
+		json_t *ovni = ovni_object(func, th->meta);
+		json_t *req = obj_or_die(func);
+		set_or_die(func, req, "ovni", json_string(OVNI_MODEL_VERSION));
+		if (json_object_update(req, th->require) != 0)
+			rt_die(func, "out of memory while building ovni.require of '%s'", th->json_path);
+		set_or_die(func, ovni, WEFT_KEY_REQUIRE, req);
+		int rank, nranks;
+		if (rt_proc_rank(&rank, &nranks)) {
+			set_or_die(func, ovni, WEFT_KEY_RANK, json_integer(rank));
+			set_or_die(func, ovni, WEFT_KEY_NRANKS, json_integer(nranks));
+		}
+		if (th->loom_cpus != NULL)
+			set_or_die(func, ovni, WEFT_KEY_LOOM_CPUS, json_incref(th->loom_cpus));
+		if (stage == RT_META_FINAL)
+			set_or_die(func, ovni, WEFT_KEY_FINISHED, json_integer(1));
+	}
+	char *text = json_dumps(th->meta, JSON_INDENT(4) | JSON_REAL_PRECISION(17));
+	if (text == NULL)
+		rt_die(func, "cannot serialize the metadata of '%s'", th->json_path);
+	rt_write_file_atomic(func, th->json_path, text);
+	free(text);
+}
+
+/* Copies the next component of key (from *pos) into a malloc'ed string;
+ * dies when it is empty. Returns whether it is the last one. */
+static int next_component(const char *func, const char *key, const char **pos, char **out)
+{
+	const char *start = *pos;
+	const char *dot = strchr(start, '.');
+	size_t len = dot != NULL ? (size_t) (dot - start) : strlen(start);
+	if (len == 0)
+		rt_die(func, "malformed attribute key '%s' (empty component)", key);
+	char *c = malloc(len + 1);
+	if (c == NULL)
+		rt_die(func, "out of memory while parsing the attribute key '%s'", key);
+	memcpy(c, start, len);
+	c[len] = '\0';
+	*out = c;
+	*pos = dot != NULL ? dot + 1 : start + len;
+	return dot == NULL;
+}
+
+void rt_meta_dotset(const char *func, json_t *doc, const char *key, json_t *value)
+{
+	if (key == NULL)
+		rt_die(func, "the attribute key is NULL");
+	if (value == NULL)
+		rt_die(func, "out of memory while setting the attribute '%s'", key);
+	json_t *obj = doc;
+	const char *pos = key;
+	for (;;) {
+		char *comp;
+		int last = next_component(func, key, &pos, &comp);
+		if (last) {
+			set_or_die(func, obj, comp, value);
+			free(comp);
+			return;
+		}
+		json_t *child = json_object_get(obj, comp);
+		if (child == NULL) {
+			child = obj_or_die(func);
+			set_or_die(func, obj, comp, child);
+		} else if (!json_is_object(child)) {
+			rt_die(func, "cannot set the attribute '%s': '%s' holds a value that is not an object", key,
+			       comp);
+		}
+		free(comp);
+		obj = child;
+	}
+}
+
+json_t *rt_meta_dotget(const char *func, json_t *doc, const char *key)
+{
+	if (key == NULL)
+		rt_die(func, "the attribute key is NULL");
+	json_t *obj = doc;
+	const char *pos = key;
+	for (;;) {
+		char *comp;
+		int last = next_component(func, key, &pos, &comp);
+		json_t *child = json_is_object(obj) ? json_object_get(obj, comp) : NULL;
+		free(comp);
+		if (last || child == NULL)
+			return child;
+		obj = child;
+	}
+}

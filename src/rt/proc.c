@@ -1,0 +1,214 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * proc.c - the process: ovni_proc_init, ovni_proc_set_rank, ovni_proc_fini.
+ *
+ * The process state is written by these calls and read by threads when
+ * they start or finish (never on the emit path), under one mutex.
+ * Environment, read once by ovni_proc_init:
+ *   OVNI_TRACEDIR  final trace directory (default "ovni"), created if missing
+ *   OVNI_TMPDIR    if set, streams are written under it and moved into the
+ *                  trace directory by ovni_proc_fini
+ *   WEFT_BUFSIZE   per-thread event buffer size in bytes
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "obs_format.h"
+#include "rt_internal.h"
+
+static struct {
+	pthread_mutex_t mu;
+	int ready;
+	int app;
+	int pid;
+	char *loom;
+	char *final_proc_dir; /* <tracedir>/loom.<loom>/proc.<pid> */
+	char *tmp_loom_dir;   /* <tmpdir>/loom.<loom>, or NULL */
+	char *tmp_proc_dir;   /* <tmpdir>/loom.<loom>/proc.<pid>, or NULL */
+	size_t bufsize;
+	int rank_set;
+	int rank;
+	int nranks;
+} proc = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static const char *env_nonempty(const char *name)
+{
+	const char *v = getenv(name);
+	return (v != NULL && v[0] != '\0') ? v : NULL;
+}
+
+/* An absolute version of dir (relative to the working directory now). */
+static char *absolute_dir(const char *func, const char *dir)
+{
+	if (dir[0] == '/')
+		return rt_strfmt(func, "%s", dir);
+	char *cwd = getcwd(NULL, 0);
+	if (cwd == NULL)
+		rt_die_errno(func, errno, "cannot get the working directory to place the trace directory '%s'", dir);
+	char *abs = rt_strfmt(func, "%s/%s", cwd, dir);
+	free(cwd);
+	return abs;
+}
+
+static size_t parse_bufsize(const char *func)
+{
+	const char *v = getenv("WEFT_BUFSIZE");
+	if (v == NULL)
+		return (size_t) OVNI_MAX_EV_BUF;
+	unsigned long long n = 0;
+	int ok = v[0] != '\0';
+	for (const char *p = v; ok && *p != '\0'; p++) {
+		if (*p < '0' || *p > '9' || n > RT_BUFSIZE_MAX) {
+			ok = 0;
+			break;
+		}
+		n = n * 10u + (unsigned long long) (*p - '0');
+	}
+	if (!ok || n < RT_BUFSIZE_MIN || n > RT_BUFSIZE_MAX)
+		rt_die(func, "WEFT_BUFSIZE='%s' is not a buffer size in bytes between %llu and %llu", v,
+		       RT_BUFSIZE_MIN, RT_BUFSIZE_MAX);
+	return (size_t) n;
+}
+
+void ovni_proc_init(int app, const char *loom, int pid)
+{
+	static const char func[] = "ovni_proc_init";
+	if (loom == NULL || loom[0] == '\0')
+		rt_die(func, "the loom name is empty");
+	if (strchr(loom, '/') != NULL)
+		rt_die(func, "the loom name '%s' contains a '/'", loom);
+
+	pthread_mutex_lock(&proc.mu);
+	if (proc.ready)
+		rt_die(func, "the process is already initialized");
+
+	/* Seed jansson's hash tables once, before threads use it. */
+	json_object_seed(0);
+
+	size_t bufsize = parse_bufsize(func);
+	const char *tracedir = env_nonempty("OVNI_TRACEDIR");
+	if (tracedir == NULL)
+		tracedir = WEFT_TRACEDIR_DEFAULT;
+	const char *tmpdir = env_nonempty("OVNI_TMPDIR");
+
+	char *abs_trace = absolute_dir(func, tracedir);
+	proc.final_proc_dir = rt_strfmt(func, "%s/" WEFT_LOOM_PREFIX "%s/" WEFT_PROC_PREFIX "%d",
+					abs_trace, loom, pid);
+	rt_mkdir_p(func, proc.final_proc_dir);
+	free(abs_trace);
+
+	if (tmpdir != NULL) {
+		char *abs_tmp = absolute_dir(func, tmpdir);
+		proc.tmp_loom_dir = rt_strfmt(func, "%s/" WEFT_LOOM_PREFIX "%s", abs_tmp, loom);
+		proc.tmp_proc_dir = rt_strfmt(func, "%s/" WEFT_PROC_PREFIX "%d", proc.tmp_loom_dir, pid);
+		rt_mkdir_p(func, proc.tmp_proc_dir);
+		free(abs_tmp);
+	}
+
+	proc.loom = rt_strfmt(func, "%s", loom);
+	proc.app = app;
+	proc.pid = pid;
+	proc.bufsize = bufsize;
+	proc.rank_set = 0;
+	proc.rank = 0;
+	proc.nranks = 0;
+	proc.ready = 1;
+	pthread_mutex_unlock(&proc.mu);
+}
+
+void ovni_proc_set_rank(int rank, int nranks)
+{
+	static const char func[] = "ovni_proc_set_rank";
+	pthread_mutex_lock(&proc.mu);
+	if (!proc.ready)
+		rt_die(func, "the process is not initialized (call ovni_proc_init first)");
+	if (nranks <= 0 || rank < 0 || rank >= nranks)
+		rt_die(func, "rank %d is not between 0 and nranks - 1 (nranks = %d)", rank, nranks);
+	proc.rank_set = 1;
+	proc.rank = rank;
+	proc.nranks = nranks;
+	pthread_mutex_unlock(&proc.mu);
+}
+
+void rt_proc_get(const char *func, struct rt_proc_info *info)
+{
+	pthread_mutex_lock(&proc.mu);
+	if (!proc.ready)
+		rt_die(func, "the process is not initialized (call ovni_proc_init first)");
+	info->app = proc.app;
+	info->pid = proc.pid;
+	info->loom = rt_strfmt(func, "%s", proc.loom);
+	info->proc_dir = rt_strfmt(func, "%s", proc.tmp_proc_dir != NULL ? proc.tmp_proc_dir : proc.final_proc_dir);
+	info->bufsize = proc.bufsize;
+	info->rank_set = proc.rank_set;
+	info->rank = proc.rank;
+	info->nranks = proc.nranks;
+	pthread_mutex_unlock(&proc.mu);
+}
+
+void rt_proc_info_free(struct rt_proc_info *info)
+{
+	free(info->loom);
+	free(info->proc_dir);
+	info->loom = NULL;
+	info->proc_dir = NULL;
+}
+
+int rt_proc_rank(int *rank, int *nranks)
+{
+	pthread_mutex_lock(&proc.mu);
+	int set = proc.ready && proc.rank_set;
+	*rank = proc.rank;
+	*nranks = proc.nranks;
+	pthread_mutex_unlock(&proc.mu);
+	return set;
+}
+
+/* Moves every stream directory of the temporary process directory into
+ * the final one, then removes the (now empty) temporary directories. */
+static void move_tmp_streams(const char *func)
+{
+	DIR *d = opendir(proc.tmp_proc_dir);
+	if (d == NULL)
+		rt_die_errno(func, errno, "cannot open the temporary process directory '%s'", proc.tmp_proc_dir);
+	struct dirent *de;
+	while ((de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		char *src = rt_strfmt(func, "%s/%s", proc.tmp_proc_dir, de->d_name);
+		char *dst = rt_strfmt(func, "%s/%s", proc.final_proc_dir, de->d_name);
+		rt_move_dir(func, src, dst);
+		free(src);
+		free(dst);
+	}
+	closedir(d);
+	if (rmdir(proc.tmp_proc_dir) != 0)
+		rt_die_errno(func, errno, "cannot remove the temporary process directory '%s'", proc.tmp_proc_dir);
+	/* Other processes of the loom may still use it. */
+	if (rmdir(proc.tmp_loom_dir) != 0 && errno != ENOTEMPTY && errno != EEXIST && errno != EBUSY)
+		rt_die_errno(func, errno, "cannot remove the temporary loom directory '%s'", proc.tmp_loom_dir);
+}
+
+void ovni_proc_fini(void)
+{
+	static const char func[] = "ovni_proc_fini";
+	pthread_mutex_lock(&proc.mu);
+	if (!proc.ready)
+		rt_die(func, "the process is not initialized (call ovni_proc_init first)");
+	if (proc.tmp_proc_dir != NULL)
+		move_tmp_streams(func);
+	free(proc.loom);
+	free(proc.final_proc_dir);
+	free(proc.tmp_loom_dir);
+	free(proc.tmp_proc_dir);
+	proc.loom = NULL;
+	proc.final_proc_dir = NULL;
+	proc.tmp_loom_dir = NULL;
+	proc.tmp_proc_dir = NULL;
+	proc.ready = 0;
+	pthread_mutex_unlock(&proc.mu);
+}

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: MIT
+# test_rt_outside: install libovni into a temporary prefix, build a program
+# against it with pkg-config only (no project include path), run it with
+# the installed library and check its trace and the library's ABI with an
+# independent reader (check.py).
+# usage: run.sh CMAKE BUILD_DIR SOURCE_DIR PYTHON WEFT_VERSION
+set -euo pipefail
+CMAKE=$1 BUILD=$2 SRC=$3 PYTHON=$4 WEFT_VERSION=$5
+CC=${CC:-cc}
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/weft-outside-XXXXXX")
+trap 'rm -rf "$work"' EXIT
+prefix=$work/prefix
+
+"$CMAKE" --install "$BUILD" --prefix "$prefix" --component ovni >"$work/install.log" ||
+	{ cat "$work/install.log"; echo "run.sh: cmake --install failed" >&2; exit 1; }
+
+flags=$(PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --cflags --libs ovni)
+echo "run.sh: pkg-config flags: $flags"
+case "$flags" in *"$SRC"*) echo "run.sh: pkg-config points into the source tree" >&2; exit 1;; esac
+# shellcheck disable=SC2086
+"$CC" -std=c11 -O2 -Wall -Wextra -Werror -pthread "$SRC/tests/rt/outside/user_prog.c" $flags -o "$work/user_prog"
+
+# The program must load the installed library, not the build tree's.
+resolved=$(LD_LIBRARY_PATH=$prefix/lib ldd "$work/user_prog" | awk '/libovni.so.1/ {print $3}')
+if [ "$resolved" != "$prefix/lib/libovni.so.1" ]; then
+	echo "run.sh: user_prog loads libovni.so.1 from '$resolved', not $prefix/lib" >&2
+	exit 1
+fi
+
+# A 64 KiB buffer so that automatic flushes happen many times.
+(cd "$work" && env -u OVNI_TMPDIR LD_LIBRARY_PATH="$prefix/lib" OVNI_TRACEDIR="$work/trace" WEFT_BUFSIZE=65536 ./user_prog)
+
+"$PYTHON" "$SRC/tests/rt/outside/check.py" "$work/trace" "$prefix" "$WEFT_VERSION"
