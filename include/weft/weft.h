@@ -57,12 +57,23 @@ enum weft_mode {
 	WEFT_LENIENT = 1,
 };
 
+/* Which clock orders the events (added after the first release of this
+ * header; 0 keeps the original behaviour). */
+enum weft_clock {
+	/* By sclock: the clock with the loom's offset applied (emulation). */
+	WEFT_CLOCK_OFFSET = 0,
+	/* By rclock: the raw clock in the file, as ovnidump/ovnitop order. */
+	WEFT_CLOCK_RAW = 1,
+};
+
 struct weft_open_opts {
 	enum weft_mode mode;
 	/* Called with one complete sentence per warning (no trailing newline);
 	 * NULL: warnings are dropped. */
 	void (*warn)(void *ctx, const char *msg);
 	void *warn_ctx;
+	/* Ordering clock; 0 (WEFT_CLOCK_OFFSET) by default. */
+	enum weft_clock clock;
 };
 
 /* Opens the trace at path. opts may be NULL (strict, no warnings).
@@ -132,6 +143,7 @@ struct weft_stream {
 	const char *relpath;  /* stream dir relative to the opened path ("." for itself) */
 	const char *obs_path; /* the binary stream file, as opened */
 	int meta_version;     /* 3, or 1 for the v1 layouts */
+	/* NULL only in lenient mode, when the stream's thread keys are unusable */
 	const struct weft_thread *thread;
 	uint64_t obs_size;    /* bytes of the binary stream file */
 	int finished;         /* ovni.finished == 1 (always 1 for v1) */
@@ -178,16 +190,24 @@ struct weft_event {
 	const struct weft_stream *stream;
 };
 
-/* Yields the next event in global order (by sclock; ties in the reference's
- * heap order). Returns 1 with *ev filled, 0 at the end, -1 on error
- * (weft_error). After an error, no further events are yielded. */
+/* Yields the next event in global order (by sclock, or by rclock with
+ * WEFT_CLOCK_RAW; ties in the reference's heap order). Returns 1 with *ev
+ * filled, 0 at the end, -1 on error (weft_error). After an error, no further
+ * events are yielded. */
 int weft_next(struct weft_trace *t, struct weft_event *ev);
+
+/* Yields up to max events at once into evs[0..n-1], in the same order and
+ * under the same rules as weft_next(); the payload pointers of all of them
+ * stay valid until the next call. Returns n (0 at the end), or -1 on error
+ * (weft_error). An error met after some events is returned by the next call.
+ * (Addition: lets a caller skip one library call per event.) */
+long weft_next_batch(struct weft_trace *t, struct weft_event *evs, size_t max);
 
 /* Number of events yielded so far. */
 uint64_t weft_nevents(const struct weft_trace *t);
 
 /* Smallest first clock and largest last clock (sclock) over the streams
- * with events seen so far; valid after the iteration ends. */
+ * with events decoded so far (0 if none); valid after the iteration ends. */
 int64_t weft_first_clock(const struct weft_trace *t);
 int64_t weft_last_clock(const struct weft_trace *t);
 

@@ -1,13 +1,233 @@
 /* SPDX-License-Identifier: MIT */
-/* cmd_dump.c - `weft dump` (placeholder until the reader lands). */
+/* cmd_dump.c - `weft dump [-x] PATH`: every event, in clock order, one per line. */
+#include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "cli_common.h"
 #include "commands.h"
+#include "model.h"
+
+static const char usage[] =
+	"Usage: weft dump [-x] PATH\n"
+	"\n"
+	"Print every event of the trace at PATH (a trace directory, a directory inside\n"
+	"it, or one stream directory) in one global order by raw clock, one per line:\n"
+	"  CLOCK  MCV  STREAM  DESCRIPTION\n"
+	"as ovnidump does: the raw clock right-aligned in 10 columns, the model,\n"
+	"category and value bytes, the stream directory relative to PATH, then the\n"
+	"event decoded by its model's table (or its payload bytes if no table knows it).\n"
+	"\n"
+	"Options:\n"
+	"  -x, --hex   print the payload bytes as :xx instead of decoding them\n"
+	"              (a jumbo event: its 4-byte size, then its data)\n"
+	"  -h, --help  show this help\n"
+	"\n"
+	"Metadata problems are warnings; corrupt binary data stops the output after the\n"
+	"last whole event, with an error. Exit status: 0 success, 1 trace error,\n"
+	"2 usage error.\n";
+
+static const char hexdig[] = "0123456789abcdef";
+
+static void put_hex(struct cli_out *o, const uint8_t *p, size_t n)
+{
+	while (n > 0) {
+		size_t chunk = n < 4096 ? n : 4096;
+		char *w = cli_out_reserve(o, 3 * chunk);
+		for (size_t i = 0; i < chunk; i++) {
+			w[3 * i] = ':';
+			w[3 * i + 1] = hexdig[p[i] >> 4];
+			w[3 * i + 2] = hexdig[p[i] & 15];
+		}
+		o->len += 3 * chunk;
+		p += chunk;
+		n -= chunk;
+	}
+}
+
+static const char digit_pairs[201] =
+	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+	"8081828384858687888990919293949596979899";
+
+/* "%10" PRIi64 by hand, two digits at a time. */
+static size_t fmt_clock(char *w, int64_t v)
+{
+	char tmp[24];
+	size_t n = sizeof tmp;
+	uint64_t u = v < 0 ? (uint64_t) 0 - (uint64_t) v : (uint64_t) v;
+	while (u >= 100) {
+		unsigned d = (unsigned) (u % 100);
+		u /= 100;
+		tmp[--n] = digit_pairs[2 * d + 1];
+		tmp[--n] = digit_pairs[2 * d];
+	}
+	if (u >= 10) {
+		tmp[--n] = digit_pairs[2 * u + 1];
+		tmp[--n] = digit_pairs[2 * u];
+	} else {
+		tmp[--n] = (char) ('0' + u);
+	}
+	if (v < 0)
+		tmp[--n] = '-';
+	size_t len = sizeof tmp - n, k = 0;
+	while (len + k < 10)
+		w[k++] = ' ';
+	memcpy(w + k, tmp + n, len);
+	return k + len;
+}
+
+/* The table entry of an MCV, remembered: most traces use few MCVs. */
+struct spec_cache {
+	uint32_t key; /* MCV bytes | 1 << 24 when used */
+	const struct weft_event_spec *spec;
+	const char *fixed; /* the description when it has no fields */
+	size_t fixed_len;
+};
+
+#define SPEC_CACHE 1024u
+
+struct dump {
+	struct cli_out out;
+	int hex;
+	char *desc;
+	size_t desccap;
+	const struct weft_stream *last_stream;
+	size_t rel_len;
+	struct spec_cache cache[SPEC_CACHE];
+};
+
+static struct spec_cache *lookup(struct dump *d, const char *mcv)
+{
+	uint32_t key = (uint32_t) (unsigned char) mcv[0] << 16
+		| (uint32_t) (unsigned char) mcv[1] << 8 | (uint32_t) (unsigned char) mcv[2]
+		| 1u << 24;
+	struct spec_cache *c = &d->cache[(key * 2654435761u) >> 22];
+	if (c->key != key) {
+		c->key = key;
+		c->spec = weft_model_event(mcv);
+		c->fixed = NULL;
+		c->fixed_len = 0;
+		if (c->spec != NULL && c->spec->nfields == 0) {
+			c->fixed = c->spec->desc;
+			c->fixed_len = strlen(c->fixed);
+		}
+	}
+	return c;
+}
+
+static void dump_event(struct dump *d, const struct weft_event *ev)
+{
+	struct cli_out *o = &d->out;
+	if (ev->stream != d->last_stream) {
+		d->last_stream = ev->stream;
+		d->rel_len = strlen(ev->stream->relpath);
+	}
+	size_t head = 24 + 2 + 3 + 2 + d->rel_len + 2;
+	if (head <= o->cap) {
+		char *w = cli_out_reserve(o, head);
+		size_t k = fmt_clock(w, ev->rclock);
+		w[k++] = ' ';
+		w[k++] = ' ';
+		w[k++] = ev->mcv[0];
+		w[k++] = ev->mcv[1];
+		w[k++] = ev->mcv[2];
+		w[k++] = ' ';
+		w[k++] = ' ';
+		memcpy(w + k, ev->stream->relpath, d->rel_len);
+		k += d->rel_len;
+		w[k++] = ' ';
+		w[k++] = ' ';
+		o->len += k;
+	} else {
+		char tmp[40];
+		size_t k = fmt_clock(tmp, ev->rclock);
+		cli_out_put(o, tmp, k);
+		cli_out_put(o, "  ", 2);
+		cli_out_put(o, ev->mcv, 3);
+		cli_out_put(o, "  ", 2);
+		cli_out_put(o, ev->stream->relpath, d->rel_len);
+		cli_out_put(o, "  ", 2);
+	}
+	if (!d->hex) {
+		struct spec_cache *c = lookup(d, ev->mcv);
+		if (c->fixed != NULL) {
+			char *w = cli_out_reserve(o, c->fixed_len + 1);
+			if (c->fixed_len + 1 <= o->cap) {
+				memcpy(w, c->fixed, c->fixed_len);
+				w[c->fixed_len] = '\n';
+				o->len += c->fixed_len + 1;
+				return;
+			}
+		}
+		const struct weft_event_spec *spec = c->spec;
+		if (spec != NULL) {
+			long n = weft_event_describe(spec, ev->payload, ev->payload_size, d->desc,
+					d->desccap);
+			if (n >= 0 && (size_t) n >= d->desccap) {
+				d->desccap = (size_t) n + 1;
+				d->desc = realloc(d->desc, d->desccap);
+				if (d->desc == NULL)
+					abort();
+				n = weft_event_describe(spec, ev->payload, ev->payload_size, d->desc,
+						d->desccap);
+			}
+			if (n >= 0) {
+				cli_out_put(o, d->desc, (size_t) n);
+				cli_out_put(o, "\n", 1);
+				return;
+			}
+		}
+	}
+	put_hex(o, ev->payload, ev->payload_size);
+	cli_out_put(o, "\n", 1);
+}
 
 int weft_cmd_dump(int argc, char **argv)
 {
-	(void) argc;
-	(void) argv;
-	fprintf(stderr, "weft dump: not implemented yet\n");
-	return 2;
+	static const char *const longs[] = { "--hex" };
+	int set[1] = { 0 };
+	const char *path;
+	int r = cli_parse(argc, argv, "dump", usage, "x", longs, set, &path);
+	if (r == 1)
+		return CLI_EXIT_OK;
+	if (r != 0)
+		return CLI_EXIT_USAGE;
+	struct weft_open_opts opts = { 0 };
+	opts.mode = WEFT_LENIENT;
+	opts.warn = cli_warn;
+	opts.warn_ctx = (void *) "dump";
+	opts.clock = WEFT_CLOCK_RAW;
+	char err[WEFT_ERR_MAX];
+	struct weft_trace *t = weft_open(path, &opts, err, sizeof err);
+	if (t == NULL) {
+		fprintf(stderr, "weft dump: %s\n", err);
+		return CLI_EXIT_TRACE;
+	}
+	struct dump d;
+	memset(&d, 0, sizeof d);
+	d.hex = set[0];
+	d.desccap = 1024;
+	d.desc = malloc(d.desccap);
+	if (d.desc == NULL)
+		abort();
+	cli_out_init(&d.out, 1u << 20);
+	static struct weft_event evs[256];
+	long n;
+	while ((n = weft_next_batch(t, evs, 256)) > 0 && !d.out.failed) {
+		for (long i = 0; i < n; i++)
+			dump_event(&d, &evs[i]);
+	}
+	r = n < 0 ? -1 : 0;
+	int code = CLI_EXIT_OK;
+	if (cli_out_finish(&d.out, "dump") != 0) {
+		code = CLI_EXIT_TRACE;
+	} else if (r < 0) {
+		fprintf(stderr, "weft dump: %s\n", weft_error(t));
+		code = CLI_EXIT_TRACE;
+	}
+	free(d.desc);
+	weft_close(t);
+	return code;
 }

@@ -1,13 +1,137 @@
 /* SPDX-License-Identifier: MIT */
-/* cmd_top.c - `weft top` (placeholder until the reader lands). */
+/* cmd_top.c - `weft top PATH`: how many events of each MCV, most frequent first. */
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "cli_common.h"
 #include "commands.h"
+
+static const char usage[] =
+	"Usage: weft top PATH\n"
+	"\n"
+	"Count the events of the trace at PATH per MCV (model, category, value) and\n"
+	"print one line per MCV, most frequent first, then by MCV, as ovnitop does:\n"
+	"  MCV COUNT   (the count right-aligned in 10 columns)\n"
+	"\n"
+	"Options:\n"
+	"  -h, --help  show this help\n"
+	"\n"
+	"Metadata problems are warnings; corrupt binary data is an error (nothing is\n"
+	"printed). Exit status: 0 success, 1 trace error, 2 usage error.\n";
+
+struct slot {
+	uint32_t key; /* MCV bytes + 1 << 24 when used */
+	long count;
+};
+
+struct table {
+	struct slot *s;
+	size_t cap, n;
+};
+
+static uint32_t mcv_key(const char *mcv)
+{
+	return (uint32_t) (unsigned char) mcv[0] << 16 | (uint32_t) (unsigned char) mcv[1] << 8
+		| (uint32_t) (unsigned char) mcv[2] | 1u << 24;
+}
+
+static void tab_add(struct table *t, uint32_t key, long by)
+{
+	if (2 * (t->n + 1) > t->cap) {
+		struct table nt = { NULL, t->cap ? 2 * t->cap : 256, 0 };
+		nt.s = calloc(nt.cap, sizeof *nt.s);
+		if (nt.s == NULL)
+			abort();
+		for (size_t i = 0; i < t->cap; i++)
+			if (t->s[i].key)
+				tab_add(&nt, t->s[i].key, t->s[i].count);
+		free(t->s);
+		*t = nt;
+	}
+	size_t i = (key * 2654435761u) & (t->cap - 1);
+	while (t->s[i].key && t->s[i].key != key)
+		i = (i + 1) & (t->cap - 1);
+	if (!t->s[i].key) {
+		t->s[i].key = key;
+		t->n++;
+	}
+	t->s[i].count += by;
+}
+
+static int cmp_slot(const void *a, const void *b)
+{
+	const struct slot *x = a, *y = b;
+	if (x->count != y->count)
+		return x->count < y->count ? 1 : -1;
+	return (x->key > y->key) - (x->key < y->key);
+}
 
 int weft_cmd_top(int argc, char **argv)
 {
-	(void) argc;
-	(void) argv;
-	fprintf(stderr, "weft top: not implemented yet\n");
-	return 2;
+	static const char *const longs[] = { NULL };
+	int set[1] = { 0 };
+	const char *path;
+	int r = cli_parse(argc, argv, "top", usage, "", longs, set, &path);
+	if (r == 1)
+		return CLI_EXIT_OK;
+	if (r != 0)
+		return CLI_EXIT_USAGE;
+	struct weft_open_opts opts = { 0 };
+	opts.mode = WEFT_LENIENT;
+	opts.warn = cli_warn;
+	opts.warn_ctx = (void *) "top";
+	opts.clock = WEFT_CLOCK_RAW;
+	char err[WEFT_ERR_MAX];
+	struct weft_trace *t = weft_open(path, &opts, err, sizeof err);
+	if (t == NULL) {
+		fprintf(stderr, "weft top: %s\n", err);
+		return CLI_EXIT_TRACE;
+	}
+	struct table tab = { NULL, 0, 0 };
+	static struct weft_event evs[256];
+	uint32_t last = 0;
+	long run = 0, n;
+	while ((n = weft_next_batch(t, evs, 256)) > 0) {
+		for (long i = 0; i < n; i++) {
+			uint32_t k = mcv_key(evs[i].mcv);
+			if (k == last) {
+				run++;
+				continue;
+			}
+			if (run)
+				tab_add(&tab, last, run);
+			last = k;
+			run = 1;
+		}
+	}
+	r = n < 0 ? -1 : 0;
+	if (run)
+		tab_add(&tab, last, run);
+	if (r < 0) {
+		fprintf(stderr, "weft top: %s\n", weft_error(t));
+		free(tab.s);
+		weft_close(t);
+		return CLI_EXIT_TRACE;
+	}
+	struct slot *v = calloc(tab.n ? tab.n : 1, sizeof *v);
+	if (v == NULL)
+		abort();
+	size_t nv = 0;
+	for (size_t i = 0; i < tab.cap; i++)
+		if (tab.s[i].key)
+			v[nv++] = tab.s[i];
+	qsort(v, nv, sizeof *v, cmp_slot);
+	for (size_t i = 0; i < nv; i++) {
+		char mcv[4] = { (char) (v[i].key >> 16), (char) (v[i].key >> 8), (char) v[i].key, 0 };
+		printf("%s %10ld\n", mcv, v[i].count);
+	}
+	free(v);
+	free(tab.s);
+	weft_close(t);
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "weft top: cannot write the output\n");
+		return CLI_EXIT_TRACE;
+	}
+	return CLI_EXIT_OK;
 }

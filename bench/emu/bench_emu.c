@@ -1,0 +1,339 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench_emu.c - speed of `weft emu --paraver` against the libweft read pass.
+ *
+ * Writes, in a temporary directory it removes at the end, a synthetic trace
+ * of valid ovni-model events: 8 threads of one process on 4 CPUs (threads
+ * c and c+4 share CPU c and take turns: OHc OHp / OHw OHr), mark push/pop
+ * and set by the running thread, an affinity round trip through the vCPU
+ * every 16 turns, a flush every 64 turns and one burst per turn (<10%).
+ * Then times the read pass (weft_open + weft_next, and + weft_next_batch,
+ * over every event; the ratio uses the faster) and the
+ * weft binary of the same bin directory (`weft emu --paraver -q -o TMP`),
+ * best of `-r` runs each, and prints events/s of both and, last,
+ * `emu/read ratio: R`.
+ *
+ * Usage: bench_emu [-n EVENTS] [-r RUNS] [-k]   (default 10000000, 3; -k keeps the dir)
+ */
+#include <errno.h>
+#include <ftw.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "obs_format.h"
+#include "weft/weft.h"
+
+extern char **environ;
+
+#define NTHREADS 8
+#define NCPUS 4
+#define PID 1000
+
+struct wstream {
+	FILE *f;
+	uint64_t nevents;
+};
+
+static struct wstream ws[NTHREADS];
+static uint64_t gclock = 1000;
+static uint64_t total;
+
+static void die(const char *what)
+{
+	fprintf(stderr, "bench_emu: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static void emit(int t, const char *mcv, const void *payload, unsigned size)
+{
+	uint8_t b[WEFT_EV_MAX_NORMAL_SIZE];
+	b[WEFT_EV_OFF_FLAGS] = weft_ev_size_code(size);
+	memcpy(b + WEFT_EV_OFF_MODEL, mcv, 3);
+	weft_store_u64(b + WEFT_EV_OFF_CLOCK, gclock++);
+	if (size > 0)
+		memcpy(b + WEFT_EV_OFF_PAYLOAD, payload, size);
+	if (fwrite(b, 1, WEFT_EV_HEADER_SIZE + size, ws[t].f) != WEFT_EV_HEADER_SIZE + size)
+		die("write");
+	ws[t].nevents++;
+	total++;
+}
+
+static void emit0(int t, const char *mcv)
+{
+	emit(t, mcv, NULL, 0);
+}
+
+static void emit_cpu(int t, const char *mcv, int32_t cpu)
+{
+	uint8_t p[16] = { 0 };
+	memcpy(p, &cpu, 4);
+	int32_t creator = -1;
+	memcpy(p + 4, &creator, 4);
+	emit(t, mcv, p, mcv[1] == 'H' ? 16 : 4);
+}
+
+static void emit_mark(int t, const char *mcv, int64_t value, int32_t type)
+{
+	uint8_t p[12];
+	memcpy(p, &value, 8);
+	memcpy(p + 8, &type, 4);
+	emit(t, mcv, p, 12);
+}
+
+static void write_json(const char *dir, int tid)
+{
+	char path[1024];
+	snprintf(path, sizeof path, "%s/stream.json", dir);
+	FILE *f = fopen(path, "w");
+	if (f == NULL)
+		die(path);
+	fprintf(f, "{\"version\": 3, \"ovni\": {\"lib\": {\"version\": \"1.14.0\", \"commit\": "
+		"\"bench\"}, \"part\": \"thread\", \"tid\": %d, \"pid\": %d, \"loom\": \"bench\", "
+		"\"app_id\": 1, \"require\": {\"ovni\": \"1.1.0\"}, \"mark\": {\"1\": {\"title\": "
+		"\"Phase\", \"chan_type\": \"stack\", \"labels\": {\"1\": \"outer\", \"2\": "
+		"\"inner\"}}, \"2\": {\"title\": \"Iteration\", \"chan_type\": \"single\"}}, "
+		"\"loom_cpus\": [", tid, PID);
+	for (int c = 0; c < NCPUS; c++)
+		fprintf(f, "%s{\"index\": %d, \"phyid\": %d}", c ? ", " : "", c, c);
+	fprintf(f, "], \"finished\": 1}}");
+	if (fclose(f) != 0)
+		die(path);
+}
+
+static void make_trace(const char *root, uint64_t want)
+{
+	char dir[512];
+	snprintf(dir, sizeof dir, "%s/loom.bench", root);
+	if (mkdir(dir, 0777) != 0)
+		die(dir);
+	snprintf(dir, sizeof dir, "%s/loom.bench/proc.%d", root, PID);
+	if (mkdir(dir, 0777) != 0)
+		die(dir);
+	for (int t = 0; t < NTHREADS; t++) {
+		snprintf(dir, sizeof dir, "%s/loom.bench/proc.%d/thread.%d", root, PID, PID + t);
+		if (mkdir(dir, 0777) != 0)
+			die(dir);
+		write_json(dir, PID + t);
+		char path[1024];
+		snprintf(path, sizeof path, "%s/stream.obs", dir);
+		ws[t].f = fopen(path, "wb");
+		if (ws[t].f == NULL)
+			die(path);
+		setvbuf(ws[t].f, NULL, _IOFBF, 1 << 20);
+		uint8_t hdr[WEFT_OBS_HEADER_SIZE];
+		memcpy(hdr, WEFT_OBS_MAGIC, WEFT_OBS_MAGIC_LEN);
+		weft_store_u32(hdr + WEFT_OBS_MAGIC_LEN, WEFT_OBS_VERSION);
+		if (fwrite(hdr, 1, sizeof hdr, ws[t].f) != sizeof hdr)
+			die(path);
+	}
+	/* Start: thread c runs on CPU c; thread c+4 starts on the vCPU, cools,
+	 * moves to CPU c and pauses there. */
+	for (int c = 0; c < NCPUS; c++) {
+		int a = c, b = c + NCPUS;
+		emit_cpu(a, "OHx", c);
+		emit_cpu(b, "OHx", -1);
+		emit0(b, "OHc");
+		emit_cpu(b, "OAs", c);
+		emit0(b, "OHp");
+	}
+	int run[NCPUS]; /* which of the pair runs */
+	for (int c = 0; c < NCPUS; c++)
+		run[c] = c;
+	uint64_t turn = 0;
+	while (total < want) {
+		for (int c = 0; c < NCPUS; c++) {
+			int r = run[c], o = r == c ? c + NCPUS : c;
+			/* the running thread works */
+			emit_mark(r, "OM[", 1, 1);
+			emit_mark(r, "OM=", (int64_t) turn + 1, 2);
+			emit_mark(r, "OM[", 2, 1);
+			emit0(r, "OB.");
+			emit_mark(r, "OM]", 2, 1);
+			emit_mark(r, "OM]", 1, 1);
+			if (turn % 16 == 0) {
+				emit_cpu(r, "OAs", -1);
+				emit_cpu(r, "OAs", c);
+			}
+			if (turn % 64 == 0) {
+				emit0(r, "OF[");
+				emit0(r, "OF]");
+			}
+			/* and hands the CPU over */
+			emit0(r, "OHc");
+			emit0(r, "OHp");
+			emit0(o, "OHw");
+			emit0(o, "OHr");
+			run[c] = o;
+		}
+		turn++;
+	}
+	for (int c = 0; c < NCPUS; c++) {
+		int r = run[c], o = r == c ? c + NCPUS : c;
+		emit0(r, "OHe");
+		emit0(o, "OHw");
+		emit0(o, "OHr");
+		emit0(o, "OHe");
+	}
+	for (int t = 0; t < NTHREADS; t++)
+		if (fclose(ws[t].f) != 0)
+			die("close");
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
+}
+
+static double read_pass(const char *trace, uint64_t *n, int batch)
+{
+	char err[WEFT_ERR_MAX];
+	double t0 = now_s();
+	struct weft_trace *t = weft_open(trace, NULL, err, sizeof err);
+	if (t == NULL) {
+		fprintf(stderr, "bench_emu: %s\n", err);
+		exit(1);
+	}
+	static struct weft_event evs[256];
+	long r;
+	uint64_t k = 0, sum = 0;
+	if (batch) {
+		while ((r = weft_next_batch(t, evs, 256)) > 0) {
+			for (long i = 0; i < r; i++)
+				sum += (uint64_t) evs[i].rclock;
+			k += (uint64_t) r;
+		}
+	} else {
+		while ((r = weft_next(t, &evs[0])) > 0) {
+			k++;
+			sum += (uint64_t) evs[0].rclock;
+		}
+	}
+	if (r < 0) {
+		fprintf(stderr, "bench_emu: %s\n", weft_error(t));
+		exit(1);
+	}
+	weft_close(t);
+	double dt = now_s() - t0;
+	*n = k + (sum == 0); /* keep the loop */
+	return dt;
+}
+
+static double emu_pass(const char *weft, const char *trace, const char *out)
+{
+	char *argv[] = { (char *) weft, "emu", "--paraver", "-q", "-o", (char *) out,
+		(char *) trace, NULL };
+	double t0 = now_s();
+	pid_t pid;
+	int e = posix_spawn(&pid, weft, NULL, NULL, argv, environ);
+	if (e != 0) {
+		errno = e;
+		die(weft);
+	}
+	int st;
+	if (waitpid(pid, &st, 0) < 0)
+		die("waitpid");
+	double dt = now_s() - t0;
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		fprintf(stderr, "bench_emu: %s emu failed (status %d)\n", weft, st);
+		exit(1);
+	}
+	return dt;
+}
+
+static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
+{
+	(void) sb;
+	(void) flag;
+	(void) ftw;
+	return remove(path);
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t want = 10000000;
+	int runs = 3, keep = 0, opt;
+	while ((opt = getopt(argc, argv, "n:r:k")) != -1) {
+		switch (opt) {
+		case 'n': want = strtoull(optarg, NULL, 10); break;
+		case 'r': runs = atoi(optarg); break;
+		case 'k': keep = 1; break;
+		default:
+			fprintf(stderr, "usage: bench_emu [-n EVENTS] [-r RUNS] [-k]\n");
+			return 2;
+		}
+	}
+	if (runs < 1)
+		runs = 1;
+	char self[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+	if (n < 0)
+		die("/proc/self/exe");
+	self[n] = '\0';
+	char *slash = strrchr(self, '/');
+	char weft[PATH_MAX + 8];
+	snprintf(weft, sizeof weft, "%.*s/weft", (int) (slash - self), self);
+	if (access(weft, X_OK) != 0)
+		die(weft);
+
+	const char *tmpd = getenv("TMPDIR");
+	char root[200];
+	if ((size_t) snprintf(root, sizeof root, "%s/bench_emu.XXXXXX",
+			tmpd && *tmpd ? tmpd : "/tmp") >= sizeof root) {
+		fprintf(stderr, "bench_emu: TMPDIR too long\n");
+		return 1;
+	}
+	if (mkdtemp(root) == NULL)
+		die("mkdtemp");
+	char trace[256], out[256];
+	snprintf(trace, sizeof trace, "%s/trace", root);
+	snprintf(out, sizeof out, "%s/out", root);
+	if (mkdir(trace, 0777) != 0)
+		die(trace);
+	double t0 = now_s();
+	make_trace(trace, want);
+	printf("trace: %" PRIu64 " events, %d threads on %d CPUs, written in %.2f s\n", total,
+			NTHREADS, NCPUS, now_s() - t0);
+
+	double best_read = 1e30, best_batch = 1e30, best_emu = 1e30;
+	uint64_t nread = 0;
+	for (int i = 0; i < runs; i++) {
+		double d = read_pass(trace, &nread, 0);
+		if (d < best_read)
+			best_read = d;
+		d = read_pass(trace, &nread, 1);
+		if (d < best_batch)
+			best_batch = d;
+	}
+	for (int i = 0; i < runs; i++) {
+		/* Start from no output, so a run is not charged for truncating the
+		 * files of the previous one. */
+		nftw(out, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+		double d = emu_pass(weft, trace, out);
+		if (d < best_emu)
+			best_emu = d;
+	}
+	double rnext = (double) total / best_read, rbatch = (double) total / best_batch;
+	double remu = (double) total / best_emu;
+	/* The ratio is taken against the faster of the two read loops. */
+	double rread = rnext > rbatch ? rnext : rbatch;
+	printf("read (libweft, weft_next): %.2f s, %.2f M events/s\n", best_read, rnext / 1e6);
+	printf("read (libweft, weft_next_batch): %.2f s, %.2f M events/s\n", best_batch,
+			rbatch / 1e6);
+	printf("emu (weft emu --paraver): %.2f s, %.2f M events/s\n", best_emu, remu / 1e6);
+	if (keep)
+		printf("kept: %s\n", root);
+	else
+		nftw(root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	printf("emu/read ratio: %.3f\n", remu / rread);
+	return 0;
+}

@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: MIT */
+/* fuzz_common.h - a scratch trace directory for the fuzz targets. */
+#ifndef WEFT_FUZZ_COMMON_H
+#define WEFT_FUZZ_COMMON_H
+
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "trace_internal.h"
+
+static char fz_root[256];
+
+static void fz_write(const char *rel, const void *data, size_t n)
+{
+	char path[512];
+	snprintf(path, sizeof path, "%s/%s", fz_root, rel);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0)
+		abort();
+	if (n > 0 && write(fd, data, n) != (ssize_t) n)
+		abort();
+	close(fd);
+}
+
+static void fz_mkdir(const char *rel)
+{
+	char path[512];
+	snprintf(path, sizeof path, "%s/%s", fz_root, rel);
+	mkdir(path, 0755);
+}
+
+static const char fz_json[] =
+	"{\"version\": 3, \"ovni\": {\"part\": \"thread\", \"tid\": %d, \"pid\": 1, "
+	"\"loom\": \"h.0\", \"app_id\": 1, \"require\": {\"ovni\": \"1.1.0\"}, "
+	"\"loom_cpus\": [{\"index\": 0, \"phyid\": 0}], \"finished\": 1}}";
+
+/* loom.h.0/proc.1/thread.{1,2} with valid stream.json files. */
+static void fz_setup(void)
+{
+	if (fz_root[0])
+		return;
+	snprintf(fz_root, sizeof fz_root, "/tmp/weft-fuzz-XXXXXX");
+	if (mkdtemp(fz_root) == NULL)
+		abort();
+	fz_mkdir("loom.h.0");
+	fz_mkdir("loom.h.0/proc.1");
+	for (int tid = 1; tid <= 2; tid++) {
+		char rel[64], json[512];
+		snprintf(rel, sizeof rel, "loom.h.0/proc.1/thread.%d", tid);
+		fz_mkdir(rel);
+		snprintf(rel, sizeof rel, "loom.h.0/proc.1/thread.%d/stream.json", tid);
+		int n = snprintf(json, sizeof json, fz_json, tid);
+		fz_write(rel, json, (size_t) n);
+	}
+}
+
+static void fz_ignore_warning(void *ctx, const char *msg)
+{
+	(void) ctx;
+	if (msg[0] == '\0')
+		abort(); /* warnings are sentences */
+}
+
+/* Opens the scratch trace in both modes and reads every event. */
+static void fz_read_all(void)
+{
+	for (int mode = 0; mode < 2; mode++) {
+		for (int clk = 0; clk < 2; clk++) {
+			struct weft_open_opts o = { 0 };
+			o.mode = mode ? WEFT_LENIENT : WEFT_STRICT;
+			o.warn = fz_ignore_warning;
+			o.clock = clk ? WEFT_CLOCK_RAW : WEFT_CLOCK_OFFSET;
+			char err[WEFT_ERR_MAX];
+			err[0] = '\0';
+			struct weft_trace *t = weft_open(fz_root, &o, err, sizeof err);
+			if (t == NULL) {
+				if (err[0] == '\0')
+					abort(); /* a failure always says why */
+				continue;
+			}
+			struct weft_event evs[7];
+			long n;
+			int64_t last = INT64_MIN;
+			while ((n = clk ? weft_next_batch(t, evs, 7) : weft_next(t, evs)) > 0) {
+				for (long i = 0; i < n; i++) {
+					int64_t key = clk ? evs[i].rclock : evs[i].sclock;
+					if (key < last)
+						abort(); /* the global order */
+					last = key;
+					volatile uint8_t sink = 0;
+					for (uint32_t k = 0; k < evs[i].payload_size; k++)
+						sink ^= evs[i].payload[k];
+					(void) sink;
+				}
+			}
+			if (n < 0 && weft_error(t)[0] == '\0')
+				abort();
+			weft_close(t);
+		}
+	}
+}
+
+#endif

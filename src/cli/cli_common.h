@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cli_common.h - shared bits of `weft dump`, `weft top` and `weft check`:
+ * argument parsing, warnings on stderr, a large output buffer.
+ * Header-only because src/cli builds every cmd_*.c and nothing else.
+ */
+#ifndef WEFT_CLI_COMMON_H
+#define WEFT_CLI_COMMON_H
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "weft/weft.h"
+
+#define CLI_EXIT_OK 0
+#define CLI_EXIT_TRACE 1
+#define CLI_EXIT_USAGE 2
+
+/* Prints each library warning as "weft <cmd>: warning: <msg>". */
+static inline void cli_warn(void *ctx, const char *msg)
+{
+	fprintf(stderr, "weft %s: warning: %s\n", (const char *) ctx, msg);
+}
+
+/* Parses "[-x] PATH"-style arguments: flags listed in `flags` (single letters,
+ * long forms given in `longs`, same order) set flag_set[i]. Returns 0 and the
+ * path, 1 if --help was asked (already printed), or 2 on a usage error
+ * (already reported). */
+static inline int cli_parse(int argc, char **argv, const char *cmd, const char *usage,
+		const char *flags, const char *const *longs, int *flag_set, const char **path)
+{
+	*path = NULL;
+	int only_paths = 0;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!only_paths && (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)) {
+			fputs(usage, stdout);
+			return 1;
+		}
+		if (!only_paths && strcmp(a, "--") == 0) {
+			only_paths = 1;
+			continue;
+		}
+		if (!only_paths && a[0] == '-' && a[1] != '\0') {
+			int found = 0;
+			for (size_t k = 0; flags[k]; k++) {
+				if ((a[1] == flags[k] && a[2] == '\0')
+						|| (longs[k] && strcmp(a, longs[k]) == 0)) {
+					flag_set[k] = 1;
+					found = 1;
+				}
+			}
+			if (!found) {
+				fprintf(stderr, "weft %s: unknown option '%s'; run `weft %s --help`\n",
+						cmd, a, cmd);
+				return 2;
+			}
+			continue;
+		}
+		if (*path != NULL) {
+			fprintf(stderr, "weft %s: more than one PATH ('%s' and '%s'); run "
+					"`weft %s --help`\n", cmd, *path, a, cmd);
+			return 2;
+		}
+		*path = a;
+	}
+	if (*path == NULL) {
+		fprintf(stderr, "weft %s: missing PATH (a trace directory); run `weft %s --help`\n",
+				cmd, cmd);
+		return 2;
+	}
+	return 0;
+}
+
+/* A big stdout buffer written with write(2). */
+struct cli_out {
+	char *buf;
+	size_t len, cap;
+	int failed;
+	int err;
+};
+
+static inline void cli_out_init(struct cli_out *o, size_t cap)
+{
+	o->buf = malloc(cap);
+	if (o->buf == NULL)
+		abort();
+	o->len = 0;
+	o->cap = cap;
+	o->failed = 0;
+	o->err = 0;
+}
+
+static inline void cli_out_flush(struct cli_out *o)
+{
+	size_t off = 0;
+	while (off < o->len && !o->failed) {
+		ssize_t r = write(STDOUT_FILENO, o->buf + off, o->len - off);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0) {
+			o->failed = 1;
+			o->err = errno;
+			break;
+		}
+		off += (size_t) r;
+	}
+	o->len = 0;
+}
+
+/* Room for n more bytes (n <= cap). */
+static inline char *cli_out_reserve(struct cli_out *o, size_t n)
+{
+	if (o->cap - o->len < n)
+		cli_out_flush(o);
+	return o->buf + o->len;
+}
+
+static inline void cli_out_put(struct cli_out *o, const char *s, size_t n)
+{
+	while (n > 0) {
+		size_t room = o->cap - o->len;
+		if (room == 0) {
+			cli_out_flush(o);
+			room = o->cap;
+		}
+		size_t k = n < room ? n : room;
+		memcpy(o->buf + o->len, s, k);
+		o->len += k;
+		s += k;
+		n -= k;
+	}
+}
+
+/* Finishes the output; returns 0 or reports the write error and returns 1. */
+static inline int cli_out_finish(struct cli_out *o, const char *cmd)
+{
+	cli_out_flush(o);
+	free(o->buf);
+	o->buf = NULL;
+	if (o->failed) {
+		fprintf(stderr, "weft %s: cannot write the output: %s\n", cmd, strerror(o->err));
+		return 1;
+	}
+	return 0;
+}
+
+#endif

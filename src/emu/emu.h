@@ -1,0 +1,233 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * emu.h - the emulator core: a system model and an engine that replays
+ * ordered events through model descriptions (models/emu_model.h) into
+ * per-thread and per-CPU channels, and hands the resulting records to sinks
+ * (src/out).
+ *
+ * The core reads no file: it takes the system as weft.h structs (which
+ * libweft fills, and tests may build by hand) and events as struct
+ * weft_event. Errors are values: a function that fails returns -1 (or NULL)
+ * and the reason is a sentence from emu_error() / the err buffer.
+ */
+#ifndef WEFT_EMU_EMU_H
+#define WEFT_EMU_EMU_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "weft/weft.h"
+#include "models/emu_model.h"
+
+/* ---- the system model ---- */
+
+#define EMU_LABEL_MAX 64
+
+struct emu_loom {
+	const char *name;
+	char hostname[EMU_LABEL_MAX];
+	int64_t clock_offset;
+	size_t cpu_first;   /* gindex of its first physical CPU */
+	size_t nphys;       /* physical CPUs (then the vCPU at cpu_first+nphys) */
+	size_t vcpu;        /* gindex of its virtual CPU */
+	size_t *cpu_by_index; /* logical index -> CPU gindex */
+	size_t proc_first, nprocs;
+};
+
+struct emu_proc {
+	int pid, app_id, rank;
+	size_t loom;
+	size_t thread_first, nthreads;
+};
+
+struct emu_sys_thread {
+	int tid;
+	size_t proc, loom;
+	const struct weft_stream *stream; /* may be NULL */
+	const char *relpath;              /* for messages ("?" without a stream) */
+	char label[EMU_LABEL_MAX];        /* "TH <app_id>.<tid>" */
+};
+
+struct emu_sys_cpu {
+	size_t loom;
+	int index; /* -1 for the vCPU */
+	int phyid; /* -1 for the vCPU */
+	int is_virtual;
+	char label[EMU_LABEL_MAX]; /* " CPU <loom>.<phyid>" or "vCPU <loom>.*" */
+};
+
+struct emu_mark {
+	int32_t type;
+	const char *title;
+	int stack;
+	size_t nlabels;
+	const struct weft_mark_label *labels;
+};
+
+struct emu_sys {
+	size_t nlooms, nprocs, nthreads, ncpus, nmarks;
+	struct emu_loom *looms;       /* in row order */
+	struct emu_proc *procs;       /* in row order */
+	struct emu_sys_thread *threads; /* in row order: gindex = row - 1 */
+	struct emu_sys_cpu *cpus;     /* in row order */
+	struct emu_mark *marks;       /* in PCF/record order (as given) */
+	int sorted_by_rank;
+};
+
+/* Builds the system from the merged metadata: looms (sorted by rank when
+ * every loom has one, else as given, i.e. by name), their processes (by
+ * rank, else pid), threads (by tid), CPUs (by phyid, then one vCPU per
+ * loom) and the mark types. The weft structs must outlive sys. */
+int emu_sys_build(struct emu_sys *sys, const struct weft_loom *const *looms, size_t nlooms,
+		const struct weft_mark_type *marks, size_t nmarks, char *err, size_t errlen);
+void emu_sys_free(struct emu_sys *sys);
+
+/* ---- pre-emulation checks ---- */
+
+/* Which models the trace requires: refuses a required model that is known
+ * but has no description (unsupported) and an incompatible version of an
+ * implemented one; unknown model names are ignored. */
+int emu_check_requires(const struct weft_stream *const *streams, size_t nstreams,
+		char *err, size_t errlen);
+
+/* "major.minor.patch" compatibility: same major, wanted minor <= provided. */
+int emu_version_compatible(const char *want, const char *have);
+
+/* The reference's one-hour gate on the streams' first clocks. first[i] is
+ * the first sclock of stream i (relpath order), has[i] whether it has
+ * events. The reference stream is the first one with events. */
+int emu_clock_gate(const struct weft_stream *const *streams, const int64_t *first,
+		const int *has, size_t nstreams, char *err, size_t errlen);
+
+/* ---- records, handed to the sinks ---- */
+
+enum emu_rec_file {
+	EMU_FILE_THREAD = 0,
+	EMU_FILE_CPU = 1,
+};
+
+/* A Paraver record: row (0-based), time (dclock), type, value (null = 0). */
+struct emu_prv_rec {
+	int64_t time;
+	int64_t value;
+	uint32_t row;
+	int32_t type;
+};
+
+/* Records that only some sinks want (emu_sink.internal). */
+enum emu_rec_kind {
+	EMU_REC_RSEL = 1,   /* CPU row: the unique Running thread (value = thread
+	                       gindex, -1 none) */
+	EMU_REC_NRUN,       /* CPU row: number of Running threads (value) */
+	EMU_REC_RAW_SET,    /* thread row: raw channel `type` (its PRV type)
+	                       set to value (null: `isnull`) */
+	EMU_REC_RAW_PUSH,
+	EMU_REC_RAW_POP,
+};
+
+struct emu_rec {
+	int64_t time;
+	int64_t value;
+	uint32_t row;
+	int32_t type;
+	uint8_t kind;
+	uint8_t isnull;
+};
+
+/* The records of consecutive accepted events, in event order within each
+ * array: the Paraver records of each file, and the internal records. A
+ * refused event contributes nothing. */
+struct emu_batch {
+	const struct emu_prv_rec *prv[2]; /* EMU_FILE_THREAD, EMU_FILE_CPU */
+	size_t nprv[2];
+	const struct emu_rec *internal;
+	size_t ninternal;
+};
+
+struct emu_sink {
+	void *self;
+	int (*records)(void *self, const struct emu_batch *b, char *err, size_t errlen);
+	/* 1: also fill emu_batch.internal for this sink. */
+	int internal;
+};
+
+/* ---- the engine ---- */
+
+struct emu;
+
+struct emu_opts {
+	int lint; /* weft's own extra checks */
+	/* Warnings and information lines (one sentence, no newline). */
+	void (*warn)(void *ctx, const char *msg);
+	void *warn_ctx;
+	/* Information lines (e.g. burst statistics); NULL: dropped. */
+	void (*info)(void *ctx, const char *msg);
+};
+
+/* A channel as the outputs see it (after families are expanded). */
+struct emu_chan_info {
+	const char *name;
+	int prv_type;
+	const char *thread_label;
+	const char *cpu_label;
+	size_t nvalues;
+	const struct emu_value_label *values; /* or NULL and ... */
+	const struct weft_mark_label *mvalues; /* ... these for a mark family */
+	int stack;
+};
+
+struct emu *emu_create(const struct emu_sys *sys, const struct emu_model_desc *const *models,
+		size_t nmodels, const struct emu_opts *opts, char *err, size_t errlen);
+void emu_destroy(struct emu *e);
+
+/* Up to 4 sinks; each gets every record of every accepted event. */
+int emu_add_sink(struct emu *e, const struct emu_sink *sink);
+
+/* Processes one event: 0, or -1 (emu_error) and the emulation must stop.
+ * Records are handed to the sinks in batches: call emu_flush() (or
+ * emu_finish()) before closing the sinks. */
+int emu_event(struct emu *e, const struct weft_event *ev);
+/* Hands the buffered records of the accepted events to the sinks; call it
+ * before closing them, also after a failed emu_event(). Returns -1 if a sink
+ * failed or the emulation had failed. */
+int emu_flush(struct emu *e);
+/* The end-of-trace checks, after the last event of a complete run (also
+ * flushes). */
+int emu_finish(struct emu *e);
+
+const char *emu_error(const struct emu *e);
+const struct emu_sys *emu_system(const struct emu *e);
+/* dclock of the last event that reached the model (the PRV duration). */
+int64_t emu_duration(const struct emu *e);
+uint64_t emu_nevents(const struct emu *e);
+
+size_t emu_nchans(const struct emu *e);
+const struct emu_chan_info *emu_chan_at(const struct emu *e, size_t i);
+
+/* Per thread, time in each state; per CPU, the fraction of the duration
+ * during which a thread was running on it. */
+void emu_summary(const struct emu *e, FILE *out);
+
+/* ---- for hooks (C parts of a model) ---- */
+
+struct emu_hook_ctx {
+	struct emu *emu;
+	const struct weft_event *ev;
+	const struct emu_event_desc *desc;
+	size_t thread;  /* gindex of the emitting thread */
+	void *tstate;   /* the model's per-thread state (thread_state_size) */
+	int64_t dclock;
+};
+
+int emu_hook_fail(struct emu_hook_ctx *ctx, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void emu_hook_warn(struct emu_hook_ctx *ctx, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+void emu_hook_info(struct emu_hook_ctx *ctx, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+enum emu_state emu_hook_thread_state(const struct emu_hook_ctx *ctx);
+int emu_hook_tid(const struct emu_hook_ctx *ctx);
+int emu_hook_lint(const struct emu_hook_ctx *ctx);
+
+#endif /* WEFT_EMU_EMU_H */

@@ -1,0 +1,75 @@
+/* SPDX-License-Identifier: MIT */
+/* paraver_pcf.c - the configuration of a Paraver trace (.pcf): options,
+ * colours and one EVENT_TYPE block per type with its value labels. */
+#include <inttypes.h>
+
+#include "paraver.h"
+
+static const unsigned char colors[][3] = {
+	{ 0, 0, 0 }, { 0, 130, 200 }, { 217, 217, 217 }, { 230, 25, 75 },
+	{ 60, 180, 75 }, { 255, 225, 25 }, { 245, 130, 48 }, { 145, 30, 180 },
+	{ 70, 240, 240 }, { 240, 50, 230 }, { 210, 245, 60 }, { 250, 190, 212 },
+	{ 0, 128, 128 }, { 128, 128, 128 }, { 220, 190, 255 }, { 170, 110, 40 },
+	{ 255, 250, 200 }, { 128, 0, 0 }, { 170, 255, 195 }, { 128, 128, 0 },
+	{ 255, 215, 180 }, { 0, 0, 128 }, { 0, 0, 255 },
+};
+
+static const char *const state_labels[] = {
+	"Unknown", "Running", "Paused", "Dead", "Cooling", "Warming",
+};
+
+static void header(FILE *f)
+{
+	fprintf(f, "DEFAULT_OPTIONS\n\n");
+	fprintf(f, "%-20s%s\n", "LEVEL", "THREAD");
+	fprintf(f, "%-20s%s\n", "UNITS", "NANOSEC");
+	fprintf(f, "%-20s%s\n", "LOOK_BACK", "100");
+	fprintf(f, "%-20s%s\n", "SPEED", "1");
+	fprintf(f, "%-20s%s\n", "FLAG_ICONS", "ENABLED");
+	fprintf(f, "%-20s%s\n", "NUM_OF_STATE_COLORS", "1000");
+	fprintf(f, "%-20s%s\n", "YMAX_SCALE", "37");
+	fprintf(f, "\n\nDEFAULT_SEMANTIC\n\n");
+	fprintf(f, "%-20s%s\n", "THREAD_FUNC", "State As Is");
+	fprintf(f, "\n\nSTATES_COLOR\n");
+	for (size_t i = 0; i < sizeof colors / sizeof colors[0]; i++)
+		fprintf(f, "%-3zu {%3u, %3u, %3u}\n", i, colors[i][0], colors[i][1], colors[i][2]);
+}
+
+static void type_begin(FILE *f, int type, const char *label)
+{
+	fprintf(f, "\n\nEVENT_TYPE\n0 %-10d %s\nVALUES\n", type, label);
+}
+
+/* Values are written as 32-bit ints, as the reference does. */
+static void value(FILE *f, int64_t v, const char *label)
+{
+	fprintf(f, "%-4d %s\n", (int32_t) (uint32_t) (uint64_t) v, label);
+}
+
+int paraver_pcf_write(FILE *f, const struct emu *emu, int cpu)
+{
+	const struct emu_sys *sys = emu_system(emu);
+	header(f);
+	if (!cpu) {
+		type_begin(f, 6, "Thread: CPU affinity");
+		for (size_t c = 0; c < sys->ncpus; c++)
+			value(f, (int64_t) c + 1, sys->cpus[c].label);
+		type_begin(f, 2, "Thread: TID of the ACTIVE thread");
+		type_begin(f, 4, "Thread: thread state");
+		for (int s = 0; s < 6; s++)
+			value(f, s, state_labels[s]);
+	}
+	for (size_t i = 0; i < emu_nchans(emu); i++) {
+		const struct emu_chan_info *c = emu_chan_at(emu, i);
+		if (c->prv_type == 0)
+			continue;
+		type_begin(f, c->prv_type, cpu ? c->cpu_label : c->thread_label);
+		for (size_t k = 0; k < c->nvalues; k++) {
+			if (c->values != NULL)
+				value(f, c->values[k].value, c->values[k].label);
+			else
+				value(f, c->mvalues[k].value, c->mvalues[k].label);
+		}
+	}
+	return ferror(f) ? -1 : 0;
+}

@@ -1,0 +1,593 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * perfetto.c - the Perfetto output: perfetto.pftrace, a protobuf Trace of
+ * TracePackets with TrackEvents, written by a small encoder of the wire
+ * format (no dependency).
+ *
+ * Tracks: one process track per process; one thread track per thread (its
+ * states as slices: Running, Paused, Cooling, Warming); under each thread,
+ * one track per model channel it uses (flush, each mark type; stacks as
+ * nested slices); one track per CPU (slices named after the running
+ * thread). Event names are interned (sequence 1), so a slice costs about
+ * 20 bytes. Times are the Paraver times (ns from the first event).
+ *
+ * Field numbers from google/perfetto protos/perfetto/trace: Trace.packet 1;
+ * TracePacket timestamp 8, track_event 11, trusted_packet_sequence_id 10,
+ * interned_data 12, sequence_flags 13, track_descriptor 60; TrackEvent type 9,
+ * name_iid 10, track_uuid 11, name 23; TrackDescriptor uuid 1, name 2,
+ * process 3, thread 4, parent_uuid 5; ProcessDescriptor pid 1,
+ * process_name 6; ThreadDescriptor pid 1, tid 2, thread_name 5;
+ * InternedData event_names 2; EventName iid 1, name 2.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "out.h"
+
+#define PF_BUF (1u << 20)
+#define PF_SEQ 1
+#define PF_MAX_INTERNED 200000u
+#define SLICE_BEGIN 1
+#define SLICE_END 2
+
+struct pbuf {
+	uint8_t *p;
+	size_t len, cap;
+};
+
+struct intern {
+	char *name;
+	uint64_t iid;
+};
+
+struct perfetto {
+	struct out base;
+	const struct emu *emu;
+	const struct emu_sys *sys;
+	FILE *f;
+	char *path;
+	uint8_t *buf;
+	size_t len;
+	int werr;
+	struct pbuf pkt, msg, sub;
+	/* interned names: open addressing on the string */
+	struct intern *names;
+	size_t nnames, names_cap;
+	uint64_t next_iid;
+	/* state */
+	size_t nchans;
+	int *chan_of_type; /* PRV type -> channel index, -1 */
+	int max_type;
+	int8_t *tstate;     /* per thread: open state slice (state or -1) */
+	uint8_t *cpu_open;  /* per CPU: a slice is open */
+	uint32_t *depth;    /* per thread * chan: open slices */
+	uint8_t *declared;  /* per thread * chan: track declared */
+	uint64_t uuid_proc, uuid_thread, uuid_cpu, uuid_chan;
+	int64_t last_ts;
+};
+
+/* ---- the wire format ---- */
+
+static int pb_reserve(struct pbuf *b, size_t n)
+{
+	if (b->len + n <= b->cap)
+		return 0;
+	size_t cap = b->cap ? b->cap * 2 : 256;
+	while (cap < b->len + n)
+		cap *= 2;
+	uint8_t *np = realloc(b->p, cap);
+	if (np == NULL)
+		return -1;
+	b->p = np;
+	b->cap = cap;
+	return 0;
+}
+
+static size_t varint_put(uint8_t *o, uint64_t v)
+{
+	size_t n = 0;
+	while (v >= 0x80) {
+		o[n++] = (uint8_t) (v | 0x80);
+		v >>= 7;
+	}
+	o[n++] = (uint8_t) v;
+	return n;
+}
+
+static int pb_varint(struct pbuf *b, uint64_t v)
+{
+	if (pb_reserve(b, 10) != 0)
+		return -1;
+	b->len += varint_put(b->p + b->len, v);
+	return 0;
+}
+
+static int pb_tag(struct pbuf *b, unsigned field, unsigned wire)
+{
+	return pb_varint(b, (uint64_t) field << 3 | wire);
+}
+
+static int pb_uint(struct pbuf *b, unsigned field, uint64_t v)
+{
+	return pb_tag(b, field, 0) | pb_varint(b, v);
+}
+
+static int pb_bytes(struct pbuf *b, unsigned field, const void *data, size_t n)
+{
+	if (pb_tag(b, field, 2) != 0 || pb_varint(b, n) != 0 || pb_reserve(b, n) != 0)
+		return -1;
+	memcpy(b->p + b->len, data, n);
+	b->len += n;
+	return 0;
+}
+
+static int pb_str(struct pbuf *b, unsigned field, const char *s)
+{
+	return pb_bytes(b, field, s, strlen(s));
+}
+
+/* ---- the file ---- */
+
+static void pf_write(struct perfetto *pf, const void *data, size_t n)
+{
+	if (pf->len + n > PF_BUF) {
+		if (pf->len > 0 && fwrite(pf->buf, 1, pf->len, pf->f) != pf->len && !pf->werr)
+			pf->werr = errno ? errno : EIO;
+		pf->len = 0;
+	}
+	if (n > PF_BUF) {
+		if (fwrite(data, 1, n, pf->f) != n && !pf->werr)
+			pf->werr = errno ? errno : EIO;
+		return;
+	}
+	memcpy(pf->buf + pf->len, data, n);
+	pf->len += n;
+}
+
+/* Writes pf->pkt as Trace.packet (field 1). */
+static void pf_packet(struct perfetto *pf)
+{
+	uint8_t hdr[12];
+	size_t n = 0;
+	hdr[n++] = 0x0a;
+	n += varint_put(hdr + n, pf->pkt.len);
+	pf_write(pf, hdr, n);
+	pf_write(pf, pf->pkt.p, pf->pkt.len);
+	pf->pkt.len = 0;
+}
+
+/* ---- interning ---- */
+
+static uint64_t str_hash(const char *s)
+{
+	uint64_t h = UINT64_C(1469598103934665603);
+	for (; *s; s++) {
+		h ^= (unsigned char) *s;
+		h *= UINT64_C(1099511628211);
+	}
+	return h;
+}
+
+static int intern_grow(struct perfetto *pf)
+{
+	size_t cap = pf->names_cap ? pf->names_cap * 2 : 1024;
+	struct intern *n = calloc(cap, sizeof *n);
+	if (n == NULL)
+		return -1;
+	for (size_t i = 0; i < pf->names_cap; i++) {
+		if (pf->names[i].name == NULL)
+			continue;
+		size_t h = (size_t) str_hash(pf->names[i].name) & (cap - 1);
+		while (n[h].name != NULL)
+			h = (h + 1) & (cap - 1);
+		n[h] = pf->names[i];
+	}
+	free(pf->names);
+	pf->names = n;
+	pf->names_cap = cap;
+	return 0;
+}
+
+/* The iid of name; *fresh = 1 when it must be sent in this packet. Returns
+ * 0 when the table is full (send the name inline). */
+static uint64_t intern(struct perfetto *pf, const char *name, int *fresh)
+{
+	*fresh = 0;
+	if ((pf->nnames + 1) * 2 > pf->names_cap) {
+		if (pf->nnames >= PF_MAX_INTERNED || intern_grow(pf) != 0)
+			goto lookup_only;
+	}
+	size_t h = (size_t) str_hash(name) & (pf->names_cap - 1);
+	while (pf->names[h].name != NULL) {
+		if (strcmp(pf->names[h].name, name) == 0)
+			return pf->names[h].iid;
+		h = (h + 1) & (pf->names_cap - 1);
+	}
+	pf->names[h].name = strdup(name);
+	if (pf->names[h].name == NULL)
+		return 0;
+	pf->names[h].iid = pf->next_iid++;
+	pf->nnames++;
+	*fresh = 1;
+	return pf->names[h].iid;
+lookup_only:
+	if (pf->names_cap == 0)
+		return 0;
+	h = (size_t) str_hash(name) & (pf->names_cap - 1);
+	for (size_t k = 0; k < pf->names_cap && pf->names[h].name != NULL; k++) {
+		if (strcmp(pf->names[h].name, name) == 0)
+			return pf->names[h].iid;
+		h = (h + 1) & (pf->names_cap - 1);
+	}
+	return 0;
+}
+
+/* ---- packets ---- */
+
+static size_t varint_len(uint64_t v)
+{
+	size_t n = 1;
+	while (v >= 0x80) {
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+/* The common packet, encoded straight into the output buffer: a slice
+ * end, or a begin whose name is already interned (iid). */
+static void pf_slice_fast(struct perfetto *pf, uint64_t ts, uint64_t track, int type,
+		uint64_t iid)
+{
+	size_t te = 2 + 1 + varint_len(track) + (iid ? 1 + varint_len(iid) : 0);
+	size_t pkt = 1 + varint_len(ts) + 2 + 2 + 1 + varint_len(te) + te;
+	uint8_t b[64];
+	size_t n = 0;
+	b[n++] = 0x0a; /* Trace.packet */
+	n += varint_put(b + n, pkt);
+	b[n++] = 0x40; /* timestamp */
+	n += varint_put(b + n, ts);
+	b[n++] = 0x50; /* trusted_packet_sequence_id */
+	b[n++] = PF_SEQ;
+	b[n++] = 0x68; /* sequence_flags */
+	b[n++] = 2;    /* SEQ_NEEDS_INCREMENTAL_STATE */
+	b[n++] = 0x5a; /* track_event */
+	n += varint_put(b + n, te);
+	b[n++] = 0x48; /* type */
+	b[n++] = (uint8_t) type;
+	b[n++] = 0x58; /* track_uuid */
+	n += varint_put(b + n, track);
+	if (iid) {
+		b[n++] = 0x50; /* name_iid */
+		n += varint_put(b + n, iid);
+	}
+	pf_write(pf, b, n);
+}
+
+static int pf_slice(struct perfetto *pf, int64_t ts, uint64_t track, int type, const char *name)
+{
+	struct pbuf *p = &pf->pkt, *m = &pf->msg, *s = &pf->sub;
+	int fresh = 0;
+	uint64_t iid = 0;
+	if (type == SLICE_BEGIN)
+		iid = intern(pf, name, &fresh);
+	if (type == SLICE_END || (iid != 0 && !fresh)) {
+		pf_slice_fast(pf, (uint64_t) (ts < 0 ? 0 : ts), track, type, iid);
+		return 0;
+	}
+	p->len = m->len = s->len = 0;
+	int r = pb_uint(p, 8, (uint64_t) (ts < 0 ? 0 : ts));
+	r |= pb_uint(p, 10, PF_SEQ);
+	r |= pb_uint(p, 13, 2); /* SEQ_NEEDS_INCREMENTAL_STATE */
+	if (fresh) {
+		r |= pb_uint(s, 1, iid);
+		r |= pb_str(s, 2, name);
+		r |= pb_bytes(m, 2, s->p, s->len);
+		r |= pb_bytes(p, 12, m->p, m->len);
+		m->len = 0;
+	}
+	r |= pb_uint(m, 9, (uint64_t) type);
+	r |= pb_uint(m, 11, track);
+	if (type == SLICE_BEGIN) {
+		if (iid != 0)
+			r |= pb_uint(m, 10, iid);
+		else
+			r |= pb_str(m, 23, name);
+	}
+	r |= pb_bytes(p, 11, m->p, m->len);
+	if (r != 0)
+		return -1;
+	pf_packet(pf);
+	return 0;
+}
+
+/* A track descriptor: kind 0 generic, 1 process, 2 thread. */
+static int pf_track(struct perfetto *pf, uint64_t uuid, uint64_t parent, const char *name,
+		int kind, int pid, int tid, int first)
+{
+	struct pbuf *p = &pf->pkt, *m = &pf->msg, *s = &pf->sub;
+	p->len = m->len = s->len = 0;
+	int r = pb_uint(p, 10, PF_SEQ);
+	if (first)
+		r |= pb_uint(p, 13, 1); /* SEQ_INCREMENTAL_STATE_CLEARED */
+	r |= pb_uint(m, 1, uuid);
+	if (parent != 0)
+		r |= pb_uint(m, 5, parent);
+	if (kind == 1) {
+		r |= pb_uint(s, 1, (uint64_t) (int64_t) pid);
+		r |= pb_str(s, 6, name);
+		r |= pb_bytes(m, 3, s->p, s->len);
+	} else if (kind == 2) {
+		r |= pb_uint(s, 1, (uint64_t) (int64_t) pid);
+		r |= pb_uint(s, 2, (uint64_t) (int64_t) tid);
+		r |= pb_str(s, 5, name);
+		r |= pb_bytes(m, 4, s->p, s->len);
+	} else {
+		r |= pb_str(m, 2, name);
+	}
+	r |= pb_bytes(p, 60, m->p, m->len);
+	if (r != 0)
+		return -1;
+	pf_packet(pf);
+	return 0;
+}
+
+/* ---- records ---- */
+
+static const char *const state_names[] = {
+	"Unknown", "Running", "Paused", "Dead", "Cooling", "Warming",
+};
+
+static uint64_t thread_uuid(const struct perfetto *pf, size_t t)
+{
+	return pf->uuid_thread + t;
+}
+
+static uint64_t chan_uuid(const struct perfetto *pf, size_t t, size_t ch)
+{
+	return pf->uuid_chan + t * pf->nchans + ch;
+}
+
+static const char *value_name(const struct emu_chan_info *c, int64_t v, char *buf, size_t len)
+{
+	for (size_t i = 0; i < c->nvalues; i++) {
+		if (c->values != NULL && c->values[i].value == v)
+			return c->values[i].label;
+		if (c->mvalues != NULL && c->mvalues[i].value == v)
+			return c->mvalues[i].label;
+	}
+	snprintf(buf, len, "%" PRId64, v);
+	return buf;
+}
+
+static int chan_track(struct perfetto *pf, size_t t, size_t ch)
+{
+	size_t k = t * pf->nchans + ch;
+	if (pf->declared[k])
+		return 0;
+	pf->declared[k] = 1;
+	const struct emu_chan_info *c = emu_chan_at(pf->emu, ch);
+	return pf_track(pf, chan_uuid(pf, t, ch), thread_uuid(pf, t), c->thread_label, 0, 0, 0, 0);
+}
+
+static int raw_rec(struct perfetto *pf, int64_t ts, const struct emu_rec *r)
+{
+	if (r->type < 0 || r->type > pf->max_type || pf->chan_of_type[r->type] < 0)
+		return 0;
+	size_t ch = (size_t) pf->chan_of_type[r->type];
+	size_t t = r->row;
+	size_t k = t * pf->nchans + ch;
+	const struct emu_chan_info *c = emu_chan_at(pf->emu, ch);
+	char buf[32];
+	if (chan_track(pf, t, ch) != 0)
+		return -1;
+	uint64_t u = chan_uuid(pf, t, ch);
+	switch (r->kind) {
+	case EMU_REC_RAW_SET:
+		if (pf->depth[k] > 0) {
+			if (pf_slice(pf, ts, u, SLICE_END, NULL) != 0)
+				return -1;
+			pf->depth[k] = 0;
+		}
+		if (!r->isnull) {
+			if (pf_slice(pf, ts, u, SLICE_BEGIN, value_name(c, r->value, buf, sizeof buf)))
+				return -1;
+			pf->depth[k] = 1;
+		}
+		return 0;
+	case EMU_REC_RAW_PUSH:
+		pf->depth[k]++;
+		return pf_slice(pf, ts, u, SLICE_BEGIN, value_name(c, r->value, buf, sizeof buf));
+	default:
+		if (pf->depth[k] == 0)
+			return 0;
+		pf->depth[k]--;
+		return pf_slice(pf, ts, u, SLICE_END, NULL);
+	}
+}
+
+static int perfetto_records(void *self, const struct emu_batch *b, char *err, size_t errlen)
+{
+	struct perfetto *pf = self;
+	int r = 0;
+	/* Thread states, from the thread.prv state records. */
+	for (size_t i = 0; i < b->nprv[EMU_FILE_THREAD] && r == 0; i++) {
+		const struct emu_prv_rec *x = &b->prv[EMU_FILE_THREAD][i];
+		if (x->type != 4)
+			continue;
+		size_t t = x->row;
+		uint64_t u = thread_uuid(pf, t);
+		if (pf->tstate[t] >= 0)
+			r |= pf_slice(pf, x->time, u, SLICE_END, NULL);
+		pf->tstate[t] = -1;
+		if (x->value != EMU_ST_DEAD && x->value > 0 && x->value < EMU_NSTATES) {
+			r |= pf_slice(pf, x->time, u, SLICE_BEGIN, state_names[x->value]);
+			pf->tstate[t] = (int8_t) x->value;
+		}
+		if (x->time > pf->last_ts)
+			pf->last_ts = x->time;
+	}
+	/* The running thread of each CPU and the raw channel operations. */
+	for (size_t i = 0; i < b->ninternal && r == 0; i++) {
+		const struct emu_rec *x = &b->internal[i];
+		if (x->time > pf->last_ts)
+			pf->last_ts = x->time;
+		if (x->kind == EMU_REC_RSEL) {
+			uint64_t u = pf->uuid_cpu + x->row;
+			if (pf->cpu_open[x->row])
+				r |= pf_slice(pf, x->time, u, SLICE_END, NULL);
+			pf->cpu_open[x->row] = 0;
+			if (x->value >= 0) {
+				r |= pf_slice(pf, x->time, u, SLICE_BEGIN, pf->sys->threads[x->value].label);
+				pf->cpu_open[x->row] = 1;
+			}
+		} else if (x->kind >= EMU_REC_RAW_SET) {
+			r |= raw_rec(pf, x->time, x);
+		}
+	}
+	if (r != 0) {
+		snprintf(err, errlen, "%s: out of memory", pf->path);
+		return -1;
+	}
+	if (pf->werr) {
+		snprintf(err, errlen, "cannot write %s: %s", pf->path, strerror(pf->werr));
+		return -1;
+	}
+	return 0;
+}
+
+static void pf_free(struct perfetto *pf)
+{
+	for (size_t i = 0; i < pf->names_cap; i++)
+		free(pf->names[i].name);
+	free(pf->names);
+	free(pf->path);
+	free(pf->buf);
+	free(pf->pkt.p);
+	free(pf->msg.p);
+	free(pf->sub.p);
+	free(pf->chan_of_type);
+	free(pf->tstate);
+	free(pf->cpu_open);
+	free(pf->depth);
+	free(pf->declared);
+	free(pf);
+}
+
+static int perfetto_close(struct out *o, int64_t duration, char *err, size_t errlen)
+{
+	struct perfetto *pf = (struct perfetto *) o;
+	int r = 0;
+	int64_t ts = duration > pf->last_ts ? duration : pf->last_ts;
+	/* Close what is still open, innermost first. */
+	for (size_t t = 0; t < pf->sys->nthreads; t++) {
+		for (size_t ch = 0; ch < pf->nchans; ch++)
+			for (uint32_t d = pf->depth[t * pf->nchans + ch]; d > 0; d--)
+				r |= pf_slice(pf, ts, chan_uuid(pf, t, ch), SLICE_END, NULL);
+		if (pf->tstate[t] >= 0)
+			r |= pf_slice(pf, ts, thread_uuid(pf, t), SLICE_END, NULL);
+	}
+	for (size_t c = 0; c < pf->sys->ncpus; c++)
+		if (pf->cpu_open[c])
+			r |= pf_slice(pf, ts, pf->uuid_cpu + c, SLICE_END, NULL);
+	if (pf->len > 0 && fwrite(pf->buf, 1, pf->len, pf->f) != pf->len && !pf->werr)
+		pf->werr = errno ? errno : EIO;
+	if (fclose(pf->f) != 0 && !pf->werr)
+		pf->werr = errno ? errno : EIO;
+	if (pf->werr) {
+		snprintf(err, errlen, "cannot write %s: %s", pf->path, strerror(pf->werr));
+		r = -1;
+	} else if (r != 0) {
+		snprintf(err, errlen, "%s: out of memory", pf->path);
+	}
+	pf_free(pf);
+	return r ? -1 : 0;
+}
+
+static const struct out_ops perfetto_ops = {
+	.name = "perfetto",
+	.internal = 1,
+	.records = perfetto_records,
+	.close = perfetto_close,
+};
+
+struct out *out_perfetto_open(const char *dir, const struct emu *emu, char *err, size_t errlen)
+{
+	struct perfetto *pf = calloc(1, sizeof *pf);
+	if (pf == NULL)
+		goto oom;
+	pf->base.ops = &perfetto_ops;
+	pf->emu = emu;
+	pf->sys = emu_system(emu);
+	pf->nchans = emu_nchans(emu);
+	pf->next_iid = 1;
+	size_t n = strlen(dir) + 32;
+	pf->path = malloc(n);
+	pf->buf = malloc(PF_BUF);
+	if (pf->path == NULL || pf->buf == NULL)
+		goto oom;
+	snprintf(pf->path, n, "%s/perfetto.pftrace", dir);
+	size_t nt = pf->sys->nthreads, nc = pf->sys->ncpus;
+	pf->max_type = 0;
+	for (size_t i = 0; i < pf->nchans; i++)
+		if (emu_chan_at(emu, i)->prv_type > pf->max_type)
+			pf->max_type = emu_chan_at(emu, i)->prv_type;
+	pf->chan_of_type = malloc(((size_t) pf->max_type + 1) * sizeof *pf->chan_of_type);
+	pf->tstate = malloc(nt + 1);
+	pf->cpu_open = calloc(nc + 1, 1);
+	pf->depth = calloc(nt * pf->nchans + 1, sizeof *pf->depth);
+	pf->declared = calloc(nt * pf->nchans + 1, 1);
+	if (!pf->chan_of_type || !pf->tstate || !pf->cpu_open || !pf->depth || !pf->declared)
+		goto oom;
+	for (int i = 0; i <= pf->max_type; i++)
+		pf->chan_of_type[i] = -1;
+	for (size_t i = 0; i < pf->nchans; i++)
+		pf->chan_of_type[emu_chan_at(emu, i)->prv_type] = (int) i;
+	memset(pf->tstate, -1, nt + 1);
+	pf->uuid_proc = 1;
+	pf->uuid_thread = pf->uuid_proc + pf->sys->nprocs;
+	pf->uuid_cpu = pf->uuid_thread + nt;
+	pf->uuid_chan = pf->uuid_cpu + nc;
+	pf->f = fopen(pf->path, "wb");
+	if (pf->f == NULL) {
+		snprintf(err, errlen, "cannot create %s: %s", pf->path, strerror(errno));
+		pf_free(pf);
+		return NULL;
+	}
+	int r = 0;
+	char name[EMU_LABEL_MAX + 64];
+	for (size_t p = 0; p < pf->sys->nprocs; p++) {
+		const struct emu_proc *P = &pf->sys->procs[p];
+		snprintf(name, sizeof name, "loom %s, pid %d", pf->sys->looms[P->loom].name, P->pid);
+		r |= pf_track(pf, pf->uuid_proc + p, 0, name, 1, P->pid, 0, p == 0);
+	}
+	for (size_t t = 0; t < nt; t++) {
+		const struct emu_sys_thread *T = &pf->sys->threads[t];
+		r |= pf_track(pf, thread_uuid(pf, t), pf->uuid_proc + T->proc, T->label, 2,
+				pf->sys->procs[T->proc].pid, T->tid, 0);
+	}
+	for (size_t c = 0; c < nc; c++) {
+		const char *l = pf->sys->cpus[c].label;
+		r |= pf_track(pf, pf->uuid_cpu + c, 0, l[0] == ' ' ? l + 1 : l, 0, 0, 0,
+				pf->sys->nprocs == 0 && c == 0);
+	}
+	if (pf->sys->nprocs == 0 && nc == 0) {
+		/* An empty trace still opens its sequence. */
+		pf->pkt.len = 0;
+		r |= pb_uint(&pf->pkt, 10, PF_SEQ) | pb_uint(&pf->pkt, 13, 1);
+		pf_packet(pf);
+	}
+	if (r != 0)
+		goto oom_close;
+	return &pf->base;
+oom_close:
+	fclose(pf->f);
+oom:
+	snprintf(err, errlen, "out of memory opening the Perfetto output");
+	if (pf != NULL)
+		pf_free(pf);
+	return NULL;
+}

@@ -1,0 +1,420 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * system.c - the metadata of all streams merged along the part model:
+ * per-thread keys (tid, pid), per-process keys (app_id, rank, nranks, which
+ * must agree), per-loom keys (loom_cpus, merged by phyid), and the mark types.
+ * Every breach names the files involved; it is an error when strict and a
+ * warning when lenient.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+#include "trace_internal.h"
+
+#define GROW(arr, n, cap) do { \
+	if ((n) == (cap)) { \
+		(cap) = (cap) ? 2 * (cap) : 4; \
+		void *np_ = realloc((arr), (cap) * sizeof *(arr)); \
+		if (np_ == NULL) abort(); \
+		(arr) = np_; \
+	} \
+} while (0)
+
+struct build {
+	size_t loomcap;
+};
+
+static struct weft_iloom *get_loom(struct weft_trace *t, struct build *b, const char *name)
+{
+	for (size_t i = 0; i < t->nlooms; i++)
+		if (strcmp(t->looms[i]->name, name) == 0)
+			return t->looms[i];
+	GROW(t->looms, t->nlooms, b->loomcap);
+	struct weft_iloom *l = weft_xcalloc(1, sizeof *l);
+	l->name = weft_strdup(name);
+	l->hostname = weft_strdup(name);
+	char *dot = strchr(l->hostname, '.');
+	if (dot)
+		*dot = '\0';
+	l->pub.name = l->name;
+	l->pub.hostname = l->hostname;
+	t->looms[t->nlooms++] = l;
+	return l;
+}
+
+static struct weft_iproc *get_proc(struct weft_iloom *l, int pid)
+{
+	for (size_t i = 0; i < l->nprocs; i++)
+		if (l->procs[i]->pub.pid == pid)
+			return l->procs[i];
+	size_t cap = l->nprocs; /* grow by one: procs are few */
+	l->procs = realloc(l->procs, (cap + 1) * sizeof *l->procs);
+	if (l->procs == NULL)
+		abort();
+	struct weft_iproc *p = weft_xcalloc(1, sizeof *p);
+	p->pub.pid = pid;
+	p->pub.rank = -1;
+	p->pub.loom = &l->pub;
+	p->loom = l;
+	l->procs[l->nprocs++] = p;
+	return p;
+}
+
+static int add_cpus(struct weft_trace *t, struct weft_iloom *l, struct weft_wstream *s)
+{
+	const struct weft_meta *m = &s->meta;
+	if (m->ncpus == 0)
+		return weft_breach(&t->diag, "%s: %s is present but empty", s->json_path,
+				m->version == WEFT_META_VERSION ? "ovni.loom_cpus" : "cpus");
+	for (size_t i = 0; i < m->ncpus; i++) {
+		const struct weft_cpu *c = &m->cpus[i];
+		size_t k;
+		for (k = 0; k < l->ncpus; k++)
+			if (l->cpus[k].phyid == c->phyid)
+				break;
+		if (k < l->ncpus) {
+			if (l->cpus[k].index != c->index
+					&& weft_breach(&t->diag, "loom '%s': CPU phyid %d has index %d "
+						"in %s but index %d in %s", l->name, c->phyid,
+						l->cpus[k].index, l->cpu_src[k], c->index,
+						s->json_path) < 0)
+				return -1;
+			continue;
+		}
+		l->cpus = realloc(l->cpus, (l->ncpus + 1) * sizeof *l->cpus);
+		l->cpu_src = realloc(l->cpu_src, (l->ncpus + 1) * sizeof *l->cpu_src);
+		if (l->cpus == NULL || l->cpu_src == NULL)
+			abort();
+		l->cpus[l->ncpus] = *c;
+		l->cpu_src[l->ncpus] = s->json_path;
+		l->ncpus++;
+	}
+	return 0;
+}
+
+static int add_marks(struct weft_trace *t, struct weft_wstream *s)
+{
+	const struct weft_meta *m = &s->meta;
+	for (size_t i = 0; i < m->nmarks; i++) {
+		const struct weft_mark_def *md = &m->marks[i];
+		size_t k;
+		for (k = 0; k < t->nmarks; k++)
+			if (t->marks[k].type == md->type)
+				break;
+		if (k == t->nmarks) {
+			t->marks = realloc(t->marks, (t->nmarks + 1) * sizeof *t->marks);
+			if (t->marks == NULL)
+				abort();
+			struct weft_mark_type *mt = &t->marks[t->nmarks++];
+			memset(mt, 0, sizeof *mt);
+			mt->type = md->type;
+			mt->title = md->title;
+			mt->stack = md->stack;
+		}
+		struct weft_mark_type *mt = &t->marks[k];
+		if (strcmp(mt->title, md->title) != 0 || mt->stack != md->stack) {
+			if (weft_breach(&t->diag, "%s: mark type %d is \"%s\" (%s), but an earlier "
+						"stream declared it \"%s\" (%s)", s->json_path, md->type,
+						md->title, md->stack ? "stack" : "single", mt->title,
+						mt->stack ? "stack" : "single") < 0)
+				return -1;
+			continue;
+		}
+		for (size_t j = 0; j < md->nlabels; j++) {
+			const struct weft_mark_label *lb = &md->labels[j];
+			size_t q;
+			for (q = 0; q < mt->nlabels; q++)
+				if (mt->labels[q].value == lb->value)
+					break;
+			if (q < mt->nlabels) {
+				if (strcmp(mt->labels[q].label, lb->label) != 0
+						&& weft_breach(&t->diag, "%s: mark type %d value %lld is "
+							"labelled \"%s\", but an earlier stream labelled it "
+							"\"%s\"", s->json_path, md->type,
+							(long long) lb->value, lb->label,
+							mt->labels[q].label) < 0)
+					return -1;
+				continue;
+			}
+			struct weft_mark_label *nl = realloc((void *) mt->labels,
+					(mt->nlabels + 1) * sizeof *nl);
+			if (nl == NULL)
+				abort();
+			nl[mt->nlabels++] = *lb;
+			mt->labels = nl;
+		}
+	}
+	return 0;
+}
+
+static int cmp_cpu(const void *a, const void *b)
+{
+	const struct weft_cpu *x = a, *y = b;
+	return (x->index > y->index) - (x->index < y->index);
+}
+
+static int cmp_proc(const void *a, const void *b)
+{
+	const struct weft_iproc *x = *(struct weft_iproc *const *) a;
+	const struct weft_iproc *y = *(struct weft_iproc *const *) b;
+	return (x->pub.pid > y->pub.pid) - (x->pub.pid < y->pub.pid);
+}
+
+static int cmp_thread(const void *a, const void *b)
+{
+	const struct weft_thread *x = *(struct weft_thread *const *) a;
+	const struct weft_thread *y = *(struct weft_thread *const *) b;
+	if (x->tid != y->tid)
+		return (x->tid > y->tid) - (x->tid < y->tid);
+	return strcmp(x->stream->relpath, y->stream->relpath);
+}
+
+static int cmp_loom(const void *a, const void *b)
+{
+	return strcmp((*(struct weft_iloom *const *) a)->name,
+			(*(struct weft_iloom *const *) b)->name);
+}
+
+static int cmp_mark(const void *a, const void *b)
+{
+	const struct weft_mark_type *x = a, *y = b;
+	return (x->type > y->type) - (x->type < y->type);
+}
+
+static int cmp_label(const void *a, const void *b)
+{
+	const struct weft_mark_label *x = a, *y = b;
+	return (x->value > y->value) - (x->value < y->value);
+}
+
+/* "missing" if the key is absent from "ovni", "invalid" if present but unusable. */
+static const char *absent(const struct weft_wstream *s, const char *key)
+{
+	json_t *o = s->json ? json_object_get(s->json, WEFT_KEY_OVNI) : NULL;
+	return o != NULL && json_object_get(o, key) != NULL ? "invalid" : "missing";
+}
+
+/* Per-stream rules that do not involve other streams. */
+static int check_stream(struct weft_trace *t, struct weft_wstream *s, int *placeable)
+{
+	const struct weft_meta *m = &s->meta;
+	const char *f = s->json_path;
+	struct weft_diag *d = &t->diag;
+	*placeable = 0;
+	if (m->part == NULL)
+		return weft_breach(d, "%s: ovni.part is %s", f, absent(s, WEFT_KEY_PART));
+	if (strcmp(m->part, WEFT_PART_THREAD) != 0)
+		return weft_breach(d, "%s: ovni.part is '%s'; weft only knows 'thread' streams",
+				f, m->part);
+	if (!m->has_tid)
+		return weft_breach(d, "%s: ovni.tid is %s", f, absent(s, WEFT_KEY_TID));
+	if (!m->has_pid)
+		return weft_breach(d, "%s: ovni.pid is %s", f, absent(s, WEFT_KEY_PID));
+	if (m->loom == NULL)
+		return weft_breach(d, "%s: ovni.loom is %s", f, absent(s, WEFT_KEY_LOOM));
+	*placeable = 1;
+	if (m->version == WEFT_META_VERSION) {
+		if (!m->has_finished) {
+			if (weft_breach(d, "%s: ovni.finished is missing (the thread did not end "
+						"with ovni_thread_free)", f) < 0)
+				return -1;
+		} else if (m->finished != 1) {
+			if (weft_breach(d, "%s: ovni.finished is not 1", f) < 0)
+				return -1;
+		}
+		if (!m->has_require && weft_breach(d, "%s: ovni.require is missing", f) < 0)
+			return -1;
+	}
+	if (m->has_rank && !m->has_nranks)
+		return weft_breach(d, "%s: %s is given without %s", f,
+				m->version == WEFT_META_VERSION ? "ovni.rank" : "rank",
+				m->version == WEFT_META_VERSION ? "ovni.nranks" : "nranks");
+	if (m->has_rank && m->rank >= m->nranks)
+		return weft_breach(d, "%s: rank %d is not below nranks %d", f, m->rank, m->nranks);
+	return 0;
+}
+
+int weft_build_system(struct weft_trace *t)
+{
+	struct build b = { 0 };
+	struct weft_diag *d = &t->diag;
+	for (size_t i = 0; i < t->nstreams; i++) {
+		struct weft_wstream *s = t->streams[i];
+		const struct weft_meta *m = &s->meta;
+		int placeable;
+		if (check_stream(t, s, &placeable) < 0)
+			return -1;
+		if (add_marks(t, s) < 0)
+			return -1;
+		if (!placeable)
+			continue;
+		struct weft_iloom *l = get_loom(t, &b, m->loom);
+		struct weft_iproc *p = get_proc(l, m->pid);
+		for (size_t k = 0; k < p->nthreads; k++) {
+			if (p->threads[k]->tid == m->tid
+					&& weft_breach(d, "process %d of loom '%s' has two streams for "
+						"thread %d: '%s' and '%s'", m->pid, l->name, m->tid,
+						p->threads[k]->stream->relpath, s->relpath) < 0)
+				return -1;
+		}
+		p->threads = realloc(p->threads, (p->nthreads + 1) * sizeof *p->threads);
+		if (p->threads == NULL)
+			abort();
+		struct weft_thread *th = weft_xcalloc(1, sizeof *th);
+		th->tid = m->tid;
+		th->proc = &p->pub;
+		th->stream = &s->pub;
+		p->threads[p->nthreads++] = th;
+		s->pub.thread = th;
+
+		if (m->has_app_id) {
+			if (p->app_id_src == NULL) {
+				p->pub.app_id = m->app_id;
+				p->app_id_src = s->json_path;
+			} else if (p->pub.app_id != m->app_id
+					&& weft_breach(d, "process %d of loom '%s': app_id %d in %s "
+						"but %d in %s", p->pub.pid, l->name, p->pub.app_id,
+						p->app_id_src, m->app_id, s->json_path) < 0) {
+				return -1;
+			}
+		}
+		if (m->has_rank && m->has_nranks) {
+			if (p->rank_src == NULL) {
+				p->pub.rank = m->rank;
+				p->pub.nranks = m->nranks;
+				p->rank_src = s->json_path;
+			} else if ((p->pub.rank != m->rank || p->pub.nranks != m->nranks)
+					&& weft_breach(d, "process %d of loom '%s': rank %d of %d in %s "
+						"but rank %d of %d in %s", p->pub.pid, l->name,
+						p->pub.rank, p->pub.nranks, p->rank_src, m->rank,
+						m->nranks, s->json_path) < 0) {
+				return -1;
+			}
+		}
+		if (m->has_cpus && add_cpus(t, l, s) < 0)
+			return -1;
+	}
+
+	/* Per loom: CPU indices 0..N-1, ranks in all processes or none. */
+	for (size_t i = 0; i < t->nlooms; i++) {
+		struct weft_iloom *l = t->looms[i];
+		if (l->ncpus == 0 && weft_breach(d, "loom '%s' has no CPUs: none of its streams "
+					"gives %s", l->name, "ovni.loom_cpus") < 0)
+			return -1;
+		for (size_t k = 0; k < l->ncpus; k++) {
+			if ((size_t) l->cpus[k].index >= l->ncpus) {
+				if (weft_breach(d, "loom '%s': CPU index %d (phyid %d, in %s) is out "
+							"of range: the loom has %zu CPUs, so indices must be "
+							"0..%zu", l->name, l->cpus[k].index,
+							l->cpus[k].phyid, l->cpu_src[k], l->ncpus,
+							l->ncpus - 1) < 0)
+					return -1;
+				continue;
+			}
+			for (size_t q = 0; q < k; q++) {
+				if (l->cpus[q].index == l->cpus[k].index
+						&& weft_breach(d, "loom '%s': CPU index %d is given to phyid "
+							"%d (in %s) and to phyid %d (in %s)", l->name,
+							l->cpus[k].index, l->cpus[q].phyid,
+							l->cpu_src[q], l->cpus[k].phyid,
+							l->cpu_src[k]) < 0)
+					return -1;
+			}
+		}
+		weft_sort(l->cpus, l->ncpus, sizeof *l->cpus, cmp_cpu);
+		l->pub.ncpus = l->ncpus;
+		l->pub.cpus = l->cpus;
+
+		size_t nrank = 0;
+		int rmin = 0;
+		const struct weft_iproc *without = NULL, *with = NULL;
+		for (size_t k = 0; k < l->nprocs; k++) {
+			const struct weft_iproc *p = l->procs[k];
+			if (p->rank_src != NULL) {
+				if (nrank == 0 || p->pub.rank < rmin)
+					rmin = p->pub.rank;
+				nrank++;
+				with = p;
+			} else {
+				without = p;
+			}
+		}
+		if (nrank > 0 && nrank < l->nprocs
+				&& weft_breach(d, "loom '%s': process %d has a rank (in %s) but process "
+					"%d has none", l->name, with->pub.pid, with->rank_src,
+					without->pub.pid) < 0)
+			return -1;
+		l->pub.has_rank = nrank > 0 && nrank == l->nprocs;
+		l->pub.rank_min = l->pub.has_rank ? rmin : 0;
+
+		weft_sort(l->procs, l->nprocs, sizeof *l->procs, cmp_proc);
+		l->pprocs = weft_xcalloc(l->nprocs, sizeof *l->pprocs);
+		for (size_t k = 0; k < l->nprocs; k++) {
+			struct weft_iproc *p = l->procs[k];
+			l->pprocs[k] = &p->pub;
+			weft_sort(p->threads, p->nthreads, sizeof *p->threads, cmp_thread);
+			p->pthreads = weft_xcalloc(p->nthreads, sizeof *p->pthreads);
+			for (size_t q = 0; q < p->nthreads; q++)
+				p->pthreads[q] = p->threads[q];
+			p->pub.nthreads = p->nthreads;
+			p->pub.threads = p->pthreads;
+		}
+		l->pub.nprocs = l->nprocs;
+		l->pub.procs = l->pprocs;
+	}
+	if (t->nlooms)
+		weft_sort(t->looms, t->nlooms, sizeof *t->looms, cmp_loom);
+	if (t->nmarks)
+		weft_sort(t->marks, t->nmarks, sizeof *t->marks, cmp_mark);
+	for (size_t k = 0; k < t->nmarks; k++)
+		if (t->marks[k].nlabels)
+			weft_sort((void *) t->marks[k].labels, t->marks[k].nlabels,
+					sizeof *t->marks[k].labels, cmp_label);
+
+	/* Models some stream requires: 'O' always; v1 traces name none, so any. */
+	memset(t->allowed, 0, sizeof t->allowed);
+	t->allowed[(unsigned char) 'O'] = 1;
+	for (size_t i = 0; i < t->nstreams; i++) {
+		const struct weft_meta *m = &t->streams[i]->meta;
+		if (m->version == WEFT_META_V1_VERSION)
+			memset(t->allowed, 1, sizeof t->allowed);
+		for (size_t k = 0; k < m->nreqs; k++) {
+			const struct weft_model_spec *ms = weft_model_by_name(m->reqs[k].model);
+			if (ms != NULL)
+				t->allowed[(unsigned char) ms->code] = 1;
+		}
+	}
+	return 0;
+}
+
+void weft_free_system(struct weft_trace *t)
+{
+	for (size_t i = 0; i < t->nlooms; i++) {
+		struct weft_iloom *l = t->looms[i];
+		for (size_t k = 0; k < l->nprocs; k++) {
+			struct weft_iproc *p = l->procs[k];
+			for (size_t q = 0; q < p->nthreads; q++)
+				free(p->threads[q]);
+			free(p->threads);
+			free(p->pthreads);
+			free(p);
+		}
+		free(l->procs);
+		free(l->pprocs);
+		free(l->cpus);
+		free(l->cpu_src);
+		free(l->name);
+		free(l->hostname);
+		free(l);
+	}
+	free(t->looms);
+	t->looms = NULL;
+	t->nlooms = 0;
+	for (size_t k = 0; k < t->nmarks; k++)
+		free((void *) t->marks[k].labels);
+	free(t->marks);
+	t->marks = NULL;
+	t->nmarks = 0;
+}

@@ -1,0 +1,351 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * trace_internal.h - libweft's internal structures, shared by its files:
+ *   diag.c      errors and warnings (strict vs lenient)
+ *   discover.c  finding the streams (v3 stream.json, v1 metadata.json)
+ *   meta_load.c stream.json / metadata.json into struct weft_meta
+ *   system.c    merging metadata into looms, processes, threads, CPUs, marks
+ *   clkoff.c    clock-offsets.txt
+ *   stream.c    the bounded-window decoder of one binary stream
+ *   merge.c     the min-heap that orders the events of all streams
+ *   trace.c     the public API
+ */
+#ifndef WEFT_TRACE_INTERNAL_H
+#define WEFT_TRACE_INTERNAL_H
+
+#include <jansson.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "obs_format.h"
+#include "weft/weft.h"
+
+#define WEFT_PRINTF(a, b) __attribute__((format(printf, a, b)))
+
+/* ---- diagnostics ---- */
+
+struct weft_diag {
+	enum weft_mode mode;
+	void (*warn)(void *ctx, const char *msg);
+	void *warn_ctx;
+	char *err;     /* where an error goes */
+	size_t errlen;
+	int failed;
+};
+
+/* An error in any mode: writes the message, returns -1. */
+int weft_fail(struct weft_diag *d, const char *fmt, ...) WEFT_PRINTF(2, 3);
+/* A warning in any mode: returns 0. */
+int weft_warnf(struct weft_diag *d, const char *fmt, ...) WEFT_PRINTF(2, 3);
+/* A metadata rule: an error (-1) when strict, a warning (0) when lenient. */
+int weft_breach(struct weft_diag *d, const char *fmt, ...) WEFT_PRINTF(2, 3);
+
+/* ---- metadata of one stream ---- */
+
+struct weft_mark_def {
+	int32_t type;
+	char *title;
+	int stack;
+	size_t nlabels;
+	struct weft_mark_label *labels; /* label strings owned */
+};
+
+struct weft_meta {
+	int version; /* 3 or 1 */
+	char *part;  /* NULL if absent */
+	int has_tid, tid;
+	int has_pid, pid;
+	char *loom;  /* NULL if absent */
+	int has_app_id, app_id;
+	int has_rank, rank;
+	int has_nranks, nranks;
+	int has_finished;
+	int64_t finished;
+	int has_require;
+	size_t nreqs;
+	struct weft_model_req *reqs; /* strings owned */
+	int has_cpus;
+	size_t ncpus;
+	struct weft_cpu *cpus;
+	size_t nmarks;
+	struct weft_mark_def *marks;
+	char *lib_version, *lib_commit;
+};
+
+/* Parse a v3 stream.json (name: the file, for messages). Returns -1 when the
+ * file cannot be used at all (not JSON, not an object, bad version) or on a
+ * strict breach; on success *root holds the parsed document. */
+int weft_meta_parse_v3(const char *text, size_t len, const char *name,
+		struct weft_diag *d, struct weft_meta *m, json_t **root);
+/* Same for a v1 per-process metadata.json. */
+int weft_meta_parse_v1(const char *text, size_t len, const char *name,
+		struct weft_diag *d, struct weft_meta *m, json_t **root);
+void weft_meta_free(struct weft_meta *m);
+
+/* Reads a whole small file (metadata); refuses files over max bytes. */
+int weft_read_small_file(const char *path, size_t max, char **out, size_t *outlen,
+		struct weft_diag *d);
+
+/* ---- clock offsets ---- */
+
+struct weft_clkoff_row {
+	int rank;
+	char *host;
+	int64_t offset; /* the median, truncated */
+	int line;
+};
+
+/* Parses clock-offsets.txt text. Returns -1 with the reason in err. */
+int weft_clkoff_parse(const char *text, size_t len, const char *name,
+		struct weft_clkoff_row **rows, size_t *nrows, char *err, size_t errlen);
+void weft_clkoff_free(struct weft_clkoff_row *rows, size_t nrows);
+
+/* ---- binary stream decoding ---- */
+
+/* Size of the event starting at p given avail bytes: returns 1 and sets *need
+ * to its total size when avail holds enough to know it (the event may still
+ * be incomplete: compare *need with avail); returns 0 with *need = bytes
+ * needed to know the size (the event header, or header + jumbo size field). */
+static inline int weft_event_size(const uint8_t *p, size_t avail, uint64_t *need)
+{
+	if (avail < WEFT_EV_HEADER_SIZE) {
+		*need = WEFT_EV_HEADER_SIZE;
+		return 0;
+	}
+	uint8_t flags = p[WEFT_EV_OFF_FLAGS];
+	if (!weft_ev_is_jumbo(flags)) {
+		*need = WEFT_EV_HEADER_SIZE + weft_ev_payload_size(flags);
+		return 1;
+	}
+	if (avail < WEFT_EV_HEADER_SIZE + WEFT_EV_JUMBO_SIZE_FIELD) {
+		*need = WEFT_EV_HEADER_SIZE + WEFT_EV_JUMBO_SIZE_FIELD;
+		return 0;
+	}
+	*need = (uint64_t) WEFT_EV_HEADER_SIZE + WEFT_EV_JUMBO_SIZE_FIELD
+		+ weft_load_u32(p + WEFT_EV_OFF_PAYLOAD);
+	return 1;
+}
+
+/* Fills ev (all but stream, sclock) from a complete event of size bytes. */
+static inline void weft_event_fill(const uint8_t *p, uint64_t size, struct weft_event *ev)
+{
+	uint8_t flags = p[WEFT_EV_OFF_FLAGS];
+	ev->mcv[0] = (char) p[WEFT_EV_OFF_MODEL];
+	ev->mcv[1] = (char) p[WEFT_EV_OFF_CATEGORY];
+	ev->mcv[2] = (char) p[WEFT_EV_OFF_VALUE];
+	ev->mcv[3] = '\0';
+	ev->flags = flags;
+	ev->rclock = (int64_t) weft_load_u64(p + WEFT_EV_OFF_CLOCK);
+	ev->payload = p + WEFT_EV_OFF_PAYLOAD;
+	ev->payload_size = (uint32_t) (size - WEFT_EV_HEADER_SIZE);
+	if (weft_ev_is_jumbo(flags)) {
+		ev->jumbo = 1;
+		ev->jumbo_data = p + WEFT_EV_OFF_PAYLOAD + WEFT_EV_JUMBO_SIZE_FIELD;
+		ev->jumbo_size = (uint32_t) (size - WEFT_EV_HEADER_SIZE - WEFT_EV_JUMBO_SIZE_FIELD);
+	} else {
+		ev->jumbo = 0;
+		ev->jumbo_data = NULL;
+		ev->jumbo_size = 0;
+	}
+}
+
+/* The MCV for a message: printable ASCII as is, other bytes as \xNN. */
+static inline const char *weft_mcv_show(const void *mcv, char out[16])
+{
+	const uint8_t *m = mcv;
+	size_t k = 0;
+	for (int i = 0; i < 3; i++) {
+		if (m[i] > 0x20 && m[i] < 0x7f && m[i] != '\\') {
+			out[k++] = (char) m[i];
+		} else {
+			static const char hx[] = "0123456789abcdef";
+			out[k++] = '\\';
+			out[k++] = 'x';
+			out[k++] = hx[m[i] >> 4];
+			out[k++] = hx[m[i] & 15];
+		}
+	}
+	out[k] = '\0';
+	return out;
+}
+
+/* Checks a stream header held in memory (len bytes available of a file of
+ * that size). Returns 0, or -1 with the reason (without the file name). */
+int weft_check_header(const uint8_t *p, size_t len, char *why, size_t whylen);
+
+/* Decodes a whole stream held in memory (for the fuzzer and tests): calls
+ * cb for every event; returns the number of events, or -1 with the reason
+ * (including the byte offset) in why. */
+long weft_decode_buffer(const uint8_t *p, size_t len,
+		void (*cb)(void *ctx, const struct weft_event *ev), void *ctx,
+		char *why, size_t whylen);
+
+/* ---- the trace ---- */
+
+struct weft_iloom;
+struct weft_iproc;
+
+struct weft_wstream {
+	struct weft_stream pub;
+	char *relpath;
+	char *obs_path;
+	char *json_path;  /* stream.json, or the v1 metadata.json */
+	json_t *json;     /* the parsed document (a reference) */
+	struct weft_meta meta;
+	struct weft_meta *v1meta; /* v1: shared per process (not owned) */
+	int64_t clkoff;
+
+	/* reader: a window [buf, buf+cap) holding file bytes [buf_off, buf_off + (e - buf)) */
+	int fd;
+	uint64_t fsize;
+	uint8_t *buf;
+	size_t cap;
+	size_t window;
+	const uint8_t *p; /* next undecoded byte */
+	const uint8_t *e; /* end of the valid bytes */
+	uint64_t buf_off;
+	int64_t last_clock; /* INT64_MIN before the first event */
+
+	/* the pending event (decoded, not yet yielded) */
+	const uint8_t *evp;
+	uint64_t evsize;
+	int64_t key;    /* the ordering clock of the pending event */
+	int64_t keyoff; /* key = rclock + keyoff (0 or clkoff) */
+	int64_t first_clock; /* rclock of the first event, INT64_MIN if none */
+};
+
+/* A heap slot: the stream and its key, side by side (no pointer chase). */
+struct weft_heap_ent {
+	int64_t key;
+	struct weft_wstream *s;
+};
+
+struct weft_trace {
+	struct weft_diag diag;
+	char errbuf[WEFT_ERR_MAX];
+	char *path;
+	int raw_order;
+	int no_fast; /* tests: always go through the heap */
+
+	size_t nstreams;
+	struct weft_wstream **streams;
+
+	size_t nlooms;
+	struct weft_iloom **looms;
+	size_t nmarks;
+	struct weft_mark_type *marks;
+	struct weft_meta **v1metas;
+	size_t nv1metas;
+
+	uint8_t allowed[256];  /* model bytes some stream requires */
+	uint8_t warned[256];   /* lenient: warned once about this model byte */
+
+	/* merge */
+	int started;
+	int failed;
+	struct weft_heap_ent *heap;
+	size_t nheap;
+	struct weft_wstream *cur;
+	int fast_known;
+	int fast_ok;
+	uint64_t nevents;
+};
+
+struct weft_iloom {
+	struct weft_loom pub;
+	char *name;
+	char *hostname;
+	struct weft_cpu *cpus;
+	const char **cpu_src; /* which file gave each CPU */
+	size_t ncpus;
+	struct weft_iproc **procs;
+	const struct weft_proc **pprocs;
+	size_t nprocs;
+};
+
+struct weft_iproc {
+	struct weft_proc pub;
+	struct weft_iloom *loom;
+	const char *app_id_src, *rank_src;
+	struct weft_thread **threads;
+	const struct weft_thread **pthreads;
+	size_t nthreads;
+};
+
+/* discover.c: fills t->streams (sorted by relpath) with relpath, obs_path,
+ * json_path and the v1 identity; warns about stray files. */
+int weft_discover(struct weft_trace *t, const char *path);
+
+/* meta: load each stream's metadata */
+int weft_load_metadata(struct weft_trace *t);
+
+/* system.c */
+int weft_build_system(struct weft_trace *t);
+void weft_free_system(struct weft_trace *t);
+
+/* clkoff.c: loads path/clock-offsets.txt if present and sets the looms' and
+ * streams' offsets. */
+int weft_load_clock_offsets(struct weft_trace *t);
+
+/* stream.c */
+int weft_stream_open(struct weft_trace *t, struct weft_wstream *s);
+void weft_stream_close(struct weft_wstream *s);
+/* Slow path of weft_stream_step (refill, jumbo, errors). */
+int weft_stream_step_slow(struct weft_trace *t, struct weft_wstream *s);
+
+/* Decodes the next event of s (s->evp, s->evsize, s->key): 1, 0 at its end,
+ * -1 error. weft_stream_step_fast only handles the common case and returns 2
+ * when the slow path (refill, jumbo, error) is needed. */
+static inline int weft_stream_step_fast(struct weft_wstream *s)
+{
+	const uint8_t *p = s->p;
+	if (__builtin_expect((size_t) (s->e - p) < WEFT_EV_MAX_NORMAL_SIZE, 0)
+			|| __builtin_expect(weft_ev_is_jumbo(p[WEFT_EV_OFF_FLAGS]), 0))
+		return 2;
+	int64_t clock = (int64_t) weft_load_u64(p + WEFT_EV_OFF_CLOCK);
+	if (__builtin_expect(clock < s->last_clock, 0))
+		return 2;
+	uint64_t size = WEFT_EV_HEADER_SIZE + weft_ev_payload_size(p[WEFT_EV_OFF_FLAGS]);
+	s->evp = p;
+	s->evsize = size;
+	s->last_clock = clock;
+	s->key = (int64_t) ((uint64_t) clock + (uint64_t) s->keyoff);
+	s->p = p + size;
+	return 1;
+}
+
+static inline int weft_stream_step(struct weft_trace *t, struct weft_wstream *s)
+{
+	int r = weft_stream_step_fast(s);
+	return r != 2 ? r : weft_stream_step_slow(t, s);
+}
+
+/* merge.c */
+void weft_heap_push(struct weft_trace *t, struct weft_wstream *s);
+struct weft_wstream *weft_heap_pop(struct weft_trace *t);
+/* weft_heap_push(t, s) then weft_heap_pop(t), in one go. */
+struct weft_wstream *weft_heap_pushpop(struct weft_trace *t, struct weft_wstream *s);
+int weft_heap_fast_ok(struct weft_trace *t);
+
+/* trace.c: for tests and fuzzers, the read window of every stream opened
+ * from now on (>= WEFT_EV_MAX_NORMAL_SIZE; 0: the normal size). */
+extern size_t weft_window_override;
+
+/* trace.c: for tests, disables the fast path (every event goes through the heap). */
+void weft_trace_set_no_fast(struct weft_trace *t, int no_fast);
+
+/* util */
+static inline void weft_sort(void *base, size_t n, size_t size,
+		int (*cmp)(const void *, const void *))
+{
+	if (n > 1) /* qsort() wants a valid pointer even for 0 elements */
+		qsort(base, n, size, cmp);
+}
+
+char *weft_strdup(const char *s);
+char *weft_path_join(const char *a, const char *b);
+void *weft_xcalloc(size_t n, size_t sz);
+
+#endif

@@ -1,0 +1,199 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""cli_emu.py - `weft emu` on small traces written by this test (no corpus needed).
+
+Checks:
+  - mark types and labels are ordered as the reference orders them: types by first
+    appearance over the threads in row order (JSON key order within a thread), labels
+    by first appearance (facts note §8.1: thread 0 defines 5, thread 1 defines 3 and 5
+    -> PCF blocks 105 then 103);
+  - the records of that trace (exact thread.prv and cpu.prv lines);
+  - --paraver alone writes no perfetto.pftrace, --perfetto alone no .prv;
+  - a trace requiring nosv is refused as unsupported, with nothing written;
+  - an illegal sequence (OHp before OHx) exits 1 with the exact message, and the
+    .prv files are still complete (header duration = the refused event's time);
+  - usage errors exit 2, --help exits 0.
+"""
+import json
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+WEFT = os.environ["WEFT_BIN"]
+
+
+def ev(mcv, clock, payload=b""):
+    flags = len(payload) - 1 if payload else 0
+    return struct.pack("<B3sQ", flags, mcv.encode(), clock) + payload
+
+
+def ohx(cpu, clock):
+    return ev("OHx", clock, struct.pack("<iiQ", cpu, -1, 0))
+
+
+def mark(mcv, value, mtype, clock):
+    return ev(mcv, clock, struct.pack("<qi", value, mtype))
+
+
+def write_thread(root, pid, tid, events, mark_meta=None, require=None):
+    d = Path(root) / "loom.vm" / f"proc.{pid}" / f"thread.{tid}"
+    d.mkdir(parents=True)
+    meta = {"version": 3, "ovni": {
+        "lib": {"version": "1.14.0", "commit": "test"}, "part": "thread", "tid": tid, "pid": pid,
+        "loom": "vm", "app_id": 1, "require": require or {"ovni": "1.1.0"},
+        "loom_cpus": [{"index": 0, "phyid": 0}], "finished": 1}}
+    if mark_meta is not None:
+        meta["ovni"]["mark"] = mark_meta
+    (d / "stream.json").write_text(json.dumps(meta))
+    (d / "stream.obs").write_bytes(b"ovni" + struct.pack("<I", 1) + b"".join(events))
+
+
+def run(*args):
+    return subprocess.run([WEFT, "emu", *map(str, args)], capture_output=True, text=True)
+
+
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print(f"FAIL {what}")
+
+
+def main():
+    with tempfile.TemporaryDirectory(prefix="weft-emu-cli-") as tmp:
+        tmp = Path(tmp)
+        # ---- mark order ----
+        tr = tmp / "order"
+        write_thread(tr, 1, 1, [ohx(0, 100), mark("OM=", 2, 5, 110), ev("OHe", 120)],
+                     {"5": {"title": "Five", "chan_type": "single",
+                            "labels": {"2": "two", "1": "one"}}})
+        write_thread(tr, 1, 2, [ohx(-1, 105), mark("OM[", 7, 3, 115), ev("OHe", 125)],
+                     {"3": {"title": "Three", "chan_type": "stack"},
+                      "5": {"title": "Five", "chan_type": "single", "labels": {"3": "three"}}})
+        out = tmp / "order-out"
+        p = run("--paraver", "-q", "-o", out, tr)
+        check(p.returncode == 0, f"order: exit {p.returncode}: {p.stderr}")
+        pcf = (out / "thread.pcf").read_text()
+        i105, i103 = pcf.find("0 105        Five"), pcf.find("0 103        Three")
+        check(0 < i105 < i103, "order: PCF block 105 must come before 103")
+        check("VALUES\n2    two\n1    one\n3    three\n" in pcf, "order: labels in first-seen order")
+        cpcf = (out / "cpu.pcf").read_text()
+        check(0 < cpcf.find("0 105") < cpcf.find("0 103"), "order: cpu.pcf 105 before 103")
+        want_thread = """2:0:1:1:1:0:6:1
+2:0:1:1:1:0:4:1
+2:0:1:1:1:0:2:1
+2:0:1:1:1:0:105:0
+2:0:1:1:1:0:103:0
+2:0:1:1:2:5:6:2
+2:0:1:1:2:5:4:1
+2:0:1:1:2:5:2:2
+2:0:1:1:2:5:105:0
+2:0:1:1:2:5:103:0
+2:0:1:1:1:10:105:2
+2:0:1:1:2:15:103:7
+2:0:1:1:1:20:4:3
+2:0:1:1:1:20:2:0
+2:0:1:1:1:20:6:0
+2:0:1:1:1:20:105:0
+2:0:1:1:2:25:4:3
+2:0:1:1:2:25:2:0
+2:0:1:1:2:25:6:0
+2:0:1:1:2:25:103:0
+"""
+        got = (out / "thread.prv").read_text()
+        check(got == "#Paraver (19/01/38 at 03:14):00000000000000000025_ns:0:1:1(2:1)\n"
+              + want_thread, f"order: thread.prv\n{got}")
+        want_cpu = """2:0:1:1:1:0:2:1
+2:0:1:1:1:0:1:1
+2:0:1:1:1:0:3:1
+2:0:1:1:1:0:7:0
+2:0:1:1:1:0:105:0
+2:0:1:1:1:0:103:0
+2:0:1:1:2:5:2:2
+2:0:1:1:2:5:1:1
+2:0:1:1:2:5:3:1
+2:0:1:1:2:5:7:0
+2:0:1:1:2:5:105:0
+2:0:1:1:2:5:103:0
+2:0:1:1:1:10:105:2
+2:0:1:1:2:15:103:7
+2:0:1:1:1:20:2:0
+2:0:1:1:1:20:1:0
+2:0:1:1:1:20:3:0
+2:0:1:1:1:20:105:0
+2:0:1:1:2:25:2:0
+2:0:1:1:2:25:1:0
+2:0:1:1:2:25:3:0
+2:0:1:1:2:25:103:0
+"""
+        got = (out / "cpu.prv").read_text()
+        check(got == "#Paraver (19/01/38 at 03:14):00000000000000000025_ns:0:1:1(2:1)\n"
+              + want_cpu, f"order: cpu.prv\n{got}")
+        check(not (out / "perfetto.pftrace").exists(), "--paraver alone wrote perfetto.pftrace")
+        out2 = tmp / "order-pf"
+        p = run("--perfetto", "-q", "-o", out2, tr)
+        check(p.returncode == 0 and (out2 / "perfetto.pftrace").exists()
+              and not (out2 / "thread.prv").exists(), "--perfetto alone")
+        p = run("-o", tmp / "order-both", tr)
+        check(p.returncode == 0 and "thread (time in ns)" in p.stdout
+              and (tmp / "order-both" / "perfetto.pftrace").exists()
+              and (tmp / "order-both" / "cpu.row").exists(), "no format flag: both + summary")
+
+        # ---- unsupported model ----
+        tr = tmp / "nosv"
+        write_thread(tr, 1, 1, [ohx(0, 100), ev("OHe", 120)],
+                     require={"ovni": "1.1.0", "nosv": "2.7.0"})
+        p = run("-q", "-o", tmp / "nosv-out", tr)
+        check(p.returncode == 1 and p.stderr == "weft emu: loom.vm/proc.1/thread.1: requires the "
+              "nosv model (version 2.7.0), which weft emu does not support yet (supported: "
+              "ovni)\n", f"nosv: exit {p.returncode}: {p.stderr!r}")
+        check(not (tmp / "nosv-out").exists(), "nosv: nothing must be written")
+
+        # ---- illegal sequence ----
+        tr = tmp / "bad"
+        write_thread(tr, 1, 1, [ev("OHp", 100), ohx(0, 110), ev("OHe", 120)])
+        for lint in ([], ["--lint"]):
+            out = tmp / ("bad-out" + ("-lint" if lint else ""))
+            p = run(*lint, "--paraver", "-q", "-o", out, tr)
+            check(p.returncode == 1 and p.stderr == "weft emu: loom.vm/proc.1/thread.1: event OHp "
+                  "at clock 100 (offset 8): thread TH 1.1 is Unknown, but OHp (pause) needs it "
+                  "Running or Cooling\n", f"bad {lint}: exit {p.returncode}: {p.stderr!r}")
+            check((out / "thread.prv").read_text() == "#Paraver (19/01/38 at 03:14):"
+                  "00000000000000000000_ns:0:1:1(1:1)\n", "bad: thread.prv must be the header")
+            check((out / "cpu.row").exists(), "bad: the .row files are still written")
+
+        # ---- a refusal in the middle: earlier records kept, none of the refused event ----
+        tr = tmp / "mid"
+        write_thread(tr, 1, 1, [ohx(0, 100), ev("OHc", 110), ohx(0, 120), ev("OHe", 130)])
+        out = tmp / "mid-out"
+        p = run("--paraver", "-q", "-o", out, tr)
+        check(p.returncode == 1 and p.stderr == "weft emu: loom.vm/proc.1/thread.1: event OHx at "
+              "clock 120 (offset 48): thread TH 1.1 is Cooling and already has CPU 0.0\n",
+              f"mid: exit {p.returncode}: {p.stderr!r}")
+        hdr = "#Paraver (19/01/38 at 03:14):00000000000000000020_ns:0:1:1({}:1)\n"
+        got = (out / "thread.prv").read_text()
+        check(got == hdr.format(1) + "2:0:1:1:1:0:6:1\n2:0:1:1:1:0:4:1\n2:0:1:1:1:0:2:1\n"
+              "2:0:1:1:1:10:4:4\n", f"mid: thread.prv\n{got}")
+        got = (out / "cpu.prv").read_text()
+        check(got == hdr.format(2) + "2:0:1:1:1:0:2:1\n2:0:1:1:1:0:1:1\n2:0:1:1:1:0:3:1\n"
+              "2:0:1:1:1:0:7:0\n2:0:1:1:1:10:2:0\n2:0:1:1:1:10:1:0\n2:0:1:1:1:10:3:0\n",
+              f"mid: cpu.prv\n{got}")
+
+        # ---- usage ----
+        check(run().returncode == 2, "no PATH: exit 2")
+        check(run("--nope", tmp).returncode == 2, "unknown option: exit 2")
+        p = run("--help")
+        check(p.returncode == 0 and p.stdout.startswith("Usage: weft emu"), "--help")
+        p = run("-q", tmp / "does-not-exist")
+        check(p.returncode == 1 and p.stderr.startswith("weft emu: "), "missing trace: exit 1")
+    print(f"{len(failures)} failure(s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
