@@ -39,21 +39,6 @@ static void emu_usage(FILE *f)
 		"closed properly); usage errors exit with 2. See docs/emu.md.\n");
 }
 
-#ifndef WEFT_EMU_HAVE_READER
-
-int weft_cmd_emu(int argc, char **argv)
-{
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-			emu_usage(stdout);
-			return 0;
-		}
-	}
-	fprintf(stderr, "weft emu: built without the trace reader (libweft)\n");
-	return 2;
-}
-
-#else
 
 #include <jansson.h>
 
@@ -460,5 +445,3 @@ int weft_cmd_emu(int argc, char **argv)
 	run_free(&R);
 	return status;
 }
-
-#endif

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * emu.h - the emulator core: a system model and an engine that replays
- * ordered events through model descriptions (models/emu_model.h) into
+ * ordered events through model descriptions (src/model/emu/emu_model.h) into
  * per-thread and per-CPU channels, and hands the resulting records to sinks
  * (src/out).
  *
@@ -18,7 +18,7 @@
 #include <stdio.h>
 
 #include "weft/weft.h"
-#include "models/emu_model.h"
+#include "emu_model.h"
 
 /* ---- the system model ---- */
 
