@@ -13,6 +13,12 @@
  *           marked on a stack mark type "Phase"; OHe, ovni_flush,
  *           ovni_thread_free.
  *
+ * Like a real runtime, at most one thread runs on a CPU at a time: each CPU
+ * has a token (a mutex) that a thread holds while it is Running there. A
+ * thread emits OHx/OHr after taking the token and OHp/OHe before giving it
+ * back, so the trace never shows two running threads on one CPU, even with
+ * more workers than CPUs.
+ *
  * Payloads: OHx = i32 cpu, i32 creator tid (-1 if none), u64 tag;
  *           OHC = i32 cpu, u64 tag; OAs = i32 cpu.
  *
@@ -46,6 +52,7 @@ struct worker {
 };
 
 static pthread_barrier_t barrier;
+static pthread_mutex_t *cpu_token; /* one per logical CPU */
 static int rounds = 10;
 
 static void emit(const char *mcv, const void *payload, int size)
@@ -87,6 +94,7 @@ static void *worker_main(void *arg)
 {
 	struct worker *w = arg;
 	ovni_thread_init(gettid());
+	pthread_mutex_lock(&cpu_token[w->cpu_index]);
 	emit_ohx(w->cpu_index, w->creator, w->tag);
 
 	cpu_set_t set;
@@ -112,13 +120,16 @@ static void *worker_main(void *arg)
 
 		ovni_mark_push(MARK_PHASE, PHASE_EXCHANGE);
 		emit("OHp", NULL, 0); /* blocks: Running -> Paused */
+		pthread_mutex_unlock(&cpu_token[w->cpu_index]);
 		pthread_barrier_wait(&barrier);
+		pthread_mutex_lock(&cpu_token[w->cpu_index]);
 		emit("OHr", NULL, 0); /* Paused -> Running */
 		ovni_mark_pop(MARK_PHASE, PHASE_EXCHANGE);
 	}
 	(void) sink;
 
 	emit("OHe", NULL, 0);
+	pthread_mutex_unlock(&cpu_token[w->cpu_index]);
 	ovni_flush();
 	ovni_thread_free();
 	return NULL;
@@ -165,6 +176,14 @@ int main(int argc, char **argv)
 	for (int i = 0; i < ncpus; i++)
 		if (phyids[i] == cur)
 			main_cpu = i;
+	cpu_token = calloc((size_t) ncpus, sizeof *cpu_token);
+	if (cpu_token == NULL) {
+		fprintf(stderr, "workers: out of memory for %d CPUs\n", ncpus);
+		return 1;
+	}
+	for (int i = 0; i < ncpus; i++)
+		pthread_mutex_init(&cpu_token[i], NULL);
+	pthread_mutex_lock(&cpu_token[main_cpu]);
 	emit_ohx(main_cpu, -1, 0);
 
 	pthread_barrier_init(&barrier, NULL, (unsigned) nworkers);
@@ -188,16 +207,22 @@ int main(int argc, char **argv)
 		}
 	}
 	emit("OHp", NULL, 0); /* waiting for the workers */
+	pthread_mutex_unlock(&cpu_token[main_cpu]);
 	for (int i = 0; i < nworkers; i++)
 		pthread_join(ws[i].th, NULL);
+	pthread_mutex_lock(&cpu_token[main_cpu]);
 	emit("OHr", NULL, 0);
 	pthread_barrier_destroy(&barrier);
 	free(ws);
 
 	emit("OHe", NULL, 0);
+	pthread_mutex_unlock(&cpu_token[main_cpu]);
 	ovni_flush();
 	ovni_thread_free();
 	ovni_proc_fini();
+	for (int i = 0; i < ncpus; i++)
+		pthread_mutex_destroy(&cpu_token[i]);
+	free(cpu_token);
 
 	const char *dir = getenv("OVNI_TRACEDIR");
 	if (dir == NULL || dir[0] == '\0')
