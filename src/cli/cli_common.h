@@ -26,6 +26,23 @@ static inline void cli_warn(void *ctx, const char *msg)
 	fprintf(stderr, "weft %s: warning: %s\n", (const char *) ctx, msg);
 }
 
+/* Opens the trace at path for subcommand cmd, with warnings printed by
+ * cli_warn; on failure prints "weft <cmd>: <reason>" and returns NULL. */
+static inline struct weft_trace *cli_open(const char *cmd, const char *path, enum weft_mode mode,
+		enum weft_clock clock)
+{
+	struct weft_open_opts opts = { 0 };
+	opts.mode = mode;
+	opts.warn = cli_warn;
+	opts.warn_ctx = (void *) cmd;
+	opts.clock = clock;
+	char err[WEFT_ERR_MAX];
+	struct weft_trace *t = weft_open(path, &opts, err, sizeof err);
+	if (t == NULL)
+		fprintf(stderr, "weft %s: %s\n", cmd, err);
+	return t;
+}
+
 /* Parses "[-x] PATH"-style arguments: flags listed in `flags` (single letters,
  * long forms given in `longs`, same order) set flag_set[i]. Returns 0 and the
  * path, 1 if --help was asked (already printed), or 2 on a usage error

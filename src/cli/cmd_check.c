@@ -31,16 +31,9 @@ int weft_cmd_check(int argc, char **argv)
 		return CLI_EXIT_OK;
 	if (r != 0)
 		return CLI_EXIT_USAGE;
-	struct weft_open_opts opts = { 0 };
-	opts.mode = WEFT_STRICT;
-	opts.warn = cli_warn;
-	opts.warn_ctx = (void *) "check";
-	char err[WEFT_ERR_MAX];
-	struct weft_trace *t = weft_open(path, &opts, err, sizeof err);
-	if (t == NULL) {
-		fprintf(stderr, "weft check: %s\n", err);
+	struct weft_trace *t = cli_open("check", path, WEFT_STRICT, WEFT_CLOCK_OFFSET);
+	if (t == NULL)
 		return CLI_EXIT_TRACE;
-	}
 	static struct weft_event evs[256];
 	long n;
 	while ((n = weft_next_batch(t, evs, 256)) > 0)

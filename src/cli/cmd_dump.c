@@ -194,17 +194,9 @@ int weft_cmd_dump(int argc, char **argv)
 		return CLI_EXIT_OK;
 	if (r != 0)
 		return CLI_EXIT_USAGE;
-	struct weft_open_opts opts = { 0 };
-	opts.mode = WEFT_LENIENT;
-	opts.warn = cli_warn;
-	opts.warn_ctx = (void *) "dump";
-	opts.clock = WEFT_CLOCK_RAW;
-	char err[WEFT_ERR_MAX];
-	struct weft_trace *t = weft_open(path, &opts, err, sizeof err);
-	if (t == NULL) {
-		fprintf(stderr, "weft dump: %s\n", err);
+	struct weft_trace *t = cli_open("dump", path, WEFT_LENIENT, WEFT_CLOCK_RAW);
+	if (t == NULL)
 		return CLI_EXIT_TRACE;
-	}
 	struct dump d;
 	memset(&d, 0, sizeof d);
 	d.hex = set[0];

@@ -40,8 +40,6 @@ static void emu_usage(FILE *f)
 }
 
 
-#include <jansson.h>
-
 #include "emu.h"
 #include "obs_format.h"
 #include "out.h"
@@ -80,126 +78,36 @@ static int mkdir_p(const char *dir)
 	return r != 0 && errno != EEXIST ? -1 : 0;
 }
 
-/* LOCAL WORKAROUND: weft.h gives no per-stream first clock before the
- * iteration, but the clock gate must run before the first event. Read the
- * first event header of each stream with events directly (obs_format.h). */
-static int first_clock(const char *trace, const struct weft_stream *s, int64_t *clock)
+/* The first sclock of stream i for the clock gate, before the iteration:
+ * 1 if the stream has events (*clock set), 0 if it has none, -1 on an error
+ * (err set). Read from the first event header of the stream file (obs_path),
+ * with the loom's clock offset applied. */
+static int first_clock(const struct weft_stream *s, int64_t *clock, char *err, size_t errlen)
 {
 	if (s->obs_size < WEFT_OBS_HEADER_SIZE + WEFT_EV_HEADER_SIZE)
 		return 0;
-	char path[4096];
-	/* obs_path may be NULL (libweft leaves it unset): rebuild the v3 path. */
-	if (s->obs_path != NULL)
-		snprintf(path, sizeof path, "%s", s->obs_path);
-	else
-		snprintf(path, sizeof path, "%s/%s/%s", trace, s->relpath, WEFT_STREAM_OBS);
-	FILE *f = fopen(path, "rb");
-	if (f == NULL)
-		return 0;
+	if (s->obs_path == NULL) {
+		snprintf(err, errlen, "%s: no stream file path", s->relpath);
+		return -1;
+	}
+	FILE *f = fopen(s->obs_path, "rb");
+	if (f == NULL) {
+		snprintf(err, errlen, "cannot open %s: %s", s->obs_path, strerror(errno));
+		return -1;
+	}
 	unsigned char b[WEFT_OBS_HEADER_SIZE + WEFT_EV_HEADER_SIZE];
 	size_t n = fread(b, 1, sizeof b, f);
+	int rerr = ferror(f);
 	fclose(f);
-	if (n != sizeof b)
-		return 0;
+	if (n != sizeof b) {
+		snprintf(err, errlen, "%s: cannot read the first event header%s", s->obs_path,
+				rerr ? "" : " (file shorter than its size)");
+		return -1;
+	}
 	*clock = (int64_t) weft_load_u64(b + WEFT_OBS_HEADER_SIZE + WEFT_EV_OFF_CLOCK);
 	if (s->thread != NULL && s->thread->proc != NULL && s->thread->proc->loom != NULL)
 		*clock += s->thread->proc->loom->clock_offset;
 	return 1;
-}
-
-/* The reference orders mark types by their first appearance over the
- * threads in row order (JSON key order within a thread), and each type's
- * labels by first appearance; libweft gives both sorted by value. Rebuilds
- * `marks` in the reference's order (label arrays in *owned, to free).
- * Keeps libweft's order for whatever the JSON does not say. */
-static void order_marks(const struct emu_sys *sys, struct weft_mark_type *marks, size_t nm,
-		struct weft_mark_label **owned)
-{
-	if (nm == 0)
-		return;
-	size_t *order = calloc(nm, sizeof *order);
-	int *seen = calloc(nm, sizeof *seen);
-	size_t *nlab = calloc(nm, sizeof *nlab);
-	char **lseen = calloc(nm, sizeof *lseen);
-	size_t norder = 0, buflen = 1 << 16;
-	char *buf = malloc(buflen);
-	if (!order || !seen || !nlab || !lseen || !buf)
-		goto out;
-	for (size_t k = 0; k < nm; k++) {
-		owned[k] = calloc(marks[k].nlabels + 1, sizeof *owned[k]);
-		lseen[k] = calloc(marks[k].nlabels + 1, 1);
-		if (owned[k] == NULL || lseen[k] == NULL)
-			goto out;
-	}
-	for (size_t t = 0; t < sys->nthreads; t++) {
-		const struct weft_stream *st = sys->threads[t].stream;
-		if (st == NULL)
-			continue;
-		for (;;) {
-			if (!weft_stream_attr_json(st, "ovni.mark", buf, buflen))
-				buf[0] = '\0';
-			if (strlen(buf) + 1 < buflen)
-				break;
-			char *nb = realloc(buf, buflen * 4);
-			if (nb == NULL)
-				goto out;
-			buf = nb;
-			buflen *= 4;
-		}
-		if (buf[0] == '\0')
-			continue;
-		json_t *obj = json_loads(buf, 0, NULL);
-		const char *key;
-		json_t *val;
-		json_object_foreach(obj, key, val) {
-			long type = strtol(key, NULL, 10);
-			size_t k = 0;
-			while (k < nm && marks[k].type != type)
-				k++;
-			if (k == nm)
-				continue;
-			if (!seen[k]) {
-				seen[k] = 1;
-				order[norder++] = k;
-			}
-			const char *lkey;
-			json_t *lval;
-			json_object_foreach(json_object_get(val, "labels"), lkey, lval) {
-				long long v = strtoll(lkey, NULL, 10);
-				for (size_t j = 0; j < marks[k].nlabels; j++) {
-					if (marks[k].labels[j].value == v && !lseen[k][j]) {
-						lseen[k][j] = 1;
-						owned[k][nlab[k]++] = marks[k].labels[j];
-					}
-				}
-			}
-		}
-		json_decref(obj);
-	}
-	for (size_t k = 0; k < nm; k++) {
-		if (!seen[k])
-			order[norder++] = k;
-		for (size_t j = 0; j < marks[k].nlabels; j++)
-			if (!lseen[k][j])
-				owned[k][nlab[k]++] = marks[k].labels[j];
-		marks[k].labels = owned[k];
-	}
-	struct weft_mark_type *copy = malloc(nm * sizeof *copy);
-	if (copy != NULL) {
-		memcpy(copy, marks, nm * sizeof *copy);
-		for (size_t i = 0; i < nm; i++)
-			marks[i] = copy[order[i]];
-		free(copy);
-	}
-out:
-	if (lseen != NULL)
-		for (size_t k = 0; k < nm; k++)
-			free(lseen[k]);
-	free(lseen);
-	free(order);
-	free(seen);
-	free(nlab);
-	free(buf);
 }
 
 static double now_s(void)
@@ -207,6 +115,18 @@ static double now_s(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
+}
+
+/* The end of the summary: where the timelines are and how to open them. */
+static void print_where(const char *dir, int paraver, int perfetto)
+{
+	const char *sep = dir[0] != '\0' && dir[strlen(dir) - 1] == '/' ? "" : "/";
+	if (paraver)
+		printf("Paraver: %s%sthread.prv, %s%scpu.prv (open with: wxparaver %s%sthread.prv)\n",
+				dir, sep, dir, sep, dir, sep);
+	if (perfetto)
+		printf("Perfetto: %s%sperfetto.pftrace (open at https://ui.perfetto.dev, "
+				"Open trace file)\n", dir, sep);
 }
 
 struct run {
@@ -220,8 +140,6 @@ struct run {
 	const struct weft_mark_type *marks;
 	int64_t *first;
 	int *has;
-	struct weft_mark_label **owned;
-	size_t nowned;
 };
 
 static void run_free(struct run *r)
@@ -237,9 +155,6 @@ static void run_free(struct run *r)
 	free((void *) r->marks);
 	free(r->first);
 	free(r->has);
-	for (size_t i = 0; r->owned != NULL && i < r->nowned; i++)
-		free(r->owned[i]);
-	free(r->owned);
 }
 
 int weft_cmd_emu(int argc, char **argv)
@@ -308,9 +223,7 @@ int weft_cmd_emu(int argc, char **argv)
 	R.marks = marks;
 	R.first = calloc(ns + 1, sizeof *R.first);
 	R.has = calloc(ns + 1, sizeof *R.has);
-	R.owned = calloc(nm + 1, sizeof *R.owned);
-	R.nowned = nm;
-	if (!R.streams || !R.looms || !marks || !R.first || !R.has || !R.owned) {
+	if (!R.streams || !R.looms || !marks || !R.first || !R.has) {
 		fprintf(stderr, "weft emu: out of memory\n");
 		run_free(&R);
 		return 1;
@@ -329,17 +242,14 @@ int weft_cmd_emu(int argc, char **argv)
 		return 1;
 	}
 	R.sys_ok = 1;
-	order_marks(&R.sys, marks, nm, R.owned);
-	emu_sys_free(&R.sys);
-	R.sys_ok = 0;
-	if (emu_sys_build(&R.sys, R.looms, nl, marks, nm, err, sizeof err) != 0) {
-		fprintf(stderr, "weft emu: %s\n", err);
-		run_free(&R);
-		return 1;
+	for (size_t i = 0; i < ns; i++) {
+		R.has[i] = first_clock(R.streams[i], &R.first[i], err, sizeof err);
+		if (R.has[i] < 0) {
+			fprintf(stderr, "weft emu: %s\n", err);
+			run_free(&R);
+			return 1;
+		}
 	}
-	R.sys_ok = 1;
-	for (size_t i = 0; i < ns; i++)
-		R.has[i] = first_clock(path, R.streams[i], &R.first[i]);
 	if (emu_clock_gate(R.streams, R.first, R.has, ns, err, sizeof err) != 0) {
 		fprintf(stderr, "weft emu: %s\n", err);
 		run_free(&R);
@@ -408,6 +318,7 @@ int weft_cmd_emu(int argc, char **argv)
 		}
 	}
 	r = got < 0 ? -1 : 0;
+	double t_loop = now_s();
 	if (progress)
 		fputc('\n', stderr);
 	if (fail == NULL && r < 0)
@@ -426,8 +337,11 @@ int weft_cmd_emu(int argc, char **argv)
 			status = 1;
 		}
 	}
-	if (status == 0 && !quiet)
+	double t_close = now_s();
+	if (status == 0 && !quiet) {
 		emu_summary(R.emu, stdout);
+		print_where(outdir, paraver, perfetto);
+	}
 	if (progress || getenv("WEFT_EMU_TIMING") != NULL) {
 		double dt = now_s() - t0;
 		struct timespec cpu;
@@ -435,12 +349,14 @@ int weft_cmd_emu(int argc, char **argv)
 		struct rusage ru;
 		getrusage(RUSAGE_SELF, &ru);
 		fprintf(stderr, "weft emu: %" PRIu64 " events in %.2f s (%.2f M events/s; CPU: "
-				"emulation thread %.2f s, process %.2f s user + %.2f s sys)\n",
+				"emulation thread %.2f s, process %.2f s user + %.2f s sys; "
+				"loop %.2f s, close %.2f s)\n",
 				emu_nevents(R.emu), dt,
 				dt > 0 ? (double) emu_nevents(R.emu) / 1e6 / dt : 0.0,
 				(double) cpu.tv_sec + (double) cpu.tv_nsec * 1e-9,
 				(double) ru.ru_utime.tv_sec + (double) ru.ru_utime.tv_usec * 1e-6,
-				(double) ru.ru_stime.tv_sec + (double) ru.ru_stime.tv_usec * 1e-6);
+				(double) ru.ru_stime.tv_sec + (double) ru.ru_stime.tv_usec * 1e-6,
+				t_loop - t0, t_close - t_loop);
 	}
 	run_free(&R);
 	return status;

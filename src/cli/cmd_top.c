@@ -77,17 +77,9 @@ int weft_cmd_top(int argc, char **argv)
 		return CLI_EXIT_OK;
 	if (r != 0)
 		return CLI_EXIT_USAGE;
-	struct weft_open_opts opts = { 0 };
-	opts.mode = WEFT_LENIENT;
-	opts.warn = cli_warn;
-	opts.warn_ctx = (void *) "top";
-	opts.clock = WEFT_CLOCK_RAW;
-	char err[WEFT_ERR_MAX];
-	struct weft_trace *t = weft_open(path, &opts, err, sizeof err);
-	if (t == NULL) {
-		fprintf(stderr, "weft top: %s\n", err);
+	struct weft_trace *t = cli_open("top", path, WEFT_LENIENT, WEFT_CLOCK_RAW);
+	if (t == NULL)
 		return CLI_EXIT_TRACE;
-	}
 	struct table tab = { NULL, 0, 0 };
 	static struct weft_event evs[256];
 	uint32_t last = 0;

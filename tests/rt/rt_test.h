@@ -68,6 +68,30 @@ static inline void rt_test_rm_rf(const char *path)
 	nftw(path, rt_test_rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
+/* The trace directory of a cmocka group using rt_test_group_setup/teardown:
+ * a fresh temporary directory set as OVNI_TRACEDIR, with OVNI_TMPDIR and
+ * WEFT_BUFSIZE unset (a test sets them itself when it needs them). */
+static char *rt_test_dir;
+
+static inline int rt_test_group_setup(void **state)
+{
+	(void) state;
+	rt_test_dir = rt_test_mkdtemp();
+	setenv("OVNI_TRACEDIR", rt_test_dir, 1);
+	unsetenv("OVNI_TMPDIR");
+	unsetenv("WEFT_BUFSIZE");
+	return 0;
+}
+
+static inline int rt_test_group_teardown(void **state)
+{
+	(void) state;
+	rt_test_rm_rf(rt_test_dir);
+	free(rt_test_dir);
+	rt_test_dir = NULL;
+	return 0;
+}
+
 static inline char *rt_test_path(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 static inline char *rt_test_path(const char *fmt, ...)
 {

@@ -20,7 +20,6 @@
 #define BUFSIZE 256
 #define NEV 200
 
-static char *tmp;
 static int next_tid = 1000;
 
 struct body {
@@ -55,7 +54,7 @@ static char *start_proc(const char *bufsize)
 	else
 		unsetenv("WEFT_BUFSIZE");
 	ovni_proc_init(1, "vm", 77);
-	return rt_test_path("%s/loom.vm/proc.77/thread.%d/stream.obs", tmp, next_tid);
+	return rt_test_path("%s/loom.vm/proc.77/thread.%d/stream.obs", rt_test_dir, next_tid);
 }
 
 static void auto_body(void *p)
@@ -152,7 +151,7 @@ static void test_auto_max_payload(void **st)
 static void explicit_body(void *p)
 {
 	struct body *b = p;
-	char *obs = rt_test_path("%s/loom.vm/proc.77/thread.%d/stream.obs", tmp, b->tid);
+	char *obs = rt_test_path("%s/loom.vm/proc.77/thread.%d/stream.obs", rt_test_dir, b->tid);
 	ovni_thread_init(b->tid);
 	for (int i = 0; i < 3; i++)
 		emit_sized(i, 0);
@@ -250,23 +249,6 @@ static void test_auto_jumbo_and_marks(void **st)
 	free(obs);
 }
 
-static int setup(void **state)
-{
-	(void) state;
-	tmp = rt_test_mkdtemp();
-	setenv("OVNI_TRACEDIR", tmp, 1);
-	unsetenv("OVNI_TMPDIR");
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void) state;
-	rt_test_rm_rf(tmp);
-	free(tmp);
-	return 0;
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -277,5 +259,5 @@ int main(void)
 		cmocka_unit_test(test_explicit),
 		cmocka_unit_test(test_auto_jumbo_and_marks),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, rt_test_group_setup, rt_test_group_teardown);
 }

@@ -20,7 +20,6 @@
 
 #define PID 900
 
-static char *tmp;
 
 struct body {
 	int tid;
@@ -176,7 +175,7 @@ static void check_doc(const char *text, int tid, int with_cpus, int finished)
 static void run(int tid, int add_cpus)
 {
 	struct body b = {.tid = tid, .add_cpus = add_cpus};
-	b.json_path = rt_test_path("%s/loom.vm/proc.%d/thread.%d/stream.json", tmp, PID, tid);
+	b.json_path = rt_test_path("%s/loom.vm/proc.%d/thread.%d/stream.json", rt_test_dir, PID, tid);
 	rt_test_in_thread(body, &b);
 
 	assert_true(b.has_name);
@@ -211,28 +210,10 @@ static void test_meta(void **st)
 	ovni_proc_fini();
 }
 
-static int setup(void **state)
-{
-	(void) state;
-	tmp = rt_test_mkdtemp();
-	setenv("OVNI_TRACEDIR", tmp, 1);
-	unsetenv("OVNI_TMPDIR");
-	unsetenv("WEFT_BUFSIZE");
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void) state;
-	rt_test_rm_rf(tmp);
-	free(tmp);
-	return 0;
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_meta),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, rt_test_group_setup, rt_test_group_teardown);
 }

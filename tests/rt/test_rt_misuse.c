@@ -13,25 +13,6 @@
 #include "ovni.h"
 #include "rt_test.h"
 
-static char *tmp;
-
-static int setup(void **state)
-{
-	(void) state;
-	tmp = rt_test_mkdtemp();
-	setenv("OVNI_TRACEDIR", tmp, 1);
-	unsetenv("OVNI_TMPDIR");
-	unsetenv("WEFT_BUFSIZE");
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void) state;
-	rt_test_rm_rf(tmp);
-	free(tmp);
-	return 0;
-}
 
 /* Runs body in a child: it must die by SIGABRT printing exactly want. */
 static void expect_abort(void (*body)(void *), void *arg, const char *want)
@@ -244,7 +225,7 @@ static void test_big_jumbo(void **s)
 	(void) s;
 	char *want = rt_test_path("libovni: ovni_ev_jumbo_emit: an event of 316 bytes does not fit in the "
 				  "256-byte event buffer of '%s/loom.vm/proc.100/thread.108/stream.obs'",
-				  tmp);
+				  rt_test_dir);
 	expect_abort(big_jumbo, NULL, want);
 	free(want);
 }
@@ -407,11 +388,11 @@ static void test_write_fails(void **s)
 	(void) s;
 	char *want = rt_test_path("libovni: ovni_flush: cannot write the stream file "
 				  "'%s/loom.vm/proc.100/thread.113/stream.obs': File too large",
-				  tmp);
+				  rt_test_dir);
 	expect_abort(write_fails, NULL, want);
 	free(want);
 	/* The short write went through up to the limit: never silently cut. */
-	char *obs = rt_test_path("%s/loom.vm/proc.100/thread.113/stream.obs", tmp);
+	char *obs = rt_test_path("%s/loom.vm/proc.100/thread.113/stream.obs", rt_test_dir);
 	assert_int_equal(rt_test_file_size(obs), 100);
 	free(obs);
 }
@@ -442,5 +423,5 @@ int main(void)
 		cmocka_unit_test(test_attr_bad_key),
 		cmocka_unit_test(test_write_fails),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, rt_test_group_setup, rt_test_group_teardown);
 }

@@ -18,7 +18,6 @@
 #define NEV 50000
 #define PID 4000
 
-static char *tmp;
 static pthread_barrier_t start;
 
 static uint8_t pay(int t, int i, int j)
@@ -81,7 +80,7 @@ static void test_concurrent_emit(void **st)
 	ovni_proc_fini();
 
 	for (int t = 0; t < NTHREADS; t++) {
-		char *obs = rt_test_path("%s/loom.vm/proc.%d/thread.%d/stream.obs", tmp, PID, PID + 1 + t);
+		char *obs = rt_test_path("%s/loom.vm/proc.%d/thread.%d/stream.obs", rt_test_dir, PID, PID + 1 + t);
 		struct rt_test_stream s;
 		rt_test_stream_load(&s, obs);
 		size_t k = 0, nflush = 0;
@@ -127,7 +126,7 @@ static void test_concurrent_emit(void **st)
 		assert_true(nflush > 5 + 100);
 		rt_test_stream_free(&s);
 
-		char *json = rt_test_path("%s/loom.vm/proc.%d/thread.%d/stream.json", tmp, PID, PID + 1 + t);
+		char *json = rt_test_path("%s/loom.vm/proc.%d/thread.%d/stream.json", rt_test_dir, PID, PID + 1 + t);
 		char *text = rt_test_read(json, NULL);
 		assert_non_null(text);
 		char *idx = rt_test_path("\"index\": %d", t);
@@ -141,27 +140,10 @@ static void test_concurrent_emit(void **st)
 	}
 }
 
-static int setup(void **state)
-{
-	(void) state;
-	tmp = rt_test_mkdtemp();
-	setenv("OVNI_TRACEDIR", tmp, 1);
-	unsetenv("OVNI_TMPDIR");
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void) state;
-	rt_test_rm_rf(tmp);
-	free(tmp);
-	return 0;
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_concurrent_emit),
 	};
-	return cmocka_run_group_tests(tests, setup, teardown);
+	return cmocka_run_group_tests(tests, rt_test_group_setup, rt_test_group_teardown);
 }
