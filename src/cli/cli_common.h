@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "weft/weft.h"
@@ -41,6 +42,51 @@ static inline struct weft_trace *cli_open(const char *cmd, const char *path, enu
 	if (t == NULL)
 		fprintf(stderr, "weft %s: %s\n", cmd, err);
 	return t;
+}
+
+/* A progress line on stderr for long reads: after 2 seconds, and then at
+ * most once a second, "weft <cmd>: N events read (R M events/s)" is
+ * rewritten in place; only when stderr is a terminal. Call
+ * cli_progress_tick once per batch of events (it reads the clock there,
+ * not per event) and cli_progress_end when done. */
+struct cli_progress {
+	const char *cmd;
+	double t0, last;
+	int tty, shown;
+};
+
+static inline double cli_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
+}
+
+static inline void cli_progress_start(struct cli_progress *p, const char *cmd)
+{
+	p->cmd = cmd;
+	p->t0 = p->last = cli_now();
+	p->tty = isatty(STDERR_FILENO);
+	p->shown = 0;
+}
+
+static inline void cli_progress_tick(struct cli_progress *p, uint64_t nevents)
+{
+	if (!p->tty)
+		return;
+	double t = cli_now();
+	if (t - p->t0 < 2.0 || t - p->last < 1.0)
+		return;
+	p->last = t;
+	p->shown = 1;
+	fprintf(stderr, "\rweft %s: %" PRIu64 " events read (%.1f M events/s)   ", p->cmd, nevents,
+			(double) nevents / (t - p->t0) * 1e-6);
+}
+
+static inline void cli_progress_end(struct cli_progress *p)
+{
+	if (p->shown)
+		fprintf(stderr, "\n");
 }
 
 /* Parses "[-x] PATH"-style arguments: flags listed in `flags` (single letters,

@@ -36,8 +36,11 @@ int weft_cmd_check(int argc, char **argv)
 		return CLI_EXIT_TRACE;
 	static struct weft_event evs[256];
 	long n;
+	struct cli_progress prog;
+	cli_progress_start(&prog, "check");
 	while ((n = weft_next_batch(t, evs, 256)) > 0)
-		;
+		cli_progress_tick(&prog, weft_nevents(t));
+	cli_progress_end(&prog);
 	r = n < 0 ? -1 : 0;
 	if (r < 0) {
 		fprintf(stderr, "weft check: %s\n", weft_error(t));

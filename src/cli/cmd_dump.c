@@ -207,10 +207,16 @@ int weft_cmd_dump(int argc, char **argv)
 	cli_out_init(&d.out, 1u << 20);
 	static struct weft_event evs[256];
 	long n;
+	/* Progress on stderr only when the events do not go to the terminal. */
+	struct cli_progress prog;
+	cli_progress_start(&prog, "dump");
+	prog.tty = prog.tty && !isatty(STDOUT_FILENO);
 	while ((n = weft_next_batch(t, evs, 256)) > 0 && !d.out.failed) {
+		cli_progress_tick(&prog, weft_nevents(t));
 		for (long i = 0; i < n; i++)
 			dump_event(&d, &evs[i]);
 	}
+	cli_progress_end(&prog);
 	r = n < 0 ? -1 : 0;
 	int code = CLI_EXIT_OK;
 	if (cli_out_finish(&d.out, "dump") != 0) {

@@ -84,7 +84,10 @@ int weft_cmd_top(int argc, char **argv)
 	static struct weft_event evs[256];
 	uint32_t last = 0;
 	long run = 0, n;
+	struct cli_progress prog;
+	cli_progress_start(&prog, "top");
 	while ((n = weft_next_batch(t, evs, 256)) > 0) {
+		cli_progress_tick(&prog, weft_nevents(t));
 		for (long i = 0; i < n; i++) {
 			uint32_t k = mcv_key(evs[i].mcv);
 			if (k == last) {
@@ -97,6 +100,7 @@ int weft_cmd_top(int argc, char **argv)
 			run = 1;
 		}
 	}
+	cli_progress_end(&prog);
 	r = n < 0 ? -1 : 0;
 	if (run)
 		tab_add(&tab, last, run);
