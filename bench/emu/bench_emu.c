@@ -9,11 +9,12 @@
  * every 16 turns, a flush every 64 turns and one burst per turn (<10%).
  * Then times the read pass (weft_open + weft_next, and + weft_next_batch,
  * over every event; the ratio uses the faster) and the
- * weft binary of the same bin directory (`weft emu --paraver -q -o TMP`),
- * best of `-r` runs each, and prints events/s of both and, last,
- * `emu/read ratio: R`.
+ * weft binary of the same bin directory (`weft emu --paraver -q -o TMP/out`,
+ * the previous run's output deleted before each run, untimed), `-r` runs
+ * each, and prints for each the best and the median time and events/s, and,
+ * last, `emu/read ratio: R` (best against best).
  *
- * Usage: bench_emu [-n EVENTS] [-r RUNS] [-k]   (default 10000000, 3; -k keeps the dir)
+ * Usage: bench_emu [-n EVENTS] [-r RUNS] [-k]   (default 10000000, 5; -k keeps the dir)
  */
 #include <errno.h>
 #include <ftw.h>
@@ -250,6 +251,22 @@ static double emu_pass(const char *weft, const char *trace, const char *out)
 	return dt;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *) a, y = *(const double *) b;
+	return (x > y) - (x < y);
+}
+
+/* Prints the best and the median of n times (sorts t); returns the best. */
+static double report(const char *what, double *t, int n)
+{
+	qsort(t, (size_t) n, sizeof *t, cmp_double);
+	double med = n % 2 ? t[n / 2] : (t[n / 2 - 1] + t[n / 2]) / 2;
+	printf("%s: best %.3f s, %.2f M events/s; median %.3f s, %.2f M events/s (%d runs)\n",
+			what, t[0], (double) total / t[0] / 1e6, med, (double) total / med / 1e6, n);
+	return t[0];
+}
+
 static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW *ftw)
 {
 	(void) sb;
@@ -261,7 +278,7 @@ static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW 
 int main(int argc, char **argv)
 {
 	uint64_t want = 10000000;
-	int runs = 3, keep = 0, opt;
+	int runs = 5, keep = 0, opt;
 	while ((opt = getopt(argc, argv, "n:r:k")) != -1) {
 		switch (opt) {
 		case 'n': want = strtoull(optarg, NULL, 10); break;
@@ -304,32 +321,33 @@ int main(int argc, char **argv)
 	printf("trace: %" PRIu64 " events, %d threads on %d CPUs, written in %.2f s\n", total,
 			NTHREADS, NCPUS, now_s() - t0);
 
-	double best_read = 1e30, best_batch = 1e30, best_emu = 1e30;
+	double *t_read = calloc((size_t) runs, sizeof *t_read);
+	double *t_batch = calloc((size_t) runs, sizeof *t_batch);
+	double *t_emu = calloc((size_t) runs, sizeof *t_emu);
+	if (!t_read || !t_batch || !t_emu)
+		die("calloc");
 	uint64_t nread = 0;
 	for (int i = 0; i < runs; i++) {
-		double d = read_pass(trace, &nread, 0);
-		if (d < best_read)
-			best_read = d;
-		d = read_pass(trace, &nread, 1);
-		if (d < best_batch)
-			best_batch = d;
+		t_read[i] = read_pass(trace, &nread, 0);
+		t_batch[i] = read_pass(trace, &nread, 1);
 	}
 	for (int i = 0; i < runs; i++) {
-		/* Start from no output, so a run is not charged for truncating the
-		 * files of the previous one. */
+		/* Start from no output (deleted untimed), so a run is not charged
+		 * for truncating the files of the previous one. */
 		nftw(out, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-		double d = emu_pass(weft, trace, out);
-		if (d < best_emu)
-			best_emu = d;
+		t_emu[i] = emu_pass(weft, trace, out);
 	}
+	nftw(out, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	double best_read = report("read (libweft, weft_next)", t_read, runs);
+	double best_batch = report("read (libweft, weft_next_batch)", t_batch, runs);
+	double best_emu = report("emu (weft emu --paraver)", t_emu, runs);
 	double rnext = (double) total / best_read, rbatch = (double) total / best_batch;
 	double remu = (double) total / best_emu;
 	/* The ratio is taken against the faster of the two read loops. */
 	double rread = rnext > rbatch ? rnext : rbatch;
-	printf("read (libweft, weft_next): %.2f s, %.2f M events/s\n", best_read, rnext / 1e6);
-	printf("read (libweft, weft_next_batch): %.2f s, %.2f M events/s\n", best_batch,
-			rbatch / 1e6);
-	printf("emu (weft emu --paraver): %.2f s, %.2f M events/s\n", best_emu, remu / 1e6);
+	free(t_read);
+	free(t_batch);
+	free(t_emu);
 	if (keep)
 		printf("kept: %s\n", root);
 	else

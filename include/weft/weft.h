@@ -103,7 +103,9 @@ struct weft_mark_type {
 	const char *title;
 	int stack; /* 1: push/pop ("stack"), 0: set ("single") */
 	size_t nlabels;
-	const struct weft_mark_label *labels; /* sorted by value */
+	/* in the order of first appearance (streams in relpath order, each
+	 * stream.json in file order) */
+	const struct weft_mark_label *labels;
 };
 
 struct weft_model_req {
@@ -161,15 +163,28 @@ const struct weft_stream *weft_stream_at(const struct weft_trace *t, size_t i);
 size_t weft_nlooms(const struct weft_trace *t);
 const struct weft_loom *weft_loom_at(const struct weft_trace *t, size_t i);
 
-/* Mark types merged over all streams, sorted by type. */
+/* Mark types merged over all streams, in the order of first appearance
+ * (streams in relpath order, each stream.json in file order), as the
+ * reference orders them. */
 size_t weft_nmark_types(const struct weft_trace *t);
 const struct weft_mark_type *weft_mark_type_at(const struct weft_trace *t, size_t i);
 
 /* A JSON attribute of a stream's stream.json by dotted key ("nosv.lib_version"),
- * serialised compactly into buf; returns 1 if found, 0 if not. For model
- * code that needs keys this header does not type. */
+ * serialised compactly into buf, like snprintf: returns 0 if not found, else
+ * the length of the full serialisation (excluding the NUL); the output was
+ * truncated if that is >= buflen (then retry with a larger buf). buf may be
+ * NULL when buflen is 0. For model code that needs keys this header does not
+ * type. */
 int weft_stream_attr_json(const struct weft_stream *s, const char *dotted_key,
 		char *buf, size_t buflen);
+
+/* The first clock of stream i (weft_stream_at order) with its loom's clock
+ * offset applied (the sclock), known from weft_open on, before iterating:
+ * returns 1 with *clock set if the stream's file holds an event, 0 if it
+ * holds none (or i is out of range). It is the clock in the first event's
+ * header; the event itself is checked when the iteration reaches it.
+ * (Addition, for the emulator's clock gate.) */
+int weft_stream_first_sclock(const struct weft_trace *t, size_t i, int64_t *clock);
 
 /* ---- events, in one global clock order ---- */
 

@@ -41,7 +41,6 @@ static void emu_usage(FILE *f)
 
 
 #include "emu.h"
-#include "obs_format.h"
 #include "out.h"
 
 #define EMU_BATCH 256
@@ -76,38 +75,6 @@ static int mkdir_p(const char *dir)
 	int r = mkdir(p, 0777);
 	free(p);
 	return r != 0 && errno != EEXIST ? -1 : 0;
-}
-
-/* The first sclock of stream i for the clock gate, before the iteration:
- * 1 if the stream has events (*clock set), 0 if it has none, -1 on an error
- * (err set). Read from the first event header of the stream file (obs_path),
- * with the loom's clock offset applied. */
-static int first_clock(const struct weft_stream *s, int64_t *clock, char *err, size_t errlen)
-{
-	if (s->obs_size < WEFT_OBS_HEADER_SIZE + WEFT_EV_HEADER_SIZE)
-		return 0;
-	if (s->obs_path == NULL) {
-		snprintf(err, errlen, "%s: no stream file path", s->relpath);
-		return -1;
-	}
-	FILE *f = fopen(s->obs_path, "rb");
-	if (f == NULL) {
-		snprintf(err, errlen, "cannot open %s: %s", s->obs_path, strerror(errno));
-		return -1;
-	}
-	unsigned char b[WEFT_OBS_HEADER_SIZE + WEFT_EV_HEADER_SIZE];
-	size_t n = fread(b, 1, sizeof b, f);
-	int rerr = ferror(f);
-	fclose(f);
-	if (n != sizeof b) {
-		snprintf(err, errlen, "%s: cannot read the first event header%s", s->obs_path,
-				rerr ? "" : " (file shorter than its size)");
-		return -1;
-	}
-	*clock = (int64_t) weft_load_u64(b + WEFT_OBS_HEADER_SIZE + WEFT_EV_OFF_CLOCK);
-	if (s->thread != NULL && s->thread->proc != NULL && s->thread->proc->loom != NULL)
-		*clock += s->thread->proc->loom->clock_offset;
-	return 1;
 }
 
 static double now_s(void)
@@ -242,14 +209,9 @@ int weft_cmd_emu(int argc, char **argv)
 		return 1;
 	}
 	R.sys_ok = 1;
-	for (size_t i = 0; i < ns; i++) {
-		R.has[i] = first_clock(R.streams[i], &R.first[i], err, sizeof err);
-		if (R.has[i] < 0) {
-			fprintf(stderr, "weft emu: %s\n", err);
-			run_free(&R);
-			return 1;
-		}
-	}
+	/* The first clock of every stream, known before the iteration. */
+	for (size_t i = 0; i < ns; i++)
+		R.has[i] = weft_stream_first_sclock(R.t, i, &R.first[i]);
 	if (emu_clock_gate(R.streams, R.first, R.has, ns, err, sizeof err) != 0) {
 		fprintf(stderr, "weft emu: %s\n", err);
 		run_free(&R);

@@ -21,7 +21,10 @@
 
 #define EMU_STACK_MAX 512
 #define EMU_MAX_SINKS 4
-#define EMU_FLUSH_RECS 8192 /* records buffered before the sinks get them */
+/* Records buffered before the sinks get them. The sinks may keep the Paraver
+ * arrays until their next call (two sets alternate), so a writer thread can
+ * format one batch while the next is made: large batches, few handoffs. */
+#define EMU_FLUSH_RECS (1u << 14)
 #define NO_CPU INT64_C(-1)
 
 enum trig {
@@ -55,6 +58,8 @@ struct chan {
 	enum emu_chan_kind kind;
 	int32_t mark_type;
 	size_t model;
+	uint32_t vis;          /* EMU_STM() of the states where the thread view shows it */
+	uint8_t tpol, cpol;    /* desc->thread_policy, desc->cpu_policy */
 };
 
 struct thr {
@@ -85,6 +90,7 @@ struct cpu {
 struct model_rt {
 	const struct emu_model_desc *desc;
 	int16_t *disp; /* [cat << 8 | val]: event index, -1 unknown value, -2 unknown category */
+	uint32_t *smin, *smax; /* per event: the payload sizes its size rule accepts */
 	size_t chan_first, nchans;
 	unsigned char *tstate; /* nthreads * thread_state_size */
 };
@@ -118,6 +124,7 @@ struct emu {
 	size_t *tracked; /* channels with a RUN or ACT thread view, in order */
 	struct mark_ref *mark_chan; /* mark type -> chan index, sorted by type */
 	size_t nmark_chan;
+	int32_t mark_direct[256]; /* types 0..255: chan index + 1, 0 none */
 
 	size_t nthreads, ncpus;
 	struct thr *thr;
@@ -146,9 +153,12 @@ struct emu {
 	/* records of the accepted events not yet given to the sinks, and where
 	 * the current event's records start */
 	struct emu_prv_rec *prv[2];
-	size_t nprv[2], prvcap[2], ev_prv[2];
+	size_t nprv[2], prvcap[2];
+	/* the sets of Paraver arrays last handed to the sinks, oldest first */
+	struct emu_prv_rec *prv_kept[EMU_BATCH_KEEP][2];
+	size_t prvcap_kept[EMU_BATCH_KEEP][2];
 	struct emu_rec *irecs;
-	size_t nirecs, ireccap, ev_irecs;
+	size_t nirecs, ireccap;
 
 	int started;
 	int64_t first_clock;
@@ -352,7 +362,21 @@ static int add_chan(struct emu *e, size_t *cap, const struct chan *c)
 {
 	if (grow((void **) &e->chans, cap, e->nchans + 1, sizeof *e->chans) != 0)
 		return -1;
-	e->chans[e->nchans++] = *c;
+	struct chan *n = &e->chans[e->nchans++];
+	*n = *c;
+	switch (c->desc->track) {
+	case EMU_TRACK_ANY:
+		n->vis = ~0u;
+		break;
+	case EMU_TRACK_ACT:
+		n->vis = EMU_STM(EMU_ST_RUNNING) | EMU_STM(EMU_ST_COOLING) | EMU_STM(EMU_ST_WARMING);
+		break;
+	default:
+		n->vis = EMU_STM(EMU_ST_RUNNING);
+		break;
+	}
+	n->tpol = (uint8_t) c->desc->thread_policy;
+	n->cpol = (uint8_t) c->desc->cpu_policy;
 	return 0;
 }
 
@@ -416,6 +440,15 @@ struct emu *emu_create(const struct emu_sys *sys, const struct emu_model_desc *c
 		if (m->disp == NULL)
 			goto oom;
 		build_dispatch(m);
+		m->smin = calloc(m->desc->nevents + 1, sizeof *m->smin);
+		m->smax = calloc(m->desc->nevents + 1, sizeof *m->smax);
+		if (m->smin == NULL || m->smax == NULL)
+			goto oom;
+		for (size_t k = 0; k < m->desc->nevents; k++) {
+			const struct emu_event_desc *d = &m->desc->events[k];
+			m->smin[k] = d->size_rule == EMU_SIZE_ANY ? 0 : d->size;
+			m->smax[k] = d->size_rule == EMU_SIZE_EXACT ? d->size : UINT32_MAX;
+		}
 		m->chan_first = e->nchans;
 		for (size_t ci = 0; ci < m->desc->nchans; ci++) {
 			const struct emu_chan_desc *d = &m->desc->chans[ci];
@@ -465,6 +498,9 @@ struct emu *emu_create(const struct emu_sys *sys, const struct emu_model_desc *c
 		}
 	}
 	qsort(e->mark_chan, e->nmark_chan, sizeof *e->mark_chan, cmp_mark_ref);
+	for (size_t k = 0; k < e->nmark_chan; k++)
+		if (e->mark_chan[k].type >= 0 && e->mark_chan[k].type < 256)
+			e->mark_direct[e->mark_chan[k].type] = (int32_t) e->mark_chan[k].chan + 1;
 	size_t nt = e->nthreads, nc = e->ncpus, nch = e->nchans;
 	e->tracked = calloc(nch + 1, sizeof *e->tracked);
 	if (e->tracked == NULL)
@@ -505,6 +541,8 @@ void emu_destroy(struct emu *e)
 		return;
 	for (size_t m = 0; m < e->nmodels && e->models; m++) {
 		free(e->models[m].disp);
+		free(e->models[m].smin);
+		free(e->models[m].smax);
 		free(e->models[m].tstate);
 	}
 	if (e->raw != NULL)
@@ -523,6 +561,10 @@ void emu_destroy(struct emu *e)
 	free(e->q);
 	free(e->prv[0]);
 	free(e->prv[1]);
+	for (size_t k = 0; k < EMU_BATCH_KEEP; k++) {
+		free(e->prv_kept[k][0]);
+		free(e->prv_kept[k][1]);
+	}
 	free(e->irecs);
 	free(e);
 }
@@ -721,10 +763,12 @@ static int tid_write(struct emu *e, size_t t)
 
 /* ---- actions ---- */
 
-static int get_val(struct emu *e, const struct emu_val *v, int64_t *out, int *isnull)
+static inline __attribute__((always_inline))
+int get_val(struct emu *e, const struct emu_val *v, int64_t *out, int *isnull)
 {
 	const struct weft_event *ev = e->ev;
 	*isnull = 0;
+	*out = 0;
 	switch (v->src) {
 	case EMU_VAL_NULL:
 		*isnull = 1;
@@ -872,8 +916,15 @@ static int act_aff_remote(struct emu *e, size_t t, const struct emu_action *a)
 	return aff_write(e, target, (int64_t) c + 1);
 }
 
-static int find_mark_chan(struct emu *e, int64_t type, size_t *out)
+static inline int find_mark_chan(struct emu *e, int64_t type, size_t *out)
 {
+	if ((uint64_t) type < 256) {
+		int32_t c = e->mark_direct[type];
+		if (c > 0) {
+			*out = (size_t) c - 1;
+			return 0;
+		}
+	}
 	size_t lo = 0, hi = e->nmark_chan;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
@@ -989,17 +1040,9 @@ static int act_raw(struct emu *e, size_t t, size_t model, const struct emu_actio
 
 /* ---- propagation ---- */
 
-static int visible(const struct emu *e, size_t t, const struct chan *c)
+static inline int visible(const struct emu *e, size_t t, const struct chan *c)
 {
-	enum emu_state s = e->thr[t].state;
-	switch (c->desc->track) {
-	case EMU_TRACK_ANY:
-		return 1;
-	case EMU_TRACK_ACT:
-		return is_active(s);
-	default:
-		return s == EMU_ST_RUNNING;
-	}
+	return (c->vis >> e->thr[t].state) & 1u;
 }
 
 static inline int view_emit(struct emu *e, struct last *L, enum emu_policy pol, int file, size_t row,
@@ -1037,7 +1080,7 @@ static inline int eval_tview(struct emu *e, size_t t, size_t ch)
 	const struct chan *C = &e->chans[ch];
 	const struct raw *R = &e->raw[t * nch + ch];
 	int isnull = !visible(e, t, C) || R->depth == 0;
-	return view_emit(e, L, C->desc->thread_policy, EMU_FILE_THREAD, t, C->info.prv_type,
+	return view_emit(e, L, (enum emu_policy) C->tpol, EMU_FILE_THREAD, t, C->info.prv_type,
 			R->val, isnull);
 }
 
@@ -1057,7 +1100,8 @@ static inline int eval_cview(struct emu *e, size_t c, size_t ch)
 		isnull = R->depth == 0;
 		v = R->val;
 	}
-	return view_emit(e, L, C->desc->cpu_policy, EMU_FILE_CPU, c, C->info.prv_type, v, isnull);
+	return view_emit(e, L, (enum emu_policy) C->cpol, EMU_FILE_CPU, c, C->info.prv_type, v,
+			isnull);
 }
 
 /* Walks the writes of the event in order and re-evaluates their dependent
@@ -1137,19 +1181,13 @@ static int run_event(struct emu *e, size_t t)
 		return fail(e, "unknown event of the %s model", m->desc->name);
 	const struct emu_event_desc *d = &m->desc->events[idx];
 	e->cur_desc = d;
-	switch (d->size_rule) {
-	case EMU_SIZE_EXACT:
-		if (ev->payload_size != d->size)
+	uint32_t ps = ev->payload_size;
+	if (__builtin_expect(ps < m->smin[idx] || ps > m->smax[idx], 0)) {
+		if (d->size_rule == EMU_SIZE_EXACT)
 			return fail(e, "%s needs exactly %" PRIu32 " payload bytes, it has %" PRIu32,
-					d->what, d->size, ev->payload_size);
-		break;
-	case EMU_SIZE_ATLEAST:
-		if (ev->payload_size < d->size)
-			return fail(e, "%s needs at least %" PRIu32 " payload bytes, it has %" PRIu32,
-					d->what, d->size, ev->payload_size);
-		break;
-	case EMU_SIZE_ANY:
-		break;
+					d->what, d->size, ps);
+		return fail(e, "%s needs at least %" PRIu32 " payload bytes, it has %" PRIu32,
+				d->what, d->size, ps);
 	}
 	if (e->opts.lint && lint_event(e, d) != 0)
 		return -1;
@@ -1215,14 +1253,14 @@ int emu_event(struct emu *e, const struct weft_event *ev)
 	e->nevents++;
 	e->cur_thread = t;
 	e->qlen = 0;
-	e->ev_prv[0] = e->nprv[0];
-	e->ev_prv[1] = e->nprv[1];
-	e->ev_irecs = e->nirecs;
+	/* Kept in registers (a 16-byte copy of nprv[] would load across two
+	 * 8-byte stores of the previous event and miss store forwarding). */
+	size_t n0 = e->nprv[0], n1 = e->nprv[1], ni = e->nirecs;
 	if (run_event(e, t) != 0) {
 		/* Nothing of a refused event is written; what came before is. */
-		e->nprv[0] = e->ev_prv[0];
-		e->nprv[1] = e->ev_prv[1];
-		e->nirecs = e->ev_irecs;
+		e->nprv[0] = n0;
+		e->nprv[1] = n1;
+		e->nirecs = ni;
 		return -1;
 	}
 	if (e->nprv[0] + e->nprv[1] + e->nirecs >= EMU_FLUSH_RECS)
@@ -1250,6 +1288,20 @@ int emu_flush(struct emu *e)
 			e->failed = 1;
 			r = -1;
 		}
+	}
+	/* The sinks may still read this set during their next EMU_BATCH_KEEP
+	 * calls: fill the oldest kept one, which they are done with. */
+	for (int f = 0; f < 2; f++) {
+		struct emu_prv_rec *tp = e->prv_kept[0][f];
+		size_t tc = e->prvcap_kept[0][f];
+		for (size_t k = 0; k + 1 < EMU_BATCH_KEEP; k++) {
+			e->prv_kept[k][f] = e->prv_kept[k + 1][f];
+			e->prvcap_kept[k][f] = e->prvcap_kept[k + 1][f];
+		}
+		e->prv_kept[EMU_BATCH_KEEP - 1][f] = e->prv[f];
+		e->prvcap_kept[EMU_BATCH_KEEP - 1][f] = e->prvcap[f];
+		e->prv[f] = tp;
+		e->prvcap[f] = tc;
 	}
 	e->nprv[0] = e->nprv[1] = e->nirecs = 0;
 	return r != 0 || e->failed ? -1 : 0;

@@ -137,7 +137,12 @@ struct emu_rec {
 
 /* The records of consecutive accepted events, in event order within each
  * array: the Paraver records of each file, and the internal records. A
- * refused event contributes nothing. */
+ * refused event contributes nothing. The prv arrays stay valid (unchanged)
+ * until EMU_BATCH_KEEP further records() calls have returned, or until
+ * emu_destroy(), so a sink may queue them for a writer thread without
+ * copying (the engine cycles EMU_BATCH_KEEP + 1 sets of arrays); the
+ * internal array only during the call. */
+#define EMU_BATCH_KEEP 7
 struct emu_batch {
 	const struct emu_prv_rec *prv[2]; /* EMU_FILE_THREAD, EMU_FILE_CPU */
 	size_t nprv[2];

@@ -14,8 +14,7 @@
 
 #include "paraver.h"
 
-#define BIN_RECS (1u << 14) /* records per chunk (24 bytes each) */
-#define TXT_BUF (1u << 18)
+#define TXT_BUF (1u << 17)
 #define PRV_MAX_LINE 128
 
 /* "2:0:1:1:<row>:" for each row, built once. */
@@ -24,46 +23,60 @@ struct prefix {
 	uint8_t len;
 };
 
+/* The time string "<t>:" of the last record, as three little-endian words
+ * (24 bytes). fmt_chunk keeps them in registers and copies them out with
+ * word stores; the common step (the last digit grows without a carry) is an
+ * add on one word, so no byte store is ever followed by a wider load of the
+ * same bytes (a store-forwarding stall per record). */
+struct tcur {
+	uint64_t w0, w1, w2;
+	uint64_t len; /* bytes in use, 0: not set */
+	int64_t t;
+};
+
 /* Records are kept as the emulation hands them over; the text is made later. */
 #define brec emu_prv_rec
 
-/* Each .prv file has a writer thread. The emulation appends binary records
- * to one chunk while the thread turns the other into text and writes it
- * (double buffering), so formatting and the copy into the kernel overlap
- * the emulation. Without the thread the same work is done inline. */
+/* One .prv file: its descriptor and the text side of its records. */
 struct prv {
 	int fd;
 	char *path;
 	size_t nrows;
 	struct prefix *rows;
-	/* emulation side */
-	struct brec *chunks[2];
-	int cur;
-	struct brec *chunk;
-	size_t n;
-	int werr;
-	/* formatting side */
 	char *txt;
 	size_t tlen;
-	int64_t tcache;
-	char tstr[24]; /* "<time>:" */
-	size_t tslen;
-	/* shared with the writer thread, under mu */
-	pthread_t th;
-	int th_ok;
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	const struct brec *job;
-	size_t jobn;
-	int stop;
-	int th_err;
+	struct tcur tc; /* the time string of the last record */
+	int werr; /* first write error (errno) */
 };
 
+/* A batch of the engine: the records of both files. */
+struct job {
+	const struct brec *r[2];
+	size_t n[2];
+};
+
+/* A writer thread turns the batches into text and writes them while the
+ * emulation makes the next batches: the engine keeps a batch's arrays for
+ * EMU_BATCH_KEEP further calls (emu.h), so up to that many batches are
+ * queued without copying a record. A batch is two parts, one per file; the
+ * parts of a file are written in order by one thread at a time, and when
+ * the queue is full the emulation thread writes parts itself instead of
+ * waiting, so the work is shared by whichever thread is free. Without the
+ * thread the same work is done inline. */
 struct paraver {
 	struct out base;
 	const struct emu *emu;
 	char *dir;
 	struct prv prv[2]; /* thread, cpu */
+	pthread_t th;
+	int th_ok;
+	pthread_mutex_t mu;
+	pthread_cond_t cv; /* any change of the queue */
+	struct job jobs[EMU_BATCH_KEEP]; /* batch k in jobs[k % EMU_BATCH_KEEP] */
+	uint64_t pushed;   /* batches queued so far */
+	uint64_t next[2];  /* per file: the next batch whose part is to be written */
+	int busy[2];       /* per file: a thread is writing a part */
+	int stop;
 };
 
 static char *path_join(const char *dir, const char *name)
@@ -173,49 +186,86 @@ static void small_init(void)
 	}
 }
 
-/* Sets p->tstr to "<t>:". Times mostly grow by small steps, so the previous
- * string is advanced by decimal addition when it can be. */
-static void time_str(struct prv *p, int64_t t)
+/* Any step: the previous string advanced by decimal addition when the time
+ * grows by less than 10^6, else written anew. */
+__attribute__((noinline))
+static struct tcur time_str_slow(struct tcur c, int64_t t)
 {
-	if (p->tslen > 1 && t > p->tcache && p->tcache >= 0 && t - p->tcache < 1000000) {
-		uint64_t d = (uint64_t) (t - p->tcache);
-		char *q = p->tstr + p->tslen - 2; /* the last digit */
+	char s[24];
+	memcpy(s, &c.w0, 8);
+	memcpy(s + 8, &c.w1, 8);
+	memcpy(s + 16, &c.w2, 8);
+	int done = 0;
+	if (c.len > 1 && t > c.t && c.t >= 0 && t - c.t < 1000000) {
+		uint64_t d = (uint64_t) (t - c.t);
+		char *q = s + c.len - 2; /* the last digit */
 		unsigned carry = 0;
-		while ((d != 0 || carry != 0) && q >= p->tstr) {
+		while ((d != 0 || carry != 0) && q >= s) {
 			unsigned dig = (unsigned) (*q - '0') + (unsigned) (d % 10) + carry;
 			d /= 10;
 			carry = dig >= 10;
 			*q-- = (char) ('0' + (carry ? dig - 10 : dig));
 		}
-		if (d == 0 && carry == 0) {
-			p->tcache = t;
+		done = d == 0 && carry == 0;
+	}
+	if (!done) {
+		char *e = put_i64(s, t);
+		*e++ = ':';
+		c.len = (uint64_t) (e - s);
+	}
+	c.t = t;
+	memcpy(&c.w0, s, 8);
+	memcpy(&c.w1, s + 8, 8);
+	memcpy(&c.w2, s + 16, 8);
+	return c;
+}
+
+static inline void time_str(struct tcur *c, int64_t t)
+{
+	uint64_t d = (uint64_t) t - (uint64_t) c->t;
+	if (c->len > 1 && t > c->t && c->t >= 0 && d < 10) {
+		uint64_t k = c->len - 2; /* the last digit */
+		unsigned sh = (unsigned) (k & 7) * 8;
+		uint64_t *w = k < 8 ? &c->w0 : k < 16 ? &c->w1 : &c->w2;
+		if (((*w >> sh) & 0xff) + d <= '9') {
+			*w += d << sh;
+			c->t = t;
 			return;
 		}
 	}
-	char *e = put_i64(p->tstr, t);
-	*e++ = ':';
-	p->tslen = (size_t) (e - p->tstr);
-	p->tcache = t;
+	*c = time_str_slow(*c, t);
 }
 
 /* Turns n records into text, writing out full buffers; 0 or an errno. */
 static int fmt_chunk(struct prv *p, const struct brec *r, size_t n)
 {
+	char *const base = p->txt;
+	char *const lim = base + TXT_BUF - PRV_MAX_LINE;
+	char *o = base + p->tlen;
+	const struct prefix *const rows = p->rows;
+	struct tcur c = p->tc;
+	int err = 0;
 	for (size_t i = 0; i < n; i++) {
-		if (p->tlen + PRV_MAX_LINE > TXT_BUF) {
-			int e = write_all(p->fd, p->txt, p->tlen);
-			p->tlen = 0;
-			if (e != 0)
-				return e;
+		if (__builtin_expect(o > lim, 0)) {
+			err = write_all(p->fd, base, (size_t) (o - base));
+			o = base;
+			if (err != 0)
+				break;
 		}
-		if (r[i].time != p->tcache || p->tslen == 0)
-			time_str(p, r[i].time);
-		char *o = p->txt + p->tlen;
-		const struct prefix *pre = &p->rows[r[i].row];
+		/* The records were written by the emulation thread on another
+		 * CPU: fetch ahead. */
+		if (i + 24 < n)
+			__builtin_prefetch(&r[i + 24]);
+		int64_t t = r[i].time;
+		if (t != c.t || c.len == 0)
+			time_str(&c, t);
+		const struct prefix *pre = &rows[r[i].row];
 		memcpy(o, pre->s, sizeof pre->s);
 		o += pre->len;
-		memcpy(o, p->tstr, sizeof p->tstr);
-		o += p->tslen;
+		memcpy(o, &c.w0, 8);
+		memcpy(o + 8, &c.w1, 8);
+		memcpy(o + 16, &c.w2, 8);
+		o += c.len;
 		int32_t type = r[i].type;
 		if ((uint32_t) type < 1000) {
 			memcpy(o, small[type].s, 4);
@@ -232,9 +282,10 @@ static int fmt_chunk(struct prv *p, const struct brec *r, size_t n)
 			o = put_i64(o, v);
 			*o++ = '\n';
 		}
-		p->tlen = (size_t) (o - p->txt);
 	}
-	return 0;
+	p->tlen = (size_t) (o - base);
+	p->tc = c;
+	return err;
 }
 
 static int fmt_flush(struct prv *p)
@@ -246,33 +297,69 @@ static int fmt_flush(struct prv *p)
 
 /* ---- the writer thread ---- */
 
-static void *prv_thread(void *arg)
+static uint64_t done_upto(const struct paraver *pv)
 {
-	struct prv *p = arg;
-	pthread_mutex_lock(&p->mu);
-	for (;;) {
-		while (p->job == NULL && !p->stop)
-			pthread_cond_wait(&p->cv, &p->mu);
-		if (p->job == NULL)
-			break;
-		const struct brec *b = p->job;
-		size_t n = p->jobn;
-		int failed = p->th_err;
-		pthread_mutex_unlock(&p->mu);
-		int e = failed ? 0 : fmt_chunk(p, b, n);
-		pthread_mutex_lock(&p->mu);
-		if (e != 0 && p->th_err == 0)
-			p->th_err = e;
-		p->job = NULL;
-		pthread_cond_broadcast(&p->cv);
+	return pv->next[0] < pv->next[1] ? pv->next[0] : pv->next[1];
+}
+
+/* Under mu: picks the file of the oldest part that can be written now
+ * (queued, and its file not being written), or -1. */
+static int pick_part(const struct paraver *pv)
+{
+	int f = -1;
+	for (int k = 0; k < 2; k++)
+		if (!pv->busy[k] && pv->next[k] < pv->pushed && (f < 0 || pv->next[k] < pv->next[f]))
+			f = k;
+	return f;
+}
+
+static void bump(struct paraver *pv)
+{
+	pthread_cond_broadcast(&pv->cv);
+}
+
+/* Under mu (released while writing): writes the next part of file f. */
+static void write_part(struct paraver *pv, int f)
+{
+	struct prv *p = &pv->prv[f];
+	const struct job *j = &pv->jobs[pv->next[f] % EMU_BATCH_KEEP];
+	const struct brec *r = j->r[f];
+	size_t n = j->n[f];
+	pv->busy[f] = 1;
+	pthread_mutex_unlock(&pv->mu);
+	if (p->werr == 0 && n > 0) {
+		int e = fmt_chunk(p, r, n);
+		if (e != 0)
+			__atomic_store_n(&p->werr, e, __ATOMIC_RELAXED);
 	}
-	int failed = p->th_err;
-	pthread_mutex_unlock(&p->mu);
-	int e = failed ? 0 : fmt_flush(p);
-	pthread_mutex_lock(&p->mu);
-	if (e != 0 && p->th_err == 0)
-		p->th_err = e;
-	pthread_mutex_unlock(&p->mu);
+	pthread_mutex_lock(&pv->mu);
+	pv->busy[f] = 0;
+	pv->next[f]++;
+	bump(pv);
+}
+
+/* Under mu: waits for a change of the queue. (Polling first was tried: on
+ * the 2-vCPU development VM it cost more CPU than it saved.) */
+static void wait_change(struct paraver *pv)
+{
+	pthread_cond_wait(&pv->cv, &pv->mu);
+}
+
+static void *writer_thread(void *arg)
+{
+	struct paraver *pv = arg;
+	pthread_mutex_lock(&pv->mu);
+	for (;;) {
+		int f = pick_part(pv);
+		if (f >= 0) {
+			write_part(pv, f);
+			continue;
+		}
+		if (pv->stop && done_upto(pv) == pv->pushed)
+			break;
+		wait_change(pv);
+	}
+	pthread_mutex_unlock(&pv->mu);
 	return NULL;
 }
 
@@ -281,12 +368,9 @@ static int prv_open(struct prv *p, const char *dir, const char *name, size_t nro
 {
 	p->fd = -1;
 	p->path = path_join(dir, name);
-	p->chunks[0] = malloc(BIN_RECS * sizeof(struct brec));
-	p->chunks[1] = malloc(BIN_RECS * sizeof(struct brec));
-	p->chunk = p->chunks[0];
 	p->txt = malloc(TXT_BUF);
 	p->rows = calloc(nrows + 1, sizeof *p->rows);
-	if (p->path == NULL || !p->chunks[0] || !p->chunks[1] || !p->txt || p->rows == NULL) {
+	if (p->path == NULL || !p->txt || p->rows == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
@@ -304,67 +388,30 @@ static int prv_open(struct prv *p, const char *dir, const char *name, size_t nro
 		snprintf(err, errlen, "cannot write %s: %s", p->path, strerror(e));
 		return -1;
 	}
-	pthread_mutex_init(&p->mu, NULL);
-	pthread_cond_init(&p->cv, NULL);
-	p->th_ok = pthread_create(&p->th, NULL, prv_thread, p) == 0;
-	if (!p->th_ok) {
-		pthread_mutex_destroy(&p->mu);
-		pthread_cond_destroy(&p->cv);
-	}
 	return 0;
 }
 
-/* Hands the current chunk over (or formats it inline). */
-static void prv_submit(struct prv *p)
+/* Waits until every queued batch is written and stops the thread. */
+static void writer_stop(struct paraver *pv)
 {
-	if (p->n == 0)
+	if (!pv->th_ok)
 		return;
-	if (!p->th_ok) {
-		if (p->werr == 0)
-			p->werr = fmt_chunk(p, p->chunk, p->n);
-		p->n = 0;
-		return;
-	}
-	pthread_mutex_lock(&p->mu);
-	while (p->job != NULL)
-		pthread_cond_wait(&p->cv, &p->mu);
-	if (p->th_err != 0)
-		p->werr = p->th_err;
-	p->job = p->chunk;
-	p->jobn = p->n;
-	pthread_cond_broadcast(&p->cv);
-	pthread_mutex_unlock(&p->mu);
-	p->cur ^= 1;
-	p->chunk = p->chunks[p->cur];
-	p->n = 0;
-}
-
-/* Waits until everything is written and stops the thread. */
-static void prv_stop(struct prv *p)
-{
-	if (!p->th_ok) {
-		if (p->fd >= 0 && p->werr == 0)
-			p->werr = fmt_flush(p);
-		return;
-	}
-	pthread_mutex_lock(&p->mu);
-	p->stop = 1;
-	pthread_cond_broadcast(&p->cv);
-	pthread_mutex_unlock(&p->mu);
-	pthread_join(p->th, NULL);
-	if (p->th_err != 0 && p->werr == 0)
-		p->werr = p->th_err;
-	pthread_mutex_destroy(&p->mu);
-	pthread_cond_destroy(&p->cv);
-	p->th_ok = 0;
+	pthread_mutex_lock(&pv->mu);
+	pv->stop = 1;
+	bump(pv);
+	pthread_mutex_unlock(&pv->mu);
+	pthread_join(pv->th, NULL);
+	pthread_mutex_destroy(&pv->mu);
+	pthread_cond_destroy(&pv->cv);
+	pv->th_ok = 0;
 }
 
 static int prv_close(struct prv *p, int64_t duration, char *err, size_t errlen)
 {
 	int r = 0;
 	if (p->fd >= 0) {
-		prv_submit(p);
-		prv_stop(p);
+		if (p->werr == 0)
+			p->werr = fmt_flush(p);
 		if (p->werr == 0 && lseek(p->fd, 0, SEEK_SET) != 0)
 			p->werr = errno ? errno : EIO;
 		if (p->werr == 0)
@@ -375,12 +422,8 @@ static int prv_close(struct prv *p, int64_t duration, char *err, size_t errlen)
 			snprintf(err, errlen, "cannot write %s: %s", p->path, strerror(p->werr));
 			r = -1;
 		}
-	} else if (p->th_ok) {
-		prv_stop(p);
 	}
 	free(p->path);
-	free(p->chunks[0]);
-	free(p->chunks[1]);
 	free(p->txt);
 	free(p->rows);
 	memset(p, 0, sizeof *p);
@@ -391,24 +434,36 @@ static int prv_close(struct prv *p, int64_t duration, char *err, size_t errlen)
 static int paraver_records(void *self, const struct emu_batch *b, char *err, size_t errlen)
 {
 	struct paraver *pv = self;
+	/* An empty batch is queued too: the engine counts every call. */
+	struct job j = { { b->prv[0], b->prv[1] }, { b->nprv[0], b->nprv[1] } };
+	if (!pv->th_ok) {
+		for (int f = 0; f < 2; f++)
+			if (pv->prv[f].werr == 0 && j.n[f] > 0)
+				pv->prv[f].werr = fmt_chunk(&pv->prv[f], j.r[f], j.n[f]);
+	} else {
+		pthread_mutex_lock(&pv->mu);
+		/* At most EMU_BATCH_KEEP batches in flight: the oldest is written
+		 * before the engine reuses its arrays. While the queue is full,
+		 * help the writer. */
+		while (pv->pushed - done_upto(pv) == EMU_BATCH_KEEP) {
+			int f = pick_part(pv);
+			if (f >= 0)
+				write_part(pv, f);
+			else
+				wait_change(pv);
+		}
+		pv->jobs[pv->pushed % EMU_BATCH_KEEP] = j;
+		pv->pushed++;
+		bump(pv);
+		pthread_mutex_unlock(&pv->mu);
+	}
 	for (int f = 0; f < 2; f++) {
-		struct prv *p = &pv->prv[f];
-		const struct emu_prv_rec *r = b->prv[f];
-		size_t n = b->nprv[f];
-		while (n > 0) {
-			if (p->n == BIN_RECS) {
-				prv_submit(p);
-				if (p->werr != 0) {
-					snprintf(err, errlen, "cannot write %s: %s", p->path,
-							strerror(p->werr));
-					return -1;
-				}
-			}
-			size_t k = BIN_RECS - p->n < n ? BIN_RECS - p->n : n;
-			memcpy(p->chunk + p->n, r, k * sizeof *r);
-			p->n += k;
-			r += k;
-			n -= k;
+		/* Read without the lock: a stale 0 only reports the error one
+		 * batch later; it is set once. */
+		int e = __atomic_load_n(&pv->prv[f].werr, __ATOMIC_RELAXED);
+		if (e != 0) {
+			snprintf(err, errlen, "cannot write %s: %s", pv->prv[f].path, strerror(e));
+			return -1;
 		}
 	}
 	return 0;
@@ -442,6 +497,7 @@ static int paraver_close(struct out *o, int64_t duration, char *err, size_t errl
 	struct paraver *pv = (struct paraver *) o;
 	int r = 0;
 	char e2[WEFT_ERR_MAX];
+	writer_stop(pv);
 	for (int k = 0; k < 2; k++)
 		if (prv_close(&pv->prv[k], duration, r ? e2 : err, r ? sizeof e2 : errlen) != 0)
 			r = -1;
@@ -482,6 +538,14 @@ struct out *out_paraver_open(const char *dir, const struct emu *emu, char *err, 
 		pv->emu = NULL;
 		paraver_close(&pv->base, 0, e2, sizeof e2);
 		return NULL;
+	}
+	if (pthread_mutex_init(&pv->mu, NULL) == 0) {
+		pthread_cond_init(&pv->cv, NULL);
+		pv->th_ok = pthread_create(&pv->th, NULL, writer_thread, pv) == 0;
+		if (!pv->th_ok) {
+			pthread_mutex_destroy(&pv->mu);
+			pthread_cond_destroy(&pv->cv);
+		}
 	}
 	return &pv->base;
 }

@@ -277,6 +277,7 @@ int weft_discover(struct weft_trace *t, const char *path)
 			char *dir = weft_path_join(path, w.v3.v[i]);
 			s->json_path = weft_path_join(dir, WEFT_STREAM_JSON);
 			s->obs_path = weft_path_join(dir, WEFT_STREAM_OBS);
+			s->pub.obs_path = s->obs_path;
 			free(dir);
 			s->pub.meta_version = WEFT_META_VERSION;
 			t->streams[k++] = s;
@@ -284,6 +285,7 @@ int weft_discover(struct weft_trace *t, const char *path)
 		for (size_t i = 0; i < w.v1.n; i++) {
 			struct weft_wstream *s = new_stream(t, w.v1.v[i]);
 			s->obs_path = weft_path_join(path, w.v1.v[i]);
+			s->pub.obs_path = s->obs_path;
 			char *dir = weft_strdup(s->obs_path);
 			char *sl = strrchr(dir, '/');
 			if (sl)

@@ -165,12 +165,6 @@ static int parse_whole_ll(const char *s, long long min, long long max, long long
 	return 1;
 }
 
-static int cmp_label(const void *a, const void *b)
-{
-	const struct weft_mark_label *x = a, *y = b;
-	return x->value < y->value ? -1 : x->value > y->value;
-}
-
 static int parse_marks(json_t *obj, const char *name, struct weft_diag *d, struct weft_meta *m)
 {
 	if (!json_is_object(obj))
@@ -247,7 +241,7 @@ static int parse_marks(json_t *obj, const char *name, struct weft_diag *d, struc
 			md->labels[md->nlabels].label = weft_strdup(json_string_value(lv));
 			md->nlabels++;
 		}
-		weft_sort(md->labels, md->nlabels, sizeof *md->labels, cmp_label);
+		/* labels stay in file order (the reference's order) */
 	}
 	return 0;
 }

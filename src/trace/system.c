@@ -177,18 +177,6 @@ static int cmp_loom(const void *a, const void *b)
 			(*(struct weft_iloom *const *) b)->name);
 }
 
-static int cmp_mark(const void *a, const void *b)
-{
-	const struct weft_mark_type *x = a, *y = b;
-	return (x->type > y->type) - (x->type < y->type);
-}
-
-static int cmp_label(const void *a, const void *b)
-{
-	const struct weft_mark_label *x = a, *y = b;
-	return (x->value > y->value) - (x->value < y->value);
-}
-
 /* "missing" if the key is absent from "ovni", "invalid" if present but unusable. */
 static const char *absent(const struct weft_wstream *s, const char *key)
 {
@@ -366,12 +354,8 @@ int weft_build_system(struct weft_trace *t)
 	}
 	if (t->nlooms)
 		weft_sort(t->looms, t->nlooms, sizeof *t->looms, cmp_loom);
-	if (t->nmarks)
-		weft_sort(t->marks, t->nmarks, sizeof *t->marks, cmp_mark);
-	for (size_t k = 0; k < t->nmarks; k++)
-		if (t->marks[k].nlabels)
-			weft_sort((void *) t->marks[k].labels, t->marks[k].nlabels,
-					sizeof *t->marks[k].labels, cmp_label);
+	/* Mark types and their labels stay in first-appearance order (streams in
+	 * relpath order, each stream.json in file order), as the reference. */
 
 	/* Models some stream requires: 'O' always; v1 traces name none, so any. */
 	memset(t->allowed, 0, sizeof t->allowed);

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /* trace.c - the public API of libweft: open, inspect, iterate, close. */
 #include <inttypes.h>
+#include <limits.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,7 +37,8 @@ static void close_all(struct weft_trace *t)
 	t->streams = NULL;
 	t->nstreams = 0;
 	weft_free_system(t);
-	free(t->heap);
+	free(t->hkey);
+	free(t->hs);
 	free(t->path);
 }
 
@@ -85,7 +88,12 @@ struct weft_trace *weft_open(const char *path, const struct weft_open_opts *opts
 		goto fail;
 	if (weft_load_clock_offsets(t) < 0)
 		goto fail;
-	t->heap = weft_xcalloc(t->nstreams, sizeof *t->heap);
+	/* Room for the children of every slot (2n + 2), all sentinels past the
+	 * live slots (see merge.c). */
+	t->hkey = weft_xcalloc(2 * t->nstreams + 2, sizeof *t->hkey);
+	t->hs = weft_xcalloc(2 * t->nstreams + 2, sizeof *t->hs);
+	for (size_t i = 0; i < 2 * t->nstreams + 2; i++)
+		t->hkey[i] = INT64_MAX;
 	return t;
 fail:
 	if (err != NULL && errlen > 0)
@@ -152,10 +160,13 @@ int weft_stream_attr_json(const struct weft_stream *s, const char *dotted_key,
 	char *txt = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY);
 	if (txt == NULL)
 		return 0;
-	if (buflen > 0)
+	size_t len = strlen(txt);
+	if (buf != NULL && buflen > 0)
 		snprintf(buf, buflen, "%s", txt);
 	free(txt);
-	return 1;
+	/* snprintf-style: the full length (>= 1: no JSON value serialises to
+	 * nothing), so that the caller sees truncation as len >= buflen. */
+	return len > INT_MAX ? INT_MAX : (int) len;
 }
 
 void weft_trace_set_no_fast(struct weft_trace *t, int no_fast)
@@ -185,6 +196,75 @@ static int unrequired_model(struct weft_trace *t, struct weft_wstream *s,
 				"for this model)", s->obs_path, ev->offset, mcv, mlen, mcv);
 	}
 	return 0;
+}
+
+/* The event after the normal event at p whose flags byte (no jumbo or
+ * reserved bits: the size code) is flags: p + 12 (code 0) or p + 13 + code.
+ * This is the dependency that bounds the decoding loop (each event's address
+ * needs the previous event's flags byte), so on x86-64 it is the shortest
+ * chain: the byte loaded again straight into a register, one lea, one cmov
+ * (no branch: a branch on the size mispredicts on real mixes). */
+static inline const uint8_t *next_normal(const uint8_t *p, uint32_t flags)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+	const uint8_t *next, *with;
+	uint32_t f;
+	(void) flags;
+	__asm__("movzbl (%[p]), %k[f]\n\t"
+		"lea 12(%[p]), %[n]\n\t"
+		"lea 13(%[p],%q[f]), %[w]\n\t"
+		"test %k[f], %k[f]\n\t"
+		"cmovne %[w], %[n]"
+		: [n] "=&r"(next), [f] "=&r"(f), [w] "=&r"(with)
+		: [p] "r"(p), "m"(*(const uint8_t(*)[1]) p)
+		: "cc");
+	return next;
+#else
+	const uint8_t *pl = p + WEFT_EV_OFF_PAYLOAD;
+	return flags ? pl + 1 + flags : pl;
+#endif
+}
+
+/* Fills ev for a normal event (no jumbo bit, no reserved flag bits) at p,
+ * whose first 4 bytes are head, with few, wide stores. */
+static inline void fill_normal(struct weft_event *ev, const uint8_t *p, uint32_t head,
+		int64_t clock, uint64_t clkoff, uint32_t psize, uint64_t base,
+		const struct weft_stream *pub)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	/* mcv[0..2] = bytes 1..3, mcv[3] = NUL, then flags (and padding) */
+	_Static_assert(offsetof(struct weft_event, mcv) == 0
+			&& offsetof(struct weft_event, flags) == 4
+			&& offsetof(struct weft_event, payload_size) + 4
+				== offsetof(struct weft_event, jumbo)
+			&& offsetof(struct weft_event, jumbo) % 8 == 4
+			&& offsetof(struct weft_event, jumbo_size) % 8 == 0
+			&& offsetof(struct weft_event, offset)
+				== offsetof(struct weft_event, jumbo_size) + 8,
+			"struct weft_event layout");
+	uint32_t mcv = head >> 8; /* bytes 1..3, then NUL */
+	memcpy(ev->mcv, &mcv, 4);
+	ev->flags = (uint8_t) head;
+	uint64_t w1 = psize; /* payload_size, then jumbo = 0 */
+	memcpy(&ev->payload_size, &w1, 8);
+	uint64_t z = 0; /* jumbo_size and the padding after it */
+	memcpy(&ev->jumbo_size, &z, 8);
+#else
+	ev->mcv[0] = (char) p[WEFT_EV_OFF_MODEL];
+	ev->mcv[1] = (char) p[WEFT_EV_OFF_CATEGORY];
+	ev->mcv[2] = (char) p[WEFT_EV_OFF_VALUE];
+	ev->mcv[3] = '\0';
+	ev->flags = (uint8_t) head;
+	ev->payload_size = psize;
+	ev->jumbo = 0;
+	ev->jumbo_size = 0;
+#endif
+	ev->rclock = clock;
+	ev->sclock = (int64_t) ((uint64_t) clock + clkoff);
+	ev->payload = p + WEFT_EV_OFF_PAYLOAD;
+	ev->jumbo_data = NULL;
+	ev->offset = base + (uint64_t) (uintptr_t) p;
+	ev->stream = pub;
 }
 
 static inline int yield(struct weft_trace *t, struct weft_wstream *s, struct weft_event *ev)
@@ -235,7 +315,7 @@ static inline int next_one(struct weft_trace *t, struct weft_event *ev, int allo
 		if (r > 0) {
 			if (t->nheap == 0)
 				return yield(t, s, ev);
-			if (s->key < t->heap[0].key && !t->no_fast
+			if (s->key < t->hkey[0] && !t->no_fast
 					&& (t->fast_known ? t->fast_ok : weft_heap_fast_ok(t)))
 				return yield(t, s, ev);
 			s = weft_heap_pushpop(t, s);
@@ -289,65 +369,63 @@ static size_t lead_run(struct weft_trace *t, struct weft_event *evs, size_t max)
 			break;
 		/* clock + keyoff < root key  <=>  clock < cbound (no overflow) */
 		int64_t cbound = INT64_MAX;
-		if (nheap > 0 && __builtin_sub_overflow(t->heap[0].key, s->keyoff, &cbound))
+		if (nheap > 0 && __builtin_sub_overflow(t->hkey[0], s->keyoff, &cbound))
 			break; /* extreme offsets: leave it to next_one() */
 		const uint8_t *p = s->p;
-		if (s->e - p < (ptrdiff_t) WEFT_EV_MAX_NORMAL_SIZE)
+		const uint8_t *e = s->e;
+		if (e - p < (ptrdiff_t) WEFT_EV_MAX_NORMAL_SIZE)
 			break;
-		/* events are decoded while a whole normal event fits before e */
-		const uint8_t *lim = s->e - WEFT_EV_MAX_NORMAL_SIZE;
 		int64_t last = s->last_clock;
 		uint64_t clkoff = (uint64_t) s->clkoff;
 		uint64_t base = s->buf_off - (uint64_t) (uintptr_t) s->buf;
 		const struct weft_stream *pub = &s->pub;
 		const uint8_t *allowed = t->allowed;
-		int okmodel = -1; /* the last model byte found allowed */
+		uint32_t okmodel = 0x10000; /* the last model byte found allowed, << 8 */
 		struct weft_event *run = ev;
 		int handoff = 0;
 		int64_t clock = 0;
 		uint32_t psize = 0;
-		while (ev < evend && p <= lim) {
-			uint8_t flags = p[WEFT_EV_OFF_FLAGS];
-			clock = (int64_t) weft_load_u64(p + WEFT_EV_OFF_CLOCK);
-			if (weft_ev_is_jumbo(flags) || clock < last)
+		for (;;) {
+			/* Every event is at most WEFT_EV_MAX_NORMAL_SIZE bytes, so the
+			 * next `safe` events are whole in the window without a check
+			 * per event (one bound for both the window and evs). */
+			size_t safe = (size_t) (e - p) / WEFT_EV_MAX_NORMAL_SIZE;
+			size_t room = (size_t) (evend - ev);
+			if (safe == 0 || room == 0)
 				break;
-			if (__builtin_expect(p[WEFT_EV_OFF_MODEL] != okmodel, 0)) {
-				if (!allowed[p[WEFT_EV_OFF_MODEL]])
-					break;
-				okmodel = p[WEFT_EV_OFF_MODEL];
-			}
-			/* Arithmetic, not a branch: a branch on the payload size
-			 * mispredicts on real mixes and costs more than the
-			 * dependency on this byte (weft_ev_payload_size, branch-free). */
-			uint32_t code = flags & WEFT_EV_SIZE_MASK;
-			psize = code + (code != 0);
-			if (clock >= cbound) {
-				handoff = 1;
-				break;
-			}
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-			uint32_t mcv = weft_load_u32(p) >> 8; /* bytes 1..3, then NUL */
-			memcpy(ev->mcv, &mcv, 4);
-#else
-			ev->mcv[0] = (char) p[WEFT_EV_OFF_MODEL];
-			ev->mcv[1] = (char) p[WEFT_EV_OFF_CATEGORY];
-			ev->mcv[2] = (char) p[WEFT_EV_OFF_VALUE];
-			ev->mcv[3] = '\0';
-#endif
-			ev->flags = flags;
-			ev->rclock = clock;
-			ev->sclock = (int64_t) ((uint64_t) clock + clkoff);
-			ev->payload = p + WEFT_EV_OFF_PAYLOAD;
-			ev->payload_size = psize;
-			ev->jumbo = 0;
-			ev->jumbo_data = NULL;
-			ev->jumbo_size = 0;
-			ev->offset = base + (uint64_t) (uintptr_t) p;
-			ev->stream = pub;
-			ev++;
-			last = clock;
-			p += WEFT_EV_HEADER_SIZE + psize;
+			struct weft_event *stop = ev + (safe < room ? safe : room);
+			do {
+				uint32_t head = weft_load_u32(p); /* flags, model, category, value */
+				clock = (int64_t) weft_load_u64(p + WEFT_EV_OFF_CLOCK);
+				/* One compare for the usual case: no jumbo or reserved flag
+				 * bits (the high nibble of the flags byte) and the model
+				 * byte of the last event. */
+				if (__builtin_expect((head & 0xfff0u) != okmodel, 0)) {
+					/* jumbo or reserved flag bits: the general path
+					 * (next_one) deals with it */
+					if (head & 0xf0u)
+						goto out;
+					if (!allowed[(head >> 8) & 0xffu])
+						goto out;
+					okmodel = head & 0xff00u;
+				}
+				if (__builtin_expect(clock < last, 0))
+					goto out; /* the slow path reports it */
+				uint32_t flags = head & 0xffu; /* the size code here */
+				const uint8_t *pl = p + WEFT_EV_OFF_PAYLOAD;
+				const uint8_t *next = next_normal(p, flags);
+				if (clock >= cbound) {
+					psize = (uint32_t) (next - pl);
+					handoff = 1;
+					goto out;
+				}
+				fill_normal(ev, p, head, clock, clkoff, (uint32_t) (next - pl), base, pub);
+				ev++;
+				last = clock;
+				p = next;
+			} while (ev < stop);
 		}
+out:
 		t->nevents += (uint64_t) (ev - run);
 		s->p = p;
 		s->last_clock = last;
@@ -429,4 +507,16 @@ int64_t weft_last_clock(const struct weft_trace *t)
 		}
 	}
 	return v == INT64_MIN ? 0 : v;
+}
+
+int weft_stream_first_sclock(const struct weft_trace *t, size_t i, int64_t *clock)
+{
+	if (i >= t->nstreams)
+		return 0;
+	const struct weft_wstream *s = t->streams[i];
+	if (!s->has_peek)
+		return 0;
+	if (clock != NULL)
+		*clock = (int64_t) ((uint64_t) s->peek_clock + (uint64_t) s->clkoff);
+	return 1;
 }

@@ -214,13 +214,10 @@ struct weft_wstream {
 	int64_t key;    /* the ordering clock of the pending event */
 	int64_t keyoff; /* key = rclock + keyoff (0 or clkoff) */
 	int64_t first_clock; /* rclock of the first event, INT64_MIN if none */
+	int has_peek;        /* the file holds a first event header */
+	int64_t peek_clock;  /* its rclock (read at open) */
 };
 
-/* A heap slot: the stream and its key, side by side (no pointer chase). */
-struct weft_heap_ent {
-	int64_t key;
-	struct weft_wstream *s;
-};
 
 struct weft_trace {
 	struct weft_diag diag;
@@ -245,7 +242,12 @@ struct weft_trace {
 	/* merge */
 	int started;
 	int failed;
-	struct weft_heap_ent *heap;
+	/* The heap, as two arrays (a slot's key beside the others', no pointer
+	 * chase; 8-byte moves, which store-to-load forwarding always serves):
+	 * hkey[i] is the key of stream hs[i]. 2n + 2 slots, INT64_MAX / NULL
+	 * sentinels past nheap (see merge.c). */
+	int64_t *hkey;
+	struct weft_wstream **hs;
 	size_t nheap;
 	struct weft_wstream *cur;
 	int fast_known;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "conformance.h"
+#include "tracewrite.h"
 #include "weft/weft.h"
 
 static const char *corpus;
@@ -58,12 +59,25 @@ static void test_two_looms_system(void **state)
 	assert_int_equal(s->nreqs, 1);
 	assert_string_equal(s->reqs[0].model, "ovni");
 	char buf[256];
-	assert_int_equal(weft_stream_attr_json(s, "ovni.loom", buf, sizeof buf), 1);
+	/* snprintf-style: the full length, truncated output when it is >= buflen */
+	assert_int_equal(weft_stream_attr_json(s, "ovni.loom", buf, sizeof buf), 7);
 	assert_string_equal(buf, "\"nodeA\"");
-	assert_int_equal(weft_stream_attr_json(s, "ovni.require", buf, sizeof buf), 1);
+	assert_int_equal(weft_stream_attr_json(s, "ovni.require", buf, sizeof buf), 16);
 	assert_string_equal(buf, "{\"ovni\":\"1.1.0\"}");
+	assert_int_equal(weft_stream_attr_json(s, "ovni.require", buf, 5), 16);
+	assert_string_equal(buf, "{\"ov");
+	assert_int_equal(weft_stream_attr_json(s, "ovni.require", buf, 16), 16);
+	assert_string_equal(buf, "{\"ovni\":\"1.1.0\"");
+	assert_int_equal(weft_stream_attr_json(s, "ovni.require", buf, 17), 16);
+	assert_string_equal(buf, "{\"ovni\":\"1.1.0\"}");
+	assert_int_equal(weft_stream_attr_json(s, "ovni.require", NULL, 0), 16);
 	assert_int_equal(weft_stream_attr_json(s, "ovni.nothere", buf, sizeof buf), 0);
 	assert_int_equal(weft_stream_attr_json(s, "ovni.loom.deeper", buf, sizeof buf), 0);
+	/* obs_path: the binary stream file as opened */
+	char want[8192];
+	snprintf(want, sizeof want, "%s/v3/two-looms/ovni/%s/stream.obs", corpus, s->relpath);
+	assert_non_null(s->obs_path);
+	assert_string_equal(s->obs_path, want);
 	/* streams in relpath order */
 	for (size_t i = 1; i < weft_nstreams(t); i++)
 		assert_true(strcmp(weft_stream_at(t, i - 1)->relpath, weft_stream_at(t, i)->relpath) < 0);
@@ -94,6 +108,105 @@ static void test_marks_merged(void **state)
 	assert_int_equal(m99->type, 99);
 	assert_int_equal(m99->labels[0].value, 1000000000000LL);
 	weft_close(t);
+}
+
+/* Mark types and labels come in the order of first appearance (streams in
+ * relpath order, each stream.json in file order), not sorted, as in the
+ * reference's Paraver configuration. */
+static void test_marks_first_appearance(void **state)
+{
+	(void) state;
+	char *root = tw_tmpdir();
+	FILE *f = tw_stream(root, "vm", 1, 1, "\"mark\": {"
+			"\"5\": {\"title\": \"Five\", \"chan_type\": \"single\"}, "
+			"\"2\": {\"title\": \"Two\", \"chan_type\": \"stack\", "
+			"\"labels\": {\"9\": \"nine\", \"1\": \"one\"}}}");
+	tw_event(f, "OHx", 100, NULL, 0);
+	fclose(f);
+	f = tw_stream(root, "vm", 1, 2, "\"mark\": {"
+			"\"7\": {\"title\": \"Seven\", \"chan_type\": \"single\"}, "
+			"\"2\": {\"title\": \"Two\", \"chan_type\": \"stack\", "
+			"\"labels\": {\"3\": \"three\", \"1\": \"one\", \"-4\": \"minus\"}}, "
+			"\"5\": {\"title\": \"Five\", \"chan_type\": \"single\"}}");
+	tw_event(f, "OHx", 200, NULL, 0);
+	fclose(f);
+	char err[WEFT_ERR_MAX];
+	struct weft_trace *t = weft_open(root, NULL, err, sizeof err);
+	if (t == NULL)
+		fail_msg("open: %s", err);
+	assert_int_equal(weft_nmark_types(t), 3);
+	assert_int_equal(weft_mark_type_at(t, 0)->type, 5);
+	assert_int_equal(weft_mark_type_at(t, 1)->type, 2);
+	assert_int_equal(weft_mark_type_at(t, 2)->type, 7);
+	assert_null(weft_mark_type_at(t, 3));
+	const struct weft_mark_type *m2 = weft_mark_type_at(t, 1);
+	assert_string_equal(m2->title, "Two");
+	assert_int_equal(m2->nlabels, 4);
+	int64_t wv[] = { 9, 1, 3, -4 };
+	const char *wl[] = { "nine", "one", "three", "minus" };
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(m2->labels[i].value, wv[i]);
+		assert_string_equal(m2->labels[i].label, wl[i]);
+	}
+	assert_int_equal(weft_mark_type_at(t, 0)->nlabels, 0);
+	weft_close(t);
+	tw_rmtree(root);
+	free(root);
+}
+
+/* weft_stream_first_sclock: known at open, before any event is read. */
+static void test_first_sclock(void **state)
+{
+	(void) state;
+	struct weft_trace *t = open_case("v3/clock-offsets-edited/ovni", WEFT_STRICT,
+			WEFT_CLOCK_OFFSET);
+	size_t ns = weft_nstreams(t);
+	int64_t firsts[64];
+	assert_true(ns <= 64);
+	for (size_t i = 0; i < ns; i++)
+		assert_int_equal(weft_stream_first_sclock(t, i, &firsts[i]), 1);
+	int64_t c;
+	assert_int_equal(weft_stream_first_sclock(t, ns, &c), 0);
+	/* the first event yielded from each stream has that sclock */
+	int seen[64] = { 0 };
+	struct weft_event ev;
+	int r;
+	while ((r = weft_next(t, &ev)) > 0) {
+		size_t i = 0;
+		while (weft_stream_at(t, i) != ev.stream)
+			i++;
+		if (!seen[i]) {
+			seen[i] = 1;
+			assert_int_equal(ev.sclock, firsts[i]);
+		}
+	}
+	assert_int_equal(r, 0);
+	/* unchanged by the iteration */
+	for (size_t i = 0; i < ns; i++) {
+		assert_int_equal(weft_stream_first_sclock(t, i, &c), 1);
+		assert_int_equal(c, firsts[i]);
+	}
+	weft_close(t);
+
+	/* a stream with no events */
+	char *root = tw_tmpdir();
+	FILE *f = tw_stream(root, "vm", 1, 1, NULL);
+	fclose(f);
+	f = tw_stream(root, "vm", 1, 2, NULL);
+	tw_event(f, "OHx", 12345, NULL, 0);
+	fclose(f);
+	char err[WEFT_ERR_MAX];
+	t = weft_open(root, NULL, err, sizeof err);
+	if (t == NULL)
+		fail_msg("open: %s", err);
+	c = -1;
+	assert_int_equal(weft_stream_first_sclock(t, 0, &c), 0);
+	assert_int_equal(c, -1);
+	assert_int_equal(weft_stream_first_sclock(t, 1, &c), 1);
+	assert_int_equal(c, 12345);
+	weft_close(t);
+	tw_rmtree(root);
+	free(root);
 }
 
 static void test_clock_offsets(void **state)
@@ -293,6 +406,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_two_looms_system),
 		cmocka_unit_test(test_marks_merged),
+		cmocka_unit_test(test_marks_first_appearance),
+		cmocka_unit_test(test_first_sclock),
 		cmocka_unit_test(test_clock_offsets),
 		cmocka_unit_test(test_open_inside),
 		cmocka_unit_test(test_jumbo_fields),
