@@ -101,6 +101,16 @@ static int cmp_entry(const void *a, const void *b)
 	return strcmp(((const struct entry *) a)->name, ((const struct entry *) b)->name);
 }
 
+/* An emulator's output file (they live at the top of the trace dir). */
+static int is_emu_output(const char *name)
+{
+	static const char *const names[] = WEFT_EMU_OUTPUT_NAMES;
+	for (size_t i = 0; names[i] != NULL; i++)
+		if (strcmp(name, names[i]) == 0)
+			return 1;
+	return 0;
+}
+
 static int walk_dir(struct walk *w, const char *rel, const char *root_base, int depth)
 {
 	char *full = weft_path_join(w->root, rel);
@@ -174,7 +184,8 @@ static int walk_dir(struct walk *w, const char *rel, const char *root_base, int 
 		} else if (v1proc && is_v1_stream_name(name)) {
 			sl_add(&w->v1, frel);
 			v1count++;
-		} else if (depth == 0 && strcmp(name, WEFT_CLOCK_OFFSETS) == 0) {
+		} else if (depth == 0 && (strcmp(name, WEFT_CLOCK_OFFSETS) == 0
+					|| is_emu_output(name))) {
 			free(frel);
 		} else if (strcmp(name, WEFT_STREAM_OBS) == 0) {
 			sl_add(&w->orphans, weft_strdup(frel));

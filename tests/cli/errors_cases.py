@@ -107,9 +107,22 @@ def m(cpus=((0, 0),), **kw):
 
 CPU2 = ((0, 0), (1, 1))
 
+
+def with_files(names):
+    """A valid one-stream trace plus extra files at its top."""
+    def build(root):
+        write_stream(root, T1, meta(1, 1), simple_events(100))
+        for n in names:
+            with open(os.path.join(root, n), "w", encoding="utf-8") as f:
+                f.write("x\n")
+    return build
+
 CASES = [
     # usage
     ("help-dump", nothing, ["dump", "--help"]),
+    ("emu-outputs-quiet", with_files(["thread.prv", "thread.pcf", "thread.row", "cpu.prv",
+                                      "cpu.pcf", "cpu.row", "perfetto.pftrace"]), ["check", "t"]),
+    ("emu-outputs-and-readme", with_files(["cpu.prv", "README"]), ["check", "t"]),
     ("help-top", nothing, ["top", "-h"]),
     ("help-check", nothing, ["check", "--help", "t"]),
     ("no-args", nothing, ["dump"]),
