@@ -5,16 +5,18 @@
  * Writes a synthetic trace (8 streams x 2,500,000 events: mostly without
  * payload, some with 4 to 16 bytes, a few jumbo events; threads emit events
  * in bursts, as real threads do) into a temporary directory, then measures:
- *   - events/s of a libweft pass (open + weft_next_batch over every event;
- *     weft_next too, for comparison), in a child process (this program
- *     exec'ed again with --pass) and its peak RSS (wait4 ru_maxrss);
+ *   - events/s of a libweft pass (open + weft_next_refs over every event,
+ *     reading each event's clock and payload size: the zero-copy way; and
+ *     for comparison weft_next_batch, weft_next, and weft_next_refs without
+ *     the read-ahead thread), each in a child process (this program exec'ed
+ *     again with --pass) and its peak RSS (wait4 ru_maxrss);
  *   - events/s of `weft dump TRACE > /dev/null` (the weft binary next to
  *     this one), and its peak RSS;
  *   - the same on a trace 4 times larger: peak RSS must stay within 10% or
  *     4 MiB of the small run's (bounded memory);
  *   - the floor: bytes/s of read() in 1 MiB blocks over the same files, once
  *     they are in the page cache.
- * The floor and the batch pass are both the best of BEST_OF runs over a warm
+ * The floor and the refs pass are both the best of BEST_OF runs over a warm
  * page cache, taken in turns; both count the bytes of the stream.obs files.
  * The streams share one clock (+1..3 ns per event, so no two events have
  * equal clocks) and a random stream emits each burst of 1..64 events: the
@@ -268,20 +270,32 @@ struct result {
 };
 
 /* The libweft pass itself (in a fresh process, so that its peak RSS is its
- * own): prints "seconds events" on stdout. */
-static int libweft_pass(const char *root, int batch)
+ * own): prints "seconds events" on stdout. kind: "refs", "refs-nora" (no
+ * read-ahead thread), "batch" or "single". */
+static int libweft_pass(const char *root, const char *kind)
 {
 	char err[WEFT_ERR_MAX];
 	double t0 = now();
-	struct weft_trace *t = weft_open(root, NULL, err, sizeof err);
+	struct weft_open_opts o;
+	memset(&o, 0, sizeof o);
+	o.readahead = strcmp(kind, "refs-nora") == 0 ? WEFT_READAHEAD_OFF : WEFT_READAHEAD_AUTO;
+	struct weft_trace *t = weft_open(root, &o, err, sizeof err);
 	if (t == NULL) {
 		fprintf(stderr, "bench_read: %s\n", err);
 		return 1;
 	}
 	static struct weft_event evs[512];
+	static struct weft_ref refs[512];
 	uint64_t n = 0, sum = 0;
 	long r;
-	if (batch) {
+	if (strncmp(kind, "refs", 4) == 0) {
+		while ((r = weft_next_refs(t, refs, 512)) > 0) {
+			for (long i = 0; i < r; i++)
+				sum += (uint64_t) weft_ref_rclock(&refs[i])
+					+ weft_ref_payload_size(&refs[i]);
+			n += (uint64_t) r;
+		}
+	} else if (strcmp(kind, "batch") == 0) {
 		while ((r = weft_next_batch(t, evs, 512)) > 0) {
 			for (long i = 0; i < r; i++)
 				sum += (uint64_t) evs[i].rclock + evs[i].payload_size;
@@ -305,7 +319,7 @@ static int libweft_pass(const char *root, int batch)
 static char self_exe[PATH_MAX];
 
 /* Runs the libweft pass in a child (this program again, exec'ed). */
-static struct result run_libweft(const char *root, int batch)
+static struct result run_libweft(const char *root, const char *kind)
 {
 	int p[2];
 	if (pipe(p) != 0)
@@ -317,7 +331,7 @@ static struct result run_libweft(const char *root, int batch)
 		close(p[0]);
 		if (dup2(p[1], STDOUT_FILENO) < 0)
 			_exit(127);
-		execl(self_exe, self_exe, "--pass", root, batch ? "batch" : "single", (char *) NULL);
+		execl(self_exe, self_exe, "--pass", root, kind, (char *) NULL);
 		_exit(127);
 	}
 	close(p[1]);
@@ -380,7 +394,7 @@ struct run {
 	uint64_t bytes, events, runs;
 	double floor_secs;
 	double bare_secs;
-	struct result lib, single, dump;
+	struct result lib, nora, batch, single, dump;
 };
 
 static void one_size(const char *weft, uint64_t per_stream, struct run *r)
@@ -412,14 +426,16 @@ static void one_size(const char *weft, uint64_t per_stream, struct run *r)
 		double f = read_floor(root);
 		if (i == 0 || f < r->floor_secs)
 			r->floor_secs = f;
-		struct result l = run_libweft(root, 1);
+		struct result l = run_libweft(root, "refs");
 		if (i == 0 || l.secs < r->lib.secs) {
 			long rss = i == 0 ? l.maxrss_kib : r->lib.maxrss_kib;
 			r->lib = l;
 			r->lib.maxrss_kib = rss > l.maxrss_kib ? rss : l.maxrss_kib;
 		}
 	}
-	r->single = run_libweft(root, 0);
+	r->nora = run_libweft(root, "refs-nora");
+	r->batch = run_libweft(root, "batch");
+	r->single = run_libweft(root, "single");
 	if (r->lib.events != r->events) {
 		fprintf(stderr, "bench_read: libweft read %" PRIu64 " events, wrote %" PRIu64 "\n",
 				r->lib.events, r->events);
@@ -441,7 +457,7 @@ static int rss_ok(long small, long large)
 int main(int argc, char **argv)
 {
 	if (argc == 4 && strcmp(argv[1], "--pass") == 0)
-		return libweft_pass(argv[2], strcmp(argv[3], "batch") == 0);
+		return libweft_pass(argv[2], argv[3]);
 	uint64_t per_stream = argc > 1 ? strtoull(argv[1], NULL, 10) : 2500000;
 	ssize_t n = readlink("/proc/self/exe", self_exe, sizeof self_exe - 1);
 	if (n < 0)
@@ -465,9 +481,17 @@ int main(int argc, char **argv)
 			"operation)\n", small.runs, (double) small.events / (double) small.runs,
 			100.0 * (double) (small.events - small.runs) / (double) small.events,
 			100.0 * (double) small.runs / (double) small.events);
-	printf("libweft (weft_next_batch): %.1f Mevents/s (%.3f s), %.0f MiB/s, peak RSS %ld KiB\n",
+	printf("CPUs: %ld (the libweft passes use a read-ahead thread from 2 on, see "
+			"weft_open_opts.readahead)\n", sysconf(_SC_NPROCESSORS_ONLN));
+	printf("libweft (weft_next_refs): %.1f Mevents/s (%.3f s), %.0f MiB/s, peak RSS %ld KiB\n",
 			(double) small.events / small.lib.secs / 1e6, small.lib.secs,
 			(double) small.bytes / small.lib.secs / 1048576.0, small.lib.maxrss_kib);
+	printf("libweft (weft_next_refs, no read-ahead thread): %.1f Mevents/s (%.3f s), "
+			"peak RSS %ld KiB\n", (double) small.events / small.nora.secs / 1e6,
+			small.nora.secs, small.nora.maxrss_kib);
+	printf("libweft (weft_next_batch): %.1f Mevents/s (%.3f s), peak RSS %ld KiB\n",
+			(double) small.events / small.batch.secs / 1e6, small.batch.secs,
+			small.batch.maxrss_kib);
 	printf("libweft (weft_next): %.1f Mevents/s (%.3f s), peak RSS %ld KiB\n",
 			(double) small.events / small.single.secs / 1e6, small.single.secs,
 			small.single.maxrss_kib);
@@ -490,7 +514,7 @@ int main(int argc, char **argv)
 	double lib_rate = (double) small.bytes / small.lib.secs;
 	printf("floor: read() in 1 MiB blocks from the page cache: %.0f MiB/s (best of %d)\n",
 			floor_rate / 1048576.0, BEST_OF);
-	printf("libweft (weft_next_batch, best of %d, interleaved with the floor): %.0f MiB/s\n",
+	printf("libweft (weft_next_refs, best of %d, interleaved with the floor): %.0f MiB/s\n",
 			BEST_OF, lib_rate / 1048576.0);
 	printf("for reference, a bare decode loop (one stream at a time, no merge, no event "
 			"struct): %.1f Mevents/s, ratio %.3f\n",

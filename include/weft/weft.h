@@ -28,6 +28,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -66,6 +67,19 @@ enum weft_clock {
 	WEFT_CLOCK_RAW = 1,
 };
 
+/* The read-ahead thread. With it, the stream files are read and their
+ * events framed and checked on a second core while the caller's thread
+ * merges; the events, their order, the errors and the point where an error
+ * stops the iteration are the same either way. */
+enum weft_readahead {
+	/* A thread when the machine has two or more CPUs, the trace has at
+	 * most 256 streams and at least 4 MiB of events; the environment
+	 * variable WEFT_READAHEAD=on|off overrides this choice. */
+	WEFT_READAHEAD_AUTO = 0,
+	WEFT_READAHEAD_OFF = 1, /* everything on the caller's thread */
+	WEFT_READAHEAD_ON = 2,  /* a thread whatever the machine and trace */
+};
+
 struct weft_open_opts {
 	enum weft_mode mode;
 	/* Called with one complete sentence per warning (no trailing newline);
@@ -74,6 +88,9 @@ struct weft_open_opts {
 	void *warn_ctx;
 	/* Ordering clock; 0 (WEFT_CLOCK_OFFSET) by default. */
 	enum weft_clock clock;
+	/* Whether a helper thread reads and checks the streams ahead of the
+	 * merge (added after the first release; 0 keeps working as before). */
+	enum weft_readahead readahead;
 };
 
 /* Opens the trace at path. opts may be NULL (strict, no warnings).
@@ -153,6 +170,9 @@ struct weft_stream {
 	const char *lib_commit;  /* ovni.lib.commit, NULL if absent */
 	size_t nreqs;
 	const struct weft_model_req *reqs; /* ovni.require, in file order */
+	/* The clock offset of the stream's loom (clock-offsets.txt; 0 without
+	 * one): sclock = rclock + clock_offset. Set by weft_open. (Addition.) */
+	int64_t clock_offset;
 };
 
 /* Streams in relative-path order (the order the merge fills its heap). */
@@ -217,6 +237,79 @@ int weft_next(struct weft_trace *t, struct weft_event *ev);
  * (weft_error). An error met after some events is returned by the next call.
  * (Addition: lets a caller skip one library call per event.) */
 long weft_next_batch(struct weft_trace *t, struct weft_event *evs, size_t max);
+
+/*
+ * The zero-copy way through a trace (addition): a reference to each event's
+ * bytes where libweft holds them, and its stream. Nothing is decoded ahead;
+ * the accessors below read the fields a caller wants. This is the fastest
+ * way through a trace; weft_next_batch() is weft_next_refs() plus filling a
+ * struct weft_event for each event (see weft_ref_event()).
+ */
+struct weft_ref {
+	/* The event as in the file: the 12-byte header (flags, model,
+	 * category, value, clock), then the payload. Valid until the next
+	 * weft_next*() call. */
+	const uint8_t *raw;
+	const struct weft_stream *stream;
+};
+
+/* Yields up to max events into refs[0..n-1]: same order, same rules and
+ * same returns as weft_next_batch(). Calls of weft_next(), weft_next_batch()
+ * and weft_next_refs() may be mixed; each goes on where the last stopped. */
+long weft_next_refs(struct weft_trace *t, struct weft_ref *refs, size_t max);
+
+/* Fills *ev from a reference of the last weft_next_refs() call, exactly as
+ * weft_next_batch() would have (offset included). */
+void weft_ref_event(const struct weft_trace *t, const struct weft_ref *r,
+		struct weft_event *ev);
+
+static inline uint8_t weft_ref_flags(const struct weft_ref *r)
+{
+	return r->raw[0];
+}
+
+static inline int64_t weft_ref_rclock(const struct weft_ref *r)
+{
+	int64_t c;
+	memcpy(&c, r->raw + 4, sizeof c); /* host endian, as the file */
+	return c;
+}
+
+static inline int64_t weft_ref_sclock(const struct weft_ref *r)
+{
+	return (int64_t) ((uint64_t) weft_ref_rclock(r) + (uint64_t) r->stream->clock_offset);
+}
+
+/* The MCV as a NUL-terminated string of three bytes. */
+static inline void weft_ref_mcv(const struct weft_ref *r, char mcv[4])
+{
+	memcpy(mcv, r->raw + 1, 3);
+	mcv[3] = '\0';
+}
+
+static inline int weft_ref_is_jumbo(const struct weft_ref *r)
+{
+	return (r->raw[0] & 0x10u) != 0;
+}
+
+/* The payload, as struct weft_event's payload and payload_size: for a
+ * normal event 0 or 2..16 bytes, for a jumbo event the u32 size field
+ * followed by the data. */
+static inline const uint8_t *weft_ref_payload(const struct weft_ref *r)
+{
+	return r->raw + 12;
+}
+
+static inline uint32_t weft_ref_payload_size(const struct weft_ref *r)
+{
+	if (weft_ref_is_jumbo(r)) {
+		uint32_t n;
+		memcpy(&n, r->raw + 12, sizeof n);
+		return 4u + n;
+	}
+	uint32_t code = r->raw[0] & 0x0fu;
+	return code + (code != 0); /* 0, or code + 1: without a branch */
+}
 
 /* Number of events yielded so far. */
 uint64_t weft_nevents(const struct weft_trace *t);

@@ -1,11 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * stream.c - one binary stream read through a bounded window.
- *
- * The file is read with read() into a per-stream buffer of `window` bytes;
- * decoding is a pointer bump. Only a jumbo event larger than the window makes
- * the buffer grow, and only after its size was checked against the bytes the
- * file really has; the buffer shrinks back at the next refill.
+ * stream.c - one binary stream on the merge's side: the header check at
+ * open, and the cursor that walks the chunks the producer (chunk.c) framed,
+ * decoding the events it flagged as special with every check.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -17,21 +14,6 @@
 #include <unistd.h>
 
 #include "trace_internal.h"
-
-/* Bytes kept in front of the window, so that the bytes read() brings can
- * land at the same offset within a cache line as they have in the file (and
- * in the page cache): the kernel's copy is then line to line, faster than
- * with source and destination at different line offsets (about 10% of the
- * whole read benchmark on the project's Zen 4 VM). */
-#define PAD 64u
-
-static uint8_t *alloc_window(size_t bytes)
-{
-	void *p = NULL;
-	if (posix_memalign(&p, PAD, PAD + bytes) != 0)
-		return NULL;
-	return p;
-}
 
 int weft_check_header(const uint8_t *p, size_t len, char *why, size_t whylen)
 {
@@ -194,14 +176,23 @@ int weft_stream_open(struct weft_trace *t, struct weft_wstream *s)
 			s->has_peek = 1;
 		}
 	}
-	s->cap = s->window;
-	s->buf = alloc_window(s->cap);
-	if (s->buf == NULL)
-		return weft_fail(&t->diag, "%s: out of memory for the read window", s->obs_path);
-	s->p = s->e = s->buf + PAD;
-	s->buf_off = hlen - PAD;
+	s->prod_off = hlen;
+	s->prod_last = INT64_MIN;
+	s->prod_done = 0;
 	s->last_clock = INT64_MIN;
 	s->first_clock = INT64_MIN;
+	s->ci = s->cn = 0;
+	s->have_chunk = 0;
+	return 0;
+}
+
+int weft_stream_alloc_ring(struct weft_trace *t, struct weft_wstream *s, unsigned nring)
+{
+	s->ring = calloc(nring, sizeof *s->ring);
+	if (s->ring == NULL)
+		return weft_fail(&t->diag, "%s: out of memory", s->obs_path);
+	s->nring = nring;
+	s->ah = s->ph = 0;
 	return 0;
 }
 
@@ -210,118 +201,85 @@ void weft_stream_close(struct weft_wstream *s)
 	if (s->fd >= 0)
 		close(s->fd);
 	s->fd = -1;
-	free(s->buf);
-	s->buf = NULL;
-	s->p = s->e = NULL;
+	for (unsigned i = 0; i < s->nring; i++) {
+		free(s->ring[i].mem);
+		free(s->ring[i].idx);
+	}
+	free(s->ring);
+	s->ring = NULL;
+	s->nring = 0;
+	s->ci = s->cn = 0;
 }
 
-/* Makes at least need bytes (need <= file bytes left) available at s->p. */
-/* Makes at least need bytes (need <= file bytes left) available at s->p. */
-static int refill(struct weft_trace *t, struct weft_wstream *s, uint64_t need)
+int weft_stream_next_chunk(struct weft_trace *t, struct weft_wstream *s)
 {
-	size_t have = (size_t) (s->e - s->p);
-	uint64_t pos = s->buf_off + (uint64_t) (s->p - s->buf); /* file offset of s->p */
-	uint64_t left = s->fsize - pos;                            /* >= need >= have */
-	if (need <= s->window) {
-		/* The usual case: the tail moves to buf + start, then new bytes
-		 * are read after it; start has the file offset's position within a
-		 * cache line (buf is line-aligned), so that the destination of
-		 * read() is congruent with its source in the page cache. */
-		size_t start = (size_t) (pos % PAD);
-		if (s->cap != s->window) { /* shrink back after a jumbo */
-			uint8_t *nb = alloc_window(s->window);
-			if (nb == NULL)
-				return weft_fail(&t->diag, "%s: out of memory for the read window",
-						s->obs_path);
-			memcpy(nb + start, s->p, have);
-			free(s->buf);
-			s->buf = nb;
-			s->cap = s->window;
-		} else if (have) {
-			memmove(s->buf + start, s->p, have);
+	struct weft_chunk *c = &s->ring[s->ah];
+	if (s->have_chunk) {
+		if (c->final) {
+			s->ci = s->cn; /* stays at the end */
+			if (c->err[0])
+				return weft_fail(&t->diag, "%s", c->err);
+			return 0;
 		}
-		uint64_t more = left - have;
-		size_t space = PAD + s->window - start - have;
-		if (more > space)
-			more = space;
-		s->p = s->buf + start;
-		s->e = s->p + have;
-		s->buf_off = pos - start; /* the file offset of buf[0], modulo 2^64 */
-		if (read_full(t, s, s->buf + start + have, (size_t) more, pos + have) < 0)
-			return -1;
-		s->e = s->buf + start + have + more;
+		if (t->ra != NULL)
+			weft_readahead_release(t, s, c);
+		else
+			c->ready = 0;
+		s->have_chunk = 0;
+		s->ah = (s->ah + 1) % s->nring;
+		c = &s->ring[s->ah];
+	}
+	if (t->ra != NULL) {
+		weft_readahead_wait(t, s, c);
+	} else {
+		weft_chunk_fill(s, c, t->allowed);
+		s->prod_done = c->final;
+		c->ready = 1;
+	}
+	s->have_chunk = 1;
+	s->base = c->buf;
+	s->idx = c->idx;
+	s->ci = 0;
+	s->cn = c->nidx;
+	s->cbase = c->file_off - (uint64_t) (uintptr_t) c->buf;
+	if (c->nidx == 0) {
+		/* only at the end of the file, or at an error */
+		if (c->err[0])
+			return weft_fail(&t->diag, "%s", c->err);
 		return 0;
 	}
-	/* A jumbo event larger than the window: a buffer of exactly its size (the
-	 * caller checked need against the bytes the file has). */
-	size_t ncap = (size_t) need;
-	uint8_t *nb = alloc_window(ncap);
-	if (nb == NULL)
-		return weft_fail(&t->diag, "%s: out of memory for a %zu-byte event", s->obs_path,
-				ncap);
-	size_t start = (size_t) (pos % PAD); /* as above */
-	memcpy(nb + start, s->p, have);
-	free(s->buf);
-	s->buf = nb;
-	s->cap = ncap;
-	s->p = s->buf + start;
-	s->e = s->p + have;
-	s->buf_off = pos - start;
-	if (read_full(t, s, s->buf + start + have, ncap - have, pos + have) < 0)
-		return -1;
-	s->e = s->buf + start + ncap;
-	return 0;
+	return 1;
 }
 
-int weft_stream_step_slow(struct weft_trace *t, struct weft_wstream *s)
+int weft_stream_special(struct weft_trace *t, struct weft_wstream *s, uint32_t x)
 {
-	for (;;) {
-		const uint8_t *p = s->p;
-		size_t avail = (size_t) (s->e - p);
-		uint64_t pos = s->buf_off + (uint64_t) (p - s->buf);
-		uint64_t left = s->fsize - pos;
-		if (left == 0)
-			return 0;
-		uint64_t need;
-		int known = weft_event_size(p, avail, &need);
-		if (need > left) {
-			/* Cannot be complete: explain with the bytes the file has. */
-			if (avail < left && avail < need) {
-				uint64_t want = need < left ? need : left;
-				if (want > WEFT_EV_HEADER_SIZE + WEFT_EV_JUMBO_SIZE_FIELD)
-					want = WEFT_EV_HEADER_SIZE + WEFT_EV_JUMBO_SIZE_FIELD;
-				if (want > left)
-					want = left;
-				if (avail < want) {
-					if (refill(t, s, want) < 0)
-						return -1;
-					continue;
-				}
-			}
-			char why[256];
-			why_incomplete(s->p, left, need, why, sizeof why);
-			return stream_err(t, s, pos, why);
-		}
-		if (!known || need > avail) {
-			if (refill(t, s, need) < 0)
-				return -1;
-			continue;
-		}
-		int64_t clock = (int64_t) weft_load_u64(p + WEFT_EV_OFF_CLOCK);
-		if (clock < s->last_clock) {
-			char why[256];
-			char mcv[16];
-			snprintf(why, sizeof why, "event %s: clock goes backwards from %" PRId64
-					" to %" PRId64 " within the stream",
-					weft_mcv_show(p + WEFT_EV_OFF_MODEL, mcv),
-					s->last_clock, clock);
-			return stream_err(t, s, pos, why);
-		}
-		s->evp = p;
-		s->evsize = need;
-		s->last_clock = clock;
-		s->key = (int64_t) ((uint64_t) clock + (uint64_t) s->keyoff);
-		s->p = p + need;
-		return 1;
+	const struct weft_chunk *c = &s->ring[s->ah];
+	size_t at = x & WEFT_IDX_OFF;
+	const uint8_t *p = s->base + at;
+	uint64_t pos = c->file_off + at;
+	size_t avail = c->len - at;
+	uint64_t need;
+	int known = weft_event_size(p, avail, &need);
+	if ((x & WEFT_IDX_TAIL) || !known || need > avail) {
+		char why[256];
+		why_incomplete(p, s->fsize - pos, need, why, sizeof why);
+		s->ci = s->cn;
+		return stream_err(t, s, pos, why);
 	}
+	int64_t clock = (int64_t) weft_load_u64(p + WEFT_EV_OFF_CLOCK);
+	if (clock < s->last_clock) {
+		char why[256];
+		char mcv[16];
+		snprintf(why, sizeof why, "event %s: clock goes backwards from %" PRId64
+				" to %" PRId64 " within the stream",
+				weft_mcv_show(p + WEFT_EV_OFF_MODEL, mcv), s->last_clock, clock);
+		s->ci = s->cn;
+		return stream_err(t, s, pos, why);
+	}
+	s->evp = p;
+	s->evsize = need;
+	s->last_clock = clock;
+	s->key = (int64_t) ((uint64_t) clock + (uint64_t) s->keyoff);
+	s->ci++;
+	return 1;
 }

@@ -10,18 +10,34 @@
 #include "model.h"
 #include "trace_internal.h"
 
-/* Read window per stream: large for few streams, smaller for many, so that
- * memory stays bounded by the number of streams, not the trace size. */
-#define WINDOW_MAX (256u << 10)
-#define WINDOW_MIN (64u << 10)
-#define WINDOW_BUDGET (64u << 20)
+/* Read chunks: large for few streams, smaller for many, so that memory
+ * stays bounded by the number of streams, not the trace size; never larger
+ * than a stream's file needs. */
+#define CHUNK_MIN (16u << 10)
+#define CHUNK_BUDGET (32u << 20)
 
-/* Tests and fuzzers: a smaller window reaches the refill paths with small
- * files (0: the normal size). */
+/* Tests and fuzzers: a smaller chunk reaches the chunk-boundary paths with
+ * small files (0: the normal size). */
 size_t weft_window_override;
+
+size_t weft_chunk_size(const struct weft_trace *t, const struct weft_wstream *s, unsigned nring)
+{
+	if (weft_window_override >= WEFT_EV_MAX_NORMAL_SIZE)
+		return weft_window_override < WEFT_CHUNK_MAX ? weft_window_override : WEFT_CHUNK_MAX;
+	size_t cap = CHUNK_BUDGET / ((t->nstreams ? t->nstreams : 1) * nring);
+	if (cap > WEFT_CHUNK_MAX)
+		cap = WEFT_CHUNK_MAX;
+	if (cap < CHUNK_MIN)
+		cap = CHUNK_MIN;
+	uint64_t body = s->fsize - s->prod_off; /* the events' bytes */
+	if (body < cap) /* a small file: all of it, rounded up to lines */
+		cap = body < 64 ? 64 : (size_t) ((body + 63) & ~(uint64_t) 63);
+	return cap;
+}
 
 static void close_all(struct weft_trace *t)
 {
+	weft_readahead_stop(t);
 	for (size_t i = 0; i < t->nstreams; i++) {
 		struct weft_wstream *s = t->streams[i];
 		weft_stream_close(s);
@@ -60,6 +76,7 @@ struct weft_trace *weft_open(const char *path, const struct weft_open_opts *opts
 	t->diag.err = t->errbuf;
 	t->diag.errlen = sizeof t->errbuf;
 	t->raw_order = opts ? opts->clock == WEFT_CLOCK_RAW : 0;
+	t->ra_mode = opts ? opts->readahead : WEFT_READAHEAD_AUTO;
 	t->path = weft_strdup(path);
 	if (t->diag.mode != WEFT_STRICT && t->diag.mode != WEFT_LENIENT) {
 		weft_fail(&t->diag, "weft_open: unknown mode %d", (int) t->diag.mode);
@@ -69,16 +86,20 @@ struct weft_trace *weft_open(const char *path, const struct weft_open_opts *opts
 		goto fail;
 	if (weft_load_metadata(t) < 0)
 		goto fail;
-	size_t window = WINDOW_BUDGET / (t->nstreams ? t->nstreams : 1);
-	if (window > WINDOW_MAX)
-		window = WINDOW_MAX;
-	if (window < WINDOW_MIN)
-		window = WINDOW_MIN;
-	if (weft_window_override >= WEFT_EV_MAX_NORMAL_SIZE)
-		window = weft_window_override;
+	if (t->ra_mode != WEFT_READAHEAD_AUTO && t->ra_mode != WEFT_READAHEAD_OFF
+			&& t->ra_mode != WEFT_READAHEAD_ON) {
+		weft_fail(&t->diag, "weft_open: unknown read-ahead choice %d", (int) t->ra_mode);
+		goto fail;
+	}
+	const char *env = getenv("WEFT_READAHEAD");
+	if (t->ra_mode == WEFT_READAHEAD_AUTO && env != NULL && strcmp(env, "on") != 0
+			&& strcmp(env, "off") != 0) {
+		weft_fail(&t->diag, "WEFT_READAHEAD is '%s'; it must be 'on' or 'off' (or unset)",
+				env);
+		goto fail;
+	}
 	for (size_t i = 0; i < t->nstreams; i++) {
 		struct weft_wstream *s = t->streams[i];
-		s->window = window;
 		if (weft_stream_open(t, s) < 0)
 			goto fail;
 		if (s->fsize == WEFT_OBS_HEADER_SIZE)
@@ -88,6 +109,8 @@ struct weft_trace *weft_open(const char *path, const struct weft_open_opts *opts
 		goto fail;
 	if (weft_load_clock_offsets(t) < 0)
 		goto fail;
+	for (size_t i = 0; i < t->nstreams; i++)
+		t->streams[i]->pub.clock_offset = t->streams[i]->clkoff;
 	/* Room for the children of every slot (2n + 2), all sentinels past the
 	 * live slots (see merge.c). */
 	t->hkey = weft_xcalloc(2 * t->nstreams + 2, sizeof *t->hkey);
@@ -176,61 +199,35 @@ void weft_trace_set_no_fast(struct weft_trace *t, int no_fast)
 
 /* A model byte no stream requires: an error when strict, one warning per
  * model byte when lenient. Returns -1 on error. */
-static int unrequired_model(struct weft_trace *t, struct weft_wstream *s,
-		const struct weft_event *ev)
+static int unrequired_model(struct weft_trace *t, struct weft_wstream *s, const uint8_t *p,
+		uint64_t offset)
 {
-	unsigned char model = (unsigned char) ev->mcv[0];
+	unsigned char model = p[WEFT_EV_OFF_MODEL];
 	char mcv[16];
-	weft_mcv_show(ev->mcv, mcv);
+	weft_mcv_show(p + WEFT_EV_OFF_MODEL, mcv);
 	int mlen = mcv[0] == '\\' ? 4 : 1;
 	if (t->diag.mode == WEFT_STRICT) {
 		t->failed = 1;
 		return weft_fail(&t->diag, "%s: offset %" PRIu64 ": event %s of model '%.*s', "
 				"which no stream requires in ovni.require", s->obs_path,
-				ev->offset, mcv, mlen, mcv);
+				offset, mcv, mlen, mcv);
 	}
 	if (!t->warned[model]) {
 		t->warned[model] = 1;
 		weft_warnf(&t->diag, "%s: offset %" PRIu64 ": event %s of model '%.*s', "
 				"which no stream requires in ovni.require (not reported again "
-				"for this model)", s->obs_path, ev->offset, mcv, mlen, mcv);
+				"for this model)", s->obs_path, offset, mcv, mlen, mcv);
 	}
 	return 0;
 }
 
-/* The event after the normal event at p whose flags byte (no jumbo or
- * reserved bits: the size code) is flags: p + 12 (code 0) or p + 13 + code.
- * This is the dependency that bounds the decoding loop (each event's address
- * needs the previous event's flags byte), so on x86-64 it is the shortest
- * chain: the byte loaded again straight into a register, one lea, one cmov
- * (no branch: a branch on the size mispredicts on real mixes). */
-static inline const uint8_t *next_normal(const uint8_t *p, uint32_t flags)
-{
-#if defined(__x86_64__) && defined(__GNUC__)
-	const uint8_t *next, *with;
-	uint32_t f;
-	(void) flags;
-	__asm__("movzbl (%[p]), %k[f]\n\t"
-		"lea 12(%[p]), %[n]\n\t"
-		"lea 13(%[p],%q[f]), %[w]\n\t"
-		"test %k[f], %k[f]\n\t"
-		"cmovne %[w], %[n]"
-		: [n] "=&r"(next), [f] "=&r"(f), [w] "=&r"(with)
-		: [p] "r"(p), "m"(*(const uint8_t(*)[1]) p)
-		: "cc");
-	return next;
-#else
-	const uint8_t *pl = p + WEFT_EV_OFF_PAYLOAD;
-	return flags ? pl + 1 + flags : pl;
-#endif
-}
-
-/* Fills ev for a normal event (no jumbo bit, no reserved flag bits) at p,
- * whose first 4 bytes are head, with few, wide stores. */
+/* Fills ev for a normal event (no jumbo or reserved flag bits) at p, whose
+ * first 4 bytes are head, with few, wide stores. */
 static inline void fill_normal(struct weft_event *ev, const uint8_t *p, uint32_t head,
-		int64_t clock, uint64_t clkoff, uint32_t psize, uint64_t base,
-		const struct weft_stream *pub)
+		int64_t clock, uint64_t clkoff, uint64_t cbase, const struct weft_stream *pub)
 {
+	uint32_t code = head & WEFT_EV_SIZE_MASK;
+	uint32_t psize = code ? code + 1 : 0;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 	/* mcv[0..2] = bytes 1..3, mcv[3] = NUL, then flags (and padding) */
 	_Static_assert(offsetof(struct weft_event, mcv) == 0
@@ -263,31 +260,83 @@ static inline void fill_normal(struct weft_event *ev, const uint8_t *p, uint32_t
 	ev->sclock = (int64_t) ((uint64_t) clock + clkoff);
 	ev->payload = p + WEFT_EV_OFF_PAYLOAD;
 	ev->jumbo_data = NULL;
-	ev->offset = base + (uint64_t) (uintptr_t) p;
+	ev->offset = cbase + (uint64_t) (uintptr_t) p;
 	ev->stream = pub;
 }
 
-static inline int yield(struct weft_trace *t, struct weft_wstream *s, struct weft_event *ev)
+/* Where the iteration functions put what they yield: struct weft_event
+ * (weft_next, weft_next_batch) or struct weft_ref (weft_next_refs). The
+ * functions below take it as a constant and are inlined into each. */
+enum out_kind { OUT_EVENT, OUT_REF };
+
+static inline __attribute__((always_inline)) void put(void *out, size_t k,
+		enum out_kind kind, struct weft_wstream *s, const uint8_t *p)
+{
+	if (kind == OUT_REF) {
+		struct weft_ref *r = (struct weft_ref *) out + k;
+		r->raw = p;
+		r->stream = &s->pub;
+	} else {
+		struct weft_event *ev = (struct weft_event *) out + k;
+		weft_event_fill(p, s->evsize, ev);
+		ev->offset = s->cbase + (uint64_t) (uintptr_t) p;
+		ev->sclock = (int64_t) ((uint64_t) ev->rclock + (uint64_t) s->clkoff);
+		ev->stream = &s->pub;
+	}
+}
+
+/* Yields the pending event of s into out[k]. */
+static inline __attribute__((always_inline)) int yield(struct weft_trace *t,
+		struct weft_wstream *s, void *out, size_t k, enum out_kind kind)
 {
 	const uint8_t *p = s->evp;
-	weft_event_fill(p, s->evsize, ev);
-	ev->offset = s->buf_off + (uint64_t) (p - s->buf);
-	ev->sclock = (int64_t) ((uint64_t) ev->rclock + (uint64_t) s->clkoff);
-	ev->stream = &s->pub;
-	if (__builtin_expect(!t->allowed[(unsigned char) ev->mcv[0]], 0)
-			&& unrequired_model(t, s, ev) < 0)
+	if (__builtin_expect(!t->allowed[p[WEFT_EV_OFF_MODEL]], 0)
+			&& unrequired_model(t, s, p, s->cbase + (uint64_t) (uintptr_t) p) < 0)
 		return -1;
+	put(out, k, kind, s, p);
 	t->nevents++;
 	return 1;
+}
+
+static int use_readahead(struct weft_trace *t)
+{
+	enum weft_readahead m = t->ra_mode;
+	if (m == WEFT_READAHEAD_AUTO) {
+		const char *env = getenv("WEFT_READAHEAD");
+		if (env != NULL && strcmp(env, "on") == 0)
+			m = WEFT_READAHEAD_ON;
+		else if (env != NULL && strcmp(env, "off") == 0)
+			m = WEFT_READAHEAD_OFF;
+	}
+	if (m == WEFT_READAHEAD_ON)
+		return 1;
+	if (m == WEFT_READAHEAD_OFF || t->nstreams == 0 || t->nstreams > 256)
+		return 0;
+	uint64_t bytes = 0;
+	for (size_t i = 0; i < t->nstreams; i++)
+		bytes += t->streams[i]->fsize;
+	return bytes >= (4u << 20) && weft_online_cpus() >= 2;
 }
 
 static int start(struct weft_trace *t)
 {
 	t->started = 1;
+	int ra = use_readahead(t);
+	/* With the thread: a chunk being read, one ready, one being merged. */
+	unsigned nring = ra ? 3 : 1;
+	for (size_t i = 0; i < t->nstreams; i++) {
+		struct weft_wstream *s = t->streams[i];
+		s->index = i;
+		s->chunk_cap = weft_chunk_size(t, s, nring);
+		if (weft_stream_alloc_ring(t, s, nring) < 0)
+			return -1;
+	}
+	if (ra && weft_readahead_start(t) < 0)
+		weft_warnf(&t->diag, "cannot start the read-ahead thread; reading without it");
 	for (size_t i = 0; i < t->nstreams; i++) {
 		struct weft_wstream *s = t->streams[i];
 		s->keyoff = t->raw_order ? 0 : s->clkoff;
-		int r = weft_stream_step(t, s);
+		int r = weft_stream_step(t, s, 1);
 		if (r < 0)
 			return -1;
 		if (r > 0) {
@@ -298,29 +347,28 @@ static int start(struct weft_trace *t)
 	return 0;
 }
 
-/* One step of the merge. With allow_slow == 0, returns 2 instead of taking
- * the slow path of the current stream (which may move its window). */
-static inline int next_one(struct weft_trace *t, struct weft_event *ev, int allow_slow)
+/* One step of the merge into out[k]. With may_switch == 0, returns 2 instead
+ * of moving the current stream to its next chunk (which ends the lifetime of
+ * the events yielded from its current one). */
+static inline __attribute__((always_inline)) int next_one(struct weft_trace *t, void *out,
+		size_t k, int may_switch, enum out_kind kind)
 {
 	struct weft_wstream *s = t->cur;
 	if (__builtin_expect(s != NULL, 1)) {
-		int r = weft_stream_step_fast(s);
-		if (__builtin_expect(r == 2, 0)) {
-			if (!allow_slow)
-				return 2;
-			r = weft_stream_step_slow(t, s);
-		}
+		int r = weft_stream_step(t, s, may_switch);
+		if (__builtin_expect(r == 2, 0))
+			return 2;
 		if (__builtin_expect(r < 0, 0))
 			goto fail;
 		if (r > 0) {
 			if (t->nheap == 0)
-				return yield(t, s, ev);
+				return yield(t, s, out, k, kind);
 			if (s->key < t->hkey[0] && !t->no_fast
 					&& (t->fast_known ? t->fast_ok : weft_heap_fast_ok(t)))
-				return yield(t, s, ev);
+				return yield(t, s, out, k, kind);
 			s = weft_heap_pushpop(t, s);
 			t->cur = s;
-			return yield(t, s, ev);
+			return yield(t, s, out, k, kind);
 		}
 	} else if (!t->started) {
 		if (start(t) < 0)
@@ -332,7 +380,7 @@ static inline int next_one(struct weft_trace *t, struct weft_event *ev, int allo
 	}
 	s = weft_heap_pop(t);
 	t->cur = s;
-	return yield(t, s, ev);
+	return yield(t, s, out, k, kind);
 fail:
 	t->failed = 1;
 	t->cur = NULL;
@@ -343,23 +391,24 @@ int weft_next(struct weft_trace *t, struct weft_event *ev)
 {
 	if (__builtin_expect(t->failed, 0))
 		return -1;
-	return next_one(t, ev, 1);
+	return next_one(t, ev, 0, 1, OUT_EVENT);
 }
 
 /*
  * The runs of the leading streams: as long as the current stream's next event
  * is strictly before the heap's root (and the heap is one the fast path
- * leaves unchanged, see merge.c), its events are decoded straight into evs
- * with the cursor in registers. When a whole, valid event is not leading any
- * more, it becomes the stream's pending event, goes through the heap's
- * push-pop like in next_one(), the new root is yielded and its run goes on.
- * Anything unusual (end of window, jumbo, backwards clock, a model to check,
- * an error) stops the runs without consuming it; next_one() handles it.
+ * leaves unchanged, see merge.c), its events go straight out, read where the
+ * producer framed them: every index entry without a flag is a whole normal
+ * event already checked (chunk.c). When an event is not leading any more, it
+ * becomes the stream's pending event, goes through the heap's push-pop like
+ * in next_one(), the new root is yielded and its run goes on. A flagged
+ * entry, the end of the chunk or an error stop the runs; next_one() takes
+ * over. Fills out[k..max-1] from k on; returns the new k.
  */
-static size_t lead_run(struct weft_trace *t, struct weft_event *evs, size_t max)
+static inline __attribute__((always_inline)) size_t lead_run(struct weft_trace *t, void *out,
+		size_t k, size_t max, enum out_kind kind)
 {
-	struct weft_event *ev = evs, *evend = evs + max;
-	while (ev < evend && !t->failed) {
+	while (k < max && !t->failed) {
 		struct weft_wstream *s = t->cur;
 		if (s == NULL)
 			break;
@@ -371,89 +420,68 @@ static size_t lead_run(struct weft_trace *t, struct weft_event *evs, size_t max)
 		int64_t cbound = INT64_MAX;
 		if (nheap > 0 && __builtin_sub_overflow(t->hkey[0], s->keyoff, &cbound))
 			break; /* extreme offsets: leave it to next_one() */
-		const uint8_t *p = s->p;
-		const uint8_t *e = s->e;
-		if (e - p < (ptrdiff_t) WEFT_EV_MAX_NORMAL_SIZE)
-			break;
-		int64_t last = s->last_clock;
+		const uint32_t *idx = s->idx;
+		const uint8_t *base = s->base;
+		size_t i = s->ci, i0 = i;
+		size_t end = s->cn - i < max - k ? s->cn : i + (max - k);
 		uint64_t clkoff = (uint64_t) s->clkoff;
-		uint64_t base = s->buf_off - (uint64_t) (uintptr_t) s->buf;
+		uint64_t cbase = s->cbase;
 		const struct weft_stream *pub = &s->pub;
-		const uint8_t *allowed = t->allowed;
-		uint32_t okmodel = 0x10000; /* the last model byte found allowed, << 8 */
-		struct weft_event *run = ev;
 		int handoff = 0;
 		int64_t clock = 0;
-		uint32_t psize = 0;
-		for (;;) {
-			/* Every event is at most WEFT_EV_MAX_NORMAL_SIZE bytes, so the
-			 * next `safe` events are whole in the window without a check
-			 * per event (one bound for both the window and evs). */
-			size_t safe = (size_t) (e - p) / WEFT_EV_MAX_NORMAL_SIZE;
-			size_t room = (size_t) (evend - ev);
-			if (safe == 0 || room == 0)
+		const uint8_t *p = NULL;
+		while (i < end) {
+			uint32_t x = idx[i];
+			if (__builtin_expect(x & (WEFT_IDX_SPECIAL | WEFT_IDX_TAIL), 0))
 				break;
-			struct weft_event *stop = ev + (safe < room ? safe : room);
-			do {
-				uint32_t head = weft_load_u32(p); /* flags, model, category, value */
-				clock = (int64_t) weft_load_u64(p + WEFT_EV_OFF_CLOCK);
-				/* One compare for the usual case: no jumbo or reserved flag
-				 * bits (the high nibble of the flags byte) and the model
-				 * byte of the last event. */
-				if (__builtin_expect((head & 0xfff0u) != okmodel, 0)) {
-					/* jumbo or reserved flag bits: the general path
-					 * (next_one) deals with it */
-					if (head & 0xf0u)
-						goto out;
-					if (!allowed[(head >> 8) & 0xffu])
-						goto out;
-					okmodel = head & 0xff00u;
-				}
-				if (__builtin_expect(clock < last, 0))
-					goto out; /* the slow path reports it */
-				uint32_t flags = head & 0xffu; /* the size code here */
-				const uint8_t *pl = p + WEFT_EV_OFF_PAYLOAD;
-				const uint8_t *next = next_normal(p, flags);
-				if (clock >= cbound) {
-					psize = (uint32_t) (next - pl);
-					handoff = 1;
-					goto out;
-				}
-				fill_normal(ev, p, head, clock, clkoff, (uint32_t) (next - pl), base, pub);
-				ev++;
-				last = clock;
-				p = next;
-			} while (ev < stop);
+			p = base + x;
+			clock = (int64_t) weft_load_u64(p + WEFT_EV_OFF_CLOCK);
+			if (clock >= cbound) {
+				handoff = 1;
+				break;
+			}
+			if (kind == OUT_REF) {
+				struct weft_ref *r = (struct weft_ref *) out + k;
+				r->raw = p;
+				r->stream = pub;
+			} else {
+				fill_normal((struct weft_event *) out + k, p, weft_load_u32(p), clock,
+						clkoff, cbase, pub);
+			}
+			k++;
+			i++;
 		}
-out:
-		t->nevents += (uint64_t) (ev - run);
-		s->p = p;
-		s->last_clock = last;
+		if (i > i0) {
+			t->nevents += i - i0;
+			s->last_clock = (int64_t) weft_load_u64(base + idx[i - 1] + WEFT_EV_OFF_CLOCK);
+		}
+		s->ci = i;
 		if (!handoff)
 			break;
-		/* The event at p is the stream's next one, as weft_stream_step_fast
+		/* The event at p is the stream's next one, as weft_stream_step()
 		 * would decode it; then the same push-pop as next_one(). */
 		s->evp = p;
-		s->evsize = WEFT_EV_HEADER_SIZE + psize;
+		s->evsize = WEFT_EV_HEADER_SIZE + weft_ev_payload_size(p[WEFT_EV_OFF_FLAGS]);
 		s->last_clock = clock;
 		s->key = (int64_t) ((uint64_t) clock + (uint64_t) s->keyoff);
-		s->p = p + s->evsize;
+		s->ci = i + 1;
 		struct weft_wstream *top = weft_heap_pushpop(t, s);
 		t->cur = top;
-		if (yield(t, top, ev) < 0)
+		if (yield(t, top, out, k, kind) < 0)
 			break; /* t->failed is set: the error comes with the next call */
-		ev++;
+		k++;
 	}
-	return (size_t) (ev - evs);
+	return k;
 }
 
-long weft_next_batch(struct weft_trace *t, struct weft_event *evs, size_t max)
+static inline __attribute__((always_inline)) long next_many(struct weft_trace *t, void *out,
+		size_t max, enum out_kind kind)
 {
 	if (t->failed)
 		return -1;
 	size_t n = 0;
 	while (n < max) {
-		n += lead_run(t, evs + n, max - n);
+		n = lead_run(t, out, n, max, kind);
 		if (n == max)
 			break;
 		if (t->failed) {
@@ -461,19 +489,42 @@ long weft_next_batch(struct weft_trace *t, struct weft_event *evs, size_t max)
 				return -1;
 			break;
 		}
-		int r = next_one(t, &evs[n], n == 0);
+		int r = next_one(t, out, n, n == 0, kind);
 		if (r == 1) {
 			n++;
 			continue;
 		}
-		if (r == 2)
-			break;
 		if (r < 0 && n == 0)
 			return -1;
-		/* r == 0, or an error after some events: it is kept for the next call */
+		/* the end (0), a chunk to change (2), or an error after some
+		 * events: it is kept for the next call */
 		break;
 	}
 	return (long) n;
+}
+
+long weft_next_batch(struct weft_trace *t, struct weft_event *evs, size_t max)
+{
+	return next_many(t, evs, max, OUT_EVENT);
+}
+
+long weft_next_refs(struct weft_trace *t, struct weft_ref *refs, size_t max)
+{
+	return next_many(t, refs, max, OUT_REF);
+}
+
+void weft_ref_event(const struct weft_trace *t, const struct weft_ref *r,
+		struct weft_event *ev)
+{
+	(void) t;
+	const struct weft_wstream *s = (const struct weft_wstream *) r->stream;
+	uint64_t need = 0;
+	/* whole: the producer framed it */
+	weft_event_size(r->raw, SIZE_MAX, &need);
+	weft_event_fill(r->raw, need, ev);
+	ev->offset = s->cbase + (uint64_t) (uintptr_t) r->raw;
+	ev->sclock = (int64_t) ((uint64_t) ev->rclock + (uint64_t) s->clkoff);
+	ev->stream = r->stream;
 }
 
 uint64_t weft_nevents(const struct weft_trace *t)

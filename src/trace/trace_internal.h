@@ -187,6 +187,40 @@ long weft_decode_buffer(const uint8_t *p, size_t len,
 struct weft_iloom;
 struct weft_iproc;
 
+/*
+ * A chunk: a piece of one stream file in memory, as the producer (chunk.c)
+ * leaves it for the merge. It holds whole events only, except that the last
+ * chunk of a file that ends inside an event holds that event's bytes too;
+ * idx[] gives where each event starts, with flags:
+ *   WEFT_IDX_SPECIAL  the merge must decode and check this event itself
+ *                     (jumbo, reserved flag bits, a model no stream
+ *                     requires, a clock going backwards);
+ *   WEFT_IDX_TAIL     the bytes from here cannot hold a whole event (the
+ *                     file ends first): an error when reached.
+ * Every event without a flag is a normal event whose model some stream
+ * requires and whose clock is not below the previous event's.
+ */
+#define WEFT_IDX_SPECIAL 0x80000000u
+#define WEFT_IDX_TAIL 0x40000000u
+#define WEFT_IDX_OFF 0x3fffffffu
+
+/* Largest normal chunk; a jumbo event larger than that gets a chunk of its
+ * own size (checked against the bytes the file has). */
+#define WEFT_CHUNK_MAX (256u << 10)
+
+struct weft_chunk {
+	uint8_t *mem;      /* the allocation: buf is mem + (file_off % 64) */
+	const uint8_t *buf;/* buf[0] is the byte at file_off */
+	size_t cap;        /* bytes mem holds after its 64-byte lead */
+	uint64_t file_off;
+	size_t len;        /* bytes at buf */
+	uint32_t *idx;
+	size_t nidx, idxcap;
+	int final;         /* no chunk follows (end of file, tail, error) */
+	char err[512];     /* a read error met here (reported after the events) */
+	int ready;         /* 1: filled, the merge's; 0: free, the producer's */
+};
+
 struct weft_wstream {
 	struct weft_stream pub;
 	char *relpath;
@@ -196,17 +230,32 @@ struct weft_wstream {
 	struct weft_meta meta;
 	struct weft_meta *v1meta; /* v1: shared per process (not owned) */
 	int64_t clkoff;
+	size_t index;     /* in t->streams */
 
-	/* reader: a window [buf, buf+cap) holding file bytes [buf_off, buf_off + (e - buf)) */
 	int fd;
 	uint64_t fsize;
-	uint8_t *buf;
-	size_t cap;
-	size_t window;
-	const uint8_t *p; /* next undecoded byte */
-	const uint8_t *e; /* end of the valid bytes */
-	uint64_t buf_off;
-	int64_t last_clock; /* INT64_MIN before the first event */
+	size_t chunk_cap; /* normal chunk size */
+
+	/* The ring of chunks: the merge takes them in order from ring[ah], the
+	 * producer fills them in order from ring[ph]. */
+	struct weft_chunk *ring;
+	unsigned nring;
+	unsigned ah, ph;
+	int have_chunk;   /* ring[ah] is the merge's current chunk */
+
+	/* producer state (the read-ahead thread's, or the caller's thread
+	 * without one) */
+	uint64_t prod_off;   /* file offset of the next event to frame */
+	int64_t prod_last;   /* clock of the last event framed */
+	int prod_done;       /* the final chunk was produced (under the read-ahead mutex) */
+	int filling;         /* read-ahead: a thread is filling ring[ph] (under its mutex) */
+
+	/* the merge's cursor in ring[ah] */
+	const uint8_t *base; /* the chunk's buf */
+	const uint32_t *idx;
+	size_t ci, cn;       /* next index entry, number of entries */
+	uint64_t cbase;      /* chunk file_off - (uintptr_t) base: offset = cbase + (uintptr_t) p */
+	int64_t last_clock;  /* INT64_MIN before the first event */
 
 	/* the pending event (decoded, not yet yielded) */
 	const uint8_t *evp;
@@ -218,6 +267,7 @@ struct weft_wstream {
 	int64_t peek_clock;  /* its rclock (read at open) */
 };
 
+struct weft_ra;
 
 struct weft_trace {
 	struct weft_diag diag;
@@ -237,6 +287,8 @@ struct weft_trace {
 	size_t nv1metas;
 
 	uint8_t allowed[256];  /* model bytes some stream requires */
+	enum weft_readahead ra_mode;
+	struct weft_ra *ra; /* the read-ahead thread, NULL without */
 	uint8_t warned[256];   /* lenient: warned once about this model byte */
 
 	/* merge */
@@ -294,34 +346,59 @@ int weft_load_clock_offsets(struct weft_trace *t);
 /* stream.c */
 int weft_stream_open(struct weft_trace *t, struct weft_wstream *s);
 void weft_stream_close(struct weft_wstream *s);
-/* Slow path of weft_stream_step (refill, jumbo, errors). */
-int weft_stream_step_slow(struct weft_trace *t, struct weft_wstream *s);
+/* Allocates the ring of nring chunks of chunk_cap bytes. */
+int weft_stream_alloc_ring(struct weft_trace *t, struct weft_wstream *s, unsigned nring);
+/* Moves the merge's cursor of s to its next chunk (releasing the current
+ * one, whose events must not be referenced any more): 1, 0 at the end of
+ * the stream, -1 error. */
+int weft_stream_next_chunk(struct weft_trace *t, struct weft_wstream *s);
+/* Decodes the special event (or tail) at index entry x: 1 with the pending
+ * event set, -1 error. */
+int weft_stream_special(struct weft_trace *t, struct weft_wstream *s, uint32_t x);
 
-/* Decodes the next event of s (s->evp, s->evsize, s->key): 1, 0 at its end,
- * -1 error. weft_stream_step_fast only handles the common case and returns 2
- * when the slow path (refill, jumbo, error) is needed. */
-static inline int weft_stream_step_fast(struct weft_wstream *s)
-{
-	const uint8_t *p = s->p;
-	if (__builtin_expect((size_t) (s->e - p) < WEFT_EV_MAX_NORMAL_SIZE, 0)
-			|| __builtin_expect(weft_ev_is_jumbo(p[WEFT_EV_OFF_FLAGS]), 0))
-		return 2;
-	int64_t clock = (int64_t) weft_load_u64(p + WEFT_EV_OFF_CLOCK);
-	if (__builtin_expect(clock < s->last_clock, 0))
-		return 2;
-	uint64_t size = WEFT_EV_HEADER_SIZE + weft_ev_payload_size(p[WEFT_EV_OFF_FLAGS]);
-	s->evp = p;
-	s->evsize = size;
-	s->last_clock = clock;
-	s->key = (int64_t) ((uint64_t) clock + (uint64_t) s->keyoff);
-	s->p = p + size;
-	return 1;
-}
+/* chunk.c: fills chunk c with the next bytes of s and frames them (the
+ * producer's side; allowed: the model bytes some stream requires). */
+void weft_chunk_fill(struct weft_wstream *s, struct weft_chunk *c, const uint8_t *allowed);
 
-static inline int weft_stream_step(struct weft_trace *t, struct weft_wstream *s)
+/* trace.c: the normal chunk size of s with nring chunks per stream. */
+size_t weft_chunk_size(const struct weft_trace *t, const struct weft_wstream *s, unsigned nring);
+
+/* readahead.c */
+/* CPUs this process may run on. */
+long weft_online_cpus(void);
+int weft_readahead_start(struct weft_trace *t);
+void weft_readahead_stop(struct weft_trace *t);
+/* The merge is done with ring[ah] of s: gives it back to the producer. */
+void weft_readahead_release(struct weft_trace *t, struct weft_wstream *s, struct weft_chunk *c);
+/* Waits until chunk c of s is filled. */
+void weft_readahead_wait(struct weft_trace *t, struct weft_wstream *s, struct weft_chunk *c);
+
+/* Decodes the next event of s into its pending event (s->evp, s->evsize,
+ * s->key): 1, 0 at its end, -1 error. With may_switch == 0, returns 2
+ * instead of moving to the stream's next chunk (which releases the current
+ * one: only allowed before the first event of a call is yielded). */
+static inline int weft_stream_step(struct weft_trace *t, struct weft_wstream *s, int may_switch)
 {
-	int r = weft_stream_step_fast(s);
-	return r != 2 ? r : weft_stream_step_slow(t, s);
+	for (;;) {
+		if (__builtin_expect(s->ci < s->cn, 1)) {
+			uint32_t x = s->idx[s->ci];
+			if (__builtin_expect(x & (WEFT_IDX_SPECIAL | WEFT_IDX_TAIL), 0))
+				return weft_stream_special(t, s, x);
+			const uint8_t *p = s->base + x;
+			int64_t clock = (int64_t) weft_load_u64(p + WEFT_EV_OFF_CLOCK);
+			s->evp = p;
+			s->evsize = WEFT_EV_HEADER_SIZE + weft_ev_payload_size(p[WEFT_EV_OFF_FLAGS]);
+			s->last_clock = clock;
+			s->key = (int64_t) ((uint64_t) clock + (uint64_t) s->keyoff);
+			s->ci++;
+			return 1;
+		}
+		if (!may_switch && s->have_chunk)
+			return 2;
+		int r = weft_stream_next_chunk(t, s);
+		if (r <= 0)
+			return r;
+	}
 }
 
 /* merge.c */

@@ -1,0 +1,231 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * chunk.c - the producer's side of a stream: reads the next piece of the
+ * file into a chunk and frames it, so that the merge finds whole events at
+ * known offsets and checks nothing on its common path.
+ *
+ * Runs on the read-ahead thread (readahead.c) or, without one, on the
+ * caller's thread when the merge needs the chunk. It touches only the
+ * chunk, the stream's producer fields (prod_off, prod_last) and its file
+ * (the caller sets prod_done from the chunk's final flag); an error is
+ * written into the chunk and reported by the merge once it has yielded
+ * every event before it.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "trace_internal.h"
+
+/* The bytes a chunk's allocation has in front of its data, so that read()
+ * can write each byte at the same offset within a cache line as it has in
+ * the file (and in the page cache): a line-to-line copy is faster. */
+#define LEAD 64u
+
+static void chunk_fail(struct weft_wstream *s, struct weft_chunk *c, uint64_t off,
+		const char *fmt, ...) WEFT_PRINTF(4, 5);
+
+static void chunk_fail(struct weft_wstream *s, struct weft_chunk *c, uint64_t off,
+		const char *fmt, ...)
+{
+	char why[256];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof why, fmt, ap);
+	va_end(ap);
+	snprintf(c->err, sizeof c->err, "%s: offset %" PRIu64 ": %s", s->obs_path, off, why);
+	c->final = 1;
+}
+
+/* Makes c hold cap bytes (and cap / 12 + 2 index entries: every event has
+ * at least 12 bytes, plus a tail). Returns -1 when out of memory. */
+static int reserve(struct weft_chunk *c, size_t cap)
+{
+	if (c->mem != NULL && c->cap == cap)
+		return 0;
+	free(c->mem);
+	free(c->idx);
+	c->mem = NULL;
+	c->idx = NULL;
+	c->cap = 0;
+	void *m = NULL;
+	if (posix_memalign(&m, LEAD, LEAD + cap) != 0)
+		return -1;
+	size_t icap = cap / WEFT_EV_HEADER_SIZE + 2;
+	c->idx = malloc(icap * sizeof *c->idx);
+	if (c->idx == NULL) {
+		free(m);
+		return -1;
+	}
+	c->mem = m;
+	c->cap = cap;
+	c->idxcap = icap;
+	return 0;
+}
+
+/* The end of the next normal event at p (flags without jumbo or reserved
+ * bits): the size nibble 0 means no payload, n means n + 1 bytes. With a
+ * conditional move, as payloads come and go without a pattern. */
+static inline const uint8_t *next_normal(const uint8_t *p, uint32_t code)
+{
+#if defined(__x86_64__) && defined(__GNUC__)
+	const uint8_t *next = p + WEFT_EV_HEADER_SIZE, *with = p + WEFT_EV_HEADER_SIZE + 1 + code;
+	__asm__("test %k[c], %k[c]\n\tcmovne %[w], %[n]"
+		: [n] "+r"(next)
+		: [c] "r"(code), [w] "r"(with)
+		: "cc");
+	return next;
+#else
+	return p + WEFT_EV_HEADER_SIZE + (code ? code + 1 : 0);
+#endif
+}
+
+void weft_chunk_fill(struct weft_wstream *s, struct weft_chunk *c, const uint8_t *allowed)
+{
+	c->nidx = 0;
+	c->len = 0;
+	c->final = 0;
+	c->err[0] = '\0';
+	uint64_t off = s->prod_off;
+	size_t cap = s->chunk_cap;
+	for (;;) {
+		if (reserve(c, cap) < 0) {
+			/* keep a buffer for the message's sake: none needed */
+			c->buf = NULL;
+			c->file_off = off;
+			chunk_fail(s, c, off, "out of memory for a %zu-byte read chunk", cap);
+			return;
+		}
+		c->file_off = off;
+		c->buf = c->mem + (size_t) (off % LEAD);
+		uint64_t left = s->fsize - off;
+		if (left == 0) {
+			c->final = 1;
+			return;
+		}
+		size_t want = left < cap ? (size_t) left : cap;
+		uint8_t *dst = c->mem + (size_t) (off % LEAD);
+		size_t got = 0;
+		while (got < want) {
+			ssize_t r = pread(s->fd, dst + got, want - got, (off_t) (off + got));
+			if (r < 0 && errno == EINTR)
+				continue;
+			if (r < 0) {
+				chunk_fail(s, c, off + got, "read failed: %s", strerror(errno));
+				return;
+			}
+			if (r == 0) {
+				chunk_fail(s, c, off + got, "the file became shorter while reading");
+				return;
+			}
+			got += (size_t) r;
+		}
+		c->len = want;
+
+		/* Framing. The fast loop takes events while a whole normal event
+		 * surely fits; anything else goes one event at a time below. */
+		const uint8_t *b = c->buf, *p = b, *e = b + want;
+		uint32_t *idx = c->idx;
+		size_t n = 0;
+		int64_t last = s->prod_last;
+		uint32_t okmodel = 0x10000; /* the last model byte found allowed, << 8 */
+		for (;;) {
+			/* Two events a step when the first has no payload (most
+			 * have none): the second's header is loaded at once with
+			 * the first's, so that the chain of sizes, one load after
+			 * another, is half as long. */
+			while ((size_t) (e - p) >= 2 * WEFT_EV_MAX_NORMAL_SIZE) {
+				uint32_t head = weft_load_u32(p); /* flags, model, category, value */
+				int64_t clock = (int64_t) weft_load_u64(p + WEFT_EV_OFF_CLOCK);
+				if (__builtin_expect((head & 0xfff0u) != okmodel, 0)) {
+					if ((head & 0xf0u) || !allowed[(head >> 8) & 0xffu])
+						goto one; /* jumbo, reserved bits or model */
+					okmodel = head & 0xff00u;
+				}
+				if (__builtin_expect(clock < last, 0))
+					goto one;
+				idx[n++] = (uint32_t) (p - b);
+				last = clock;
+				uint32_t code = head & WEFT_EV_SIZE_MASK;
+				if (code != 0) {
+					p += WEFT_EV_HEADER_SIZE + 1 + code;
+					continue;
+				}
+				const uint8_t *q = p + WEFT_EV_HEADER_SIZE;
+				uint32_t head2 = weft_load_u32(q);
+				int64_t clock2 = (int64_t) weft_load_u64(q + WEFT_EV_OFF_CLOCK);
+				p = q;
+				if (__builtin_expect((head2 & 0xfff0u) != okmodel || clock2 < last, 0))
+					continue; /* the loop's first test takes it */
+				idx[n++] = (uint32_t) (q - b);
+				last = clock2;
+				p = next_normal(q, head2 & WEFT_EV_SIZE_MASK);
+			}
+			while ((size_t) (e - p) >= WEFT_EV_MAX_NORMAL_SIZE) {
+				uint32_t head = weft_load_u32(p);
+				int64_t clock = (int64_t) weft_load_u64(p + WEFT_EV_OFF_CLOCK);
+				if (__builtin_expect((head & 0xfff0u) != okmodel, 0)) {
+					if ((head & 0xf0u) || !allowed[(head >> 8) & 0xffu])
+						break;
+					okmodel = head & 0xff00u;
+				}
+				if (__builtin_expect(clock < last, 0))
+					break;
+				idx[n++] = (uint32_t) (p - b);
+				last = clock;
+				p = next_normal(p, head & WEFT_EV_SIZE_MASK);
+			}
+one:
+			if (p == e)
+				break;
+			/* One event, in general. */
+			size_t avail = (size_t) (e - p);
+			uint64_t need;
+			int known = weft_event_size(p, avail, &need);
+			if (known && need <= avail) {
+				uint32_t head = weft_load_u32(p);
+				int64_t clock = (int64_t) weft_load_u64(p + WEFT_EV_OFF_CLOCK);
+				int special = (head & 0xf0u) || !allowed[(head >> 8) & 0xffu]
+					|| clock < last;
+				idx[n++] = (uint32_t) (p - b) | (special ? WEFT_IDX_SPECIAL : 0u);
+				if (clock < last) {
+					/* The merge reports it there; nothing after it is read. */
+					c->final = 1;
+					c->nidx = n;
+					return;
+				}
+				last = clock;
+				p += need;
+				continue;
+			}
+			/* Not whole here. Unless it is the chunk's first, the next
+			 * chunk starts with it. */
+			if (p > b)
+				break;
+			uint64_t fleft = s->fsize - (c->file_off + (uint64_t) (p - b));
+			if (known && need <= fleft && need > cap) {
+				/* A jumbo event larger than a chunk, whole in the file:
+				 * a chunk of its size (the file has those bytes). */
+				cap = (size_t) need;
+				goto again;
+			}
+			/* The file ends inside it: the merge explains it. */
+			idx[n++] = (uint32_t) (p - b) | WEFT_IDX_TAIL;
+			c->final = 1;
+			c->nidx = n;
+			return;
+		}
+		c->nidx = n;
+		s->prod_last = last;
+		s->prod_off = c->file_off + (uint64_t) (p - b);
+		if (s->prod_off == s->fsize)
+			c->final = 1;
+		return;
+again:
+		continue;
+	}
+}
