@@ -49,8 +49,11 @@ static int reserve(struct weft_chunk *c, size_t cap)
 		return 0;
 	free(c->mem);
 	free(c->idx);
+	free(c->spos);
 	c->mem = NULL;
 	c->idx = NULL;
+	c->spos = NULL;
+	c->nspos = c->spcap = 0;
 	c->cap = 0;
 	void *m = NULL;
 	if (posix_memalign(&m, LEAD, LEAD + cap) != 0)
@@ -84,9 +87,27 @@ static inline const uint8_t *next_normal(const uint8_t *p, uint32_t code)
 #endif
 }
 
+/* Notes index position n as flagged. Returns -1 when out of memory. */
+static int note_special(struct weft_chunk *c, size_t n)
+{
+	if (c->nspos == c->spcap) {
+		size_t ncap = c->spcap ? 2 * c->spcap : 16;
+		if (ncap > c->idxcap)
+			ncap = c->idxcap;
+		uint32_t *np = realloc(c->spos, ncap * sizeof *np);
+		if (np == NULL)
+			return -1;
+		c->spos = np;
+		c->spcap = ncap;
+	}
+	c->spos[c->nspos++] = (uint32_t) n;
+	return 0;
+}
+
 void weft_chunk_fill(struct weft_wstream *s, struct weft_chunk *c, const uint8_t *allowed)
 {
 	c->nidx = 0;
+	c->nspos = 0;
 	c->len = 0;
 	c->final = 0;
 	c->err[0] = '\0';
@@ -191,6 +212,12 @@ one:
 				int64_t clock = (int64_t) weft_load_u64(p + WEFT_EV_OFF_CLOCK);
 				int special = (head & 0xf0u) || !allowed[(head >> 8) & 0xffu]
 					|| clock < last;
+				if (special && note_special(c, n) < 0) {
+					c->nidx = n;
+					chunk_fail(s, c, c->file_off + (uint64_t) (p - b),
+							"out of memory for the chunk's index");
+					return;
+				}
 				idx[n++] = (uint32_t) (p - b) | (special ? WEFT_IDX_SPECIAL : 0u);
 				if (clock < last) {
 					/* The merge reports it there; nothing after it is read. */
@@ -214,6 +241,10 @@ one:
 				goto again;
 			}
 			/* The file ends inside it: the merge explains it. */
+			if (note_special(c, n) < 0) {
+				chunk_fail(s, c, c->file_off, "out of memory for the chunk's index");
+				return;
+			}
 			idx[n++] = (uint32_t) (p - b) | WEFT_IDX_TAIL;
 			c->final = 1;
 			c->nidx = n;

@@ -204,6 +204,7 @@ void weft_stream_close(struct weft_wstream *s)
 	for (unsigned i = 0; i < s->nring; i++) {
 		free(s->ring[i].mem);
 		free(s->ring[i].idx);
+		free(s->ring[i].spos);
 	}
 	free(s->ring);
 	s->ring = NULL;
@@ -241,6 +242,10 @@ int weft_stream_next_chunk(struct weft_trace *t, struct weft_wstream *s)
 	s->idx = c->idx;
 	s->ci = 0;
 	s->cn = c->nidx;
+	s->spos = c->spos;
+	s->nspos = c->nspos;
+	s->si = 0;
+	s->stop = c->nspos ? c->spos[0] : c->nidx;
 	s->cbase = c->file_off - (uint64_t) (uintptr_t) c->buf;
 	if (c->nidx == 0) {
 		/* only at the end of the file, or at an error */
@@ -281,5 +286,7 @@ int weft_stream_special(struct weft_trace *t, struct weft_wstream *s, uint32_t x
 	s->last_clock = clock;
 	s->key = (int64_t) ((uint64_t) clock + (uint64_t) s->keyoff);
 	s->ci++;
+	s->si++;
+	s->stop = s->si < s->nspos ? s->spos[s->si] : s->cn;
 	return 1;
 }

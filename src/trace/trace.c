@@ -398,8 +398,8 @@ int weft_next(struct weft_trace *t, struct weft_event *ev)
  * The runs of the leading streams: as long as the current stream's next event
  * is strictly before the heap's root (and the heap is one the fast path
  * leaves unchanged, see merge.c), its events go straight out, read where the
- * producer framed them: every index entry without a flag is a whole normal
- * event already checked (chunk.c). When an event is not leading any more, it
+ * producer framed them: every index entry up to the next flagged one is a
+ * whole normal event already checked (chunk.c). When an event is not leading any more, it
  * becomes the stream's pending event, goes through the heap's push-pop like
  * in next_one(), the new root is yielded and its run goes on. A flagged
  * entry, the end of the chunk or an error stop the runs; next_one() takes
@@ -422,44 +422,47 @@ static inline __attribute__((always_inline)) size_t lead_run(struct weft_trace *
 			break; /* extreme offsets: leave it to next_one() */
 		const uint32_t *idx = s->idx;
 		const uint8_t *base = s->base;
-		size_t i = s->ci, i0 = i;
-		size_t end = s->cn - i < max - k ? s->cn : i + (max - k);
-		uint64_t clkoff = (uint64_t) s->clkoff;
-		uint64_t cbase = s->cbase;
+		size_t i = s->ci;
+		/* up to the next flagged entry (s->stop <= s->cn) or the room left */
+		size_t n = s->stop - i < max - k ? s->stop - i : max - k;
 		const struct weft_stream *pub = &s->pub;
-		int handoff = 0;
-		int64_t clock = 0;
-		const uint8_t *p = NULL;
-		while (i < end) {
-			uint32_t x = idx[i];
-			if (__builtin_expect(x & (WEFT_IDX_SPECIAL | WEFT_IDX_TAIL), 0))
-				break;
-			p = base + x;
-			clock = (int64_t) weft_load_u64(p + WEFT_EV_OFF_CLOCK);
-			if (clock >= cbound) {
-				handoff = 1;
-				break;
+		size_t j = 0;
+		if (kind == OUT_REF) {
+			struct weft_ref *r = (struct weft_ref *) out + k;
+			for (; j < n; j++) {
+				const uint8_t *q = base + idx[i + j];
+				if ((int64_t) weft_load_u64(q + WEFT_EV_OFF_CLOCK) >= cbound)
+					break;
+				r[j].raw = q;
+				r[j].stream = pub;
 			}
-			if (kind == OUT_REF) {
-				struct weft_ref *r = (struct weft_ref *) out + k;
-				r->raw = p;
-				r->stream = pub;
-			} else {
-				fill_normal((struct weft_event *) out + k, p, weft_load_u32(p), clock,
-						clkoff, cbase, pub);
+		} else {
+			uint64_t clkoff = (uint64_t) s->clkoff;
+			uint64_t cbase = s->cbase;
+			struct weft_event *ev = (struct weft_event *) out + k;
+			for (; j < n; j++) {
+				const uint8_t *q = base + idx[i + j];
+				int64_t c = (int64_t) weft_load_u64(q + WEFT_EV_OFF_CLOCK);
+				if (c >= cbound)
+					break;
+				fill_normal(ev + j, q, weft_load_u32(q), c, clkoff, cbase, pub);
 			}
-			k++;
-			i++;
 		}
-		if (i > i0) {
-			t->nevents += i - i0;
-			s->last_clock = (int64_t) weft_load_u64(base + idx[i - 1] + WEFT_EV_OFF_CLOCK);
+		if (j > 0) {
+			t->nevents += j;
+			s->last_clock = (int64_t) weft_load_u64(base + idx[i + j - 1]
+					+ WEFT_EV_OFF_CLOCK);
 		}
+		k += j;
+		i += j;
 		s->ci = i;
-		if (!handoff)
-			break;
-		/* The event at p is the stream's next one, as weft_stream_step()
-		 * would decode it; then the same push-pop as next_one(). */
+		if (j == n)
+			break; /* out of room or chunk, or a flagged entry for next_one() */
+		const uint8_t *p = base + idx[i];
+		int64_t clock = (int64_t) weft_load_u64(p + WEFT_EV_OFF_CLOCK);
+		/* The event at i is the stream's next one, not leading any more:
+		 * as weft_stream_step() would decode it, then the same push-pop
+		 * as next_one(). */
 		s->evp = p;
 		s->evsize = WEFT_EV_HEADER_SIZE + weft_ev_payload_size(p[WEFT_EV_OFF_FLAGS]);
 		s->last_clock = clock;

@@ -216,6 +216,10 @@ struct weft_chunk {
 	size_t len;        /* bytes at buf */
 	uint32_t *idx;
 	size_t nidx, idxcap;
+	/* the positions in idx of the flagged entries, ascending: the merge
+	 * runs plain events up to the next one without testing each entry */
+	uint32_t *spos;
+	size_t nspos, spcap;
 	int final;         /* no chunk follows (end of file, tail, error) */
 	char err[512];     /* a read error met here (reported after the events) */
 	int ready;         /* 1: filled, the merge's; 0: free, the producer's */
@@ -254,6 +258,9 @@ struct weft_wstream {
 	const uint8_t *base; /* the chunk's buf */
 	const uint32_t *idx;
 	size_t ci, cn;       /* next index entry, number of entries */
+	const uint32_t *spos;
+	size_t si, nspos;    /* next flagged position, number of them */
+	size_t stop;         /* spos[si], or cn after the last */
 	uint64_t cbase;      /* chunk file_off - (uintptr_t) base: offset = cbase + (uintptr_t) p */
 	int64_t last_clock;  /* INT64_MIN before the first event */
 
@@ -382,7 +389,7 @@ static inline int weft_stream_step(struct weft_trace *t, struct weft_wstream *s,
 	for (;;) {
 		if (__builtin_expect(s->ci < s->cn, 1)) {
 			uint32_t x = s->idx[s->ci];
-			if (__builtin_expect(x & (WEFT_IDX_SPECIAL | WEFT_IDX_TAIL), 0))
+			if (__builtin_expect(s->ci == s->stop, 0))
 				return weft_stream_special(t, s, x);
 			const uint8_t *p = s->base + x;
 			int64_t clock = (int64_t) weft_load_u64(p + WEFT_EV_OFF_CLOCK);
