@@ -169,22 +169,27 @@ void weft_chunk_fill(struct weft_wstream *s, struct weft_chunk *c, const uint8_t
 				}
 				if (__builtin_expect(clock < last, 0))
 					goto one;
-				idx[n++] = (uint32_t) (p - b);
+				uint32_t o = (uint32_t) (p - b);
+				idx[n] = o;
 				last = clock;
 				uint32_t code = head & WEFT_EV_SIZE_MASK;
 				if (code != 0) {
+					n++;
 					p += WEFT_EV_HEADER_SIZE + 1 + code;
 					continue;
 				}
-				const uint8_t *q = p + WEFT_EV_HEADER_SIZE;
-				uint32_t head2 = weft_load_u32(q);
-				int64_t clock2 = (int64_t) weft_load_u64(q + WEFT_EV_OFF_CLOCK);
-				p = q;
-				if (__builtin_expect((head2 & 0xfff0u) != okmodel || clock2 < last, 0))
-					continue; /* the loop's first test takes it */
-				idx[n++] = (uint32_t) (q - b);
+				uint32_t head2 = weft_load_u32(p + WEFT_EV_HEADER_SIZE);
+				int64_t clock2 = (int64_t) weft_load_u64(p + WEFT_EV_HEADER_SIZE
+						+ WEFT_EV_OFF_CLOCK);
+				if (__builtin_expect((head2 & 0xfff0u) != okmodel || clock2 < last, 0)) {
+					n++;
+					p += WEFT_EV_HEADER_SIZE; /* the loop's first test takes it */
+					continue;
+				}
+				idx[n + 1] = o + WEFT_EV_HEADER_SIZE;
+				n += 2;
 				last = clock2;
-				p = next_normal(q, head2 & WEFT_EV_SIZE_MASK);
+				p = next_normal(p + WEFT_EV_HEADER_SIZE, head2 & WEFT_EV_SIZE_MASK);
 			}
 			while ((size_t) (e - p) >= WEFT_EV_MAX_NORMAL_SIZE) {
 				uint32_t head = weft_load_u32(p);
