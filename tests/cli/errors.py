@@ -50,6 +50,35 @@ def main():
                  "weft dump > /dev/full")
         finally:
             shutil.rmtree(tmp)
+        # WEFT_READAHEAD: on and off give the same output; anything else is refused
+        tmp = tempfile.mkdtemp(prefix="weft-err-")
+        try:
+            root = os.path.join(tmp, "t")
+            os.mkdir(root)
+            from errors_cases import one, m  # noqa: E402
+            one(m())(root)
+            outs = {}
+            for val in ("on", "off", None):
+                env = dict(os.environ)
+                env.pop("WEFT_READAHEAD", None)
+                if val is not None:
+                    env["WEFT_READAHEAD"] = val
+                for cmd in ("dump", "check"):
+                    p = subprocess.run([weft_bin(), cmd, "t"], cwd=tmp, env=env,
+                                       stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                    outs[(val, cmd)] = (p.returncode, p.stdout, p.stderr)
+            for cmd in ("dump", "check"):
+                c.eq(outs[("on", cmd)], outs[(None, cmd)], f"WEFT_READAHEAD=on weft {cmd}")
+                c.eq(outs[("off", cmd)], outs[(None, cmd)], f"WEFT_READAHEAD=off weft {cmd}")
+                c.eq(outs[(None, cmd)][0], 0, f"weft {cmd} exit status")
+            env = dict(os.environ, WEFT_READAHEAD="yes")
+            p = subprocess.run([weft_bin(), "dump", "t"], cwd=tmp, env=env,
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+            c.eq((p.returncode, p.stdout, p.stderr.decode()),
+                 (1, b"", "weft dump: WEFT_READAHEAD is 'yes'; it must be 'on' or 'off' "
+                  "(or unset)\n"), "WEFT_READAHEAD=yes weft dump")
+        finally:
+            shutil.rmtree(tmp)
         c.done()
 
 
