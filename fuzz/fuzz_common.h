@@ -66,7 +66,8 @@ static void fz_ignore_warning(void *ctx, const char *msg)
 		abort(); /* warnings are sentences */
 }
 
-/* Opens the scratch trace in both modes and reads every event. */
+/* Opens the scratch trace in both modes and reads every event (lenient:
+ * with the read-ahead thread; lenient and raw order: by weft_next_refs). */
 static void fz_read_all(void)
 {
 	for (int mode = 0; mode < 2; mode++) {
@@ -75,6 +76,7 @@ static void fz_read_all(void)
 			o.mode = mode ? WEFT_LENIENT : WEFT_STRICT;
 			o.warn = fz_ignore_warning;
 			o.clock = clk ? WEFT_CLOCK_RAW : WEFT_CLOCK_OFFSET;
+			o.readahead = mode ? WEFT_READAHEAD_ON : WEFT_READAHEAD_OFF;
 			char err[WEFT_ERR_MAX];
 			err[0] = '\0';
 			struct weft_trace *t = weft_open(fz_root, &o, err, sizeof err);
@@ -84,9 +86,19 @@ static void fz_read_all(void)
 				continue;
 			}
 			struct weft_event evs[7];
+			struct weft_ref refs[7];
+			int by_refs = mode && clk;
 			long n;
 			int64_t last = INT64_MIN;
-			while ((n = clk ? weft_next_batch(t, evs, 7) : weft_next(t, evs)) > 0) {
+			while ((n = by_refs ? weft_next_refs(t, refs, 7)
+						: clk ? weft_next_batch(t, evs, 7) : weft_next(t, evs)) > 0) {
+				for (long i = 0; by_refs && i < n; i++) {
+					weft_ref_event(t, &refs[i], &evs[i]);
+					if (weft_ref_rclock(&refs[i]) != evs[i].rclock
+							|| weft_ref_payload_size(&refs[i])
+								!= evs[i].payload_size)
+						abort(); /* the accessors agree with the event */
+				}
 				for (long i = 0; i < n; i++) {
 					int64_t key = clk ? evs[i].rclock : evs[i].sclock;
 					if (key < last)
