@@ -278,6 +278,12 @@ static inline __attribute__((always_inline)) void put(void *out, size_t k,
 		r->stream = &s->pub;
 	} else {
 		struct weft_event *ev = (struct weft_event *) out + k;
+		uint32_t head = weft_load_u32(p);
+		if (__builtin_expect(!(head & 0xf0u), 1)) { /* no jumbo or reserved bits */
+			fill_normal(ev, p, head, (int64_t) weft_load_u64(p + WEFT_EV_OFF_CLOCK),
+					(uint64_t) s->clkoff, s->cbase, &s->pub);
+			return;
+		}
 		weft_event_fill(p, s->evsize, ev);
 		ev->offset = s->cbase + (uint64_t) (uintptr_t) p;
 		ev->sclock = (int64_t) ((uint64_t) ev->rclock + (uint64_t) s->clkoff);
