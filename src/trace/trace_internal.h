@@ -206,7 +206,7 @@ struct weft_iproc;
 
 /* Largest normal chunk; a jumbo event larger than that gets a chunk of its
  * own size (checked against the bytes the file has). */
-#define WEFT_CHUNK_MAX (256u << 10)
+#define WEFT_CHUNK_MAX (128u << 10)
 
 struct weft_chunk {
 	uint8_t *mem;      /* the allocation: buf is mem + (file_off % 64) */
