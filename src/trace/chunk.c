@@ -12,11 +12,13 @@
  * every event before it.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "trace_internal.h"
@@ -104,7 +106,38 @@ static int note_special(struct weft_chunk *c, size_t n)
 	return 0;
 }
 
+static void fill(struct weft_wstream *s, struct weft_chunk *c, const uint8_t *allowed);
+
+/* With fd_lean, the file is opened for the fill (and must still be the one
+ * weft_open checked) and closed after it. */
 void weft_chunk_fill(struct weft_wstream *s, struct weft_chunk *c, const uint8_t *allowed)
+{
+	if (!s->fd_lean) {
+		fill(s, c, allowed);
+		return;
+	}
+	s->fd = open(s->obs_path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	struct stat st;
+	if (s->fd < 0) {
+		c->nidx = c->nspos = c->len = 0;
+		c->buf = NULL;
+		chunk_fail(s, c, s->prod_off, "cannot open the binary stream again: %s",
+				strerror(errno));
+		return;
+	}
+	if (fstat(s->fd, &st) != 0 || (uint64_t) st.st_dev != s->dev
+			|| (uint64_t) st.st_ino != s->ino) {
+		c->nidx = c->nspos = c->len = 0;
+		c->buf = NULL;
+		chunk_fail(s, c, s->prod_off, "the file was replaced while reading");
+	} else {
+		fill(s, c, allowed);
+	}
+	close(s->fd);
+	s->fd = -1;
+}
+
+static void fill(struct weft_wstream *s, struct weft_chunk *c, const uint8_t *allowed)
 {
 	c->nidx = 0;
 	c->nspos = 0;
@@ -115,7 +148,6 @@ void weft_chunk_fill(struct weft_wstream *s, struct weft_chunk *c, const uint8_t
 	size_t cap = s->chunk_cap;
 	for (;;) {
 		if (reserve(c, cap) < 0) {
-			/* keep a buffer for the message's sake: none needed */
 			c->buf = NULL;
 			c->file_off = off;
 			chunk_fail(s, c, off, "out of memory for a %zu-byte read chunk", cap);

@@ -153,6 +153,8 @@ int weft_stream_open(struct weft_trace *t, struct weft_wstream *s)
 	if (!S_ISREG(st.st_mode))
 		return weft_fail(&t->diag, "%s: not a regular file", s->obs_path);
 	s->fsize = (uint64_t) st.st_size;
+	s->dev = (uint64_t) st.st_dev;
+	s->ino = (uint64_t) st.st_ino;
 	s->pub.obs_size = s->fsize;
 	uint8_t hdr[WEFT_OBS_HEADER_SIZE];
 	size_t hlen = s->fsize < WEFT_OBS_HEADER_SIZE ? (size_t) s->fsize : WEFT_OBS_HEADER_SIZE;
@@ -183,6 +185,10 @@ int weft_stream_open(struct weft_trace *t, struct weft_wstream *s)
 	s->first_clock = INT64_MIN;
 	s->ci = s->cn = 0;
 	s->have_chunk = 0;
+	if (s->fd_lean) { /* opened again for each fill (chunk.c) */
+		close(s->fd);
+		s->fd = -1;
+	}
 	return 0;
 }
 

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 #include "model.h"
 #include "trace_internal.h"
@@ -98,8 +99,16 @@ struct weft_trace *weft_open(const char *path, const struct weft_open_opts *opts
 				env);
 		goto fail;
 	}
+	/* One file descriptor per stream while there are plenty; beyond half
+	 * the process's limit, each stream file is opened for each read. */
+	int fd_lean = 0;
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY
+			&& (rlim_t) t->nstreams > rl.rlim_cur / 2)
+		fd_lean = 1;
 	for (size_t i = 0; i < t->nstreams; i++) {
 		struct weft_wstream *s = t->streams[i];
+		s->fd_lean = fd_lean;
 		if (weft_stream_open(t, s) < 0)
 			goto fail;
 		if (s->fsize == WEFT_OBS_HEADER_SIZE)

@@ -236,7 +236,10 @@ struct weft_wstream {
 	int64_t clkoff;
 	size_t index;     /* in t->streams */
 
-	int fd;
+	int fd;           /* -1 between fills when fd_lean */
+	int fd_lean;      /* more streams than file descriptors to spare: the
+	                   * file is opened for each fill and closed after */
+	uint64_t dev, ino;/* the file opened at weft_open (checked at reopens) */
 	uint64_t fsize;
 	size_t chunk_cap; /* normal chunk size */
 
