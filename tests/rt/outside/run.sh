@@ -22,6 +22,22 @@ case "$flags" in *"$SRC"*) echo "run.sh: pkg-config points into the source tree"
 # shellcheck disable=SC2086
 "$CC" -std=c11 -O2 -Wall -Wextra -Werror -pthread "$SRC/tests/rt/outside/user_prog.c" $flags -o "$work/user_prog"
 
+# The same program linked with the static libovni.a (and the rest as
+# pkg-config --static says): it must not load any libovni.so.
+sflags=$(PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --static --libs ovni)
+echo "run.sh: pkg-config --static flags: $sflags"
+# shellcheck disable=SC2086
+"$CC" -std=c11 -O2 -Wall -Wextra -Werror -pthread "$SRC/tests/rt/outside/user_prog.c" \
+	$(PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --cflags ovni) \
+	-Wl,-Bstatic -lovni -Wl,-Bdynamic ${sflags//-lovni/} -o "$work/user_prog_static"
+if ldd "$work/user_prog_static" | grep -q libovni; then
+	echo "run.sh: user_prog_static loads a libovni.so" >&2
+	ldd "$work/user_prog_static" >&2
+	exit 1
+fi
+nm "$work/user_prog_static" | grep -q ' T ovni_proc_init$' ||
+	{ echo "run.sh: ovni_proc_init is not in user_prog_static" >&2; exit 1; }
+
 # The program must load the installed library, not the build tree's.
 resolved=$(LD_LIBRARY_PATH=$prefix/lib ldd "$work/user_prog" | awk '/libovni.so.1/ {print $3}')
 if [ "$resolved" != "$prefix/lib/libovni.so.1" ]; then
@@ -33,3 +49,7 @@ fi
 (cd "$work" && env -u OVNI_TMPDIR LD_LIBRARY_PATH="$prefix/lib" OVNI_TRACEDIR="$work/trace" WEFT_BUFSIZE=65536 ./user_prog)
 
 "$PYTHON" "$SRC/tests/rt/outside/check.py" "$work/trace" "$prefix" "$WEFT_VERSION"
+
+# The statically linked program writes the same kind of trace.
+(cd "$work" && env -u OVNI_TMPDIR OVNI_TRACEDIR="$work/trace-static" WEFT_BUFSIZE=65536 ./user_prog_static)
+"$PYTHON" "$SRC/tests/rt/outside/check.py" "$work/trace-static" "$prefix" "$WEFT_VERSION"
