@@ -6,7 +6,10 @@
  *   meta_load.c stream.json / metadata.json into struct weft_meta
  *   system.c    merging metadata into looms, processes, threads, CPUs, marks
  *   clkoff.c    clock-offsets.txt
- *   stream.c    the bounded-window decoder of one binary stream
+ *   chunk.c     reads and frames the next chunk of a stream file (the producer)
+ *   readahead.c the read-ahead thread: who fills which chunk, and when
+ *   stream.c    a stream on the merge's side: open, its cursor over the chunks,
+ *               the checks of flagged events; the in-memory decoder
  *   merge.c     the min-heap that orders the events of all streams
  *   trace.c     the public API
  */
