@@ -62,7 +62,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		unlink(path);
 		fz_write("loom.h.0/proc.1/thread.2/stream.json", data, size);
 	}
-	weft_window_override = 0;
+	weft_chunk_override = 0;
 	fz_read_all();
 	return 0;
 }

@@ -2,7 +2,7 @@
 /*
  * fuzz_stream - the binary stream decoder: the in-memory decoder on the
  * input, then the input split into two stream.obs files of a scratch trace
- * read through small windows (refills, jumbo growth) and merged.
+ * read through small chunks (chunk ends, jumbo growth) and merged.
  */
 #include "fuzz_common.h"
 
@@ -42,7 +42,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		snprintf(rel, sizeof rel, "loom.h.0/proc.1/thread.%d/stream.obs", s + 1);
 		fz_write(rel, buf, k + len);
 	}
-	weft_window_override = WEFT_EV_MAX_NORMAL_SIZE + (size ? data[size - 1] % 64 : 0);
+	weft_chunk_override = WEFT_EV_MAX_NORMAL_SIZE + (size ? data[size - 1] % 64 : 0);
 	fz_read_all();
 	return 0;
 }

@@ -19,12 +19,12 @@
 
 /* Tests and fuzzers: a smaller chunk reaches the chunk-boundary paths with
  * small files (0: the normal size). */
-size_t weft_window_override;
+size_t weft_chunk_override;
 
 size_t weft_chunk_size(const struct weft_trace *t, const struct weft_wstream *s, unsigned nring)
 {
-	if (weft_window_override >= WEFT_EV_MAX_NORMAL_SIZE)
-		return weft_window_override < WEFT_CHUNK_MAX ? weft_window_override : WEFT_CHUNK_MAX;
+	if (weft_chunk_override >= WEFT_EV_MAX_NORMAL_SIZE)
+		return weft_chunk_override < WEFT_CHUNK_MAX ? weft_chunk_override : WEFT_CHUNK_MAX;
 	size_t cap = CHUNK_BUDGET / ((t->nstreams ? t->nstreams : 1) * nring);
 	if (cap > WEFT_CHUNK_MAX)
 		cap = WEFT_CHUNK_MAX;

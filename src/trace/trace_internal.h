@@ -421,9 +421,10 @@ struct weft_wstream *weft_heap_pop(struct weft_trace *t);
 struct weft_wstream *weft_heap_pushpop(struct weft_trace *t, struct weft_wstream *s);
 int weft_heap_fast_ok(struct weft_trace *t);
 
-/* trace.c: for tests and fuzzers, the read window of every stream opened
- * from now on (>= WEFT_EV_MAX_NORMAL_SIZE; 0: the normal size). */
-extern size_t weft_window_override;
+/* trace.c: for tests and fuzzers, the chunk size of every stream opened
+ * from now on (>= WEFT_EV_MAX_NORMAL_SIZE, at most WEFT_CHUNK_MAX; 0: the
+ * normal size). */
+extern size_t weft_chunk_override;
 
 /* trace.c: for tests, disables the fast path (every event goes through the heap). */
 void weft_trace_set_no_fast(struct weft_trace *t, int no_fast);

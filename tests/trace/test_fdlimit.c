@@ -25,7 +25,7 @@
 #define LIMIT 64 /* file descriptors: fewer than the streams */
 
 /* Chunk size of streams opened afterwards (trace.c; 0: the normal one). */
-extern size_t weft_window_override;
+extern size_t weft_chunk_override;
 
 static char *root;
 
@@ -72,7 +72,7 @@ static void set_nofile(rlim_t soft, struct rlimit *old)
 /* Reads the whole trace; checks every event is where the writer put it. */
 static void read_all(enum weft_readahead ra, size_t chunk)
 {
-	weft_window_override = chunk;
+	weft_chunk_override = chunk;
 	struct weft_open_opts o;
 	memset(&o, 0, sizeof o);
 	o.readahead = ra;
@@ -101,7 +101,7 @@ static void read_all(enum weft_readahead ra, size_t chunk)
 		fail_msg("reading: %s", weft_error(t));
 	assert_int_equal(i, (uint64_t) NSTREAMS * PER_STREAM);
 	weft_close(t);
-	weft_window_override = 0;
+	weft_chunk_override = 0;
 }
 
 /* More streams than file descriptors: the trace reads whole, both ways. */

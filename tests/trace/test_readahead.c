@@ -47,7 +47,7 @@
  * end when it found any. A run that hangs is ended by a watchdog (SIGALRM)
  * with the run's description on stderr.
  *
- * weft_window_override (libweft's internal read-chunk size for streams opened
+ * weft_chunk_override (libweft's internal read-chunk size for streams opened
  * afterwards; linked in from the static weft_trace) is the only internal
  * used; it is reset to 0 after each test.
  */
@@ -74,7 +74,7 @@
 
 /* libweft's read-chunk size for streams opened afterwards (tests only):
  * >= 28 bytes, 0 = the default. */
-extern size_t weft_window_override;
+extern size_t weft_chunk_override;
 
 #define MAX_REPORTS 25
 #define WATCHDOG_S 300u /* one run (two handles, start to close) */
@@ -118,7 +118,7 @@ static int failf(const char *fmt, ...)
 /* Ends a test: fails it if any run mismatched. */
 static void end_test(const char *name, unsigned nruns)
 {
-	weft_window_override = 0;
+	weft_chunk_override = 0;
 	print_message("%s: %u runs compared, %u mismatches\n", name, nruns, nfail);
 	if (nfail != 0)
 		fail_msg("%s: %u mismatches (the first %d are printed above)", name, nfail,
@@ -591,7 +591,7 @@ static int compare_runs(const char *label, const char *path, const struct spec *
 	char ssa[128], ssb[128];
 	spec_str(sa, ssa, sizeof ssa);
 	spec_str(sb, ssb, sizeof ssb);
-	snprintf(where, sizeof where, "%s window=%zu A=%s B=%s", label, weft_window_override,
+	snprintf(where, sizeof where, "%s window=%zu A=%s B=%s", label, weft_chunk_override,
 			ssa, ssb);
 	watchdog(WATCHDOG_S);
 
@@ -715,7 +715,7 @@ static void test_modes_equivalent(void **state)
 	unsigned nruns = 0;
 	assert_true(ncases > 0);
 	for (size_t w = 0; w < sizeof windows / sizeof windows[0]; w++) {
-		weft_window_override = windows[w];
+		weft_chunk_override = windows[w];
 		for (size_t i = 0; i < ncases; i++) {
 			for (size_t m = 0; m < 2; m++) {
 				for (int clk = 0; clk < 2; clk++) {
@@ -748,7 +748,7 @@ static void test_refs_equivalent(void **state)
 	static const enum weft_readahead ras[] = { WEFT_READAHEAD_OFF, WEFT_READAHEAD_ON };
 	unsigned nruns = 0;
 	for (size_t w = 0; w < 2; w++) {
-		weft_window_override = windows[w];
+		weft_chunk_override = windows[w];
 		for (size_t i = 0; i < ncases; i++)
 			for (size_t m = 0; m < 2; m++)
 				for (size_t r = 0; r < 2; r++)
@@ -779,7 +779,7 @@ static void test_mixed_calls(void **state)
 	static const enum weft_readahead ras[] = { WEFT_READAHEAD_OFF, WEFT_READAHEAD_ON };
 	unsigned nruns = 0;
 	for (size_t w = 0; w < 2; w++) {
-		weft_window_override = windows[w];
+		weft_chunk_override = windows[w];
 		for (size_t i = 0; i < ncases; i++)
 			for (size_t m = 0; m < 2; m++)
 				for (size_t r = 0; r < 2; r++)
@@ -923,7 +923,7 @@ static int group_setup(void **state)
 static int group_teardown(void **state)
 {
 	(void) state;
-	weft_window_override = 0;
+	weft_chunk_override = 0;
 	if (syn.root != NULL) {
 		tw_rmtree(syn.root);
 		free(syn.root);
@@ -1044,7 +1044,7 @@ static unsigned run_cut(size_t s, size_t k, uint64_t bytes_in, const char *what)
 	assert_int_equal(truncate(obs, (off_t) (syn.rec[s][k].offset + bytes_in)), 0);
 	static const size_t windows[] = { 0, 1000 };
 	for (size_t w = 0; w < 2; w++) {
-		weft_window_override = windows[w];
+		weft_chunk_override = windows[w];
 		struct spec a = { WEFT_READAHEAD_OFF, WEFT_STRICT, WEFT_CLOCK_OFFSET, HOW_BATCH, 64, 0 };
 		struct spec b = a;
 		b.ra = WEFT_READAHEAD_ON;
@@ -1077,7 +1077,7 @@ static unsigned run_cut(size_t s, size_t k, uint64_t bytes_in, const char *what)
 		print_message("  %s, window %zu: stops after %" PRIu64 " of %" PRIu64
 				" events: %s\n", what, windows[w], out.count, syn.total, out.err);
 	}
-	weft_window_override = 0;
+	weft_chunk_override = 0;
 	tw_rmtree(copy);
 	free(copy);
 	return nruns;
@@ -1098,7 +1098,7 @@ static void test_synthetic_large(void **state)
 	assert_true(syn.bytes > (5u << 20)); /* past the 4 MiB of AUTO, see test 6 */
 	static const size_t windows[] = { 0, 1000 };
 	for (size_t w = 0; w < 2; w++) {
-		weft_window_override = windows[w];
+		weft_chunk_override = windows[w];
 		for (int variant = 0; variant < 2; variant++) {
 			struct spec a = { WEFT_READAHEAD_OFF, WEFT_STRICT, WEFT_CLOCK_OFFSET,
 				HOW_BATCH, 64, 0 };
@@ -1130,7 +1130,7 @@ static void test_synthetic_large(void **state)
 							chk.pos[s], syn.n[s]);
 		}
 	}
-	weft_window_override = 0;
+	weft_chunk_override = 0;
 	/* cut 5 bytes into the header of the middle event of stream 2 */
 	nruns += run_cut(2, syn.n[2] / 2, 5, "cut inside an event header");
 	/* cut in the middle of the data of the 200000-byte jumbo event */
@@ -1206,7 +1206,7 @@ static void test_early_close(void **state)
 	static const size_t nbs[] = { 0, 1, 3, 40 };
 	int base = count_threads();
 	for (size_t w = 0; w < 3; w++) {
-		weft_window_override = windows[w];
+		weft_chunk_override = windows[w];
 		for (size_t i = 0; i < 4; i++)
 			for (int use_refs = 0; use_refs < 2; use_refs++) {
 				snprintf(where, sizeof where, "early close: window=%zu, %zu calls of %s",
@@ -1217,7 +1217,7 @@ static void test_early_close(void **state)
 				nruns++;
 			}
 	}
-	weft_window_override = 0;
+	weft_chunk_override = 0;
 
 	/* a failed open with readahead ON leaves no thread behind */
 	char path[4096], err[WEFT_ERR_MAX];
@@ -1252,12 +1252,12 @@ static int has_thread(const char *path, enum weft_readahead ra)
 	int base = count_threads();
 	if (base < 0)
 		return -1;
-	weft_window_override = 1000;
+	weft_chunk_override = 1000;
 	char err[WEFT_ERR_MAX];
 	struct weft_open_opts o = { 0 };
 	o.readahead = ra;
 	struct weft_trace *t = weft_open(path, &o, err, sizeof err);
-	weft_window_override = 0;
+	weft_chunk_override = 0;
 	if (t == NULL) {
 		failf("weft_open: %s", err);
 		return -1;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * test_window.c - streams much larger than the read window: events that
- * straddle refills, a jumbo event larger than the window, and corruption
+ * test_window.c - streams much larger than a read chunk: events that
+ * straddle chunk ends, a jumbo event larger than a chunk, and corruption
  * found deep in a file, reported at its exact byte offset.
  */
 #include <setjmp.h>
@@ -18,7 +18,7 @@
 #include "trace_internal.h"
 #include "tracewrite.h"
 
-#define BIG (3u << 20) /* larger than the 1 MiB window */
+#define BIG (3u << 20) /* larger than a chunk */
 
 static uint64_t last_good, bad_from;
 
