@@ -81,9 +81,15 @@ static struct weft_wstream *pick(struct weft_ra *ra)
 	return best;
 }
 
-/* Under the mutex: chunk c of s (its ring[ph]) was filled. */
-static void filled(struct weft_ra *ra, struct weft_wstream *s, struct weft_chunk *c)
+/* Under the mutex (released meanwhile): fills ring[ph] of s, which nobody
+ * fills, and hands it to the merge. */
+static void fill_next(struct weft_ra *ra, struct weft_wstream *s)
 {
+	struct weft_chunk *c = &s->ring[s->ph];
+	s->filling = 1;
+	pthread_mutex_unlock(&ra->mu);
+	weft_chunk_fill(s, c, ra->t->allowed);
+	pthread_mutex_lock(&ra->mu);
 	__atomic_store_n(&c->ready, 1, __ATOMIC_RELEASE);
 	ra->nready[s->index]++;
 	s->ph = (s->ph + 1) % s->nring;
@@ -94,7 +100,6 @@ static void filled(struct weft_ra *ra, struct weft_wstream *s, struct weft_chunk
 static void *producer(void *arg)
 {
 	struct weft_ra *ra = arg;
-	struct weft_trace *t = ra->t;
 	pthread_mutex_lock(&ra->mu);
 	while (!ra->stop) {
 		struct weft_wstream *s = pick(ra);
@@ -104,12 +109,7 @@ static void *producer(void *arg)
 			ra->prod_asleep = 0;
 			continue;
 		}
-		struct weft_chunk *c = &s->ring[s->ph];
-		s->filling = 1;
-		pthread_mutex_unlock(&ra->mu);
-		weft_chunk_fill(s, c, t->allowed);
-		pthread_mutex_lock(&ra->mu);
-		filled(ra, s, c);
+		fill_next(ra, s);
 		if (ra->merge_asleep)
 			pthread_cond_signal(&ra->merge_cv);
 	}
@@ -184,12 +184,7 @@ void weft_readahead_wait(struct weft_trace *t, struct weft_wstream *s, struct we
 		 * stream's next one while the producer fills this. */
 		struct weft_wstream *f = !s->filling ? s : pick(ra);
 		if (f != NULL) {
-			struct weft_chunk *fc = &f->ring[f->ph];
-			f->filling = 1;
-			pthread_mutex_unlock(&ra->mu);
-			weft_chunk_fill(f, fc, t->allowed);
-			pthread_mutex_lock(&ra->mu);
-			filled(ra, f, fc);
+			fill_next(ra, f);
 			continue;
 		}
 		ra->want = s;
