@@ -34,11 +34,11 @@ int weft_cmd_check(int argc, char **argv)
 	struct weft_trace *t = cli_open("check", path, WEFT_STRICT, WEFT_CLOCK_OFFSET);
 	if (t == NULL)
 		return CLI_EXIT_TRACE;
-	static struct weft_event evs[256];
+	static struct weft_ref refs[256]; /* the reading checks; nothing to fill */
 	long n;
 	struct cli_progress prog;
 	cli_progress_start(&prog, "check");
-	while ((n = weft_next_batch(t, evs, 256)) > 0)
+	while ((n = weft_next_refs(t, refs, 256)) > 0)
 		cli_progress_tick(&prog, weft_nevents(t));
 	cli_progress_end(&prog);
 	r = n < 0 ? -1 : 0;

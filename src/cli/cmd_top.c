@@ -30,10 +30,9 @@ struct table {
 	size_t cap, n;
 };
 
-static uint32_t mcv_key(const char *mcv)
+static uint32_t mcv_key(const uint8_t *mcv)
 {
-	return (uint32_t) (unsigned char) mcv[0] << 16 | (uint32_t) (unsigned char) mcv[1] << 8
-		| (uint32_t) (unsigned char) mcv[2] | 1u << 24;
+	return (uint32_t) mcv[0] << 16 | (uint32_t) mcv[1] << 8 | (uint32_t) mcv[2] | 1u << 24;
 }
 
 static void tab_add(struct table *t, uint32_t key, long by)
@@ -81,15 +80,15 @@ int weft_cmd_top(int argc, char **argv)
 	if (t == NULL)
 		return CLI_EXIT_TRACE;
 	struct table tab = { NULL, 0, 0 };
-	static struct weft_event evs[256];
+	static struct weft_ref refs[256]; /* the MCV is all top needs */
 	uint32_t last = 0;
 	long run = 0, n;
 	struct cli_progress prog;
 	cli_progress_start(&prog, "top");
-	while ((n = weft_next_batch(t, evs, 256)) > 0) {
+	while ((n = weft_next_refs(t, refs, 256)) > 0) {
 		cli_progress_tick(&prog, weft_nevents(t));
 		for (long i = 0; i < n; i++) {
-			uint32_t k = mcv_key(evs[i].mcv);
+			uint32_t k = mcv_key(refs[i].raw + 1);
 			if (k == last) {
 				run++;
 				continue;
