@@ -89,7 +89,7 @@ static inline const uint8_t *next_normal(const uint8_t *p, uint32_t code)
 #endif
 }
 
-/* Notes index position n as flagged. Returns -1 when out of memory. */
+/* Notes index position n as one the merge checks itself. Returns -1 when out of memory. */
 static int note_special(struct weft_chunk *c, size_t n)
 {
 	if (c->nspos == c->spcap) {
@@ -118,22 +118,20 @@ void weft_chunk_fill(struct weft_wstream *s, struct weft_chunk *c, const uint8_t
 	}
 	s->fd = open(s->obs_path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	struct stat st;
-	if (s->fd < 0) {
-		c->nidx = c->nspos = c->len = 0;
-		c->buf = NULL;
-		chunk_fail(s, c, s->prod_off, "cannot open the binary stream again: %s",
-				strerror(errno));
-		return;
-	}
-	if (fstat(s->fd, &st) != 0 || (uint64_t) st.st_dev != s->dev
-			|| (uint64_t) st.st_ino != s->ino) {
-		c->nidx = c->nspos = c->len = 0;
-		c->buf = NULL;
-		chunk_fail(s, c, s->prod_off, "the file was replaced while reading");
-	} else {
+	if (s->fd >= 0 && fstat(s->fd, &st) == 0 && (uint64_t) st.st_dev == s->dev
+			&& (uint64_t) st.st_ino == s->ino) {
 		fill(s, c, allowed);
+	} else {
+		c->nidx = c->nspos = c->len = 0;
+		c->buf = NULL;
+		if (s->fd < 0)
+			chunk_fail(s, c, s->prod_off, "cannot open the binary stream again: %s",
+					strerror(errno));
+		else
+			chunk_fail(s, c, s->prod_off, "the file was replaced while reading");
 	}
-	close(s->fd);
+	if (s->fd >= 0)
+		close(s->fd);
 	s->fd = -1;
 }
 
@@ -190,7 +188,8 @@ static void fill(struct weft_wstream *s, struct weft_chunk *c, const uint8_t *al
 			/* Two events a step when the first has no payload (most
 			 * have none): the second's header is loaded at once with
 			 * the first's, so that the chain of sizes, one load after
-			 * another, is half as long. */
+			 * another, is half as long. The last bytes of the chunk
+			 * (less than two whole events) go one at a time below. */
 			while ((size_t) (e - p) >= 2 * WEFT_EV_MAX_NORMAL_SIZE) {
 				uint32_t head = weft_load_u32(p); /* flags, model, category, value */
 				int64_t clock = (int64_t) weft_load_u64(p + WEFT_EV_OFF_CLOCK);
@@ -223,20 +222,6 @@ static void fill(struct weft_wstream *s, struct weft_chunk *c, const uint8_t *al
 				last = clock2;
 				p = next_normal(p + WEFT_EV_HEADER_SIZE, head2 & WEFT_EV_SIZE_MASK);
 			}
-			while ((size_t) (e - p) >= WEFT_EV_MAX_NORMAL_SIZE) {
-				uint32_t head = weft_load_u32(p);
-				int64_t clock = (int64_t) weft_load_u64(p + WEFT_EV_OFF_CLOCK);
-				if (__builtin_expect((head & 0xfff0u) != okmodel, 0)) {
-					if ((head & 0xf0u) || !allowed[(head >> 8) & 0xffu])
-						break;
-					okmodel = head & 0xff00u;
-				}
-				if (__builtin_expect(clock < last, 0))
-					break;
-				idx[n++] = (uint32_t) (p - b);
-				last = clock;
-				p = next_normal(p, head & WEFT_EV_SIZE_MASK);
-			}
 one:
 			if (p == e)
 				break;
@@ -255,7 +240,7 @@ one:
 							"out of memory for the chunk's index");
 					return;
 				}
-				idx[n++] = (uint32_t) (p - b) | (special ? WEFT_IDX_SPECIAL : 0u);
+				idx[n++] = (uint32_t) (p - b);
 				if (clock < last) {
 					/* The merge reports it there; nothing after it is read. */
 					c->final = 1;

@@ -2,7 +2,7 @@
 /*
  * stream.c - one binary stream on the merge's side: the header check at
  * open, and the cursor that walks the chunks the producer (chunk.c) framed,
- * decoding the events it flagged as special with every check.
+ * decoding the events it listed as needing a look with every check.
  */
 #include <errno.h>
 #include <fcntl.h>

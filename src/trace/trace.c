@@ -93,11 +93,16 @@ struct weft_trace *weft_open(const char *path, const struct weft_open_opts *opts
 		goto fail;
 	}
 	const char *env = getenv("WEFT_READAHEAD");
-	if (t->ra_mode == WEFT_READAHEAD_AUTO && env != NULL && strcmp(env, "on") != 0
-			&& strcmp(env, "off") != 0) {
-		weft_fail(&t->diag, "WEFT_READAHEAD is '%s'; it must be 'on' or 'off' (or unset)",
-				env);
-		goto fail;
+	if (t->ra_mode == WEFT_READAHEAD_AUTO && env != NULL) {
+		if (strcmp(env, "on") == 0) {
+			t->ra_mode = WEFT_READAHEAD_ON;
+		} else if (strcmp(env, "off") == 0) {
+			t->ra_mode = WEFT_READAHEAD_OFF;
+		} else {
+			weft_fail(&t->diag, "WEFT_READAHEAD is '%s'; it must be 'on' or 'off' "
+					"(or unset)", env);
+			goto fail;
+		}
 	}
 	/* One file descriptor per stream while there are plenty; beyond half
 	 * the process's limit, each stream file is opened for each read. */
@@ -273,6 +278,16 @@ static inline void fill_normal(struct weft_event *ev, const uint8_t *p, uint32_t
 	ev->stream = pub;
 }
 
+/* Fills ev from any whole event of size bytes at p in the current chunk of s. */
+static void fill_event(const struct weft_wstream *s, const uint8_t *p, uint64_t size,
+		struct weft_event *ev)
+{
+	weft_event_fill(p, size, ev);
+	ev->offset = s->cbase + (uint64_t) (uintptr_t) p;
+	ev->sclock = (int64_t) ((uint64_t) ev->rclock + (uint64_t) s->clkoff);
+	ev->stream = &s->pub;
+}
+
 /* Where the iteration functions put what they yield: struct weft_event
  * (weft_next, weft_next_batch) or struct weft_ref (weft_next_refs). The
  * functions below take it as a constant and are inlined into each. */
@@ -293,10 +308,7 @@ static inline __attribute__((always_inline)) void put(void *out, size_t k,
 					(uint64_t) s->clkoff, s->cbase, &s->pub);
 			return;
 		}
-		weft_event_fill(p, s->evsize, ev);
-		ev->offset = s->cbase + (uint64_t) (uintptr_t) p;
-		ev->sclock = (int64_t) ((uint64_t) ev->rclock + (uint64_t) s->clkoff);
-		ev->stream = &s->pub;
+		fill_event(s, p, s->evsize, ev);
 	}
 }
 
@@ -315,14 +327,7 @@ static inline __attribute__((always_inline)) int yield(struct weft_trace *t,
 
 static int use_readahead(struct weft_trace *t)
 {
-	enum weft_readahead m = t->ra_mode;
-	if (m == WEFT_READAHEAD_AUTO) {
-		const char *env = getenv("WEFT_READAHEAD");
-		if (env != NULL && strcmp(env, "on") == 0)
-			m = WEFT_READAHEAD_ON;
-		else if (env != NULL && strcmp(env, "off") == 0)
-			m = WEFT_READAHEAD_OFF;
-	}
+	enum weft_readahead m = t->ra_mode; /* the environment's choice applied */
 	if (m == WEFT_READAHEAD_ON)
 		return 1;
 	if (m == WEFT_READAHEAD_OFF || t->nstreams == 0 || t->nstreams > 256)
@@ -413,10 +418,10 @@ int weft_next(struct weft_trace *t, struct weft_event *ev)
  * The runs of the leading streams: as long as the current stream's next event
  * is strictly before the heap's root (and the heap is one the fast path
  * leaves unchanged, see merge.c), its events go straight out, read where the
- * producer framed them: every index entry up to the next flagged one is a
- * whole normal event already checked (chunk.c). When an event is not leading any more, it
- * becomes the stream's pending event, goes through the heap's push-pop like
- * in next_one(), the new root is yielded and its run goes on. A flagged
+ * producer framed them: every index entry up to the next listed one (spos)
+ * is a whole normal event already checked (chunk.c). When an event is not
+ * leading any more, it becomes the stream's pending event, goes through the heap's push-pop like
+ * in next_one(), the new root is yielded and its run goes on. A listed
  * entry, the end of the chunk or an error stop the runs; next_one() takes
  * over. Fills out[k..max-1] from k on; returns the new k.
  */
@@ -438,7 +443,7 @@ static inline __attribute__((always_inline)) size_t lead_run(struct weft_trace *
 		const uint32_t *idx = s->idx;
 		const uint8_t *base = s->base;
 		size_t i = s->ci;
-		/* up to the next flagged entry (s->stop <= s->cn) or the room left */
+		/* up to the next listed entry (s->stop <= s->cn) or the room left */
 		size_t n = s->stop - i < max - k ? s->stop - i : max - k;
 		const struct weft_stream *pub = &s->pub;
 		size_t j = 0;
@@ -472,7 +477,7 @@ static inline __attribute__((always_inline)) size_t lead_run(struct weft_trace *
 		i += j;
 		s->ci = i;
 		if (j == n)
-			break; /* out of room or chunk, or a flagged entry for next_one() */
+			break; /* out of room or chunk, or a listed entry for next_one() */
 		const uint8_t *p = base + idx[i];
 		int64_t clock = (int64_t) weft_load_u64(p + WEFT_EV_OFF_CLOCK);
 		/* The event at i is the stream's next one, not leading any more:
@@ -539,10 +544,7 @@ void weft_ref_event(const struct weft_trace *t, const struct weft_ref *r,
 	uint64_t need = 0;
 	/* whole: the producer framed it */
 	weft_event_size(r->raw, SIZE_MAX, &need);
-	weft_event_fill(r->raw, need, ev);
-	ev->offset = s->cbase + (uint64_t) (uintptr_t) r->raw;
-	ev->sclock = (int64_t) ((uint64_t) ev->rclock + (uint64_t) s->clkoff);
-	ev->stream = r->stream;
+	fill_event(s, r->raw, need, ev);
 }
 
 uint64_t weft_nevents(const struct weft_trace *t)

@@ -9,7 +9,7 @@
  *   chunk.c     reads and frames the next chunk of a stream file (the producer)
  *   readahead.c the read-ahead thread: who fills which chunk, and when
  *   stream.c    a stream on the merge's side: open, its cursor over the chunks,
- *               the checks of flagged events; the in-memory decoder
+ *               the checks of listed events; the in-memory decoder
  *   merge.c     the min-heap that orders the events of all streams
  *   trace.c     the public API
  */
@@ -194,16 +194,14 @@ struct weft_iproc;
  * A chunk: a piece of one stream file in memory, as the producer (chunk.c)
  * leaves it for the merge. It holds whole events only, except that the last
  * chunk of a file that ends inside an event holds that event's bytes too;
- * idx[] gives where each event starts, with flags:
- *   WEFT_IDX_SPECIAL  the merge must decode and check this event itself
- *                     (jumbo, reserved flag bits, a model no stream
- *                     requires, a clock going backwards);
- *   WEFT_IDX_TAIL     the bytes from here cannot hold a whole event (the
- *                     file ends first): an error when reached.
- * Every event without a flag is a normal event whose model some stream
- * requires and whose clock is not below the previous event's.
+ * idx[] gives where each event starts. spos[] lists the positions in idx of
+ * the entries the merge must decode and check itself (jumbo, reserved flag
+ * bits, a model no stream requires, a clock going backwards); the last of
+ * them may be flagged WEFT_IDX_TAIL: the bytes from there cannot hold a
+ * whole event (the file ends first), an error when reached. Every other
+ * entry is a normal event whose model some stream requires and whose clock
+ * is not below the previous event's.
  */
-#define WEFT_IDX_SPECIAL 0x80000000u
 #define WEFT_IDX_TAIL 0x40000000u
 #define WEFT_IDX_OFF 0x3fffffffu
 
@@ -219,7 +217,7 @@ struct weft_chunk {
 	size_t len;        /* bytes at buf */
 	uint32_t *idx;
 	size_t nidx, idxcap;
-	/* the positions in idx of the flagged entries, ascending: the merge
+	/* the positions in idx of the entries to check, ascending: the merge
 	 * runs plain events up to the next one without testing each entry */
 	uint32_t *spos;
 	size_t nspos, spcap;
@@ -265,7 +263,7 @@ struct weft_wstream {
 	const uint32_t *idx;
 	size_t ci, cn;       /* next index entry, number of entries */
 	const uint32_t *spos;
-	size_t si, nspos;    /* next flagged position, number of them */
+	size_t si, nspos;    /* next listed position, number of them */
 	size_t stop;         /* spos[si], or cn after the last */
 	uint64_t cbase;      /* chunk file_off - (uintptr_t) base: offset = cbase + (uintptr_t) p */
 	int64_t last_clock;  /* INT64_MIN before the first event */
