@@ -3,8 +3,8 @@
  * test_fdlimit.c - a trace with more streams than the process may open files:
  * libweft opens each stream file for each read then (fd_lean), so that the
  * whole trace still reads, with and without the read-ahead thread, exactly
- * as with a file descriptor per stream; and a stream file replaced between
- * weft_open and its reading is reported, not read.
+ * as with a file descriptor per stream; and a stream file replaced or
+ * removed between weft_open and its reading is reported, not read.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -157,11 +158,47 @@ static void test_replaced_file(void **state)
 	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
 }
 
+/* A stream file removed after weft_open: it cannot be opened again. Runs
+ * last: it removes a stream of the shared trace. */
+static void test_removed_file(void **state)
+{
+	(void) state;
+	struct rlimit old;
+	set_nofile(LIMIT, &old);
+	struct weft_trace *t = weft_open(root, NULL, NULL, 0);
+	assert_non_null(t);
+	char victim[4200];
+	snprintf(victim, sizeof victim, "%s/loom.vm/proc.1/thread.1003/stream.obs", root);
+	assert_int_equal(unlink(victim), 0);
+	struct weft_event ev;
+	assert_int_equal(weft_next(t, &ev), -1);
+	char want[4400];
+	snprintf(want, sizeof want, "%s: offset 8: cannot open the binary stream again: "
+			"No such file or directory", victim);
+	assert_string_equal(weft_error(t), want);
+	weft_close(t);
+	assert_int_equal(setrlimit(RLIMIT_NOFILE, &old), 0);
+}
+
+/* A read-ahead choice outside the enum is refused by name. */
+static void test_bad_readahead(void **state)
+{
+	(void) state;
+	struct weft_open_opts o;
+	memset(&o, 0, sizeof o);
+	o.readahead = (enum weft_readahead) 9;
+	char err[WEFT_ERR_MAX];
+	assert_null(weft_open(root, &o, err, sizeof err));
+	assert_string_equal(err, "weft_open: unknown read-ahead choice 9");
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_more_streams_than_fds),
 		cmocka_unit_test(test_replaced_file),
+		cmocka_unit_test(test_bad_readahead),
+		cmocka_unit_test(test_removed_file),
 	};
 	return cmocka_run_group_tests(tests, setup, teardown);
 }
