@@ -206,17 +206,24 @@ static uint64_t write_trace(const char *root, uint64_t per_stream)
 	return bytes;
 }
 
+/* Opens the stream.obs of stream s (0-based) of the written trace. */
+static int open_obs(const char *root, int s)
+{
+	char path[PATH_MAX + 64];
+	snprintf(path, sizeof path, "%s/loom.bench/proc.1/thread.%d/stream.obs", root, s + 1);
+	int fd = open(path, O_RDONLY);
+	if (fd < 0)
+		die(path);
+	return fd;
+}
+
 /* read() of every stream.obs in 1 MiB blocks; returns seconds. */
 static double read_floor(const char *root)
 {
 	static uint8_t buf[1u << 20];
 	double t0 = now();
 	for (int s = 0; s < NSTREAMS; s++) {
-		char path[PATH_MAX + 64];
-		snprintf(path, sizeof path, "%s/loom.bench/proc.1/thread.%d/stream.obs", root, s + 1);
-		int fd = open(path, O_RDONLY);
-		if (fd < 0)
-			die(path);
+		int fd = open_obs(root, s);
 		ssize_t r;
 		while ((r = read(fd, buf, sizeof buf)) > 0)
 			;
@@ -236,11 +243,7 @@ static double bare_decode(const char *root, uint64_t *events)
 	uint64_t n = 0, sum = 0;
 	double t0 = now();
 	for (int s = 0; s < NSTREAMS; s++) {
-		char path[PATH_MAX + 64];
-		snprintf(path, sizeof path, "%s/loom.bench/proc.1/thread.%d/stream.obs", root, s + 1);
-		int fd = open(path, O_RDONLY);
-		if (fd < 0)
-			die(path);
+		int fd = open_obs(root, s);
 		size_t have = 0, off = WEFT_OBS_HEADER_SIZE;
 		ssize_t r;
 		while ((r = read(fd, buf + have, (256u << 10) - have)) > 0) {
