@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * emu.h - the emulator core: a system model and an engine that replays
- * ordered events through model descriptions (src/model/emu/emu_model.h) into
+ * ordered events through model descriptions (src/model/model_emu.h) into
  * per-thread and per-CPU channels, and hands the resulting records to sinks
- * (src/out).
+ * (src/out) as views (thread, CPU, breakdowns), channels and records.
  *
  * The core reads no file: it takes the system as weft.h structs (which
  * libweft fills, and tests may build by hand) and events as struct
@@ -18,7 +18,7 @@
 #include <stdio.h>
 
 #include "weft/weft.h"
-#include "emu_model.h"
+#include "model_emu.h"
 
 /* ---- the system model ---- */
 
@@ -85,11 +85,13 @@ void emu_sys_free(struct emu_sys *sys);
 
 /* ---- pre-emulation checks ---- */
 
-/* Which models the trace requires: refuses a required model that is known
- * but has no description (unsupported) and an incompatible version of an
- * implemented one; unknown model names are ignored. */
-int emu_check_requires(const struct weft_stream *const *streams, size_t nstreams,
-		char *err, size_t errlen);
+/* The models to enable, in model-byte order: ovni always, and each model
+ * of the registry (src/model) with an emulation description that a stream
+ * requires, or every one with `all`. A required version the model does not
+ * provide refuses the trace; unknown model names are ignored. out holds
+ * weft_model_count() entries. */
+int emu_select_models(const struct weft_stream *const *streams, size_t nstreams, int all,
+		const struct emu_model_desc **out, size_t *nout, char *err, size_t errlen);
 
 /* "major.minor.patch" compatibility: same major, wanted minor <= provided. */
 int emu_version_compatible(const char *want, const char *have);
@@ -102,9 +104,21 @@ int emu_clock_gate(const struct weft_stream *const *streams, const int64_t *firs
 
 /* ---- records, handed to the sinks ---- */
 
+/* The views: rows of one timeline each. Records name their view. */
 enum emu_rec_file {
-	EMU_FILE_THREAD = 0,
-	EMU_FILE_CPU = 1,
+	EMU_FILE_THREAD = 0, /* a row per thread */
+	EMU_FILE_CPU = 1,    /* a row per CPU */
+	/* 2..: the breakdown views (-b), a row per physical CPU */
+};
+#define EMU_MAX_BD 3
+#define EMU_MAX_VIEWS (2 + EMU_MAX_BD)
+
+struct emu_view {
+	const char *name;  /* file stem: "thread", "cpu", "nosv-breakdown" */
+	size_t nrows;
+	int breakdown;     /* a breakdown view: rows are slots */
+	int prv_type;      /* breakdown: its Paraver type */
+	const char *label; /* breakdown: its PCF type label */
 };
 
 /* A Paraver record: row (0-based), time (dclock), type, value (null = 0). */
@@ -144,8 +158,8 @@ struct emu_rec {
  * internal array only during the call. */
 #define EMU_BATCH_KEEP 7
 struct emu_batch {
-	const struct emu_prv_rec *prv[2]; /* EMU_FILE_THREAD, EMU_FILE_CPU */
-	size_t nprv[2];
+	const struct emu_prv_rec *prv[EMU_MAX_VIEWS]; /* per view */
+	size_t nprv[EMU_MAX_VIEWS];
 	const struct emu_rec *internal;
 	size_t ninternal;
 };
@@ -168,6 +182,11 @@ struct emu_opts {
 	void *warn_ctx;
 	/* Information lines (e.g. burst statistics); NULL: dropped. */
 	void (*info)(void *ctx, const char *msg);
+	/* The breakdown views of the models that have one (-b). */
+	int breakdown;
+	/* The name of the model of a byte, for the message refusing an event
+	 * of a model that is not enabled; NULL: none known. */
+	const char *(*model_name)(unsigned char byte);
 };
 
 /* A channel as the outputs see it (after families are expanded). */
@@ -180,8 +199,14 @@ struct emu_chan_info {
 	const struct emu_value_label *values; /* or NULL and ... */
 	const struct weft_mark_label *mvalues; /* ... these for a mark family */
 	int stack;
+	/* Values known at the end (task types), listed after the others;
+	 * set by emu_finish(). */
+	const struct emu_value_label *dyn;
+	size_t ndyn;
+	const char *model; /* the model's name */
 };
 
+/* models: the enabled models, in model-byte order. */
 struct emu *emu_create(const struct emu_sys *sys, const struct emu_model_desc *const *models,
 		size_t nmodels, const struct emu_opts *opts, char *err, size_t errlen);
 void emu_destroy(struct emu *e);
@@ -197,9 +222,12 @@ int emu_event(struct emu *e, const struct weft_event *ev);
  * before closing them, also after a failed emu_event(). Returns -1 if a sink
  * failed or the emulation had failed. */
 int emu_flush(struct emu *e);
-/* The end-of-trace checks, after the last event of a complete run (also
- * flushes). */
-int emu_finish(struct emu *e);
+/* The end of the run, once, after the last event (complete = 1) or after
+ * an error: the models' end checks (the stacks that must be empty, every
+ * thread dead) and their values known only at the end (task types, the
+ * breakdown labels); then flushes. Returns -1 when a check fails or the run
+ * had failed (emu_error() keeps the first error). */
+int emu_finish(struct emu *e, int complete);
 
 const char *emu_error(const struct emu *e);
 const struct emu_sys *emu_system(const struct emu *e);
@@ -209,30 +237,17 @@ uint64_t emu_nevents(const struct emu *e);
 
 size_t emu_nchans(const struct emu *e);
 const struct emu_chan_info *emu_chan_at(const struct emu *e, size_t i);
+size_t emu_nviews(const struct emu *e);
+const struct emu_view *emu_view_at(const struct emu *e, size_t i);
+/* A breakdown view's PCF values (known after emu_finish); 0 when they were
+ * not completed (the .pcf then has no type block and the .row no rows). */
+int emu_view_values(const struct emu *e, size_t view, const struct emu_value_label **v,
+		size_t *n);
+/* The row label of a breakdown view's slot. */
+void emu_view_row_label(const struct emu *e, size_t view, size_t row, char *buf, size_t len);
 
 /* Per thread, time in each state; per CPU, the fraction of the duration
  * during which a thread was running on it. */
 void emu_summary(const struct emu *e, FILE *out);
-
-/* ---- for hooks (C parts of a model) ---- */
-
-struct emu_hook_ctx {
-	struct emu *emu;
-	const struct weft_event *ev;
-	const struct emu_event_desc *desc;
-	size_t thread;  /* gindex of the emitting thread */
-	void *tstate;   /* the model's per-thread state (thread_state_size) */
-	int64_t dclock;
-};
-
-int emu_hook_fail(struct emu_hook_ctx *ctx, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-void emu_hook_warn(struct emu_hook_ctx *ctx, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-void emu_hook_info(struct emu_hook_ctx *ctx, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-enum emu_state emu_hook_thread_state(const struct emu_hook_ctx *ctx);
-int emu_hook_tid(const struct emu_hook_ctx *ctx);
-int emu_hook_lint(const struct emu_hook_ctx *ctx);
 
 #endif /* WEFT_EMU_EMU_H */

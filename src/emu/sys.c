@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "emu.h"
+#include "model.h"
 
 static void sys_err(char *err, size_t errlen, const char *msg)
 {
@@ -249,38 +250,46 @@ int emu_version_compatible(const char *want, const char *have)
 	return w[0] == h[0] && w[1] <= h[1];
 }
 
-int emu_check_requires(const struct weft_stream *const *streams, size_t nstreams,
-		char *err, size_t errlen)
+int emu_select_models(const struct weft_stream *const *streams, size_t nstreams, int all,
+		const struct emu_model_desc **out, size_t *nout, char *err, size_t errlen)
 {
-	const struct emu_model_reg *regs;
-	size_t nregs = emu_model_registry(&regs);
 	char msg[WEFT_ERR_MAX];
-	for (size_t s = 0; s < nstreams; s++) {
-		const struct weft_stream *st = streams[s];
-		for (size_t r = 0; r < st->nreqs; r++) {
-			const struct weft_model_req *q = &st->reqs[r];
-			for (size_t g = 0; g < nregs; g++) {
-				if (q->model == NULL || strcmp(q->model, regs[g].name) != 0)
+	size_t nm = weft_model_count();
+	size_t n = 0;
+	for (size_t g = 0; g < nm; g++) {
+		const struct weft_model_spec *ms = weft_model_at(g);
+		if (ms->emu == NULL)
+			continue;
+		int want = all || ms->code == 'O';
+		for (size_t s = 0; s < nstreams; s++) {
+			const struct weft_stream *st = streams[s];
+			for (size_t r = 0; r < st->nreqs; r++) {
+				const struct weft_model_req *q = &st->reqs[r];
+				if (q->model == NULL || strcmp(q->model, ms->name) != 0)
 					continue;
-				if (regs[g].desc == NULL) {
-					snprintf(msg, sizeof msg,
-						"%s: requires the %s model (version %s), which weft emu "
-						"does not support yet (supported: ovni)",
-						st->relpath, q->model, q->version ? q->version : "?");
-					sys_err(err, errlen, msg);
-					return -1;
-				}
-				if (!emu_version_compatible(q->version, regs[g].version)) {
+				if (!emu_version_compatible(q->version, ms->version)) {
 					snprintf(msg, sizeof msg,
 						"%s: unsupported %s model version (want %s, have %s)",
 						st->relpath, q->model, q->version ? q->version : "?",
-						regs[g].version);
+						ms->version);
 					sys_err(err, errlen, msg);
 					return -1;
 				}
+				want = 1;
 			}
 		}
+		if (want)
+			out[n++] = ms->emu;
 	}
+	/* model-byte order (the registry lists user models last) */
+	for (size_t i = 1; i < n; i++)
+		for (size_t k = i; k > 0 && (unsigned char) out[k - 1]->byte >
+				(unsigned char) out[k]->byte; k--) {
+			const struct emu_model_desc *x = out[k];
+			out[k] = out[k - 1];
+			out[k - 1] = x;
+		}
+	*nout = n;
 	return 0;
 }
 

@@ -1,13 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * model.h - the event tables of the trace models, for decoding payloads.
- *
- * Each model (ovni, and later nosv, nanos6, ...) describes its events in one
- * table: the MCV, the payload fields in order (each at the next offset, host
- * endian, as libovni writes them) and a description template where "{name}"
- * is replaced by the value of the field called name ("{name:x}" prints an
- * integer in hex). A model is added by writing its table in a new file and
- * listing it in registry.c; the reader does not change.
+ * model.h - the models: one description per model (a YAML file, see
+ * docs/models.md), loaded into the event table `weft dump` prints with and
+ * the emulation description `weft emu` runs (model_emu.h). One registry
+ * lists every model: the built-in ones (their files are compiled into the
+ * binary) and the ones a user adds with --model FILE.
  */
 #ifndef WEFT_MODEL_MODEL_H
 #define WEFT_MODEL_MODEL_H
@@ -15,41 +12,62 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "model_emu.h"
+
 enum weft_field_type {
+	WEFT_FIELD_I8,
+	WEFT_FIELD_I16,
 	WEFT_FIELD_I32,
 	WEFT_FIELD_I64,
+	WEFT_FIELD_U8,
+	WEFT_FIELD_U16,
 	WEFT_FIELD_U32,
 	WEFT_FIELD_U64,
 	WEFT_FIELD_STR, /* NUL-terminated string, to the end of the payload at most */
 };
 
-#define WEFT_MODEL_MAX_FIELDS 6
+#define WEFT_MODEL_MAX_FIELDS 16
 
 struct weft_field {
 	const char *name;
 	enum weft_field_type type;
+	uint32_t offset; /* in the payload (a jumbo payload starts with its u32 size) */
 };
 
 struct weft_event_spec {
-	/* Model, category, value; '*' in category or value matches any byte. */
+	/* Model, category, value; '*' in the value matches any byte. */
 	char mcv[4];
 	size_t nfields;
 	struct weft_field fields[WEFT_MODEL_MAX_FIELDS];
-	/* One line in our own words; "{field}" is replaced by its value. */
+	/* One line in our own words: "%{field}" is replaced by its value,
+	 * "%x{field}" by its value in hex, "%%" by "%". */
 	const char *desc;
+	int has_placeholders; /* else desc is the whole text */
 };
 
 struct weft_model_spec {
-	char code;        /* the model byte of the MCV */
-	const char *name; /* the name used in ovni.require */
-	const struct weft_event_spec *events; /* may be NULL: no table yet */
+	char code;           /* the model byte of the MCV */
+	const char *name;    /* the name used in ovni.require */
+	const char *version; /* provided */
+	const char *title;
+	const char *source;  /* the description file ("built-in: nosv.yaml") */
+	const struct weft_event_spec *events;
 	size_t nevents;
+	const struct emu_model_desc *emu;
 };
 
-/* All known models (with or without an event table), in no special order. */
+/* ---- the registry ---- */
+
+/* Loads the built-in descriptions (once). 0, or -1 with the reason. */
+int weft_models_load(char *err, size_t errlen);
+/* Adds the model described by the file at path (after the built-in ones);
+ * refuses a file that is malformed ("FILE:LINE: reason") or whose byte or
+ * name is already taken. */
+int weft_models_add_file(const char *path, char *err, size_t errlen);
+
+/* All models (built-in first, in model-byte order, then user models). */
 size_t weft_model_count(void);
 const struct weft_model_spec *weft_model_at(size_t i);
-
 const struct weft_model_spec *weft_model_by_code(char code);
 const struct weft_model_spec *weft_model_by_name(const char *name);
 
@@ -64,5 +82,13 @@ size_t weft_event_spec_min_size(const struct weft_event_spec *e);
  * payload is too short for the fields. */
 long weft_event_describe(const struct weft_event_spec *e, const uint8_t *payload,
 		size_t size, char *buf, size_t buflen);
+
+/* ---- the loader (model_load.c) ---- */
+
+/* Parses one description. name: the file name used in messages. The result
+ * is one allocation tree, freed with weft_model_free(). */
+struct weft_model_spec *weft_model_parse(const char *text, size_t len, const char *name,
+		char *err, size_t errlen);
+void weft_model_free(struct weft_model_spec *m);
 
 #endif

@@ -1,6 +1,32 @@
 /* SPDX-License-Identifier: MIT */
 /* out.c - the part of the output interface shared by every format. */
+#include <string.h>
+
 #include "out.h"
+
+static const struct out_format formats[] = {
+	{ "paraver", "<view>.prv/.pcf/.row for each view (thread, cpu, breakdowns)",
+		out_paraver_open },
+	{ "perfetto", "perfetto.pftrace (Perfetto protobuf TrackEvents)", out_perfetto_open },
+};
+
+size_t out_format_count(void)
+{
+	return sizeof formats / sizeof formats[0];
+}
+
+const struct out_format *out_format_at(size_t i)
+{
+	return i < out_format_count() ? &formats[i] : NULL;
+}
+
+const struct out_format *out_format_by_name(const char *name)
+{
+	for (size_t i = 0; i < out_format_count(); i++)
+		if (strcmp(formats[i].name, name) == 0)
+			return &formats[i];
+	return NULL;
+}
 
 struct emu_sink out_sink(struct out *o)
 {

@@ -33,6 +33,16 @@ struct out *out_paraver_open(const char *dir, const struct emu *emu, char *err, 
 /* perfetto.pftrace (protobuf TrackEvent) in dir. */
 struct out *out_perfetto_open(const char *dir, const struct emu *emu, char *err, size_t errlen);
 
+/* The output registry: every format by name. */
+struct out_format {
+	const char *name;
+	const char *what; /* for --help */
+	struct out *(*open)(const char *dir, const struct emu *emu, char *err, size_t errlen);
+};
+size_t out_format_count(void);
+const struct out_format *out_format_at(size_t i);
+const struct out_format *out_format_by_name(const char *name);
+
 /* The sink to give to emu_add_sink(). */
 struct emu_sink out_sink(struct out *o);
 int out_close(struct out *o, int64_t duration, char *err, size_t errlen);

@@ -7,9 +7,9 @@
 
 #include "out.h"
 
-/* .pcf of the thread (cpu = 0) or CPU (cpu = 1) view. */
-int paraver_pcf_write(FILE *f, const struct emu *emu, int cpu);
-/* .row of the thread (cpu = 0) or CPU (cpu = 1) view. */
-int paraver_row_write(FILE *f, const struct emu_sys *sys, int cpu);
+/* .pcf of a view (EMU_FILE_THREAD, EMU_FILE_CPU, a breakdown view). */
+int paraver_pcf_write(FILE *f, const struct emu *emu, size_t view);
+/* .row of a view. */
+int paraver_row_write(FILE *f, const struct emu *emu, size_t view);
 
 #endif

@@ -46,10 +46,22 @@ static void value(FILE *f, int64_t v, const char *label)
 	fprintf(f, "%-4d %s\n", (int32_t) (uint32_t) (uint64_t) v, label);
 }
 
-int paraver_pcf_write(FILE *f, const struct emu *emu, int cpu)
+int paraver_pcf_write(FILE *f, const struct emu *emu, size_t view)
 {
 	const struct emu_sys *sys = emu_system(emu);
+	const struct emu_view *v = emu_view_at(emu, view);
 	header(f);
+	if (v->breakdown) {
+		const struct emu_value_label *vals;
+		size_t nv;
+		if (emu_view_values(emu, view, &vals, &nv)) {
+			type_begin(f, v->prv_type, v->label);
+			for (size_t k = 0; k < nv; k++)
+				value(f, vals[k].value, vals[k].label);
+		}
+		return ferror(f) ? -1 : 0;
+	}
+	int cpu = view == EMU_FILE_CPU;
 	if (!cpu) {
 		type_begin(f, 6, "Thread: CPU affinity");
 		for (size_t c = 0; c < sys->ncpus; c++)
@@ -70,6 +82,8 @@ int paraver_pcf_write(FILE *f, const struct emu *emu, int cpu)
 			else
 				value(f, c->mvalues[k].value, c->mvalues[k].label);
 		}
+		for (size_t k = 0; k < c->ndyn; k++)
+			value(f, c->dyn[k].value, c->dyn[k].label);
 	}
 	return ferror(f) ? -1 : 0;
 }

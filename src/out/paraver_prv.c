@@ -49,10 +49,10 @@ struct prv {
 	int werr; /* first write error (errno) */
 };
 
-/* A batch of the engine: the records of both files. */
+/* A batch of the engine: the records of every view's file. */
 struct job {
-	const struct brec *r[2];
-	size_t n[2];
+	const struct brec *r[EMU_MAX_VIEWS];
+	size_t n[EMU_MAX_VIEWS];
 };
 
 /* A writer thread turns the batches into text and writes them while the
@@ -67,15 +67,16 @@ struct paraver {
 	struct out base;
 	const struct emu *emu;
 	char *dir;
-	struct prv prv[2]; /* thread, cpu */
+	struct prv prv[EMU_MAX_VIEWS]; /* thread, cpu, breakdowns */
+	int nfiles;
 	pthread_t th;
 	int th_ok;
 	pthread_mutex_t mu;
 	pthread_cond_t cv; /* any change of the queue */
 	struct job jobs[EMU_BATCH_KEEP]; /* batch k in jobs[k % EMU_BATCH_KEEP] */
 	uint64_t pushed;   /* batches queued so far */
-	uint64_t next[2];  /* per file: the next batch whose part is to be written */
-	int busy[2];       /* per file: a thread is writing a part */
+	uint64_t next[EMU_MAX_VIEWS]; /* per file: the next batch whose part is to be written */
+	int busy[EMU_MAX_VIEWS];      /* per file: a thread is writing a part */
 	int stop;
 };
 
@@ -299,7 +300,11 @@ static int fmt_flush(struct prv *p)
 
 static uint64_t done_upto(const struct paraver *pv)
 {
-	return pv->next[0] < pv->next[1] ? pv->next[0] : pv->next[1];
+	uint64_t m = pv->next[0];
+	for (int k = 1; k < pv->nfiles; k++)
+		if (pv->next[k] < m)
+			m = pv->next[k];
+	return m;
 }
 
 /* Under mu: picks the file of the oldest part that can be written now
@@ -307,7 +312,7 @@ static uint64_t done_upto(const struct paraver *pv)
 static int pick_part(const struct paraver *pv)
 {
 	int f = -1;
-	for (int k = 0; k < 2; k++)
+	for (int k = 0; k < pv->nfiles; k++)
 		if (!pv->busy[k] && pv->next[k] < pv->pushed && (f < 0 || pv->next[k] < pv->next[f]))
 			f = k;
 	return f;
@@ -435,9 +440,13 @@ static int paraver_records(void *self, const struct emu_batch *b, char *err, siz
 {
 	struct paraver *pv = self;
 	/* An empty batch is queued too: the engine counts every call. */
-	struct job j = { { b->prv[0], b->prv[1] }, { b->nprv[0], b->nprv[1] } };
+	struct job j;
+	for (int f = 0; f < EMU_MAX_VIEWS; f++) {
+		j.r[f] = b->prv[f];
+		j.n[f] = f < pv->nfiles ? b->nprv[f] : 0;
+	}
 	if (!pv->th_ok) {
-		for (int f = 0; f < 2; f++)
+		for (int f = 0; f < pv->nfiles; f++)
 			if (pv->prv[f].werr == 0 && j.n[f] > 0)
 				pv->prv[f].werr = fmt_chunk(&pv->prv[f], j.r[f], j.n[f]);
 	} else {
@@ -457,7 +466,7 @@ static int paraver_records(void *self, const struct emu_batch *b, char *err, siz
 		bump(pv);
 		pthread_mutex_unlock(&pv->mu);
 	}
-	for (int f = 0; f < 2; f++) {
+	for (int f = 0; f < pv->nfiles; f++) {
 		/* Read without the lock: a stale 0 only reports the error one
 		 * batch later; it is set once. */
 		int e = __atomic_load_n(&pv->prv[f].werr, __ATOMIC_RELAXED);
@@ -469,9 +478,11 @@ static int paraver_records(void *self, const struct emu_batch *b, char *err, siz
 	return 0;
 }
 
-static int write_aux(const char *dir, const char *name, const struct emu *emu, int cpu,
+static int write_aux(const char *dir, const char *stem, const struct emu *emu, size_t view,
 		int pcf, char *err, size_t errlen)
 {
+	char name[256];
+	snprintf(name, sizeof name, "%s.%s", stem, pcf ? "pcf" : "row");
 	char *path = path_join(dir, name);
 	if (path == NULL) {
 		snprintf(err, errlen, "out of memory");
@@ -483,7 +494,7 @@ static int write_aux(const char *dir, const char *name, const struct emu *emu, i
 		free(path);
 		return -1;
 	}
-	int r = pcf ? paraver_pcf_write(f, emu, cpu) : paraver_row_write(f, emu_system(emu), cpu);
+	int r = pcf ? paraver_pcf_write(f, emu, view) : paraver_row_write(f, emu, view);
 	if (fclose(f) != 0)
 		r = -1;
 	if (r != 0)
@@ -498,15 +509,16 @@ static int paraver_close(struct out *o, int64_t duration, char *err, size_t errl
 	int r = 0;
 	char e2[WEFT_ERR_MAX];
 	writer_stop(pv);
-	for (int k = 0; k < 2; k++)
+	for (int k = 0; k < pv->nfiles; k++)
 		if (prv_close(&pv->prv[k], duration, r ? e2 : err, r ? sizeof e2 : errlen) != 0)
 			r = -1;
 	if (pv->emu != NULL && r == 0) {
-		if (write_aux(pv->dir, "thread.pcf", pv->emu, 0, 1, err, errlen) != 0 ||
-				write_aux(pv->dir, "thread.row", pv->emu, 0, 0, err, errlen) != 0 ||
-				write_aux(pv->dir, "cpu.pcf", pv->emu, 1, 1, err, errlen) != 0 ||
-				write_aux(pv->dir, "cpu.row", pv->emu, 1, 0, err, errlen) != 0)
-			r = -1;
+		for (int k = 0; k < pv->nfiles && r == 0; k++) {
+			const char *stem = emu_view_at(pv->emu, (size_t) k)->name;
+			if (write_aux(pv->dir, stem, pv->emu, (size_t) k, 1, err, errlen) != 0 ||
+					write_aux(pv->dir, stem, pv->emu, (size_t) k, 0, err, errlen) != 0)
+				r = -1;
+		}
 	}
 	free(pv->dir);
 	free(pv);
@@ -530,10 +542,17 @@ struct out *out_paraver_open(const char *dir, const struct emu *emu, char *err, 
 	pv->base.ops = &paraver_ops;
 	pv->emu = emu;
 	small_init();
-	pv->prv[0].fd = pv->prv[1].fd = -1;
-	const struct emu_sys *sys = emu_system(emu);
-	if (prv_open(&pv->prv[0], dir, "thread.prv", sys->nthreads, err, errlen) != 0 ||
-			prv_open(&pv->prv[1], dir, "cpu.prv", sys->ncpus, err, errlen) != 0) {
+	pv->nfiles = (int) emu_nviews(emu);
+	for (int k = 0; k < EMU_MAX_VIEWS; k++)
+		pv->prv[k].fd = -1;
+	int bad = 0;
+	for (int k = 0; k < pv->nfiles && !bad; k++) {
+		const struct emu_view *v = emu_view_at(emu, (size_t) k);
+		char name[256];
+		snprintf(name, sizeof name, "%s.prv", v->name);
+		bad = prv_open(&pv->prv[k], dir, name, v->nrows, err, errlen) != 0;
+	}
+	if (bad) {
 		char e2[WEFT_ERR_MAX];
 		pv->emu = NULL;
 		paraver_close(&pv->base, 0, e2, sizeof e2);

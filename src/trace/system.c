@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "model.h"
+#include "model_ids.h"
 #include "trace_internal.h"
 
 #define GROW(arr, n, cap) do { \
@@ -365,9 +365,16 @@ int weft_build_system(struct weft_trace *t)
 		if (m->version == WEFT_META_V1_VERSION)
 			memset(t->allowed, 1, sizeof t->allowed);
 		for (size_t k = 0; k < m->nreqs; k++) {
-			const struct weft_model_spec *ms = weft_model_by_name(m->reqs[k].model);
-			if (ms != NULL)
-				t->allowed[(unsigned char) ms->code] = 1;
+			char mb = m->reqs[k].model ? weft_model_id_byte(m->reqs[k].model) : 0;
+			if (mb != 0) {
+				t->allowed[(unsigned char) mb] = 1;
+				continue;
+			}
+			/* A model outside the ovni family (a user's model): its byte
+			 * is not known here, so every byte of no known model is. */
+			for (unsigned c = 0; c < 256; c++)
+				if (!weft_model_id_known_byte((unsigned char) c))
+					t->allowed[c] = 1;
 		}
 	}
 	return 0;

@@ -8,7 +8,6 @@
 #include <string.h>
 #include <sys/resource.h>
 
-#include "model.h"
 #include "trace_internal.h"
 
 /* Read chunks: large for few streams, smaller for many, so that memory

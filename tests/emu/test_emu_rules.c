@@ -21,6 +21,12 @@
 #include <cmocka.h>
 
 #include "emu.h"
+#include "model.h"
+
+static const struct emu_model_desc *ovni_model(void)
+{
+	return weft_model_by_name("ovni")->emu;
+}
 
 static struct weft_stream S[4];
 static struct weft_thread T[4];
@@ -108,8 +114,10 @@ static struct fx *fx_new(int lint)
 	const struct weft_loom *looms[2] = { &L[1], &L[0] };
 	char err[WEFT_ERR_MAX];
 	assert_int_equal(emu_sys_build(&f->sys, looms, 2, marks, 2, err, sizeof err), 0);
-	const struct emu_model_desc *models[] = { &emu_model_ovni };
-	struct emu_opts o = { lint, NULL, NULL, NULL };
+	const struct emu_model_desc *models[] = { ovni_model() };
+	struct emu_opts o;
+	memset(&o, 0, sizeof o);
+	o.lint = lint;
 	f->e = emu_create(&f->sys, models, 1, &o, err, sizeof err);
 	assert_non_null(f->e);
 	struct emu_sink s = { f, capture, 1 };
@@ -364,7 +372,7 @@ static void test_thread_never_ends(void **state)
 	struct fx *f = *state;
 	assert_int_equal(ohx(f, 0, 0, 10), 0);
 	assert_int_equal(ev0(f, 0, "OHe", 20), 0);
-	REFUSED(f, emu_finish(f->e), "loom.other/proc.300/thread.300: thread 300 is Unknown at "
+	REFUSED(f, emu_finish(f->e, 1), "loom.other/proc.300/thread.300: thread 300 is Unknown at "
 		"the end of the trace; every thread must end with OHe (Dead)");
 }
 
@@ -375,7 +383,7 @@ static void test_all_dead_ok(void **state)
 		assert_int_equal(ohx(f, t, t == 3 ? 0 : -1, 10 + t), 0);
 		assert_int_equal(ev0(f, t, "OHe", 20 + t), 0);
 	}
-	assert_int_equal(emu_finish(f->e), 0);
+	assert_int_equal(emu_finish(f->e, 1), 0);
 	assert_int_equal(emu_duration(f->e), 13);
 }
 
@@ -718,8 +726,11 @@ static void test_burst_stats(void **state)
 	struct emu_sys sys;
 	char err[WEFT_ERR_MAX];
 	assert_int_equal(emu_sys_build(&sys, looms, 2, marks, 2, err, sizeof err), 0);
-	const struct emu_model_desc *models[] = { &emu_model_ovni };
-	struct emu_opts o = { 0, say, NULL, say };
+	const struct emu_model_desc *models[] = { ovni_model() };
+	struct emu_opts o;
+	memset(&o, 0, sizeof o);
+	o.warn = say;
+	o.info = say;
 	struct emu *e = emu_create(&sys, models, 1, &o, err, sizeof err);
 	assert_non_null(e);
 	nsaid = 0;
@@ -814,24 +825,39 @@ static void test_requires(void **state)
 {
 	(void) state;
 	build_system();
-	struct weft_model_req nosv[] = { { "ovni", "1.1.0" }, { "nosv", "2.7.0" } };
+	struct weft_model_req nosv[] = { { "ovni", "1.1.0" }, { "nosv", "2.8.0" } };
 	struct weft_model_req bad[] = { { "ovni", "1.2.0" } };
-	struct weft_model_req good[] = { { "ovni", "1.1.9-rc1" }, { "mymodel", "9.9.9" } };
+	struct weft_model_req good[] = { { "ovni", "1.1.9-rc1" }, { "mymodel", "9.9.9" },
+		{ "mpi", "1.0.3" }, { "nanos6", "1.0.0" } };
 	const struct weft_stream *ss[1] = { &S[0] };
+	const struct emu_model_desc *out[16];
+	size_t n = 99;
 	char err[WEFT_ERR_MAX];
 	S[0].nreqs = 2;
 	S[0].reqs = nosv;
-	assert_int_equal(emu_check_requires(ss, 1, err, sizeof err), -1);
-	assert_string_equal(err, "loom.vm/proc.100/thread.100: requires the nosv model (version "
-		"2.7.0), which weft emu does not support yet (supported: ovni)");
+	assert_int_equal(emu_select_models(ss, 1, 0, out, &n, err, sizeof err), -1);
+	assert_string_equal(err, "loom.vm/proc.100/thread.100: unsupported nosv model version "
+		"(want 2.8.0, have 2.7.0)");
 	S[0].nreqs = 1;
 	S[0].reqs = bad;
-	assert_int_equal(emu_check_requires(ss, 1, err, sizeof err), -1);
+	assert_int_equal(emu_select_models(ss, 1, 0, out, &n, err, sizeof err), -1);
 	assert_string_equal(err, "loom.vm/proc.100/thread.100: unsupported ovni model version "
 		"(want 1.2.0, have 1.1.0)");
-	S[0].nreqs = 2;
+	/* Unknown names ignored; the others enabled, in model-byte order. */
+	S[0].nreqs = 4;
 	S[0].reqs = good;
-	assert_int_equal(emu_check_requires(ss, 1, err, sizeof err), 0);
+	assert_int_equal(emu_select_models(ss, 1, 0, out, &n, err, sizeof err), 0);
+	assert_int_equal(n, 3);
+	assert_string_equal(out[0]->name, "nanos6");
+	assert_string_equal(out[1]->name, "mpi");
+	assert_string_equal(out[2]->name, "ovni");
+	/* -a: all eight, in byte order 6 D K M O P T V. */
+	S[0].nreqs = 0;
+	assert_int_equal(emu_select_models(ss, 1, 1, out, &n, err, sizeof err), 0);
+	assert_int_equal(n, 8);
+	const char order[] = "6DKMOPTV";
+	for (size_t i = 0; i < 8; i++)
+		assert_int_equal(out[i]->byte, order[i]);
 	assert_int_equal(emu_version_compatible("1.1", "1.1.0"), 0);
 	assert_int_equal(emu_version_compatible("1.0.7", "1.1.0"), 1);
 }
@@ -861,7 +887,7 @@ static void test_pcf_collision(void **state)
 	struct emu_sys sys;
 	char err[WEFT_ERR_MAX];
 	assert_int_equal(emu_sys_build(&sys, looms, 1, mt, 1, err, sizeof err), 0);
-	const struct emu_model_desc *models[] = { &emu_model_ovni };
+	const struct emu_model_desc *models[] = { ovni_model() };
 	assert_null(emu_create(&sys, models, 1, NULL, err, sizeof err));
 	assert_string_equal(err, "Coll: two value labels collide as the 32-bit Paraver value 1");
 	emu_sys_free(&sys);

@@ -1,0 +1,232 @@
+/* SPDX-License-Identifier: MIT */
+/* driver.c - runs an emulation: trace -> models -> engine -> outputs. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "driver.h"
+#include "emu.h"
+#include "model.h"
+#include "out.h"
+
+#define EMU_BATCH 256
+#define MAX_OUTS 4
+
+static int mkdir_p(const char *dir)
+{
+	char *p = strdup(dir);
+	if (p == NULL)
+		return -1;
+	for (char *s = p + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+			free(p);
+			return -1;
+		}
+		*s = '/';
+	}
+	int r = mkdir(p, 0777);
+	free(p);
+	return r != 0 && errno != EEXIST ? -1 : 0;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
+}
+
+static const char *model_name(unsigned char byte)
+{
+	const struct weft_model_spec *m = weft_model_by_code((char) byte);
+	return m ? m->name : NULL;
+}
+
+struct run {
+	struct weft_trace *t;
+	struct emu_sys sys;
+	int sys_ok;
+	struct emu *emu;
+	struct out *outs[MAX_OUTS];
+	size_t nouts;
+	const struct weft_stream **streams;
+	const struct weft_loom **looms;
+	struct weft_mark_type *marks;
+	const struct emu_model_desc **models;
+	int64_t *first;
+	int *has;
+};
+
+static void run_free(struct run *r)
+{
+	if (r->emu != NULL)
+		emu_destroy(r->emu);
+	if (r->sys_ok)
+		emu_sys_free(&r->sys);
+	if (r->t != NULL)
+		weft_close(r->t);
+	free(r->streams);
+	free(r->looms);
+	free(r->marks);
+	free(r->models);
+	free(r->first);
+	free(r->has);
+}
+
+/* Everything before the first event. */
+static int prepare(struct run *R, const struct weft_emulate_opts *o, char *err, size_t errlen)
+{
+	if (weft_models_load(err, errlen) != 0)
+		return -1;
+	struct weft_open_opts oo;
+	memset(&oo, 0, sizeof oo);
+	oo.mode = WEFT_STRICT;
+	oo.warn = o->warn;
+	oo.warn_ctx = o->ctx;
+	R->t = weft_open(o->path, &oo, err, errlen);
+	if (R->t == NULL)
+		return -1;
+	size_t ns = weft_nstreams(R->t), nl = weft_nlooms(R->t), nm = weft_nmark_types(R->t);
+	if (ns == 0) {
+		snprintf(err, errlen, "%s: no streams found (no stream.json)", o->path);
+		return -1;
+	}
+	R->streams = calloc(ns + 1, sizeof *R->streams);
+	R->looms = calloc(nl + 1, sizeof *R->looms);
+	R->marks = calloc(nm + 1, sizeof *R->marks);
+	R->models = calloc(weft_model_count() + 1, sizeof *R->models);
+	R->first = calloc(ns + 1, sizeof *R->first);
+	R->has = calloc(ns + 1, sizeof *R->has);
+	if (!R->streams || !R->looms || !R->marks || !R->models || !R->first || !R->has) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < ns; i++)
+		R->streams[i] = weft_stream_at(R->t, i);
+	for (size_t i = 0; i < nl; i++)
+		R->looms[i] = weft_loom_at(R->t, i);
+	for (size_t i = 0; i < nm; i++)
+		R->marks[i] = *weft_mark_type_at(R->t, i);
+	size_t nmodels = 0;
+	if (emu_select_models(R->streams, ns, o->all_models, R->models, &nmodels, err, errlen) != 0)
+		return -1;
+	if (emu_sys_build(&R->sys, R->looms, nl, R->marks, nm, err, errlen) != 0)
+		return -1;
+	R->sys_ok = 1;
+	/* The first clock of every stream, known before the iteration. */
+	for (size_t i = 0; i < ns; i++)
+		R->has[i] = weft_stream_first_sclock(R->t, i, &R->first[i]);
+	if (emu_clock_gate(R->streams, R->first, R->has, ns, err, errlen) != 0)
+		return -1;
+	struct emu_opts eo;
+	memset(&eo, 0, sizeof eo);
+	eo.lint = o->lint;
+	eo.warn = o->warn;
+	eo.warn_ctx = o->ctx;
+	eo.info = o->info;
+	eo.breakdown = o->breakdown;
+	eo.model_name = model_name;
+	R->emu = emu_create(&R->sys, R->models, nmodels, &eo, err, errlen);
+	if (R->emu == NULL)
+		return -1;
+	const char *outdir = o->outdir ? o->outdir : o->path;
+	if (mkdir_p(outdir) != 0) {
+		snprintf(err, errlen, "cannot create %s: %s", outdir, strerror(errno));
+		return -1;
+	}
+	for (size_t i = 0; o->formats != NULL && o->formats[i] != NULL; i++) {
+		const struct out_format *f = out_format_by_name(o->formats[i]);
+		if (f == NULL) {
+			snprintf(err, errlen, "unknown output format '%s'", o->formats[i]);
+			return -1;
+		}
+		if (R->nouts == MAX_OUTS) {
+			snprintf(err, errlen, "too many output formats");
+			return -1;
+		}
+		struct out *out = f->open(outdir, R->emu, err, errlen);
+		if (out == NULL)
+			return -1;
+		R->outs[R->nouts++] = out;
+		struct emu_sink s = out_sink(out);
+		if (emu_add_sink(R->emu, &s) != 0) {
+			snprintf(err, errlen, "%s", emu_error(R->emu));
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int weft_emulate(const struct weft_emulate_opts *o, char *err, size_t errlen)
+{
+	struct run R;
+	memset(&R, 0, sizeof R);
+	if (prepare(&R, o, err, errlen) != 0) {
+		char e2[WEFT_ERR_MAX];
+		for (size_t i = 0; i < R.nouts; i++)
+			out_close(R.outs[i], 0, e2, sizeof e2);
+		run_free(&R);
+		return -1;
+	}
+	static struct weft_event evs[EMU_BATCH];
+	double t0 = now_s(), last_progress = t0;
+	uint64_t n = 0, next_check = 1u << 20;
+	const char *fail = NULL;
+	long got;
+	while ((got = weft_next_batch(R.t, evs, EMU_BATCH)) > 0) {
+		for (long i = 0; i < got; i++) {
+			if (emu_event(R.emu, &evs[i]) != 0) {
+				fail = emu_error(R.emu);
+				break;
+			}
+		}
+		if (fail != NULL)
+			break;
+		n += (uint64_t) got;
+		if (n >= next_check) {
+			next_check = n + (1u << 20);
+			double t = now_s();
+			if (o->progress != NULL && t - last_progress > 1.0) {
+				o->progress(o->ctx, n, t - t0);
+				last_progress = t;
+			}
+		}
+	}
+	char rerr[WEFT_ERR_MAX] = "";
+	if (fail == NULL && got < 0)
+		snprintf(rerr, sizeof rerr, "%s", weft_error(R.t));
+	/* The models' end step runs also after an error, as the reference's. */
+	int ended = emu_finish(R.emu, fail == NULL && got == 0);
+	int status = 0;
+	if (rerr[0] != '\0') {
+		snprintf(err, errlen, "%s", rerr);
+		status = -1;
+	} else if (fail != NULL || ended != 0) {
+		snprintf(err, errlen, "%s", emu_error(R.emu));
+		status = -1;
+	}
+	for (size_t i = 0; i < R.nouts; i++) {
+		char e2[WEFT_ERR_MAX];
+		if (out_close(R.outs[i], emu_duration(R.emu), e2, sizeof e2) != 0 && status == 0) {
+			snprintf(err, errlen, "%s", e2);
+			status = -1;
+		}
+	}
+	if (status == 0 && o->summary != NULL)
+		emu_summary(R.emu, o->summary);
+	if (getenv("WEFT_EMU_TIMING") != NULL) {
+		double dt = now_s() - t0;
+		fprintf(stderr, "weft emu: %" PRIu64 " events in %.2f s (%.2f M events/s)\n",
+				emu_nevents(R.emu), dt,
+				dt > 0 ? (double) emu_nevents(R.emu) / 1e6 / dt : 0.0);
+	}
+	run_free(&R);
+	return status;
+}

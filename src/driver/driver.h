@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * driver.h - one call runs an emulation: open the trace, enable the models
+ * it requires, build the system, replay every event through the engine
+ * into the chosen output formats, and end the run. Used by `weft emu`, and
+ * the entry point for later callers (bindings, a per-rank driver).
+ */
+#ifndef WEFT_DRIVER_H
+#define WEFT_DRIVER_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+struct weft_emulate_opts {
+	const char *path;   /* the trace */
+	const char *outdir; /* NULL: path */
+	const char *const *formats; /* output names (out_formats()), NULL-terminated */
+	int lint;           /* weft's own extra checks */
+	int breakdown;      /* -b: the breakdown views */
+	int all_models;     /* -a: every model enabled */
+	/* Warnings and information lines (one sentence each); NULL: dropped. */
+	void (*warn)(void *ctx, const char *msg);
+	void (*info)(void *ctx, const char *msg);
+	void *ctx;
+	/* Called about once a second on long runs (NULL: none). */
+	void (*progress)(void *ctx, uint64_t events, double seconds);
+	/* Where the summary goes (NULL: none). */
+	FILE *summary;
+};
+
+/* 0 on success; -1 with the reason in err (the files written so far are
+ * closed properly). */
+int weft_emulate(const struct weft_emulate_opts *o, char *err, size_t errlen);
+
+#endif

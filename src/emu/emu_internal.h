@@ -1,0 +1,288 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * emu_internal.h - the state the parts of the engine share: engine.c
+ * (dispatch, raw channels, views and their propagation), threads.c (thread
+ * states and CPUs), tasks.c (task types, tasks, bodies), families.c
+ * (channel families sized from metadata), breakdown.c, finish.c (end of
+ * run, dynamic PCF values) and summary.c.
+ */
+#ifndef WEFT_EMU_INTERNAL_H
+#define WEFT_EMU_INTERNAL_H
+
+#include <stdint.h>
+#include <stdlib.h>
+
+#include "emu.h"
+
+#define EMU_STACK_MAX 512
+#define EMU_MAX_SINKS 4
+#define EMU_MAX_FLAGS 8
+/* Records buffered before the sinks get them. The sinks may keep the Paraver
+ * arrays until their next call (two sets alternate), so a writer thread can
+ * format one batch while the next is made: large batches, few handoffs. */
+#define EMU_FLUSH_RECS (1u << 14)
+#define NO_CPU INT64_C(-1)
+
+enum trig {
+	TRIG_STATE = 1, /* a: thread */
+	TRIG_RSEL,      /* a: cpu */
+	TRIG_RAW,       /* a: thread, b: chan */
+};
+
+struct qent {
+	uint32_t kind, a, b;
+};
+
+/* Last record of a (row, type): 0 never, 1 null, 2 value. */
+struct last {
+	int64_t v;
+	uint64_t stamp; /* event of the last re-evaluation */
+	uint8_t st;
+};
+
+struct raw {
+	int64_t val; /* single: value; stack: top */
+	int64_t *stack;
+	uint32_t depth; /* single: 0 null, 1 set; stack: depth */
+	uint32_t cap;
+	uint64_t stamp;
+};
+
+struct chan {
+	struct emu_chan_info info;
+	const struct emu_chan_desc *desc;
+	enum emu_chan_kind kind;
+	int32_t mark_type;  /* mark family member, else -1 */
+	int32_t counter;    /* counter family member, else -1 */
+	size_t model;
+	uint32_t vis;          /* EMU_STM() of the states where the thread view shows it */
+	uint8_t tpol, cpol;    /* desc->thread_policy, desc->cpu_policy */
+	uint8_t has_fallback;
+	uint8_t zero_ok;
+	int64_t fallback;
+	int bd;                /* an input of breakdown view bd - 1, or 0 */
+	uint8_t bd_role;       /* which input (breakdown.c) */
+};
+
+struct thr {
+	enum emu_state state;
+	int64_t cpu; /* CPU gindex or -1 */
+	int tid, pid;
+	size_t proc, loom;
+	int64_t aff;   /* 0 = null, else CPU gindex + 1 */
+	int64_t tidv;  /* 0 = null */
+	uint64_t st_aff, st_tid, st_state;
+	int64_t since;
+	int64_t time[EMU_NSTATES];
+	unsigned flags; /* per-thread flags (bits of emu.flag_names) */
+};
+
+struct cpu {
+	int64_t nrun;
+	int64_t run_sum;
+	int64_t nrun_v;
+	int nrun_written;
+	int64_t tidv, pidv; /* 0 = null */
+	int64_t rsel;       /* -1 = null */
+	uint64_t st_tid, st_pid, st_rsel, st_nrun;
+	int64_t busy_since;
+	int64_t busy;
+};
+
+struct tasks_rt; /* tasks.c */
+
+struct model_rt {
+	const struct emu_model_desc *desc;
+	int16_t *disp; /* [cat << 8 | val]: event index, -1 unknown value, -2 unknown category */
+	uint32_t *smin, *smax; /* per event: the payload sizes its size rule accepts */
+	uint8_t *warned;       /* per event: its warning was printed */
+	size_t chan_first, nchans;
+	size_t *chan_of_desc;  /* description channel -> first engine channel */
+	unsigned char *tstate; /* nthreads * thread_state_size */
+	unsigned flag_bit[EMU_MAX_FLAGS]; /* the model's flag i -> bit in thr.flags */
+	unsigned guard_bit;    /* 0: no flag guard */
+	struct tasks_rt *tasks;
+	size_t counter_first, ncounters; /* channels of the counter family */
+	char **counter_names;
+	struct emu_value_label *dyn; /* task types for the PCF (finish.c) */
+	size_t ndyn;
+	int dyn_ok;            /* the task-type values were completed */
+	int bd;                /* breakdown view index + 1, or 0 */
+};
+
+struct mark_ref {
+	int64_t type;
+	size_t chan;
+};
+
+struct map_ent {
+	const struct weft_stream *key;
+	size_t thread;
+};
+
+struct bd_rt; /* The JSON of a dotted key of thread t's stream.json (jansson's json_t,
+ * to decref), or NULL when absent. */
+struct json_t;
+struct json_t *emu_thread_attr(const struct emu *e, size_t t, const char *key);
+
+/* breakdown.c */
+
+struct emu {
+	const struct emu_sys *sys;
+	struct emu_opts opts;
+	size_t nmodels;
+	struct model_rt *models;
+	int model_of_byte[256];
+	const char *flag_names[EMU_MAX_FLAGS];
+	size_t nflags;
+
+	size_t nchans;
+	struct chan *chans;
+	size_t ntracked;
+	size_t *tracked; /* channels with a RUN or ACT thread view, in order */
+	struct mark_ref *mark_chan; /* mark type -> chan index, sorted by type */
+	size_t nmark_chan;
+	int32_t mark_direct[256]; /* types 0..255: chan index + 1, 0 none */
+
+	size_t nthreads, ncpus;
+	struct thr *thr;
+	struct cpu *cpu;
+	struct raw *raw;    /* nthreads * nchans */
+	struct last *tview; /* nthreads * nchans */
+	struct last *cview; /* ncpus * nchans */
+
+	struct map_ent *map;
+	size_t map_mask;
+	const struct weft_stream *last_stream;
+	size_t last_thread;
+
+	struct emu_sink sinks[EMU_MAX_SINKS];
+	size_t nsinks;
+	int internal; /* some sink wants the records other than EMU_REC_PRV */
+
+	/* breakdown views (-b) */
+	size_t nbd;
+	struct bd_rt *bd[EMU_MAX_BD];
+	struct emu_view views[EMU_MAX_VIEWS];
+
+	/* per event */
+	uint64_t seq;
+	const struct weft_event *ev;
+	size_t cur_thread;
+	const struct emu_event_desc *cur_desc;
+	int64_t dclock;
+	struct qent *q;
+	size_t qlen, qcap;
+	/* records of the accepted events not yet given to the sinks */
+	struct emu_prv_rec *prv[EMU_MAX_VIEWS];
+	size_t nprv[EMU_MAX_VIEWS], prvcap[EMU_MAX_VIEWS];
+	/* the sets of Paraver arrays last handed to the sinks, oldest first */
+	struct emu_prv_rec *prv_kept[EMU_BATCH_KEEP][EMU_MAX_VIEWS];
+	size_t prvcap_kept[EMU_BATCH_KEEP][EMU_MAX_VIEWS];
+	struct emu_rec *irecs;
+	size_t nirecs, ireccap;
+
+	int started;
+	int64_t first_clock;
+	int64_t duration;
+	uint64_t nevents;
+	int failed;
+	int finished;
+	char err[WEFT_ERR_MAX];
+};
+
+extern const char *const emu_state_names[EMU_NSTATES];
+
+/* engine.c */
+int emu_fail(struct emu *e, const char *fmt, ...) __attribute__((format(printf, 2, 3), cold));
+int emu_vfail(struct emu *e, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
+void emu_warn(struct emu *e, size_t thread, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+int emu_grow(void **p, size_t *cap, size_t need, size_t elem);
+int emu_get_val(struct emu *e, const struct emu_val *v, int64_t *out, int *isnull);
+/* A raw write on channel ch of thread t (op: EMU_OP_SET, PUSH or POP). */
+int emu_raw_write(struct emu *e, size_t t, size_t ch, enum emu_op op, int64_t v, int isnull);
+int emu_irec(struct emu *e, int kind, size_t row, int type, int64_t value, int isnull);
+
+static inline int emu_qpush(struct emu *e, uint32_t kind, size_t a, size_t b)
+{
+	if (__builtin_expect(e->qlen == e->qcap, 0) &&
+			emu_grow((void **) &e->q, &e->qcap, e->qlen + 1, sizeof *e->q) != 0)
+		return emu_fail(e, "out of memory");
+	e->q[e->qlen++] = (struct qent) { kind, (uint32_t) a, (uint32_t) b };
+	return 0;
+}
+
+static inline int emu_rec(struct emu *e, int file, size_t row, int type, int64_t value)
+{
+	if (__builtin_expect(e->nprv[file] == e->prvcap[file], 0) &&
+			emu_grow((void **) &e->prv[file], &e->prvcap[file], e->nprv[file] + 1,
+				sizeof *e->prv[file]) != 0)
+		return emu_fail(e, "out of memory");
+	struct emu_prv_rec *r = &e->prv[file][e->nprv[file]++];
+	r->time = e->dclock;
+	r->value = value;
+	r->row = (uint32_t) row;
+	r->type = type;
+	return 0;
+}
+
+static inline int emu_is_active(enum emu_state s)
+{
+	return s == EMU_ST_RUNNING || s == EMU_ST_COOLING || s == EMU_ST_WARMING;
+}
+
+static inline const char *emu_tname(const struct emu *e, size_t t)
+{
+	return e->sys->threads[t].label;
+}
+
+/* A CPU's row label without the leading space of physical CPUs. */
+static inline const char *emu_cname(const struct emu *e, size_t c)
+{
+	const char *l = e->sys->cpus[c].label;
+	return l[0] == ' ' ? l + 1 : l;
+}
+
+/* threads.c */
+int emu_act_start(struct emu *e, size_t t, const struct emu_action *a);
+int emu_act_state(struct emu *e, size_t t, const struct emu_action *a);
+int emu_act_aff_self(struct emu *e, size_t t, const struct emu_action *a);
+int emu_act_aff_remote(struct emu *e, size_t t, const struct emu_action *a);
+
+/* tasks.c */
+int emu_tasks_create(struct emu *e, struct model_rt *m);
+void emu_tasks_destroy(struct model_rt *m);
+int emu_act_type_create(struct emu *e, size_t t, struct model_rt *m);
+int emu_act_task_create(struct emu *e, size_t t, struct model_rt *m, const struct emu_action *a);
+int emu_act_task(struct emu *e, size_t t, struct model_rt *m, const struct emu_action *a);
+/* The gid of type id `id` in thread t's process (TYPE_GID), or of the task
+ * of the current event (TASK_GID). */
+int emu_tasks_type_gid(struct emu *e, size_t t, struct model_rt *m, uint32_t id, int64_t *gid);
+int emu_tasks_event_gid(struct emu *e, struct model_rt *m, int64_t *gid);
+/* The task-type values of the PCF: processes in row order, types in
+ * creation order, a repeated (gid, label) once; a gid with two labels is
+ * an error. */
+int emu_tasks_pcf_values(struct emu *e, struct model_rt *m);
+uint32_t emu_type_hash(const char *s, size_t len);
+int64_t emu_type_gid(const char *label, size_t len);
+
+/* families.c */
+int emu_counters_setup(struct emu *e, struct model_rt *m, char *err, size_t errlen);
+int emu_act_counters(struct emu *e, size_t t, struct model_rt *m);
+
+/* The JSON of a dotted key of thread t's stream.json (jansson's json_t,
+ * to decref), or NULL when absent. */
+struct json_t;
+struct json_t *emu_thread_attr(const struct emu *e, size_t t, const char *key);
+
+/* breakdown.c */
+int emu_bd_create(struct emu *e, size_t model, char *err, size_t errlen);
+void emu_bd_destroy(struct bd_rt *b);
+/* A CPU view of channel ch on CPU c was re-evaluated to (isnull, v). */
+int emu_bd_input(struct emu *e, size_t c, size_t ch, int isnull, int64_t v);
+/* End of an event: write the changed slots. */
+int emu_bd_commit(struct emu *e);
+int emu_bd_finish(struct emu *e, size_t bd);
+
+#endif

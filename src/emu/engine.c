@@ -1,0 +1,1098 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * engine.c - the emulation engine: per event, find the emitting thread,
+ * check the model's guard, look the MCV up in the model's dispatch table,
+ * check the event's own rules and run its actions. Actions make direct
+ * writes (the thread and CPU system channels in threads.c, raw model
+ * channels here, the task machinery in tasks.c); each write that changes
+ * something is queued, and the queue is walked to re-evaluate the views
+ * that depend on it (thread views on a state change, CPU views when a
+ * CPU's running thread changes, both on a raw write; breakdown views hang
+ * off the CPU views). The records of an event are buffered and handed to
+ * the sinks only if the whole event was accepted. See docs/emu.md.
+ */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "emu_internal.h"
+
+const char *const emu_state_names[EMU_NSTATES] = {
+	"Unknown", "Running", "Paused", "Dead", "Cooling", "Warming",
+};
+
+static int cmp_mark_ref(const void *a, const void *b)
+{
+	const struct mark_ref *x = a, *y = b;
+	return (x->type > y->type) - (x->type < y->type);
+}
+
+/* ---- messages ---- */
+
+static void fmt_mcv(char *buf, size_t len, const char mcv[3])
+{
+	size_t n = 0;
+	buf[0] = '\0';
+	for (int i = 0; i < 3 && n + 5 < len; i++) {
+		unsigned char c = (unsigned char) mcv[i];
+		if (c >= 0x21 && c < 0x7f) {
+			buf[n++] = (char) c;
+			buf[n] = '\0';
+		} else {
+			n += (size_t) snprintf(buf + n, len - n, "\\x%02x", c);
+		}
+	}
+}
+
+int emu_vfail(struct emu *e, const char *fmt, va_list ap)
+{
+	char reason[WEFT_ERR_MAX - 256];
+	vsnprintf(reason, sizeof reason, fmt, ap);
+	if (e->ev != NULL) {
+		char mcv[16];
+		fmt_mcv(mcv, sizeof mcv, e->ev->mcv);
+		const char *where = e->ev->stream && e->ev->stream->relpath ?
+				e->ev->stream->relpath : "?";
+		int n = snprintf(e->err, sizeof e->err, "%s: event %s at clock %" PRId64 " (offset %" PRIu64
+				"): %s", where, mcv, e->ev->rclock, e->ev->offset, reason);
+		(void) n;
+	} else {
+		snprintf(e->err, sizeof e->err, "%s", reason);
+	}
+	e->failed = 1;
+	return -1;
+}
+
+int emu_fail(struct emu *e, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	emu_vfail(e, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+/* ---- small buffers ---- */
+
+int emu_grow(void **p, size_t *cap, size_t need, size_t elem)
+{
+	if (need <= *cap)
+		return 0;
+	size_t n = *cap ? *cap * 2 : 64;
+	while (n < need)
+		n *= 2;
+	void *np = realloc(*p, n * elem);
+	if (np == NULL)
+		return -1;
+	*p = np;
+	*cap = n;
+	return 0;
+}
+
+static inline int rec(struct emu *e, int file, size_t row, int type, int64_t value)
+{
+	if (__builtin_expect(e->nprv[file] == e->prvcap[file], 0) &&
+			emu_grow((void **) &e->prv[file], &e->prvcap[file], e->nprv[file] + 1,
+				sizeof *e->prv[file]) != 0)
+		return emu_fail(e, "out of memory");
+	struct emu_prv_rec *r = &e->prv[file][e->nprv[file]++];
+	r->time = e->dclock;
+	r->value = value;
+	r->row = (uint32_t) row;
+	r->type = type;
+	return 0;
+}
+
+int emu_irec(struct emu *e, int kind, size_t row, int type, int64_t value, int isnull)
+{
+	if (!e->internal)
+		return 0;
+	if (__builtin_expect(e->nirecs == e->ireccap, 0) &&
+			emu_grow((void **) &e->irecs, &e->ireccap, e->nirecs + 1, sizeof *e->irecs) != 0)
+		return emu_fail(e, "out of memory");
+	struct emu_rec *r = &e->irecs[e->nirecs++];
+	r->time = e->dclock;
+	r->value = isnull ? 0 : value;
+	r->row = (uint32_t) row;
+	r->type = type;
+	r->kind = (uint8_t) kind;
+	r->isnull = (uint8_t) isnull;
+	return 0;
+}
+
+/* ---- stream -> thread map ---- */
+
+static size_t ptr_hash(const void *p)
+{
+	uint64_t x = (uint64_t) (uintptr_t) p;
+	x ^= x >> 33;
+	x *= UINT64_C(0xff51afd7ed558ccd);
+	x ^= x >> 33;
+	return (size_t) x;
+}
+
+static int map_build(struct emu *e)
+{
+	size_t n = 16;
+	while (n < e->nthreads * 2 + 2)
+		n *= 2;
+	e->map = calloc(n, sizeof *e->map);
+	if (e->map == NULL)
+		return -1;
+	e->map_mask = n - 1;
+	for (size_t t = 0; t < e->nthreads; t++) {
+		const struct weft_stream *s = e->sys->threads[t].stream;
+		if (s == NULL)
+			continue;
+		size_t h = ptr_hash(s) & e->map_mask;
+		while (e->map[h].key != NULL && e->map[h].key != s)
+			h = (h + 1) & e->map_mask;
+		e->map[h].key = s;
+		e->map[h].thread = t;
+	}
+	return 0;
+}
+
+static size_t map_find(const struct emu *e, const struct weft_stream *s)
+{
+	if (s == NULL)
+		return SIZE_MAX;
+	size_t h = ptr_hash(s) & e->map_mask;
+	while (e->map[h].key != NULL) {
+		if (e->map[h].key == s)
+			return e->map[h].thread;
+		h = (h + 1) & e->map_mask;
+	}
+	return SIZE_MAX;
+}
+
+/* ---- construction ---- */
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *) a, y = *(const int64_t *) b;
+	return (x > y) - (x < y);
+}
+
+/* PCF values are written as 32-bit ints: two values that collide after the
+ * cast cannot both be labelled. */
+static int check_pcf_values(const struct chan *c, char *err, size_t errlen)
+{
+	size_t n = c->info.nvalues;
+	if (n < 2)
+		return 0;
+	int64_t *v = malloc(n * sizeof *v);
+	if (v == NULL)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		int64_t x = c->info.values ? c->info.values[i].value : c->info.mvalues[i].value;
+		v[i] = (int64_t) (int32_t) (uint32_t) (uint64_t) x;
+	}
+	qsort(v, n, sizeof *v, cmp_i64);
+	for (size_t i = 1; i < n; i++) {
+		if (v[i] == v[i - 1]) {
+			snprintf(err, errlen, "%s: two value labels collide as the 32-bit "
+					"Paraver value %" PRId64, c->info.thread_label, v[i]);
+			free(v);
+			return -1;
+		}
+	}
+	free(v);
+	return 0;
+}
+
+static int add_chan(struct emu *e, size_t *cap, const struct chan *c)
+{
+	if (emu_grow((void **) &e->chans, cap, e->nchans + 1, sizeof *e->chans) != 0)
+		return -1;
+	struct chan *n = &e->chans[e->nchans++];
+	*n = *c;
+	switch (c->desc->track) {
+	case EMU_TRACK_ANY:
+		n->vis = ~0u;
+		break;
+	case EMU_TRACK_ACT:
+		n->vis = EMU_STM_ACTIVE;
+		break;
+	default:
+		n->vis = EMU_STM(EMU_ST_RUNNING);
+		break;
+	}
+	n->tpol = (uint8_t) c->desc->thread_policy;
+	n->cpol = (uint8_t) c->desc->cpu_policy;
+	n->has_fallback = (uint8_t) c->desc->has_fallback;
+	n->fallback = c->desc->fallback;
+	n->zero_ok = (uint8_t) c->desc->zero_ok;
+	n->info.model = e->models[c->model].desc->name;
+	return 0;
+}
+
+static void build_dispatch(struct model_rt *m)
+{
+	for (size_t i = 0; i < 65536; i++)
+		m->disp[i] = -2;
+	/* Categories present, then wildcards, then exact values. */
+	for (size_t i = 0; i < m->desc->nevents; i++) {
+		size_t c = (unsigned char) m->desc->events[i].mcv[1];
+		for (size_t v = 0; v < 256; v++)
+			if (m->disp[c << 8 | v] == -2)
+				m->disp[c << 8 | v] = -1;
+	}
+	for (size_t i = 0; i < m->desc->nevents; i++) {
+		const char *mcv = m->desc->events[i].mcv;
+		size_t c = (unsigned char) mcv[1];
+		if (mcv[2] == '*')
+			for (size_t v = 0; v < 256; v++)
+				if (m->disp[c << 8 | v] == -1)
+					m->disp[c << 8 | v] = (int16_t) i;
+	}
+	for (size_t i = 0; i < m->desc->nevents; i++) {
+		const char *mcv = m->desc->events[i].mcv;
+		if (mcv[2] != '*')
+			m->disp[(size_t) (unsigned char) mcv[1] << 8 | (unsigned char) mcv[2]] =
+				(int16_t) i;
+	}
+}
+
+/* The model's flags, by name, become bits shared by every model. */
+static int map_flags(struct emu *e, struct model_rt *m, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < m->desc->nflags; i++) {
+		size_t k;
+		for (k = 0; k < e->nflags; k++)
+			if (strcmp(e->flag_names[k], m->desc->flags[i]) == 0)
+				break;
+		if (k == e->nflags) {
+			if (e->nflags == EMU_MAX_FLAGS) {
+				snprintf(err, errlen, "the models use more than %d thread flags",
+						EMU_MAX_FLAGS);
+				return -1;
+			}
+			e->flag_names[e->nflags++] = m->desc->flags[i];
+		}
+		m->flag_bit[i] = 1u << k;
+	}
+	if (m->desc->guard_flag >= 0)
+		m->guard_bit = m->flag_bit[m->desc->guard_flag];
+	return 0;
+}
+
+static int add_model_chans(struct emu *e, size_t mi, size_t *chcap, char *err, size_t errlen)
+{
+	struct model_rt *m = &e->models[mi];
+	const struct emu_sys *sys = e->sys;
+	m->chan_first = e->nchans;
+	m->chan_of_desc = calloc(m->desc->nchans + 1, sizeof *m->chan_of_desc);
+	if (m->chan_of_desc == NULL)
+		return -2;
+	for (size_t ci = 0; ci < m->desc->nchans; ci++) {
+		const struct emu_chan_desc *d = &m->desc->chans[ci];
+		struct chan c = { 0 };
+		c.desc = d;
+		c.model = mi;
+		c.info.name = d->name;
+		c.mark_type = -1;
+		c.counter = -1;
+		m->chan_of_desc[ci] = e->nchans;
+		if (d->family == EMU_FAMILY_MARK_TYPES) {
+			for (size_t k = 0; k < sys->nmarks; k++) {
+				const struct emu_mark *mk = &sys->marks[k];
+				c.kind = mk->stack ? EMU_CHAN_STACK : EMU_CHAN_SINGLE;
+				c.mark_type = mk->type;
+				c.info.prv_type = d->prv_type + mk->type;
+				c.info.thread_label = mk->title;
+				c.info.cpu_label = mk->title;
+				c.info.nvalues = mk->nlabels;
+				c.info.values = NULL;
+				c.info.mvalues = mk->labels;
+				c.info.stack = mk->stack;
+				e->mark_chan[e->nmark_chan].type = mk->type;
+				e->mark_chan[e->nmark_chan++].chan = e->nchans;
+				if (check_pcf_values(&c, err, errlen) != 0)
+					return -1;
+				if (add_chan(e, chcap, &c) != 0)
+					return -2;
+			}
+		} else if (d->family == EMU_FAMILY_COUNTERS) {
+			m->counter_first = e->nchans;
+			for (size_t k = 0; k < m->ncounters; k++) {
+				c.kind = EMU_CHAN_SINGLE;
+				c.counter = (int32_t) k;
+				c.info.prv_type = d->prv_type + (int) k;
+				c.info.thread_label = m->counter_names[k];
+				c.info.cpu_label = m->counter_names[k];
+				if (add_chan(e, chcap, &c) != 0)
+					return -2;
+			}
+		} else {
+			c.kind = d->kind;
+			c.info.prv_type = d->prv_type;
+			c.info.thread_label = d->thread_label;
+			c.info.cpu_label = d->cpu_label;
+			c.info.nvalues = d->nvalues;
+			c.info.values = d->values;
+			c.info.stack = d->kind == EMU_CHAN_STACK;
+			if (check_pcf_values(&c, err, errlen) != 0)
+				return -1;
+			if (add_chan(e, chcap, &c) != 0)
+				return -2;
+		}
+	}
+	m->nchans = e->nchans - m->chan_first;
+	return 0;
+}
+
+struct emu *emu_create(const struct emu_sys *sys, const struct emu_model_desc *const *models,
+		size_t nmodels, const struct emu_opts *opts, char *err, size_t errlen)
+{
+	struct emu *e = calloc(1, sizeof *e);
+	if (e == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	e->sys = sys;
+	if (opts != NULL)
+		e->opts = *opts;
+	e->nthreads = sys->nthreads;
+	e->ncpus = sys->ncpus;
+	for (size_t i = 0; i < 256; i++)
+		e->model_of_byte[i] = -1;
+	e->nmodels = nmodels;
+	e->models = calloc(nmodels + 1, sizeof *e->models);
+	size_t nfam = 0;
+	for (size_t mi = 0; mi < nmodels; mi++)
+		for (size_t ci = 0; ci < models[mi]->nchans; ci++)
+			nfam += models[mi]->chans[ci].family == EMU_FAMILY_MARK_TYPES;
+	e->mark_chan = calloc(sys->nmarks * nfam + 1, sizeof *e->mark_chan);
+	if (e->models == NULL || e->mark_chan == NULL)
+		goto oom;
+	e->views[0] = (struct emu_view) { "thread", sys->nthreads, 0, 0, NULL };
+	e->views[1] = (struct emu_view) { "cpu", sys->ncpus, 0, 0, NULL };
+	size_t chcap = 0;
+	for (size_t mi = 0; mi < nmodels; mi++) {
+		struct model_rt *m = &e->models[mi];
+		m->desc = models[mi];
+		if (e->model_of_byte[(unsigned char) m->desc->byte] >= 0) {
+			snprintf(err, errlen, "two enabled models have the byte '%c'", m->desc->byte);
+			goto fail;
+		}
+		e->model_of_byte[(unsigned char) m->desc->byte] = (int) mi;
+		m->disp = malloc(65536 * sizeof *m->disp);
+		m->smin = calloc(m->desc->nevents + 1, sizeof *m->smin);
+		m->smax = calloc(m->desc->nevents + 1, sizeof *m->smax);
+		m->warned = calloc(m->desc->nevents + 1, 1);
+		if (m->disp == NULL || m->smin == NULL || m->smax == NULL || m->warned == NULL)
+			goto oom;
+		build_dispatch(m);
+		for (size_t k = 0; k < m->desc->nevents; k++) {
+			const struct emu_event_desc *d = &m->desc->events[k];
+			m->smin[k] = d->size_rule == EMU_SIZE_ANY ? 0 : d->size;
+			m->smax[k] = d->size_rule == EMU_SIZE_EXACT ? d->size : UINT32_MAX;
+		}
+		if (map_flags(e, m, err, errlen) != 0)
+			goto fail;
+		if (m->desc->has_counters && emu_counters_setup(e, m, err, errlen) != 0)
+			goto fail;
+		int r = add_model_chans(e, mi, &chcap, err, errlen);
+		if (r == -1)
+			goto fail;
+		if (r != 0)
+			goto oom;
+		if (m->desc->thread_state_size > 0) {
+			m->tstate = calloc(sys->nthreads + 1, m->desc->thread_state_size);
+			if (m->tstate == NULL)
+				goto oom;
+		}
+		if (m->desc->tasks.present && emu_tasks_create(e, m) != 0)
+			goto oom;
+	}
+	qsort(e->mark_chan, e->nmark_chan, sizeof *e->mark_chan, cmp_mark_ref);
+	for (size_t k = 0; k < e->nmark_chan; k++)
+		if (e->mark_chan[k].type >= 0 && e->mark_chan[k].type < 256)
+			e->mark_direct[e->mark_chan[k].type] = (int32_t) e->mark_chan[k].chan + 1;
+	size_t nt = e->nthreads, nc = e->ncpus, nch = e->nchans;
+	e->tracked = calloc(nch + 1, sizeof *e->tracked);
+	if (e->tracked == NULL)
+		goto oom;
+	for (size_t c = 0; c < nch; c++)
+		if (e->chans[c].desc->track != EMU_TRACK_ANY)
+			e->tracked[e->ntracked++] = c;
+	e->thr = calloc(nt + 1, sizeof *e->thr);
+	e->cpu = calloc(nc + 1, sizeof *e->cpu);
+	e->raw = calloc(nt * nch + 1, sizeof *e->raw);
+	e->tview = calloc(nt * nch + 1, sizeof *e->tview);
+	e->cview = calloc(nc * nch + 1, sizeof *e->cview);
+	if (!e->thr || !e->cpu || !e->raw || !e->tview || !e->cview)
+		goto oom;
+	for (size_t t = 0; t < nt; t++) {
+		const struct emu_sys_thread *st = &sys->threads[t];
+		e->thr[t].cpu = NO_CPU;
+		e->thr[t].tid = st->tid;
+		e->thr[t].proc = st->proc;
+		e->thr[t].loom = st->loom;
+		e->thr[t].pid = sys->procs[st->proc].pid;
+		/* Initial raw values (idle states), set without a record. */
+		for (size_t c = 0; c < nch; c++) {
+			const struct emu_chan_desc *d = e->chans[c].desc;
+			if (d->has_initial && e->chans[c].mark_type < 0 && e->chans[c].counter < 0) {
+				e->raw[t * nch + c].depth = 1;
+				e->raw[t * nch + c].val = d->initial;
+			}
+		}
+	}
+	for (size_t c = 0; c < nc; c++)
+		e->cpu[c].rsel = -1;
+	if (map_build(e) != 0)
+		goto oom;
+	if (e->opts.breakdown) {
+		for (size_t mi = 0; mi < nmodels; mi++) {
+			if (e->models[mi].desc->breakdown.kind == EMU_BD_NONE)
+				continue;
+			int r = emu_bd_create(e, mi, err, errlen);
+			if (r < 0)
+				goto fail;
+		}
+	}
+	return e;
+oom:
+	snprintf(err, errlen, "out of memory creating the emulator");
+fail:
+	emu_destroy(e);
+	return NULL;
+}
+
+void emu_destroy(struct emu *e)
+{
+	if (e == NULL)
+		return;
+	for (size_t m = 0; m < e->nmodels && e->models; m++) {
+		struct model_rt *M = &e->models[m];
+		free(M->disp);
+		free(M->smin);
+		free(M->smax);
+		free(M->warned);
+		free(M->tstate);
+		free(M->chan_of_desc);
+		free(M->dyn);
+		for (size_t k = 0; k < M->ncounters; k++)
+			free(M->counter_names[k]);
+		free(M->counter_names);
+		emu_tasks_destroy(M);
+	}
+	for (size_t b = 0; b < e->nbd; b++)
+		emu_bd_destroy(e->bd[b]);
+	if (e->raw != NULL)
+		for (size_t i = 0; i < e->nthreads * e->nchans; i++)
+			free(e->raw[i].stack);
+	free(e->models);
+	free(e->mark_chan);
+	free(e->chans);
+	free(e->tracked);
+	free(e->thr);
+	free(e->cpu);
+	free(e->raw);
+	free(e->tview);
+	free(e->cview);
+	free(e->map);
+	free(e->q);
+	for (size_t f = 0; f < EMU_MAX_VIEWS; f++) {
+		free(e->prv[f]);
+		for (size_t k = 0; k < EMU_BATCH_KEEP; k++)
+			free(e->prv_kept[k][f]);
+	}
+	free(e->irecs);
+	free(e);
+}
+
+int emu_add_sink(struct emu *e, const struct emu_sink *sink)
+{
+	if (e->nsinks == EMU_MAX_SINKS) {
+		snprintf(e->err, sizeof e->err, "too many output sinks");
+		return -1;
+	}
+	e->sinks[e->nsinks++] = *sink;
+	if (sink->internal)
+		e->internal = 1;
+	return 0;
+}
+
+const char *emu_error(const struct emu *e) { return e->err; }
+const struct emu_sys *emu_system(const struct emu *e) { return e->sys; }
+int64_t emu_duration(const struct emu *e) { return e->duration; }
+uint64_t emu_nevents(const struct emu *e) { return e->nevents; }
+size_t emu_nchans(const struct emu *e) { return e->nchans; }
+const struct emu_chan_info *emu_chan_at(const struct emu *e, size_t i) { return &e->chans[i].info; }
+size_t emu_nviews(const struct emu *e) { return 2 + e->nbd; }
+const struct emu_view *emu_view_at(const struct emu *e, size_t i) { return &e->views[i]; }
+
+/* ---- values ---- */
+
+int emu_get_val(struct emu *e, const struct emu_val *v, int64_t *out, int *isnull)
+{
+	const struct weft_event *ev = e->ev;
+	*isnull = 0;
+	*out = 0;
+	switch (v->src) {
+	case EMU_VAL_NULL:
+		*isnull = 1;
+		*out = 0;
+		return 0;
+	case EMU_VAL_CONST:
+		*out = v->k;
+		return 0;
+	case EMU_VAL_I32:
+	case EMU_VAL_U32:
+	case EMU_VAL_TYPE_GID: {
+		if ((uint64_t) v->k + 4 > ev->payload_size)
+			return emu_fail(e, "payload of %" PRIu32 " bytes has no 32-bit field at offset %"
+					PRId64, ev->payload_size, v->k);
+		uint32_t x;
+		memcpy(&x, ev->payload + v->k, 4);
+		if (v->src == EMU_VAL_I32) {
+			*out = (int32_t) x;
+			return 0;
+		}
+		if (v->src == EMU_VAL_U32) {
+			*out = x;
+			return 0;
+		}
+		const struct model_rt *m = &e->models[e->model_of_byte[(unsigned char) ev->mcv[0]]];
+		return emu_tasks_type_gid(e, e->cur_thread, (struct model_rt *) m, x, out);
+	}
+	case EMU_VAL_I64:
+	case EMU_VAL_U64: {
+		int64_t x;
+		if ((uint64_t) v->k + 8 > ev->payload_size)
+			return emu_fail(e, "payload of %" PRIu32 " bytes has no 64-bit field at offset %"
+					PRId64, ev->payload_size, v->k);
+		memcpy(&x, ev->payload + v->k, 8);
+		*out = x;
+		return 0;
+	}
+	case EMU_VAL_TASK_GID: {
+		struct model_rt *m = &e->models[e->model_of_byte[(unsigned char) ev->mcv[0]]];
+		return emu_tasks_event_gid(e, m, out);
+	}
+	}
+	return emu_fail(e, "bad value source in the model description");
+}
+
+static inline int find_mark_chan(struct emu *e, int64_t type, size_t *out)
+{
+	if ((uint64_t) type < 256) {
+		int32_t c = e->mark_direct[type];
+		if (c > 0) {
+			*out = (size_t) c - 1;
+			return 0;
+		}
+	}
+	size_t lo = 0, hi = e->nmark_chan;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		int64_t mt = e->mark_chan[mid].type;
+		if (mt == type) {
+			*out = e->mark_chan[mid].chan;
+			return 0;
+		}
+		if (mt < type)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return emu_fail(e, "mark type %" PRId64 " is not declared in the metadata", type);
+}
+
+static const char *chan_what(const struct chan *c, char *buf, size_t len)
+{
+	if (c->mark_type >= 0)
+		snprintf(buf, len, "mark type %d", c->mark_type);
+	else if (c->counter >= 0)
+		snprintf(buf, len, "%s counter %s", c->info.model, c->info.thread_label);
+	else
+		snprintf(buf, len, "%s %s", c->info.model, c->info.name);
+	return buf;
+}
+
+#define WHAT chan_what(C, what, sizeof what)
+
+int emu_raw_write(struct emu *e, size_t t, size_t ch, enum emu_op op, int64_t v, int isnull)
+{
+	const struct chan *C = &e->chans[ch];
+	char what[128];
+	if (!C->zero_ok && !isnull && v == 0)
+		return emu_fail(e, "%s: value 0 is not allowed", WHAT);
+	if (op == EMU_OP_SET && C->kind != EMU_CHAN_SINGLE)
+		return emu_fail(e, "%s is a stack: set it with push and pop", WHAT);
+	if (op != EMU_OP_SET && C->kind != EMU_CHAN_STACK)
+		return emu_fail(e, "%s is single: %s needs a stack", WHAT,
+				op == EMU_OP_PUSH ? "a push" : "a pop");
+	struct raw *R = &e->raw[t * e->nchans + ch];
+	if (R->stamp == e->seq)
+		return emu_fail(e, "%s of thread %s written twice in one event", WHAT, emu_tname(e, t));
+	int kind;
+	switch (op) {
+	case EMU_OP_SET:
+		if (C->desc->dup == EMU_DUP_REFUSE &&
+				((isnull && R->depth == 0) || (!isnull && R->depth == 1 && R->val == v))) {
+			if (isnull)
+				return emu_fail(e, "%s of thread %s is already null", WHAT, emu_tname(e, t));
+			return emu_fail(e, "%s of thread %s already holds %" PRId64, WHAT, emu_tname(e, t), v);
+		}
+		R->depth = isnull ? 0 : 1;
+		R->val = isnull ? 0 : v;
+		kind = EMU_REC_RAW_SET;
+		break;
+	case EMU_OP_PUSH:
+		if (C->desc->dup == EMU_DUP_REFUSE && R->depth > 0 && R->val == v)
+			return emu_fail(e, "%s of thread %s already has %" PRId64 " on top", WHAT,
+					emu_tname(e, t), v);
+		if (R->depth == EMU_STACK_MAX)
+			return emu_fail(e, "%s of thread %s: stack full (%d values)", WHAT, emu_tname(e, t),
+					EMU_STACK_MAX);
+		if (R->depth == R->cap) {
+			size_t cap = R->cap;
+			if (emu_grow((void **) &R->stack, &cap, R->depth + 1, sizeof *R->stack) != 0)
+				return emu_fail(e, "out of memory");
+			R->cap = (uint32_t) cap;
+		}
+		R->stack[R->depth++] = v;
+		R->val = v;
+		kind = EMU_REC_RAW_PUSH;
+		break;
+	default:
+		if (R->depth == 0)
+			return emu_fail(e, "%s of thread %s: pop of %" PRId64 " from an empty stack", WHAT,
+					emu_tname(e, t), v);
+		if (R->val != v)
+			return emu_fail(e, "%s of thread %s: pop of %" PRId64 " but the top is %" PRId64,
+					WHAT, emu_tname(e, t), v, R->val);
+		R->depth--;
+		R->val = R->depth > 0 ? R->stack[R->depth - 1] : 0;
+		kind = EMU_REC_RAW_POP;
+		break;
+	}
+	R->stamp = e->seq;
+	if (emu_irec(e, kind, t, C->info.prv_type, v, isnull) != 0)
+		return -1;
+	return emu_qpush(e, TRIG_RAW, t, ch);
+}
+#undef WHAT
+
+static int act_raw(struct emu *e, size_t t, const struct model_rt *m, const struct emu_action *a)
+{
+	size_t ch = 0;
+	if (a->sel.src != EMU_VAL_NULL) {
+		int64_t type;
+		int isnull;
+		if (emu_get_val(e, &a->sel, &type, &isnull) != 0 || find_mark_chan(e, type, &ch) != 0)
+			return -1;
+	} else {
+		ch = m->chan_of_desc[a->chan];
+	}
+	int64_t v;
+	int isnull;
+	if (emu_get_val(e, &a->val, &v, &isnull) != 0)
+		return -1;
+	return emu_raw_write(e, t, ch, a->op, v, isnull);
+}
+
+/* ---- propagation ---- */
+
+static inline int visible(const struct emu *e, size_t t, const struct chan *c)
+{
+	return (c->vis >> e->thr[t].state) & 1u;
+}
+
+static inline int view_emit(struct emu *e, struct last *L, enum emu_policy pol, int file, size_t row,
+		int type, int64_t v, int isnull)
+{
+	if (type == 0)
+		return 0;
+	if (L->st != 0) {
+		int lastnull = L->st == 1;
+		switch (pol) {
+		case EMU_POL_SKIPDUP:
+			if (lastnull == isnull && (isnull || L->v == v))
+				return 0;
+			break;
+		case EMU_POL_SKIPDUPNULL:
+			if (isnull && lastnull)
+				return 0;
+			break;
+		case EMU_POL_EMITDUP:
+			break;
+		}
+	}
+	L->st = isnull ? 1 : 2;
+	L->v = v;
+	return emu_rec(e, file, row, type, isnull ? 0 : v);
+}
+
+static inline int eval_tview(struct emu *e, size_t t, size_t ch)
+{
+	size_t nch = e->nchans;
+	struct last *L = &e->tview[t * nch + ch];
+	if (L->stamp == e->seq)
+		return 0;
+	L->stamp = e->seq;
+	const struct chan *C = &e->chans[ch];
+	const struct raw *R = &e->raw[t * nch + ch];
+	int isnull = !visible(e, t, C) || R->depth == 0;
+	return view_emit(e, L, (enum emu_policy) C->tpol, EMU_FILE_THREAD, t, C->info.prv_type,
+			R->val, isnull);
+}
+
+static inline int eval_cview(struct emu *e, size_t c, size_t ch)
+{
+	size_t nch = e->nchans;
+	struct last *L = &e->cview[c * nch + ch];
+	if (L->stamp == e->seq)
+		return 0;
+	L->stamp = e->seq;
+	const struct chan *C = &e->chans[ch];
+	int64_t r = e->cpu[c].rsel;
+	int isnull = 1;
+	int64_t v = 0;
+	if (r >= 0) {
+		const struct raw *R = &e->raw[(size_t) r * nch + ch];
+		isnull = R->depth == 0;
+		v = R->val;
+	} else if (C->has_fallback) {
+		isnull = 0;
+		v = C->fallback;
+	}
+	if (C->bd && emu_bd_input(e, c, ch, isnull, v) != 0)
+		return -1;
+	return view_emit(e, L, (enum emu_policy) C->cpol, EMU_FILE_CPU, c, C->info.prv_type, v,
+			isnull);
+}
+
+/* Walks the writes of the event in order and re-evaluates their dependent
+ * views. Views have no dependents, so evaluating them during the walk
+ * gives the same order as queueing them after the triggers. */
+static int propagate(struct emu *e)
+{
+	size_t nch = e->nchans;
+	for (size_t i = 0; i < e->qlen; i++) {
+		struct qent q = e->q[i];
+		switch (q.kind) {
+		case TRIG_STATE:
+			for (size_t k = 0; k < e->ntracked; k++)
+				if (eval_tview(e, q.a, e->tracked[k]) != 0)
+					return -1;
+			break;
+		case TRIG_RSEL:
+			for (size_t c = 0; c < nch; c++)
+				if (eval_cview(e, q.a, c) != 0)
+					return -1;
+			break;
+		case TRIG_RAW: {
+			const struct chan *C = &e->chans[q.b];
+			if (visible(e, q.a, C) && eval_tview(e, q.a, q.b) != 0)
+				return -1;
+			int64_t cpu = e->thr[q.a].cpu;
+			if (cpu >= 0 && e->cpu[cpu].rsel == (int64_t) q.a &&
+					eval_cview(e, (size_t) cpu, q.b) != 0)
+				return -1;
+			break;
+		}
+		}
+	}
+	return 0;
+}
+
+/* ---- the event ---- */
+
+static int lint_event(struct emu *e, const struct emu_event_desc *d)
+{
+	const struct weft_event *ev = e->ev;
+	if (d->lint_size < 0)
+		return 0;
+	if (ev->jumbo)
+		return emu_fail(e, "lint: %s is a jumbo event; its signature is a normal event of %d "
+				"payload bytes", d->what, d->lint_size);
+	if (ev->payload_size != (uint32_t) d->lint_size)
+		return emu_fail(e, "lint: %s has %" PRIu32 " payload bytes; its signature has %d",
+				d->what, ev->payload_size, d->lint_size);
+	return 0;
+}
+
+static const struct emu_hook_ops hook_ops;
+
+static int guard_fail(struct emu *e, size_t t, const struct model_rt *m)
+{
+	const struct thr *T = &e->thr[t];
+	if (m->guard_bit && (T->flags & m->guard_bit))
+		return emu_fail(e, "thread %s is %s (flag %s), and events of the %s model are "
+				"refused then", emu_tname(e, t),
+				strcmp(e->flag_names[__builtin_ctz(m->guard_bit)], "out-of-cpu") == 0 ?
+				"out of its CPU" : "flagged",
+				e->flag_names[__builtin_ctz(m->guard_bit)], m->desc->name);
+	return emu_fail(e, "thread %s is %s, but events of the %s model need it %s", emu_tname(e, t),
+			emu_state_names[T->state], m->desc->name,
+			m->desc->guard_states == EMU_STM(EMU_ST_RUNNING) ? "Running" :
+			"Running, Cooling or Warming");
+}
+
+static int run_event(struct emu *e, size_t t)
+{
+	const struct weft_event *ev = e->ev;
+	unsigned char mb = (unsigned char) ev->mcv[0];
+	int mi = e->model_of_byte[mb];
+	if (mi < 0) {
+		const char *name = e->opts.model_name ? e->opts.model_name(mb) : NULL;
+		if (name != NULL)
+			return emu_fail(e, "the %s model is not enabled (no stream requires it; "
+					"-a enables every model)", name);
+		return emu_fail(e, "no model is registered for the model byte of this event");
+	}
+	struct model_rt *m = &e->models[mi];
+	const struct thr *T = &e->thr[t];
+	if (__builtin_expect((m->desc->guard_states && !(m->desc->guard_states & EMU_STM(T->state))) ||
+			(T->flags & m->guard_bit), 0))
+		return guard_fail(e, t, m);
+	/* Two byte loads, not one 16-bit load: the reader stores the MCV a
+	 * byte at a time and a wider load would miss store forwarding. */
+	size_t cat = (unsigned char) ev->mcv[1];
+	__asm__("" : "+r"(cat));
+	size_t val = (unsigned char) ev->mcv[2];
+	int idx = m->disp[cat << 8 | val];
+	if (idx == -2)
+		return emu_fail(e, "unknown event category of the %s model", m->desc->name);
+	if (idx < 0)
+		return emu_fail(e, "unknown event of the %s model", m->desc->name);
+	const struct emu_event_desc *d = &m->desc->events[idx];
+	e->cur_desc = d;
+	if (__builtin_expect(d->jumbo && !ev->jumbo, 0))
+		return emu_fail(e, "%s must be a jumbo event", d->what);
+	uint32_t ps = ev->payload_size;
+	if (__builtin_expect(ps < m->smin[idx] || ps > m->smax[idx], 0)) {
+		if (d->size_rule == EMU_SIZE_EXACT)
+			return emu_fail(e, "%s needs exactly %" PRIu32 " payload bytes, it has %" PRIu32,
+					d->what, d->size, ps);
+		return emu_fail(e, "%s needs at least %" PRIu32 " payload bytes, it has %" PRIu32,
+				d->what, d->size, ps);
+	}
+	if (e->opts.lint && lint_event(e, d) != 0)
+		return -1;
+	if (__builtin_expect(d->warn != NULL, 0)) {
+		if (!m->warned[idx])
+			emu_warn(e, t, "%s (%s event at clock %" PRId64 "; warned once)", d->warn,
+					m->desc->name, ev->rclock);
+		m->warned[idx] = 1;
+		return 0;
+	}
+	for (size_t i = 0; i < d->nactions; i++) {
+		const struct emu_action *a = &d->actions[i];
+		int r = 0;
+		switch (a->op) {
+		case EMU_OP_NONE:
+			break;
+		case EMU_OP_THREAD_START:
+			r = emu_act_start(e, t, a);
+			break;
+		case EMU_OP_THREAD_STATE:
+			r = emu_act_state(e, t, a);
+			break;
+		case EMU_OP_AFFINITY_SELF:
+			r = emu_act_aff_self(e, t, a);
+			break;
+		case EMU_OP_AFFINITY_REMOTE:
+			r = emu_act_aff_remote(e, t, a);
+			break;
+		case EMU_OP_SET:
+		case EMU_OP_PUSH:
+		case EMU_OP_POP:
+			r = act_raw(e, t, m, a);
+			break;
+		case EMU_OP_HOOK: {
+			struct emu_hook_ctx ctx = { &hook_ops, e, ev, d, t, NULL, e->dclock };
+			if (m->tstate != NULL)
+				ctx.tstate = m->tstate + t * m->desc->thread_state_size;
+			r = a->hook(&ctx);
+			break;
+		}
+		case EMU_OP_FLAG:
+			if (a->val.k)
+				e->thr[t].flags |= m->flag_bit[a->flag];
+			else
+				e->thr[t].flags &= ~m->flag_bit[a->flag];
+			break;
+		case EMU_OP_TYPE_CREATE:
+			r = emu_act_type_create(e, t, m);
+			break;
+		case EMU_OP_TASK_CREATE:
+			r = emu_act_task_create(e, t, m, a);
+			break;
+		case EMU_OP_TASK:
+			r = emu_act_task(e, t, m, a);
+			break;
+		case EMU_OP_COUNTERS:
+			r = emu_act_counters(e, t, m);
+			break;
+		}
+		if (r != 0)
+			return -1;
+	}
+	if (propagate(e) != 0)
+		return -1;
+	return e->nbd ? emu_bd_commit(e) : 0;
+}
+
+int emu_event(struct emu *e, const struct weft_event *ev)
+{
+	if (e->failed)
+		return -1;
+	e->ev = ev;
+	size_t t;
+	if (ev->stream == e->last_stream) {
+		t = e->last_thread;
+	} else {
+		t = map_find(e, ev->stream);
+		e->last_stream = ev->stream;
+		e->last_thread = t;
+	}
+	if (t == SIZE_MAX)
+		return emu_fail(e, "the event comes from a stream that is not a thread of the system");
+	if (!e->started) {
+		e->started = 1;
+		e->first_clock = ev->sclock;
+	}
+	e->dclock = ev->sclock - e->first_clock;
+	e->duration = e->dclock;
+	e->seq++;
+	e->nevents++;
+	e->cur_thread = t;
+	e->qlen = 0;
+	/* Kept in registers (a 16-byte copy of nprv[] would load across two
+	 * 8-byte stores of the previous event and miss store forwarding). */
+	size_t n0 = e->nprv[0], n1 = e->nprv[1], ni = e->nirecs;
+	size_t nb[EMU_MAX_BD];
+	for (size_t b = 0; b < e->nbd; b++)
+		nb[b] = e->nprv[2 + b];
+	if (run_event(e, t) != 0) {
+		/* Nothing of a refused event is written; what came before is. */
+		e->nprv[0] = n0;
+		e->nprv[1] = n1;
+		e->nirecs = ni;
+		for (size_t b = 0; b < e->nbd; b++)
+			e->nprv[2 + b] = nb[b];
+		return -1;
+	}
+	if (e->nprv[0] + e->nprv[1] + e->nirecs >= EMU_FLUSH_RECS)
+		return emu_flush(e);
+	return 0;
+}
+
+int emu_flush(struct emu *e)
+{
+	size_t nv = 2 + e->nbd, total = e->nirecs;
+	for (size_t f = 0; f < nv; f++)
+		total += e->nprv[f];
+	if (total == 0)
+		return e->failed ? -1 : 0;
+	struct emu_batch b;
+	memset(&b, 0, sizeof b);
+	for (size_t f = 0; f < nv; f++) {
+		b.prv[f] = e->prv[f];
+		b.nprv[f] = e->nprv[f];
+	}
+	b.internal = e->irecs;
+	b.ninternal = e->nirecs;
+	struct emu_batch bp = b;
+	bp.internal = NULL;
+	bp.ninternal = 0;
+	int r = 0;
+	for (size_t s = 0; s < e->nsinks; s++) {
+		char err[WEFT_ERR_MAX];
+		if (e->sinks[s].records(e->sinks[s].self, e->sinks[s].internal ? &b : &bp,
+				err, sizeof err) != 0) {
+			if (!e->failed)
+				snprintf(e->err, sizeof e->err, "%s", err);
+			e->failed = 1;
+			r = -1;
+		}
+	}
+	/* The sinks may still read this set during their next EMU_BATCH_KEEP
+	 * calls: fill the oldest kept one, which they are done with. */
+	for (size_t f = 0; f < nv; f++) {
+		struct emu_prv_rec *tp = e->prv_kept[0][f];
+		size_t tc = e->prvcap_kept[0][f];
+		for (size_t k = 0; k + 1 < EMU_BATCH_KEEP; k++) {
+			e->prv_kept[k][f] = e->prv_kept[k + 1][f];
+			e->prvcap_kept[k][f] = e->prvcap_kept[k + 1][f];
+		}
+		e->prv_kept[EMU_BATCH_KEEP - 1][f] = e->prv[f];
+		e->prvcap_kept[EMU_BATCH_KEEP - 1][f] = e->prvcap[f];
+		e->prv[f] = tp;
+		e->prvcap[f] = tc;
+		e->nprv[f] = 0;
+	}
+	e->nirecs = 0;
+	return r != 0 || e->failed ? -1 : 0;
+}
+
+/* ---- the hook interface ---- */
+
+__attribute__((format(printf, 2, 0)))
+static int hook_fail(struct emu_hook_ctx *ctx, const char *fmt, va_list ap)
+{
+	struct emu *e = ctx->engine;
+	e->ev = ctx->ev;
+	return emu_vfail(e, fmt, ap);
+}
+
+__attribute__((format(printf, 4, 0)))
+static void vsay(struct emu *e, size_t thread, void (*say)(void *, const char *),
+		const char *fmt, va_list ap)
+{
+	if (say == NULL)
+		return;
+	char msg[WEFT_ERR_MAX], full[WEFT_ERR_MAX + 256];
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	if (thread < e->nthreads)
+		snprintf(full, sizeof full, "%s: %s", e->sys->threads[thread].relpath, msg);
+	else
+		snprintf(full, sizeof full, "%s", msg);
+	say(e->opts.warn_ctx, full);
+}
+
+void emu_warn(struct emu *e, size_t thread, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsay(e, thread, e->opts.warn, fmt, ap);
+	va_end(ap);
+}
+
+__attribute__((format(printf, 2, 0)))
+static void hook_warn(struct emu_hook_ctx *ctx, const char *fmt, va_list ap)
+{
+	struct emu *e = ctx->engine;
+	vsay(e, ctx->thread, e->opts.warn, fmt, ap);
+}
+
+__attribute__((format(printf, 2, 0)))
+static void hook_info(struct emu_hook_ctx *ctx, const char *fmt, va_list ap)
+{
+	struct emu *e = ctx->engine;
+	vsay(e, ctx->thread, e->opts.info, fmt, ap);
+}
+
+static enum emu_state hook_thread_state(const struct emu_hook_ctx *ctx)
+{
+	const struct emu *e = ctx->engine;
+	return e->thr[ctx->thread].state;
+}
+
+static int hook_lint(const struct emu_hook_ctx *ctx)
+{
+	const struct emu *e = ctx->engine;
+	return e->opts.lint;
+}
+
+static const struct emu_hook_ops hook_ops = {
+	hook_fail, hook_warn, hook_info, hook_thread_state, hook_lint,
+};

@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: MIT */
+/* summary.c - the summary `weft emu` prints: time per thread state, CPU use,
+ * and per model where the time went. */
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "emu_internal.h"
+
+/* ---- summary ---- */
+
+
+void emu_summary(const struct emu *e, FILE *out)
+{
+	int64_t end = e->duration;
+	fprintf(out, "duration: %" PRId64 " ns, %" PRIu64 " events\n", end, e->nevents);
+	fprintf(out, "%-24s %14s %14s %14s %14s %14s\n", "thread (time in ns)", "Running",
+			"Paused", "Cooling", "Warming", "Dead");
+	static const int order[] = { EMU_ST_RUNNING, EMU_ST_PAUSED, EMU_ST_COOLING,
+		EMU_ST_WARMING, EMU_ST_DEAD };
+	for (size_t t = 0; t < e->nthreads; t++) {
+		const struct thr *T = &e->thr[t];
+		fprintf(out, "%-24s", e->sys->threads[t].label);
+		for (size_t k = 0; k < 5; k++) {
+			int s = order[k];
+			int64_t v = T->time[s];
+			if ((int) T->state == s && end > T->since)
+				v += end - T->since;
+			fprintf(out, " %14" PRId64, v);
+		}
+		fputc('\n', out);
+	}
+	fprintf(out, "%-24s %14s\n", "CPU", "running");
+	for (size_t c = 0; c < e->ncpus; c++) {
+		const struct cpu *C = &e->cpu[c];
+		int64_t busy = C->busy;
+		if (C->nrun > 0 && end > C->busy_since)
+			busy += end - C->busy_since;
+		double frac = end > 0 ? 100.0 * (double) busy / (double) end : 0.0;
+		fprintf(out, "%-24s %13.2f%%\n", e->sys->cpus[c].label[0] == ' ' ?
+				e->sys->cpus[c].label + 1 : e->sys->cpus[c].label, frac);
+	}
+}
+

@@ -1,0 +1,1274 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * model_load.c - reads a model description (YAML, docs/models.md) into the
+ * dump table and the emulation description. Parsing is libyaml's; this file
+ * walks the document and checks every key and value, so that a malformed
+ * file is refused with its line and what is wrong.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <yaml.h>
+
+#include "model.h"
+
+#define MAX_FLAGS 8
+#define MAX_ACTIONS 8
+
+struct box {
+	struct weft_model_spec spec; /* first: freed through it */
+	void **ptrs;
+	size_t nptrs, cap;
+};
+
+struct ld {
+	yaml_document_t doc;
+	const char *name;
+	char *err;
+	size_t errlen;
+	struct box *box;
+	struct emu_model_desc *m;
+	struct emu_chan_desc *chans;
+	size_t nchans;
+	const char *flags[MAX_FLAGS];
+	size_t nflags;
+	struct emu_event_desc *ev;
+	struct weft_event_spec *spec;
+	size_t nev, evcap;
+	size_t hooks_state;
+};
+
+/* ---- memory ---- */
+
+static void *ld_alloc(struct ld *L, size_t n)
+{
+	struct box *b = L->box;
+	if (b->nptrs == b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 64;
+		void **np = realloc(b->ptrs, cap * sizeof *np);
+		if (np == NULL)
+			return NULL;
+		b->ptrs = np;
+		b->cap = cap;
+	}
+	void *p = calloc(1, n ? n : 1);
+	if (p != NULL)
+		b->ptrs[b->nptrs++] = p;
+	return p;
+}
+
+static char *ld_strdup(struct ld *L, const char *s)
+{
+	size_t n = strlen(s);
+	char *p = ld_alloc(L, n + 1);
+	if (p != NULL)
+		memcpy(p, s, n + 1);
+	return p;
+}
+
+void weft_model_free(struct weft_model_spec *m)
+{
+	struct box *b = (struct box *) m;
+	if (b == NULL)
+		return;
+	for (size_t i = 0; i < b->nptrs; i++)
+		free(b->ptrs[i]);
+	free(b->ptrs);
+	free(b);
+}
+
+/* ---- errors ---- */
+
+__attribute__((format(printf, 3, 4)))
+static int bad(struct ld *L, const yaml_node_t *n, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	if (n != NULL)
+		snprintf(L->err, L->errlen, "%s:%zu: %s", L->name, n->start_mark.line + 1, msg);
+	else
+		snprintf(L->err, L->errlen, "%s: %s", L->name, msg);
+	return -1;
+}
+
+static int oom(struct ld *L)
+{
+	snprintf(L->err, L->errlen, "%s: out of memory", L->name);
+	return -1;
+}
+
+/* ---- nodes ---- */
+
+static yaml_node_t *node(struct ld *L, yaml_node_item_t i)
+{
+	return yaml_document_get_node(&L->doc, i);
+}
+
+static const char *scalar(const yaml_node_t *n)
+{
+	return n != NULL && n->type == YAML_SCALAR_NODE ? (const char *) n->data.scalar.value : NULL;
+}
+
+static int is_null(const yaml_node_t *n)
+{
+	const char *s = scalar(n);
+	return s != NULL && n->data.scalar.style == YAML_PLAIN_SCALAR_STYLE &&
+		(strcmp(s, "null") == 0 || strcmp(s, "~") == 0 || s[0] == '\0');
+}
+
+static size_t seq_len(const yaml_node_t *n)
+{
+	return (size_t) (n->data.sequence.items.top - n->data.sequence.items.start);
+}
+
+static yaml_node_t *seq_at(struct ld *L, const yaml_node_t *n, size_t i)
+{
+	return node(L, n->data.sequence.items.start[i]);
+}
+
+static int want_map(struct ld *L, const yaml_node_t *n, const char *what)
+{
+	if (n == NULL || n->type != YAML_MAPPING_NODE)
+		return bad(L, n, "%s must be a mapping (key: value lines)", what);
+	return 0;
+}
+
+static int want_seq(struct ld *L, const yaml_node_t *n, const char *what)
+{
+	if (n == NULL || n->type != YAML_SEQUENCE_NODE)
+		return bad(L, n, "%s must be a list", what);
+	return 0;
+}
+
+static const char *want_str(struct ld *L, const yaml_node_t *n, const char *what)
+{
+	const char *s = scalar(n);
+	if (s == NULL || is_null(n)) {
+		bad(L, n, "%s must be a text", what);
+		return NULL;
+	}
+	return s;
+}
+
+/* Checks that every key of map n is in keys (NULL-terminated). */
+static int check_keys(struct ld *L, const yaml_node_t *n, const char *what,
+		const char *const *keys)
+{
+	for (yaml_node_pair_t *p = n->data.mapping.pairs.start; p < n->data.mapping.pairs.top; p++) {
+		yaml_node_t *k = node(L, p->key);
+		const char *ks = scalar(k);
+		if (ks == NULL)
+			return bad(L, k, "%s: a key must be a plain word", what);
+		size_t i;
+		for (i = 0; keys[i] != NULL; i++)
+			if (strcmp(keys[i], ks) == 0)
+				break;
+		if (keys[i] == NULL)
+			return bad(L, k, "%s: unknown key '%s'", what, ks);
+		for (yaml_node_pair_t *q = n->data.mapping.pairs.start; q < p; q++) {
+			const char *qs = scalar(node(L, q->key));
+			if (qs != NULL && strcmp(qs, ks) == 0)
+				return bad(L, k, "%s: key '%s' given twice", what, ks);
+		}
+	}
+	return 0;
+}
+
+static yaml_node_t *get(struct ld *L, const yaml_node_t *map, const char *key)
+{
+	for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top; p++) {
+		const char *ks = scalar(node(L, p->key));
+		if (ks != NULL && strcmp(ks, key) == 0)
+			return node(L, p->value);
+	}
+	return NULL;
+}
+
+static int parse_int(struct ld *L, const yaml_node_t *n, const char *what, int64_t lo, int64_t hi,
+		int64_t *out)
+{
+	const char *s = scalar(n);
+	if (s == NULL || s[0] == '\0')
+		return bad(L, n, "%s must be an integer", what);
+	char *end;
+	errno = 0;
+	long long v = strtoll(s, &end, 0);
+	if (errno != 0 || *end != '\0')
+		return bad(L, n, "%s must be an integer, not '%s'", what, s);
+	if (v < lo || v > hi)
+		return bad(L, n, "%s must be between %" PRId64 " and %" PRId64 ", not %lld", what,
+				lo, hi, v);
+	*out = v;
+	return 0;
+}
+
+static int parse_bool(struct ld *L, const yaml_node_t *n, const char *what, int *out)
+{
+	const char *s = scalar(n);
+	if (s != NULL && strcmp(s, "true") == 0) {
+		*out = 1;
+		return 0;
+	}
+	if (s != NULL && strcmp(s, "false") == 0) {
+		*out = 0;
+		return 0;
+	}
+	return bad(L, n, "%s must be true or false", what);
+}
+
+static int parse_enum(struct ld *L, const yaml_node_t *n, const char *what,
+		const char *const *names, int *out)
+{
+	const char *s = scalar(n);
+	char list[256];
+	size_t k = 0;
+	list[0] = '\0';
+	for (int i = 0; names[i] != NULL; i++) {
+		if (s != NULL && strcmp(s, names[i]) == 0) {
+			*out = i;
+			return 0;
+		}
+		k += (size_t) snprintf(list + k, sizeof list - k, "%s%s", i ? ", " : "", names[i]);
+		if (k >= sizeof list)
+			k = sizeof list - 1;
+	}
+	return bad(L, n, "%s must be one of %s, not '%s'", what, list, s ? s : "(not a word)");
+}
+
+static int valid_name(const char *s)
+{
+	if (s[0] == '\0')
+		return 0;
+	for (const char *p = s; *p; p++)
+		if (!((*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+				(*p >= '0' && *p <= '9') || *p == '_' || *p == '-' || *p == '.'))
+			return 0;
+	return 1;
+}
+
+static int parse_version(const char *s)
+{
+	unsigned a, b, c;
+	char tail;
+	return sscanf(s, "%u.%u.%u%c", &a, &b, &c, &tail) == 3;
+}
+
+/* ---- channels ---- */
+
+static const char *const kind_names[] = { "single", "stack", NULL };
+static const char *const dup_names[] = { "allow", "refuse", NULL };
+static const char *const view_names[] = { "run", "act", "any", NULL };
+static const char *const policy_names[] = { "skipdup", "skipdupnull", "emitdup", NULL };
+static const char *const lint_names[] = { "no", "complete", "always", NULL };
+static const char *const family_names[] = { "none", "marks", NULL };
+
+static char *labels(struct ld *L, const char *prefix, enum emu_track t, int cpu)
+{
+	const char *suffix = cpu || t == EMU_TRACK_RUN ? " of the RUNNING thread" :
+		t == EMU_TRACK_ACT ? " of the ACTIVE thread" : " ";
+	size_t n = strlen(prefix) + strlen(suffix) + 1;
+	char *s = ld_alloc(L, n);
+	if (s != NULL)
+		snprintf(s, n, "%s%s", prefix, suffix);
+	return s;
+}
+
+static int find_chan(struct ld *L, const yaml_node_t *n, size_t *out)
+{
+	const char *s = scalar(n);
+	if (s != NULL)
+		for (size_t i = 0; i < L->nchans; i++)
+			if (strcmp(L->chans[i].name, s) == 0) {
+				*out = i;
+				return 0;
+			}
+	return bad(L, n, "no channel named '%s' in this model", s ? s : "(not a word)");
+}
+
+static int parse_values(struct ld *L, const yaml_node_t *n, struct emu_chan_desc *c)
+{
+	if (want_seq(L, n, "values") != 0)
+		return -1;
+	size_t nv = seq_len(n);
+	struct emu_value_label *v = ld_alloc(L, (nv + 1) * sizeof *v);
+	if (v == NULL)
+		return oom(L);
+	for (size_t i = 0; i < nv; i++) {
+		yaml_node_t *e = seq_at(L, n, i);
+		if (e->type != YAML_SEQUENCE_NODE || seq_len(e) != 2)
+			return bad(L, e, "a value label must be [VALUE, LABEL]");
+		if (parse_int(L, seq_at(L, e, 0), "a labelled value", INT32_MIN, INT32_MAX,
+					&v[i].value) != 0)
+			return -1;
+		const char *lab = want_str(L, seq_at(L, e, 1), "a value label");
+		if (lab == NULL)
+			return -1;
+		for (size_t k = 0; k < i; k++)
+			if (v[k].value == v[i].value)
+				return bad(L, e, "value %" PRId64 " is labelled twice", v[i].value);
+		if ((v[i].label = ld_strdup(L, lab)) == NULL)
+			return oom(L);
+	}
+	c->values = v;
+	c->nvalues = nv;
+	return 0;
+}
+
+static int parse_channel(struct ld *L, const yaml_node_t *n, struct emu_chan_desc *c)
+{
+	static const char *const keys[] = { "name", "kind", "duplicates", "view", "prv", "policy",
+		"cpu-policy", "label", "values", "values-from", "initial", "cpu-fallback", "zero",
+		"lint-empty", "family", NULL };
+	if (want_map(L, n, "a channel") != 0 || check_keys(L, n, "channel", keys) != 0)
+		return -1;
+	yaml_node_t *v;
+	const char *name = want_str(L, get(L, n, "name"), "a channel's name");
+	if (name == NULL)
+		return -1;
+	if (!valid_name(name))
+		return bad(L, get(L, n, "name"), "channel name '%s': use letters, digits, '_' and '-'",
+				name);
+	for (size_t i = 0; i < L->nchans; i++)
+		if (strcmp(L->chans[i].name, name) == 0)
+			return bad(L, get(L, n, "name"), "channel '%s' is declared twice", name);
+	if ((c->name = ld_strdup(L, name)) == NULL)
+		return oom(L);
+	int x;
+	c->kind = EMU_CHAN_SINGLE;
+	c->dup = EMU_DUP_ALLOW;
+	c->track = EMU_TRACK_RUN;
+	c->thread_policy = c->cpu_policy = EMU_POL_SKIPDUP;
+	if ((v = get(L, n, "kind")) != NULL) {
+		if (parse_enum(L, v, "kind", kind_names, &x) != 0)
+			return -1;
+		c->kind = (enum emu_chan_kind) x;
+	}
+	if ((v = get(L, n, "duplicates")) != NULL) {
+		if (parse_enum(L, v, "duplicates", dup_names, &x) != 0)
+			return -1;
+		c->dup = (enum emu_dup) x;
+	}
+	if ((v = get(L, n, "view")) != NULL) {
+		if (parse_enum(L, v, "view", view_names, &x) != 0)
+			return -1;
+		c->track = (enum emu_track) x;
+	}
+	if ((v = get(L, n, "policy")) != NULL) {
+		if (parse_enum(L, v, "policy", policy_names, &x) != 0)
+			return -1;
+		c->thread_policy = c->cpu_policy = (enum emu_policy) x;
+	}
+	if ((v = get(L, n, "cpu-policy")) != NULL) {
+		if (parse_enum(L, v, "cpu-policy", policy_names, &x) != 0)
+			return -1;
+		c->cpu_policy = (enum emu_policy) x;
+	}
+	int64_t k;
+	if ((v = get(L, n, "prv")) != NULL) {
+		if (parse_int(L, v, "prv (the Paraver type)", 0, 99999999, &k) != 0)
+			return -1;
+		c->prv_type = (int) k;
+	}
+	if ((v = get(L, n, "family")) != NULL) {
+		if (parse_enum(L, v, "family", family_names, &x) != 0)
+			return -1;
+		c->family = x == 1 ? EMU_FAMILY_MARK_TYPES : EMU_FAMILY_NONE;
+	}
+	const char *lab = c->name;
+	if ((v = get(L, n, "label")) != NULL && (lab = want_str(L, v, "label")) == NULL)
+		return -1;
+	if (c->prv_type > 0 && get(L, n, "label") == NULL && c->family == EMU_FAMILY_NONE)
+		return bad(L, n, "channel '%s' has a Paraver type (prv) but no label", c->name);
+	if ((c->thread_label = labels(L, lab, c->track, 0)) == NULL ||
+			(c->cpu_label = labels(L, lab, c->track, 1)) == NULL)
+		return oom(L);
+	if ((v = get(L, n, "values")) != NULL && parse_values(L, v, c) != 0)
+		return -1;
+	if ((v = get(L, n, "values-from")) != NULL) {
+		static const char *const from[] = { "task-types", NULL };
+		if (parse_enum(L, v, "values-from", from, &x) != 0)
+			return -1;
+		c->values_from_types = 1;
+	}
+	if ((v = get(L, n, "initial")) != NULL) {
+		if (parse_int(L, v, "initial", INT64_MIN, INT64_MAX, &c->initial) != 0)
+			return -1;
+		c->has_initial = 1;
+	}
+	if ((v = get(L, n, "cpu-fallback")) != NULL) {
+		if (parse_int(L, v, "cpu-fallback", INT64_MIN, INT64_MAX, &c->fallback) != 0)
+			return -1;
+		c->has_fallback = 1;
+	}
+	if ((v = get(L, n, "zero")) != NULL && parse_bool(L, v, "zero", &c->zero_ok) != 0)
+		return -1;
+	if ((v = get(L, n, "lint-empty")) != NULL) {
+		if (parse_enum(L, v, "lint-empty", lint_names, &x) != 0)
+			return -1;
+		if (x != 0 && c->kind != EMU_CHAN_STACK)
+			return bad(L, v, "lint-empty needs a stack channel ('%s' is single)", c->name);
+		c->lint_empty = (enum emu_lint_empty) x;
+	}
+	return 0;
+}
+
+/* ---- values and actions ---- */
+
+/* VALUE: integer, null, u32@N, i32@N, u64@N, i64@N, type-gid@N, task-gid. */
+static int parse_val(struct ld *L, const yaml_node_t *n, struct emu_val *out)
+{
+	const char *s = scalar(n);
+	if (s == NULL)
+		return bad(L, n, "a value must be an integer, null or a payload field such as u32@0");
+	if (is_null(n)) {
+		out->src = EMU_VAL_NULL;
+		return 0;
+	}
+	if (strcmp(s, "task-gid") == 0) {
+		out->src = EMU_VAL_TASK_GID;
+		return 0;
+	}
+	static const struct {
+		const char *p;
+		enum emu_val_src src;
+		int size;
+	} fields[] = {
+		{ "u32@", EMU_VAL_U32, 4 }, { "i32@", EMU_VAL_I32, 4 }, { "u64@", EMU_VAL_U64, 8 },
+		{ "i64@", EMU_VAL_I64, 8 }, { "type-gid@", EMU_VAL_TYPE_GID, 4 },
+	};
+	for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++) {
+		size_t pl = strlen(fields[i].p);
+		if (strncmp(s, fields[i].p, pl) != 0)
+			continue;
+		char *end;
+		errno = 0;
+		long off = strtol(s + pl, &end, 10);
+		if (errno != 0 || *end != '\0' || end == s + pl || off < 0 || off > 65536)
+			return bad(L, n, "'%s': the offset after '@' must be a byte offset 0..65536", s);
+		out->src = fields[i].src;
+		out->k = off;
+		return 0;
+	}
+	char *end;
+	errno = 0;
+	long long v = strtoll(s, &end, 0);
+	if (errno != 0 || *end != '\0' || s[0] == '\0')
+		return bad(L, n, "'%s' is not a value: use an integer, null or a payload field "
+				"(u32@N, i32@N, u64@N, i64@N, type-gid@N, task-gid)", s);
+	out->src = EMU_VAL_CONST;
+	out->k = v;
+	return 0;
+}
+
+static int flag_index(struct ld *L, const yaml_node_t *n, size_t *out)
+{
+	const char *s = want_str(L, n, "a flag name");
+	if (s == NULL)
+		return -1;
+	if (!valid_name(s))
+		return bad(L, n, "flag name '%s': use letters, digits, '_' and '-'", s);
+	for (size_t i = 0; i < L->nflags; i++)
+		if (strcmp(L->flags[i], s) == 0) {
+			*out = i;
+			return 0;
+		}
+	if (L->nflags == MAX_FLAGS)
+		return bad(L, n, "too many flags (at most %d)", MAX_FLAGS);
+	if ((L->flags[L->nflags] = ld_strdup(L, s)) == NULL)
+		return oom(L);
+	*out = L->nflags++;
+	return 0;
+}
+
+static const char *const state_names[] = { "unknown", "running", "paused", "dead", "cooling",
+	"warming", NULL };
+
+static int parse_rw(struct ld *L, const yaml_node_t *v, enum emu_op op, struct emu_action *a)
+{
+	if (v->type != YAML_SEQUENCE_NODE || seq_len(v) < 2 || seq_len(v) > 3)
+		return bad(L, v, "%s needs [CHANNEL, VALUE]", op == EMU_OP_SET ? "set" :
+				op == EMU_OP_PUSH ? "push" : "pop");
+	a->op = op;
+	if (find_chan(L, seq_at(L, v, 0), &a->chan) != 0 || parse_val(L, seq_at(L, v, 1), &a->val) != 0)
+		return -1;
+	const struct emu_chan_desc *c = &L->chans[a->chan];
+	if (c->family == EMU_FAMILY_MARK_TYPES) {
+		if (seq_len(v) != 3)
+			return bad(L, v, "channel '%s' is a family of mark types: give the member as "
+					"a third item, such as i32@8", c->name);
+		if (parse_val(L, seq_at(L, v, 2), &a->sel) != 0)
+			return -1;
+	} else {
+		if (seq_len(v) == 3)
+			return bad(L, v, "a third item selects a family member, and '%s' is not a family",
+					c->name);
+		if (op == EMU_OP_SET && c->kind != EMU_CHAN_SINGLE)
+			return bad(L, v, "channel '%s' is a stack: use push and pop", c->name);
+		if (op != EMU_OP_SET && c->kind != EMU_CHAN_STACK)
+			return bad(L, v, "channel '%s' is single: use set", c->name);
+	}
+	if (op == EMU_OP_POP && a->val.src == EMU_VAL_NULL)
+		return bad(L, v, "pop needs the value expected on top, not null");
+	return 0;
+}
+
+static int parse_action(struct ld *L, const yaml_node_t *n, struct emu_action *a)
+{
+	if (n->type != YAML_MAPPING_NODE ||
+			n->data.mapping.pairs.top - n->data.mapping.pairs.start != 1)
+		return bad(L, n, "an action is one 'name: arguments' line, such as push: [stack, 1]");
+	yaml_node_pair_t *p = n->data.mapping.pairs.start;
+	yaml_node_t *k = node(L, p->key), *v = node(L, p->value);
+	const char *ks = scalar(k);
+	if (ks == NULL)
+		return bad(L, k, "an action name must be a word");
+	if (strcmp(ks, "set") == 0)
+		return parse_rw(L, v, EMU_OP_SET, a);
+	if (strcmp(ks, "push") == 0)
+		return parse_rw(L, v, EMU_OP_PUSH, a);
+	if (strcmp(ks, "pop") == 0)
+		return parse_rw(L, v, EMU_OP_POP, a);
+	if (strcmp(ks, "flag") == 0) {
+		if (v->type != YAML_SEQUENCE_NODE || seq_len(v) != 2)
+			return bad(L, v, "flag needs [FLAG, 0 or 1]");
+		int64_t x;
+		a->op = EMU_OP_FLAG;
+		if (flag_index(L, seq_at(L, v, 0), &a->flag) != 0 ||
+				parse_int(L, seq_at(L, v, 1), "a flag value", 0, 1, &x) != 0)
+			return -1;
+		a->val.src = EMU_VAL_CONST;
+		a->val.k = x;
+		return 0;
+	}
+	if (strcmp(ks, "thread-start") == 0) {
+		a->op = EMU_OP_THREAD_START;
+		return parse_val(L, v, &a->val);
+	}
+	if (strcmp(ks, "affinity") == 0) {
+		a->op = EMU_OP_AFFINITY_SELF;
+		return parse_val(L, v, &a->val);
+	}
+	if (strcmp(ks, "affinity-remote") == 0) {
+		if (v->type != YAML_SEQUENCE_NODE || seq_len(v) != 2)
+			return bad(L, v, "affinity-remote needs [CPU, TID]");
+		a->op = EMU_OP_AFFINITY_REMOTE;
+		if (parse_val(L, seq_at(L, v, 0), &a->val) != 0)
+			return -1;
+		return parse_val(L, seq_at(L, v, 1), &a->arg);
+	}
+	if (strcmp(ks, "thread-state") == 0) {
+		static const char *const keys[] = { "to", "from", NULL };
+		if (want_map(L, v, "thread-state") != 0 || check_keys(L, v, "thread-state", keys) != 0)
+			return -1;
+		int x;
+		a->op = EMU_OP_THREAD_STATE;
+		if (parse_enum(L, get(L, v, "to"), "to", state_names, &x) != 0)
+			return -1;
+		a->to = (enum emu_state) x;
+		yaml_node_t *from = get(L, v, "from");
+		if (want_seq(L, from, "from") != 0)
+			return -1;
+		for (size_t i = 0; i < seq_len(from); i++) {
+			if (parse_enum(L, seq_at(L, from, i), "a state", state_names, &x) != 0)
+				return -1;
+			a->from |= EMU_STM(x);
+		}
+		return 0;
+	}
+	if (strcmp(ks, "hook") == 0) {
+		const char *h = want_str(L, v, "hook");
+		if (h == NULL)
+			return -1;
+		size_t st = 0;
+		a->op = EMU_OP_HOOK;
+		a->hook = emu_hook_by_name(h, &st);
+		if (a->hook == NULL)
+			return bad(L, v, "no built-in hook named '%s'", h);
+		if (st > L->hooks_state)
+			L->hooks_state = st;
+		return 0;
+	}
+	if (strcmp(ks, "type-create") == 0) {
+		if (want_map(L, v, "type-create") != 0 || check_keys(L, v, "type-create",
+					(const char *const[]) { NULL }) != 0)
+			return -1;
+		a->op = EMU_OP_TYPE_CREATE;
+		return 0;
+	}
+	if (strcmp(ks, "counters") == 0) {
+		if (want_map(L, v, "counters") != 0 || check_keys(L, v, "counters",
+					(const char *const[]) { NULL }) != 0)
+			return -1;
+		a->op = EMU_OP_COUNTERS;
+		return 0;
+	}
+	if (strcmp(ks, "task-create") == 0) {
+		static const char *const keys[] = { "flags", "nonzero-id", NULL };
+		static const char *const fnames[] = { "parallel", "resurrect", "pause", "relax", NULL };
+		if (want_map(L, v, "task-create") != 0 || check_keys(L, v, "task-create", keys) != 0)
+			return -1;
+		a->op = EMU_OP_TASK_CREATE;
+		yaml_node_t *f = get(L, v, "flags");
+		if (f != NULL) {
+			if (want_seq(L, f, "flags") != 0)
+				return -1;
+			for (size_t i = 0; i < seq_len(f); i++) {
+				int x;
+				if (parse_enum(L, seq_at(L, f, i), "a task flag", fnames, &x) != 0)
+					return -1;
+				a->task_flags |= 1u << x;
+			}
+		}
+		yaml_node_t *nz = get(L, v, "nonzero-id");
+		int on = 0;
+		if (nz != NULL && parse_bool(L, nz, "nonzero-id", &on) != 0)
+			return -1;
+		if (on)
+			a->task_flags |= EMU_TF_NONZERO_ID;
+		return 0;
+	}
+	if (strcmp(ks, "task") == 0) {
+		static const char *const keys[] = { "op", "id", "body", NULL };
+		static const char *const ops[] = { "execute", "end", "pause", "resume", NULL };
+		if (want_map(L, v, "task") != 0 || check_keys(L, v, "task", keys) != 0)
+			return -1;
+		int x;
+		a->op = EMU_OP_TASK;
+		if (parse_enum(L, get(L, v, "op"), "op", ops, &x) != 0)
+			return -1;
+		a->task_op = (enum emu_task_op) x;
+		yaml_node_t *id = get(L, v, "id");
+		if (id == NULL)
+			return bad(L, v, "task needs id: (the task id, such as u32@0)");
+		if (parse_val(L, id, &a->val) != 0)
+			return -1;
+		yaml_node_t *b = get(L, v, "body");
+		if (b != NULL && parse_val(L, b, &a->arg) != 0)
+			return -1;
+		return 0;
+	}
+	return bad(L, k, "unknown action '%s' (set, push, pop, flag, type-create, task-create, "
+			"task, counters, thread-start, thread-state, affinity, affinity-remote, hook)", ks);
+}
+
+/* ---- events ---- */
+
+static const struct {
+	const char *name;
+	enum weft_field_type type;
+	uint32_t size;
+} ftypes[] = {
+	{ "u8", WEFT_FIELD_U8, 1 }, { "u16", WEFT_FIELD_U16, 2 }, { "u32", WEFT_FIELD_U32, 4 },
+	{ "u64", WEFT_FIELD_U64, 8 }, { "i8", WEFT_FIELD_I8, 1 }, { "i16", WEFT_FIELD_I16, 2 },
+	{ "i32", WEFT_FIELD_I32, 4 }, { "i64", WEFT_FIELD_I64, 8 }, { "str", WEFT_FIELD_STR, 0 },
+};
+
+static int new_event(struct ld *L, const yaml_node_t *at, const char *mcv, size_t *out)
+{
+	if (strlen(mcv) != 3)
+		return bad(L, at, "MCV '%s' must be three characters", mcv);
+	for (int i = 0; i < 3; i++)
+		if ((unsigned char) mcv[i] < 0x21 || (unsigned char) mcv[i] > 0x7e)
+			return bad(L, at, "MCV '%s' must be printable characters without spaces", mcv);
+	if (mcv[0] != L->m->byte)
+		return bad(L, at, "MCV '%s' does not start with the model byte '%c'", mcv, L->m->byte);
+	if (mcv[1] == '*')
+		return bad(L, at, "MCV '%s': only the value (third byte) may be '*'", mcv);
+	for (size_t i = 0; i < L->nev; i++)
+		if (memcmp(L->ev[i].mcv, mcv, 3) == 0)
+			return bad(L, at, "event %s is described twice", mcv);
+	if (L->nev == L->evcap) {
+		size_t cap = L->evcap ? L->evcap * 2 : 64;
+		struct emu_event_desc *ne = ld_alloc(L, cap * sizeof *ne);
+		struct weft_event_spec *ns = ld_alloc(L, cap * sizeof *ns);
+		if (ne == NULL || ns == NULL)
+			return oom(L);
+		if (L->nev) {
+			memcpy(ne, L->ev, L->nev * sizeof *ne);
+			memcpy(ns, L->spec, L->nev * sizeof *ns);
+		}
+		L->ev = ne;
+		L->spec = ns;
+		L->evcap = cap;
+	}
+	size_t i = L->nev++;
+	memcpy(L->ev[i].mcv, mcv, 3);
+	memcpy(L->spec[i].mcv, mcv, 3);
+	L->ev[i].lint_size = -1;
+	*out = i;
+	return 0;
+}
+
+/* Checks the placeholders of a description against the fields. */
+static int check_desc(struct ld *L, const yaml_node_t *n, const char *d, struct weft_event_spec *s)
+{
+	for (const char *p = d; *p; p++) {
+		if (*p != '%')
+			continue;
+		if (p[1] == '%') {
+			p++;
+			s->has_placeholders = 1;
+			continue;
+		}
+		const char *open = p + 1;
+		if (*open == 'x')
+			open++;
+		if (*open != '{')
+			return bad(L, n, "desc: '%%' must be followed by {FIELD}, x{FIELD} or %%");
+		const char *close = strchr(open, '}');
+		if (close == NULL)
+			return bad(L, n, "desc: '{' without its '}'");
+		size_t len = (size_t) (close - open - 1), k;
+		for (k = 0; k < s->nfields; k++)
+			if (strlen(s->fields[k].name) == len && strncmp(s->fields[k].name, open + 1, len) == 0)
+				break;
+		if (k == s->nfields)
+			return bad(L, n, "desc: no field named '%.*s' in args", (int) len, open + 1);
+		if (open[-1] == 'x' && s->fields[k].type == WEFT_FIELD_STR)
+			return bad(L, n, "desc: %%x{%s} needs an integer field", s->fields[k].name);
+		s->has_placeholders = 1;
+		p = close;
+	}
+	return 0;
+}
+
+static int parse_event(struct ld *L, const yaml_node_t *n)
+{
+	static const char *const keys[] = { "mcv", "name", "args", "jumbo", "desc", "size", "do",
+		"warn", "lint", NULL };
+	if (want_map(L, n, "an event") != 0 || check_keys(L, n, "event", keys) != 0)
+		return -1;
+	const char *mcv = want_str(L, get(L, n, "mcv"), "an event's mcv");
+	if (mcv == NULL)
+		return -1;
+	size_t i;
+	if (new_event(L, get(L, n, "mcv"), mcv, &i) != 0)
+		return -1;
+	struct emu_event_desc *e = &L->ev[i];
+	struct weft_event_spec *s = &L->spec[i];
+	yaml_node_t *v;
+	if ((v = get(L, n, "jumbo")) != NULL && parse_bool(L, v, "jumbo", &e->jumbo) != 0)
+		return -1;
+	uint32_t off = e->jumbo ? 4 : 0;
+	int has_str = 0;
+	if ((v = get(L, n, "args")) != NULL) {
+		if (want_seq(L, v, "args") != 0)
+			return -1;
+		if (seq_len(v) > WEFT_MODEL_MAX_FIELDS)
+			return bad(L, v, "at most %d args", WEFT_MODEL_MAX_FIELDS);
+		for (size_t k = 0; k < seq_len(v); k++) {
+			yaml_node_t *a = seq_at(L, v, k);
+			const char *as = want_str(L, a, "an arg");
+			if (as == NULL)
+				return -1;
+			char type[16], name[64], tail;
+			if (sscanf(as, "%15s %63s %c", type, name, &tail) != 2)
+				return bad(L, a, "arg '%s' must be 'TYPE NAME', such as 'u32 taskid'", as);
+			size_t t;
+			for (t = 0; t < sizeof ftypes / sizeof ftypes[0]; t++)
+				if (strcmp(ftypes[t].name, type) == 0)
+					break;
+			if (t == sizeof ftypes / sizeof ftypes[0])
+				return bad(L, a, "arg type '%s' is not one of u8 u16 u32 u64 i8 i16 i32 "
+						"i64 str", type);
+			if (has_str)
+				return bad(L, a, "a str arg can only be the last one");
+			if (!valid_name(name))
+				return bad(L, a, "arg name '%s': use letters, digits and '_'", name);
+			for (size_t q = 0; q < k; q++)
+				if (strcmp(s->fields[q].name, name) == 0)
+					return bad(L, a, "arg '%s' is named twice", name);
+			if ((s->fields[k].name = ld_strdup(L, name)) == NULL)
+				return oom(L);
+			s->fields[k].type = ftypes[t].type;
+			s->fields[k].offset = off;
+			off += ftypes[t].size;
+			has_str |= ftypes[t].type == WEFT_FIELD_STR;
+			s->nfields = k + 1;
+		}
+	}
+	if (e->jumbo && s->nfields == 0)
+		return bad(L, n, "a jumbo event needs args");
+	if (!e->jumbo && !has_str)
+		e->lint_size = (int) off;
+	if ((v = get(L, n, "lint")) != NULL) {
+		static const char *const lk[] = { "args", "any", NULL };
+		int x;
+		if (parse_enum(L, v, "lint", lk, &x) != 0)
+			return -1;
+		if (x == 1)
+			e->lint_size = -1;
+	}
+	const char *d = "";
+	if ((v = get(L, n, "desc")) != NULL && (d = want_str(L, v, "desc")) == NULL)
+		return -1;
+	if (check_desc(L, v, d, s) != 0)
+		return -1;
+	if ((s->desc = ld_strdup(L, d)) == NULL)
+		return oom(L);
+	char what[160];
+	const char *nm = NULL;
+	if ((v = get(L, n, "name")) != NULL && (nm = want_str(L, v, "name")) == NULL)
+		return -1;
+	if (nm != NULL)
+		snprintf(what, sizeof what, "%s (%s)", mcv, nm);
+	else
+		snprintf(what, sizeof what, "%s", mcv);
+	if ((e->what = ld_strdup(L, what)) == NULL)
+		return oom(L);
+	if ((v = get(L, n, "size")) != NULL) {
+		const char *ss = want_str(L, v, "size");
+		if (ss == NULL)
+			return -1;
+		char opc[3];
+		unsigned long sz;
+		char tail;
+		if (sscanf(ss, "%2s %lu %c", opc, &sz, &tail) != 2 || sz > 65536 ||
+				(strcmp(opc, "==") != 0 && strcmp(opc, ">=") != 0))
+			return bad(L, v, "size must be \"== N\" or \">= N\" (N bytes of payload), not '%s'",
+					ss);
+		e->size_rule = opc[0] == '=' ? EMU_SIZE_EXACT : EMU_SIZE_ATLEAST;
+		e->size = (uint32_t) sz;
+	}
+	if ((v = get(L, n, "warn")) != NULL) {
+		const char *w = want_str(L, v, "warn");
+		if (w == NULL)
+			return -1;
+		if (get(L, n, "do") != NULL)
+			return bad(L, v, "an event with warn: is accepted without effect; it cannot have do:");
+		if ((e->warn = ld_strdup(L, w)) == NULL)
+			return oom(L);
+	}
+	if ((v = get(L, n, "do")) != NULL) {
+		if (want_seq(L, v, "do") != 0)
+			return -1;
+		size_t na = seq_len(v);
+		if (na > MAX_ACTIONS)
+			return bad(L, v, "at most %d actions per event", MAX_ACTIONS);
+		struct emu_action *acts = ld_alloc(L, (na + 1) * sizeof *acts);
+		if (acts == NULL)
+			return oom(L);
+		for (size_t k = 0; k < na; k++) {
+			if (parse_action(L, seq_at(L, v, k), &acts[k]) != 0)
+				return -1;
+			if ((acts[k].op == EMU_OP_TYPE_CREATE || acts[k].op == EMU_OP_COUNTERS) &&
+					!e->jumbo)
+				return bad(L, seq_at(L, v, k), "this action reads a jumbo payload: the "
+						"event needs jumbo: true");
+			if (acts[k].op == EMU_OP_TASK_CREATE && (e->size_rule == EMU_SIZE_ANY ||
+					e->size < 8))
+				return bad(L, seq_at(L, v, k), "task-create reads 8 payload bytes: give the "
+						"event size: \">= 8\" or \"== 8\"");
+		}
+		e->actions = acts;
+		e->nactions = na;
+	}
+	return 0;
+}
+
+static int parse_pair(struct ld *L, const yaml_node_t *n)
+{
+	if (n->type != YAML_SEQUENCE_NODE || seq_len(n) != 4)
+		return bad(L, n, "a pair must be [ENTER, LEAVE, CHANNEL, VALUE]");
+	size_t ch;
+	int64_t val;
+	if (find_chan(L, seq_at(L, n, 2), &ch) != 0 ||
+			parse_int(L, seq_at(L, n, 3), "a pair's value", INT32_MIN, INT32_MAX, &val) != 0)
+		return -1;
+	const struct emu_chan_desc *c = &L->chans[ch];
+	if (c->kind != EMU_CHAN_STACK || c->family != EMU_FAMILY_NONE)
+		return bad(L, seq_at(L, n, 2), "a pair pushes and pops: channel '%s' must be a stack",
+				c->name);
+	const char *label = NULL;
+	for (size_t i = 0; i < c->nvalues; i++)
+		if (c->values[i].value == val)
+			label = c->values[i].label;
+	if (label == NULL)
+		return bad(L, seq_at(L, n, 3), "value %" PRId64 " has no label in channel '%s'", val,
+				c->name);
+	for (int side = 0; side < 2; side++) {
+		yaml_node_t *m = seq_at(L, n, (size_t) side);
+		const char *mcv = want_str(L, m, "a pair's MCV");
+		size_t i;
+		if (mcv == NULL || new_event(L, m, mcv, &i) != 0)
+			return -1;
+		struct emu_action *a = ld_alloc(L, sizeof *a);
+		size_t dl = strlen(label) + 16;
+		char *desc = ld_alloc(L, dl), *what = ld_alloc(L, dl + 8);
+		if (a == NULL || desc == NULL || what == NULL)
+			return oom(L);
+		a->op = side == 0 ? EMU_OP_PUSH : EMU_OP_POP;
+		a->chan = ch;
+		a->val.src = EMU_VAL_CONST;
+		a->val.k = val;
+		snprintf(desc, dl, "%s %s", side == 0 ? "enters" : "leaves", label);
+		snprintf(what, dl + 8, "%s (%s)", mcv, desc);
+		/* '%' in a label must not read as a placeholder. */
+		L->spec[i].desc = desc;
+		L->spec[i].has_placeholders = strchr(desc, '%') != NULL;
+		if (L->spec[i].has_placeholders) {
+			char *esc = ld_alloc(L, 2 * strlen(desc) + 1), *w = esc;
+			if (esc == NULL)
+				return oom(L);
+			for (const char *p = desc; *p; p++) {
+				*w++ = *p;
+				if (*p == '%')
+					*w++ = '%';
+			}
+			L->spec[i].desc = esc;
+		}
+		L->ev[i].what = what;
+		L->ev[i].lint_size = 0;
+		L->ev[i].actions = a;
+		L->ev[i].nactions = 1;
+	}
+	return 0;
+}
+
+/* ---- sections ---- */
+
+static int parse_tasks(struct ld *L, const yaml_node_t *n)
+{
+	static const char *const keys[] = { "body-id", "body-channel", "view", "pcf-after-error", NULL };
+	if (want_map(L, n, "tasks") != 0 || check_keys(L, n, "tasks", keys) != 0)
+		return -1;
+	struct emu_tasks_desc *t = &L->m->tasks;
+	t->present = 1;
+	t->pcf_after_error = 1;
+	yaml_node_t *v;
+	int x;
+	if ((v = get(L, n, "body-id")) != NULL) {
+		static const char *const b[] = { "one", "payload", NULL };
+		if (parse_enum(L, v, "body-id", b, &x) != 0)
+			return -1;
+		t->body_from_payload = x;
+	}
+	if ((v = get(L, n, "body-channel")) != NULL) {
+		if (v->type != YAML_SEQUENCE_NODE || seq_len(v) != 2)
+			return bad(L, v, "body-channel must be [CHANNEL, VALUE]");
+		if (find_chan(L, seq_at(L, v, 0), &t->body_chan) != 0 ||
+				parse_int(L, seq_at(L, v, 1), "the body value", 1, INT32_MAX,
+					&t->body_value) != 0)
+			return -1;
+		if (L->chans[t->body_chan].kind != EMU_CHAN_STACK)
+			return bad(L, v, "body-channel '%s' must be a stack", L->chans[t->body_chan].name);
+		t->has_body_chan = 1;
+	}
+	if ((v = get(L, n, "view")) != NULL) {
+		static const char *const src[] = { "body-id", "task-id", "type-gid", "app-id",
+			"rank+1", NULL };
+		if (want_seq(L, v, "view") != 0)
+			return -1;
+		if (seq_len(v) > EMU_TASK_VIEW_MAX)
+			return bad(L, v, "at most %d view channels", EMU_TASK_VIEW_MAX);
+		for (size_t i = 0; i < seq_len(v); i++) {
+			yaml_node_t *e = seq_at(L, v, i);
+			if (e->type != YAML_SEQUENCE_NODE || seq_len(e) != 2)
+				return bad(L, e, "a view entry must be [CHANNEL, SOURCE]");
+			if (find_chan(L, seq_at(L, e, 0), &t->view[i].chan) != 0 ||
+					parse_enum(L, seq_at(L, e, 1), "a view source", src, &x) != 0)
+				return -1;
+			if (L->chans[t->view[i].chan].kind != EMU_CHAN_SINGLE)
+				return bad(L, e, "view channel '%s' must be single",
+						L->chans[t->view[i].chan].name);
+			t->view[i].src = (enum emu_task_src) x;
+			t->nview = i + 1;
+		}
+	}
+	if ((v = get(L, n, "pcf-after-error")) != NULL &&
+			parse_bool(L, v, "pcf-after-error", &t->pcf_after_error) != 0)
+		return -1;
+	return 0;
+}
+
+static int parse_counters(struct ld *L, const yaml_node_t *n)
+{
+	static const char *const keys[] = { "metadata", "prv", "view", NULL };
+	if (want_map(L, n, "counters") != 0 || check_keys(L, n, "counters", keys) != 0)
+		return -1;
+	const char *md = want_str(L, get(L, n, "metadata"), "counters: metadata");
+	if (md == NULL)
+		return -1;
+	struct emu_chan_desc *c = &L->chans[L->nchans];
+	int64_t k;
+	if (parse_int(L, get(L, n, "prv"), "counters: prv", 1, 99999999, &k) != 0)
+		return -1;
+	c->name = "counters";
+	c->family = EMU_FAMILY_COUNTERS;
+	c->kind = EMU_CHAN_SINGLE;
+	c->dup = EMU_DUP_ALLOW;
+	c->prv_type = (int) k;
+	c->thread_policy = c->cpu_policy = EMU_POL_SKIPDUPNULL;
+	c->zero_ok = 1;
+	c->track = EMU_TRACK_ACT;
+	yaml_node_t *v;
+	int x;
+	if ((v = get(L, n, "view")) != NULL) {
+		if (parse_enum(L, v, "view", view_names, &x) != 0)
+			return -1;
+		c->track = (enum emu_track) x;
+	}
+	L->m->has_counters = 1;
+	if ((L->m->counters.metadata = ld_strdup(L, md)) == NULL)
+		return oom(L);
+	L->m->counters.chan = L->nchans++;
+	return 0;
+}
+
+static int parse_breakdown(struct ld *L, const yaml_node_t *n)
+{
+	static const char *const keys[] = { "prv", "label", "kind", "requires", NULL };
+	if (want_map(L, n, "breakdown") != 0 || check_keys(L, n, "breakdown", keys) != 0)
+		return -1;
+	struct emu_breakdown_desc *b = &L->m->breakdown;
+	int64_t k;
+	int x;
+	if (parse_int(L, get(L, n, "prv"), "breakdown: prv", 1, 99999999, &k) != 0)
+		return -1;
+	b->prv_type = (int) k;
+	const char *lab = want_str(L, get(L, n, "label"), "breakdown: label");
+	if (lab == NULL || (b->label = ld_strdup(L, lab)) == NULL)
+		return lab == NULL ? -1 : oom(L);
+	static const char *const kinds[] = { "task", "label", NULL };
+	if (parse_enum(L, get(L, n, "kind"), "breakdown: kind", kinds, &x) != 0)
+		return -1;
+	b->kind = x == 0 ? EMU_BD_TASK : EMU_BD_LABEL;
+	yaml_node_t *v;
+	if ((v = get(L, n, "requires")) != NULL) {
+		const char *r = want_str(L, v, "breakdown: requires");
+		if (r == NULL || (b->requires = ld_strdup(L, r)) == NULL)
+			return r == NULL ? -1 : oom(L);
+	}
+	/* The inputs, by the channel names the task models use. */
+	static const char *const in_task[] = { "subsystem", "type", "idle" };
+	static const char *const in_label[] = { "subsystem", "label", NULL };
+	const char *const *in = b->kind == EMU_BD_TASK ? in_task : in_label;
+	size_t *dst[3] = { &b->subsystem, &b->type, &b->idle };
+	for (int i = 0; i < 3; i++) {
+		if (in[i] == NULL)
+			continue;
+		size_t c;
+		for (c = 0; c < L->nchans; c++)
+			if (strcmp(L->chans[c].name, in[i]) == 0)
+				break;
+		if (c == L->nchans)
+			return bad(L, n, "a %s breakdown reads channel '%s', which this model lacks",
+					b->kind == EMU_BD_TASK ? "task" : "label", in[i]);
+		*dst[i] = c;
+	}
+	if (b->kind == EMU_BD_TASK) {
+		if (!L->m->tasks.has_body_chan)
+			return bad(L, n, "a task breakdown needs tasks: body-channel");
+		b->body_value = L->m->tasks.body_value;
+	}
+	return 0;
+}
+
+static int parse_guard(struct ld *L, const yaml_node_t *n)
+{
+	static const char *const keys[] = { "state", "unless-flag", NULL };
+	if (want_map(L, n, "guard") != 0 || check_keys(L, n, "guard", keys) != 0)
+		return -1;
+	yaml_node_t *v;
+	if ((v = get(L, n, "state")) != NULL) {
+		static const char *const st[] = { "any", "active", "running", NULL };
+		int x;
+		if (parse_enum(L, v, "guard: state", st, &x) != 0)
+			return -1;
+		L->m->guard_states = x == 0 ? 0 : x == 1 ? EMU_STM_ACTIVE : EMU_STM(EMU_ST_RUNNING);
+	}
+	if ((v = get(L, n, "unless-flag")) != NULL) {
+		size_t f;
+		if (flag_index(L, v, &f) != 0)
+			return -1;
+		L->m->guard_flag = (int) f;
+	}
+	return 0;
+}
+
+static int parse_model(struct ld *L, const yaml_node_t *root)
+{
+	static const char *const keys[] = { "weft-model", "name", "byte", "version", "title",
+		"guard", "channels", "events", "pairs", "tasks", "counters", "breakdown", NULL };
+	if (root == NULL)
+		return bad(L, NULL, "the file is empty");
+	if (want_map(L, root, "a model description") != 0 ||
+			check_keys(L, root, "model", keys) != 0)
+		return -1;
+	struct emu_model_desc *m = L->m;
+	struct weft_model_spec *s = &L->box->spec;
+	yaml_node_t *v = get(L, root, "weft-model");
+	int64_t fmt;
+	if (v == NULL)
+		return bad(L, root, "missing 'weft-model: 1' (the format version)");
+	if (parse_int(L, v, "weft-model (the format version)", 1, 1, &fmt) != 0)
+		return -1;
+	const char *name = want_str(L, get(L, root, "name"), "name");
+	if (name == NULL)
+		return -1;
+	if (!valid_name(name))
+		return bad(L, get(L, root, "name"), "name '%s': use letters, digits, '_' and '-'", name);
+	const char *byte = want_str(L, get(L, root, "byte"), "byte");
+	if (byte == NULL)
+		return -1;
+	if (strlen(byte) != 1 || (unsigned char) byte[0] < 0x21 || (unsigned char) byte[0] > 0x7e)
+		return bad(L, get(L, root, "byte"), "byte must be one printable character, not '%s'",
+				byte);
+	const char *ver = want_str(L, get(L, root, "version"), "version");
+	if (ver == NULL)
+		return -1;
+	if (!parse_version(ver))
+		return bad(L, get(L, root, "version"), "version must be major.minor.patch, not '%s'",
+				ver);
+	if ((m->name = ld_strdup(L, name)) == NULL || (m->version = ld_strdup(L, ver)) == NULL)
+		return oom(L);
+	m->byte = byte[0];
+	m->guard_flag = -1;
+	s->name = m->name;
+	s->code = m->byte;
+	s->version = m->version;
+	s->title = "";
+	if ((v = get(L, root, "title")) != NULL) {
+		const char *t = want_str(L, v, "title");
+		if (t == NULL || (s->title = ld_strdup(L, t)) == NULL)
+			return t == NULL ? -1 : oom(L);
+	}
+	if ((v = get(L, root, "guard")) != NULL && parse_guard(L, v) != 0)
+		return -1;
+	size_t nch = 0;
+	if ((v = get(L, root, "channels")) != NULL) {
+		if (want_seq(L, v, "channels") != 0)
+			return -1;
+		nch = seq_len(v);
+	}
+	L->chans = ld_alloc(L, (nch + 2) * sizeof *L->chans);
+	if (L->chans == NULL)
+		return oom(L);
+	for (size_t i = 0; i < nch; i++) {
+		if (parse_channel(L, seq_at(L, v, i), &L->chans[i]) != 0)
+			return -1;
+		L->nchans = i + 1;
+	}
+	if ((v = get(L, root, "counters")) != NULL && parse_counters(L, v) != 0)
+		return -1;
+	if ((v = get(L, root, "tasks")) != NULL && parse_tasks(L, v) != 0)
+		return -1;
+	if ((v = get(L, root, "pairs")) != NULL) {
+		if (want_seq(L, v, "pairs") != 0)
+			return -1;
+		for (size_t i = 0; i < seq_len(v); i++)
+			if (parse_pair(L, seq_at(L, v, i)) != 0)
+				return -1;
+	}
+	if ((v = get(L, root, "events")) != NULL) {
+		if (want_seq(L, v, "events") != 0)
+			return -1;
+		for (size_t i = 0; i < seq_len(v); i++)
+			if (parse_event(L, seq_at(L, v, i)) != 0)
+				return -1;
+	}
+	if (L->nev == 0)
+		return bad(L, root, "the model has no events (events: or pairs:)");
+	int uses_tasks = 0;
+	for (size_t i = 0; i < L->nev; i++)
+		for (size_t k = 0; k < L->ev[i].nactions; k++) {
+			const struct emu_action *a = &L->ev[i].actions[k];
+			uses_tasks |= a->op == EMU_OP_TASK || a->op == EMU_OP_TASK_CREATE ||
+				a->op == EMU_OP_TYPE_CREATE || a->val.src == EMU_VAL_TYPE_GID ||
+				a->val.src == EMU_VAL_TASK_GID;
+			if (a->op == EMU_OP_COUNTERS && !m->has_counters)
+				return bad(L, root, "event %s sets counters, but the model has no counters: "
+						"section", L->ev[i].mcv);
+			if (a->op == EMU_OP_TASK && a->task_op == EMU_TASK_EXECUTE &&
+					m->tasks.body_from_payload && a->arg.src == EMU_VAL_NULL)
+				return bad(L, root, "event %s: with body-id: payload, task needs body:",
+						L->ev[i].mcv);
+		}
+	if (uses_tasks && !m->tasks.present)
+		return bad(L, root, "events use tasks or task types, but the model has no tasks: section");
+	if ((v = get(L, root, "breakdown")) != NULL && parse_breakdown(L, v) != 0)
+		return -1;
+	m->chans = L->chans;
+	m->nchans = L->nchans;
+	m->events = L->ev;
+	m->nevents = L->nev;
+	m->thread_state_size = L->hooks_state;
+	if (L->nflags) {
+		const char **f = ld_alloc(L, L->nflags * sizeof *f);
+		if (f == NULL)
+			return oom(L);
+		memcpy(f, L->flags, L->nflags * sizeof *f);
+		m->flags = f;
+		m->nflags = L->nflags;
+	}
+	s->events = L->spec;
+	s->nevents = L->nev;
+	s->emu = m;
+	return 0;
+}
+
+struct weft_model_spec *weft_model_parse(const char *text, size_t len, const char *name,
+		char *err, size_t errlen)
+{
+	struct ld L;
+	memset(&L, 0, sizeof L);
+	L.name = name;
+	L.err = err;
+	L.errlen = errlen;
+	L.box = calloc(1, sizeof *L.box);
+	if (L.box == NULL) {
+		snprintf(err, errlen, "%s: out of memory", name);
+		return NULL;
+	}
+	L.m = ld_alloc(&L, sizeof *L.m);
+	char *src = ld_strdup(&L, name);
+	if (L.m == NULL || src == NULL) {
+		oom(&L);
+		weft_model_free(&L.box->spec);
+		return NULL;
+	}
+	L.box->spec.source = src;
+	yaml_parser_t p;
+	if (!yaml_parser_initialize(&p)) {
+		oom(&L);
+		weft_model_free(&L.box->spec);
+		return NULL;
+	}
+	yaml_parser_set_input_string(&p, (const unsigned char *) text, len);
+	if (!yaml_parser_load(&p, &L.doc)) {
+		size_t line = (p.problem_mark.line ? p.problem_mark.line : p.context_mark.line) + 1;
+		snprintf(err, errlen, "%s:%zu: not valid YAML: %s%s%s", name, line,
+				p.problem ? p.problem : "parse error", p.context ? " " : "",
+				p.context ? p.context : "");
+		yaml_parser_delete(&p);
+		weft_model_free(&L.box->spec);
+		return NULL;
+	}
+	int r = parse_model(&L, yaml_document_get_root_node(&L.doc));
+	if (r == 0) {
+		/* One document per file. */
+		yaml_document_t extra;
+		if (yaml_parser_load(&p, &extra)) {
+			if (yaml_document_get_root_node(&extra) != NULL) {
+				snprintf(err, errlen, "%s:%zu: a second YAML document; a model file holds one",
+						name, extra.start_mark.line + 1);
+				r = -1;
+			}
+			yaml_document_delete(&extra);
+		}
+	}
+	yaml_document_delete(&L.doc);
+	yaml_parser_delete(&p);
+	if (r != 0) {
+		weft_model_free(&L.box->spec);
+		return NULL;
+	}
+	return &L.box->spec;
+}
