@@ -91,6 +91,9 @@ struct weft_open_opts {
 	/* Whether a helper thread reads and checks the streams ahead of the
 	 * merge (added after the first release; 0 keeps working as before). */
 	enum weft_readahead readahead;
+	/* 1: events of every model are allowed, whatever the streams'
+	 * ovni.require says (weft emu -a). (Addition; 0 keeps the rule.) */
+	int all_models;
 };
 
 /* Opens the trace at path. opts may be NULL (strict, no warnings).

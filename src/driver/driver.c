@@ -90,6 +90,7 @@ static int prepare(struct run *R, const struct weft_emulate_opts *o, char *err, 
 	oo.mode = WEFT_STRICT;
 	oo.warn = o->warn;
 	oo.warn_ctx = o->ctx;
+	oo.all_models = o->all_models;
 	R->t = weft_open(o->path, &oo, err, errlen);
 	if (R->t == NULL)
 		return -1;

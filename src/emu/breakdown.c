@@ -151,27 +151,33 @@ void emu_bd_destroy(struct bd_rt *b)
 	free(b);
 }
 
-static int64_t val(const struct in *x)
+/* An input's value now (null counts as 0). */
+static int64_t now(const struct emu *e, const struct bd_rt *b, size_t c, size_t desc_chan,
+		int *isnull)
 {
-	return x->isnull ? 0 : x->v;
+	int64_t v;
+	emu_cview_value(e, c, e->models[b->model].chan_of_desc[desc_chan], isnull, &v);
+	return *isnull ? 0 : v;
 }
 
-static int64_t cpu_value(const struct bd_rt *b, const struct bcpu *c)
+static int64_t cpu_value(const struct emu *e, const struct bd_rt *b, const struct bcpu *X,
+		size_t c)
 {
+	int isnull;
 	if (b->d->kind == EMU_BD_LABEL) {
-		switch (c->sel_out) {
-		case S_LABEL: return val(&c->label);
-		case S_SUBSYS: return val(&c->subsys);
+		switch (X->sel_out) {
+		case S_LABEL: return now(e, b, c, b->d->type, &isnull);
+		case S_SUBSYS: return now(e, b, c, b->d->subsystem, &isnull);
 		default: return 0;
 		}
 	}
-	if (c->sel_tri == S_IDLE)
-		return val(&c->idle);
-	if (c->sel_tri != S_TR)
+	if (X->sel_tri == S_IDLE)
+		return now(e, b, c, b->d->idle, &isnull);
+	if (X->sel_tri != S_TR)
 		return 0;
-	switch (c->sel_tr) {
-	case S_TYPE: return val(&c->type);
-	case S_SUBSYS: return val(&c->subsys);
+	switch (X->sel_tr) {
+	case S_TYPE: return now(e, b, c, b->d->type, &isnull);
+	case S_SUBSYS: return now(e, b, c, b->d->subsystem, &isnull);
 	case S_CONST2: return 2;
 	default: return 0;
 	}
@@ -227,11 +233,12 @@ int emu_bd_input(struct emu *e, size_t c, size_t ch, int isnull, int64_t v)
 	in->seen = 1;
 	in->isnull = (uint8_t) isnull;
 	in->v = isnull ? 0 : v;
+	int tnull;
 	switch (C->bd_role) {
 	case R_SUBSYS:
 		if (b->d->kind == EMU_BD_TASK) {
-			if (!X->subsys.isnull && X->subsys.v == b->d->body_value && X->type.seen &&
-					!X->type.isnull)
+			now(e, b, c, b->d->type, &tnull);
+			if (!X->subsys.isnull && X->subsys.v == b->d->body_value && !tnull)
 				X->sel_tr = S_TYPE;
 			else if (!X->subsys.isnull)
 				X->sel_tr = S_SUBSYS;
@@ -248,7 +255,7 @@ int emu_bd_input(struct emu *e, size_t c, size_t ch, int isnull, int64_t v)
 	default:
 		break;
 	}
-	int64_t nv = cpu_value(b, X);
+	int64_t nv = cpu_value(e, b, X, c);
 	if (nv != X->value) {
 		int64_t old = X->value;
 		X->value = nv;

@@ -203,6 +203,9 @@ int emu_get_val(struct emu *e, const struct emu_val *v, int64_t *out, int *isnul
 /* A raw write on channel ch of thread t (op: EMU_OP_SET, PUSH or POP). */
 int emu_raw_write(struct emu *e, size_t t, size_t ch, enum emu_op op, int64_t v, int isnull);
 int emu_irec(struct emu *e, int kind, size_t row, int type, int64_t value, int isnull);
+/* The value the CPU view of channel ch on CPU c has now (R(C)'s raw value,
+ * or the channel's fallback without a running thread). */
+void emu_cview_value(const struct emu *e, size_t c, size_t ch, int *isnull, int64_t *v);
 
 static inline int emu_qpush(struct emu *e, uint32_t kind, size_t a, size_t b)
 {

@@ -744,6 +744,22 @@ static inline int eval_tview(struct emu *e, size_t t, size_t ch)
 			R->val, isnull);
 }
 
+void emu_cview_value(const struct emu *e, size_t c, size_t ch, int *isnull, int64_t *v)
+{
+	const struct chan *C = &e->chans[ch];
+	int64_t r = e->cpu[c].rsel;
+	*isnull = 1;
+	*v = 0;
+	if (r >= 0) {
+		const struct raw *R = &e->raw[(size_t) r * e->nchans + ch];
+		*isnull = R->depth == 0;
+		*v = R->val;
+	} else if (C->has_fallback) {
+		*isnull = 0;
+		*v = C->fallback;
+	}
+}
+
 static inline int eval_cview(struct emu *e, size_t c, size_t ch)
 {
 	size_t nch = e->nchans;

@@ -120,6 +120,8 @@ struct weft_trace *weft_open(const char *path, const struct weft_open_opts *opts
 	}
 	if (weft_build_system(t) < 0)
 		goto fail;
+	if (opts != NULL && opts->all_models)
+		memset(t->allowed, 1, sizeof t->allowed);
 	if (weft_load_clock_offsets(t) < 0)
 		goto fail;
 	for (size_t i = 0; i < t->nstreams; i++)

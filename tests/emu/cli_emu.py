@@ -9,7 +9,7 @@ Checks:
     -> PCF blocks 105 then 103);
   - the records of that trace (exact thread.prv and cpu.prv lines);
   - --paraver alone writes no perfetto.pftrace, --perfetto alone no .prv;
-  - a trace requiring nosv is refused as unsupported, with nothing written;
+  - a trace requiring nosv 2.7.0 is emulated; nosv 3.0.0 is refused, with nothing written;
   - an illegal sequence (OHp before OHx) exits 1 with the exact message, and the
     .prv files are still complete (header duration = the refused event's time);
   - usage errors exit 2, --help exits 0.
@@ -144,15 +144,22 @@ def main():
               and (tmp / "order-both" / "perfetto.pftrace").exists()
               and (tmp / "order-both" / "cpu.row").exists(), "no format flag: both + summary")
 
-        # ---- unsupported model ----
+        # ---- a runtime model: accepted; a version weft does not provide: refused ----
         tr = tmp / "nosv"
         write_thread(tr, 1, 1, [ohx(0, 100), ev("OHe", 120)],
                      require={"ovni": "1.1.0", "nosv": "2.7.0"})
+        p = run("-q", "--paraver", "-o", tmp / "nosv-ok", tr)
+        check(p.returncode == 0 and p.stderr == "", f"nosv 2.7.0: exit {p.returncode}: {p.stderr!r}")
+        check("16:100" in (tmp / "nosv-ok" / "thread.prv").read_text(),
+              "nosv 2.7.0: the idle state is shown at OHx")
+        tr = tmp / "nosv3"
+        write_thread(tr, 1, 1, [ohx(0, 100), ev("OHe", 120)],
+                     require={"ovni": "1.1.0", "nosv": "3.0.0"})
         p = run("-q", "-o", tmp / "nosv-out", tr)
-        check(p.returncode == 1 and p.stderr == "weft emu: loom.vm/proc.1/thread.1: requires the "
-              "nosv model (version 2.7.0), which weft emu does not support yet (supported: "
-              "ovni)\n", f"nosv: exit {p.returncode}: {p.stderr!r}")
-        check(not (tmp / "nosv-out").exists(), "nosv: nothing must be written")
+        check(p.returncode == 1 and p.stderr == "weft emu: loom.vm/proc.1/thread.1: unsupported "
+              "nosv model version (want 3.0.0, have 2.7.0)\n",
+              f"nosv 3.0.0: exit {p.returncode}: {p.stderr!r}")
+        check(not (tmp / "nosv-out").exists(), "nosv 3.0.0: nothing must be written")
 
         # ---- illegal sequence ----
         tr = tmp / "bad"

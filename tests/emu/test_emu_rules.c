@@ -28,6 +28,12 @@ static const struct emu_model_desc *ovni_model(void)
 	return weft_model_by_name("ovni")->emu;
 }
 
+static const char *model_name(unsigned char byte)
+{
+	const struct weft_model_spec *m = weft_model_by_code((char) byte);
+	return m ? m->name : NULL;
+}
+
 static struct weft_stream S[4];
 static struct weft_thread T[4];
 static struct weft_proc P[3];
@@ -118,6 +124,7 @@ static struct fx *fx_new(int lint)
 	struct emu_opts o;
 	memset(&o, 0, sizeof o);
 	o.lint = lint;
+	o.model_name = model_name;
 	f->e = emu_create(&f->sys, models, 1, &o, err, sizeof err);
 	assert_non_null(f->e);
 	struct emu_sink s = { f, capture, 1 };
@@ -491,7 +498,7 @@ static void test_oar_other_process(void **state)
 static void test_flush_end_first(void **state)
 {
 	struct fx *f = *state;
-	REFUSED(f, ev0(f, 0, "OF]", 10), T100 "event OF] at clock 10 (offset 8): channel flush of "
+	REFUSED(f, ev0(f, 0, "OF]", 10), T100 "event OF] at clock 10 (offset 8): ovni flush of "
 		"thread TH 1.100 is already null");
 }
 
@@ -499,7 +506,7 @@ static void test_flush_twice(void **state)
 {
 	struct fx *f = *state;
 	assert_int_equal(ev0(f, 0, "OF[", 10), 0); /* before OHx: accepted */
-	REFUSED(f, ev0(f, 0, "OF[", 20), T100 "event OF[ at clock 20 (offset 8): channel flush of "
+	REFUSED(f, ev0(f, 0, "OF[", 20), T100 "event OF[ at clock 20 (offset 8): ovni flush of "
 		"thread TH 1.100 already holds 1");
 }
 
@@ -664,7 +671,7 @@ static void test_unknown_events(void **state)
 		"registered for the model byte of this event");
 	struct fx *g = fx_new(0);
 	REFUSED(g, ev0(g, 0, "VTx", 10), T100 "event VTx at clock 10 (offset 8): the nosv model "
-		"is not enabled (no stream requires it, or weft emu does not support it)");
+		"is not enabled (no stream requires it; -a enables every model)");
 	teardown((void **) &g);
 	g = fx_new(0);
 	REFUSED(g, ev0(g, 0, "OX?", 10), T100 "event OX? at clock 10 (offset 8): unknown event "
