@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # fuzz/run.sh BUILD_DIR SECONDS: runs each fuzz target for SECONDS, seeded
 # with the conformance traces (stream.obs files for fuzz_stream; stream.json,
-# metadata.json and clock-offsets.txt files for fuzz_meta). Fails if a target
+# metadata.json and clock-offsets.txt files for fuzz_meta) and the model
+# descriptions (fuzz_model). Fails if a target
 # finds a crash (or cannot run). Crash inputs are left in BUILD_DIR/fuzz-out.
 set -euo pipefail
 if [ $# -ne 2 ]; then
@@ -15,7 +16,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 corpus_src=${WEFT_CONFORMANCE_DIR:-$here/../../shared/conformance}
 work=$(mktemp -d "${TMPDIR:-/tmp}/weft-fuzz-run-XXXXXX")
 trap 'rm -rf "$work"' EXIT
-mkdir -p "$work/stream" "$work/meta" "$build/fuzz-out"
+mkdir -p "$work/stream" "$work/meta" "$work/model" "$build/fuzz-out"
+# the model descriptions seed fuzz_model
+cp "$here"/../src/model/*/*.yaml "$work/model/"
 if [ -d "$corpus_src" ]; then
   i=0
   while IFS= read -r -d '' f; do
@@ -31,10 +34,10 @@ else
   echo "fuzz/run.sh: no conformance corpus at $corpus_src; starting from empty corpora" >&2
 fi
 status=0
-for t in fuzz_stream fuzz_meta; do
+for t in fuzz_stream fuzz_meta fuzz_model; do
   bin="$build/fuzz/$t"
   [ -x "$bin" ] || { echo "fuzz/run.sh: missing $bin (configure with CC=clang -DWEFT_FUZZ=ON)" >&2; exit 1; }
-  case $t in fuzz_stream) dir=$work/stream ;; *) dir=$work/meta ;; esac
+  case $t in fuzz_stream) dir=$work/stream ;; fuzz_model) dir=$work/model ;; *) dir=$work/meta ;; esac
   echo "== $t for ${secs}s ($(ls "$dir" | wc -l) seeds)"
   if ! (cd "$build/fuzz-out" && ASAN_OPTIONS=detect_leaks=1 "$bin" -max_total_time="$secs" \
         -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 "$dir" 2>&1 | tail -n 25); then

@@ -14,6 +14,20 @@
  * each, and prints for each the best and the median time and events/s, and,
  * last, `emu/read ratio: R` (best against best).
  *
+ * Then does the same on a second, runtime-shaped trace of the same size and
+ * layout (threads c and c+4 share CPU c and take turns), whose threads require
+ * nosv 2.7.0 and mpi 1.0.0: task types created once per process at start
+ * (VYc), MPI_Init once (MUi MUI), and the running thread of each CPU does
+ * nosv work every turn (idle changes VPr VPp, scheduler and submit pushes,
+ * tasks created with VTc and run with VTx/VTe, memory pushes, pauses VTp/VTr
+ * around a hungry pair or a nested task, a task body paused with VTp before
+ * the thread stops running and resumed with VTr when it runs again) and MPI
+ * calls inside and outside tasks; every stack is empty before OHe. The
+ * trace is first emulated once, untimed, with --lint (a failure stops the
+ * benchmark with weft's message), then timed as above; the last line is
+ * `emu/read ratio (runtime models): R`. The first trace is removed before the
+ * second is written (unless -k), so the disk use stays that of one trace.
+ *
  * Usage: bench_emu [-n EVENTS] [-r RUNS] [-k]   (default 10000000, 5; -k keeps the dir)
  */
 #include <errno.h>
@@ -89,7 +103,7 @@ static void emit_mark(int t, const char *mcv, int64_t value, int32_t type)
 	emit(t, mcv, p, 12);
 }
 
-static void write_json(const char *dir, int tid)
+static void write_json(const char *dir, int tid, int runtime)
 {
 	char path[1024];
 	snprintf(path, sizeof path, "%s/stream.json", dir);
@@ -98,10 +112,15 @@ static void write_json(const char *dir, int tid)
 		die(path);
 	fprintf(f, "{\"version\": 3, \"ovni\": {\"lib\": {\"version\": \"1.14.0\", \"commit\": "
 		"\"bench\"}, \"part\": \"thread\", \"tid\": %d, \"pid\": %d, \"loom\": \"bench\", "
-		"\"app_id\": 1, \"require\": {\"ovni\": \"1.1.0\"}, \"mark\": {\"1\": {\"title\": "
-		"\"Phase\", \"chan_type\": \"stack\", \"labels\": {\"1\": \"outer\", \"2\": "
-		"\"inner\"}}, \"2\": {\"title\": \"Iteration\", \"chan_type\": \"single\"}}, "
-		"\"loom_cpus\": [", tid, PID);
+		"\"app_id\": 1, ", tid, PID);
+	if (runtime)
+		fprintf(f, "\"require\": {\"ovni\": \"1.1.0\", \"nosv\": \"2.7.0\", "
+			"\"mpi\": \"1.0.0\"}, ");
+	else
+		fprintf(f, "\"require\": {\"ovni\": \"1.1.0\"}, \"mark\": {\"1\": {\"title\": "
+			"\"Phase\", \"chan_type\": \"stack\", \"labels\": {\"1\": \"outer\", \"2\": "
+			"\"inner\"}}, \"2\": {\"title\": \"Iteration\", \"chan_type\": \"single\"}}, ");
+	fprintf(f, "\"loom_cpus\": [");
 	for (int c = 0; c < NCPUS; c++)
 		fprintf(f, "%s{\"index\": %d, \"phyid\": %d}", c ? ", " : "", c, c);
 	fprintf(f, "], \"finished\": 1}}");
@@ -109,9 +128,13 @@ static void write_json(const char *dir, int tid)
 		die(path);
 }
 
-static void make_trace(const char *root, uint64_t want)
+/* Creates the loom/proc/thread directories and the stream files of a trace. */
+static void open_streams(const char *root, int runtime)
 {
 	char dir[512];
+	total = 0;
+	gclock = 1000;
+	memset(ws, 0, sizeof ws);
 	snprintf(dir, sizeof dir, "%s/loom.bench", root);
 	if (mkdir(dir, 0777) != 0)
 		die(dir);
@@ -122,7 +145,7 @@ static void make_trace(const char *root, uint64_t want)
 		snprintf(dir, sizeof dir, "%s/loom.bench/proc.%d/thread.%d", root, PID, PID + t);
 		if (mkdir(dir, 0777) != 0)
 			die(dir);
-		write_json(dir, PID + t);
+		write_json(dir, PID + t, runtime);
 		char path[1024];
 		snprintf(path, sizeof path, "%s/stream.obs", dir);
 		ws[t].f = fopen(path, "wb");
@@ -135,6 +158,18 @@ static void make_trace(const char *root, uint64_t want)
 		if (fwrite(hdr, 1, sizeof hdr, ws[t].f) != sizeof hdr)
 			die(path);
 	}
+}
+
+static void close_streams(void)
+{
+	for (int t = 0; t < NTHREADS; t++)
+		if (fclose(ws[t].f) != 0)
+			die("close");
+}
+
+static void make_trace(const char *root, uint64_t want)
+{
+	open_streams(root, 0);
 	/* Start: thread c runs on CPU c; thread c+4 starts on the vCPU, cools,
 	 * moves to CPU c and pauses there. */
 	for (int c = 0; c < NCPUS; c++) {
@@ -183,9 +218,201 @@ static void make_trace(const char *root, uint64_t want)
 		emit0(o, "OHr");
 		emit0(o, "OHe");
 	}
-	for (int t = 0; t < NTHREADS; t++)
-		if (fclose(ws[t].f) != 0)
-			die("close");
+	close_streams();
+}
+
+/* ---- The runtime-shaped trace (nosv + mpi) ---- */
+
+#define NTYPES 4
+
+static const char *const type_label[NTYPES] = { "compute", "halo exchange", "reduce",
+	"checkpoint io" };
+
+/* MPI calls the tasks and the threads make, in turn (never nested). */
+static const char *const mpi_call[][2] = {
+	{ "MS[", "MS]" }, { "MR[", "MR]" }, { "Ms[", "Ms]" }, { "Mr[", "Mr]" },
+	{ "MW[", "MW]" }, { "MAr", "MAR" },
+};
+#define NMPI (sizeof mpi_call / sizeof mpi_call[0])
+
+static uint32_t next_task = 1;
+static uint32_t paused_task[NTHREADS]; /* body paused across a stop, 0 = none */
+static int worker[NTHREADS];           /* VHw pushed */
+static unsigned mpi_next[NTHREADS];
+
+static void emit_jumbo(int t, const char *mcv, const void *data, uint32_t size)
+{
+	uint8_t h[WEFT_EV_HEADER_SIZE + WEFT_EV_JUMBO_SIZE_FIELD];
+	h[WEFT_EV_OFF_FLAGS] = WEFT_EV_FLAG_JUMBO | WEFT_EV_JUMBO_NIBBLE;
+	memcpy(h + WEFT_EV_OFF_MODEL, mcv, 3);
+	weft_store_u64(h + WEFT_EV_OFF_CLOCK, gclock++);
+	weft_store_u32(h + WEFT_EV_OFF_PAYLOAD, size);
+	if (fwrite(h, 1, sizeof h, ws[t].f) != sizeof h || fwrite(data, 1, size, ws[t].f) != size)
+		die("write");
+	ws[t].nevents++;
+	total++;
+}
+
+static void emit_type(int t, uint32_t typeid, const char *label)
+{
+	uint8_t d[64];
+	size_t len = strlen(label) + 1;
+	weft_store_u32(d, typeid);
+	memcpy(d + 4, label, len);
+	emit_jumbo(t, "VYc", d, (uint32_t) (4 + len));
+}
+
+/* VTc/VTx/VTe/VTp/VTr: u32 task id, u32 type id (VTc) or body id (0: not parallel). */
+static void emit_task(int t, const char *mcv, uint32_t task, uint32_t arg)
+{
+	uint8_t p[8];
+	weft_store_u32(p, task);
+	weft_store_u32(p + 4, arg);
+	emit(t, mcv, p, 8);
+}
+
+/* Creates a task of the given type inside a submit push; returns its id. */
+static uint32_t rt_submit(int t, uint32_t type)
+{
+	uint32_t id = next_task++;
+	emit0(t, "VU[");
+	emit_task(t, "VTc", id, type);
+	emit0(t, "VU]");
+	return id;
+}
+
+static void rt_mpi(int t)
+{
+	unsigned k = mpi_next[t]++ % NMPI;
+	emit0(t, mpi_call[k][0]);
+	emit0(t, mpi_call[k][1]);
+}
+
+/* A thread that just started running (Running): the worker push on its first
+ * run, and the body it paused when it stopped: resumed, a call, ended. */
+static void rt_start_running(int t)
+{
+	if (!worker[t]) {
+		emit0(t, "VHw");
+		worker[t] = 1;
+	}
+	if (paused_task[t] != 0) {
+		emit_task(t, "VTr", paused_task[t], 0);
+		rt_mpi(t);
+		emit_task(t, "VTe", paused_task[t], 0);
+		paused_task[t] = 0;
+	}
+}
+
+/* One turn of the running thread t; may leave a paused task body. */
+static void rt_work(int t, uint64_t turn)
+{
+	/* idle: resting, then progressing again (the state starts at progressing) */
+	emit0(t, "VPr");
+	emit0(t, "VPp");
+	emit0(t, "VS[");
+	emit0(t, "VS]");
+	uint32_t id = rt_submit(t, (uint32_t) (turn % NTYPES) + 1);
+	emit_task(t, "VTx", id, 0);
+	emit0(t, "VMa");
+	emit0(t, "VMA");
+	rt_mpi(t);
+	if (turn % 4 == 0) {
+		/* the task waits: paused around a hungry pair */
+		emit_task(t, "VTp", id, 0);
+		emit0(t, "VSh");
+		emit0(t, "VSf");
+		emit_task(t, "VTr", id, 0);
+	} else if (turn % 8 == 1) {
+		/* a nested task runs while the outer body is paused */
+		uint32_t in = rt_submit(t, (uint32_t) ((turn + 1) % NTYPES) + 1);
+		emit_task(t, "VTp", id, 0);
+		emit_task(t, "VTx", in, 0);
+		rt_mpi(t);
+		emit_task(t, "VTe", in, 0);
+		emit_task(t, "VTr", id, 0);
+	}
+	emit_task(t, "VTe", id, 0);
+	if (turn % 2 == 0) {
+		emit0(t, "MCb");
+		emit0(t, "MCB");
+	}
+	if (turn % 64 == 0) {
+		emit0(t, "OF[");
+		emit0(t, "OF]");
+	}
+	if (turn % 3 == 2) {
+		/* a task still running when the thread stops: its body is paused,
+		 * and the thread resumes it when it runs again */
+		uint32_t p = rt_submit(t, 1);
+		emit_task(t, "VTx", p, 0);
+		emit0(t, "VMf");
+		emit0(t, "VMF");
+		emit_task(t, "VTp", p, 0);
+		paused_task[t] = p;
+	}
+}
+
+/* The running thread t ends: pending body, worker pop, MPI_Finalize (thread 0), OHe. */
+static void rt_end(int t)
+{
+	rt_start_running(t);
+	if (t == 0) {
+		emit0(t, "MUf");
+		emit0(t, "MUF");
+	}
+	emit0(t, "VHW");
+	emit0(t, "OHe");
+}
+
+static void make_rt_trace(const char *root, uint64_t want)
+{
+	open_streams(root, 1);
+	next_task = 1;
+	memset(paused_task, 0, sizeof paused_task);
+	memset(worker, 0, sizeof worker);
+	memset(mpi_next, 0, sizeof mpi_next);
+	for (int c = 0; c < NCPUS; c++) {
+		int a = c, b = c + NCPUS;
+		emit_cpu(a, "OHx", c);
+		if (c == 0) {
+			/* once per process: MPI_Init and the task types */
+			emit0(a, "MUi");
+			emit0(a, "MUI");
+			for (uint32_t k = 0; k < NTYPES; k++)
+				emit_type(a, k + 1, type_label[k]);
+		}
+		rt_start_running(a);
+		emit_cpu(b, "OHx", -1);
+		emit0(b, "OHc");
+		emit_cpu(b, "OAs", c);
+		emit0(b, "OHp");
+	}
+	int run[NCPUS];
+	for (int c = 0; c < NCPUS; c++)
+		run[c] = c;
+	uint64_t turn = 0;
+	while (total < want) {
+		for (int c = 0; c < NCPUS; c++) {
+			int r = run[c], o = r == c ? c + NCPUS : c;
+			rt_work(r, turn + (uint64_t) c);
+			emit0(r, "OHc");
+			emit0(r, "OHp");
+			emit0(o, "OHw");
+			emit0(o, "OHr");
+			rt_start_running(o);
+			run[c] = o;
+		}
+		turn++;
+	}
+	for (int c = 0; c < NCPUS; c++) {
+		int r = run[c], o = r == c ? c + NCPUS : c;
+		rt_end(r);
+		emit0(o, "OHw");
+		emit0(o, "OHr");
+		rt_end(o);
+	}
+	close_streams();
 }
 
 static double now_s(void)
