@@ -10,7 +10,7 @@
 #include "model.h"
 
 static const char usage[] =
-	"Usage: weft dump [-x] PATH\n"
+	"Usage: weft dump [-x] [--model FILE]... PATH\n"
 	"\n"
 	"Print every event of the trace at PATH (a trace directory, a directory inside\n"
 	"it, or one stream directory) in one global order by raw clock, one per line:\n"
@@ -22,6 +22,8 @@ static const char usage[] =
 	"Options:\n"
 	"  -x, --hex   print the payload bytes as :xx instead of decoding them\n"
 	"              (a jumbo event: its 4-byte size, then its data)\n"
+	"  --model FILE  also decode the events of the model FILE describes\n"
+	"              (repeatable; see docs/models.md)\n"
 	"  -h, --help  show this help\n"
 	"\n"
 	"Metadata problems are warnings; corrupt binary data stops the output after the\n"
@@ -189,7 +191,35 @@ int weft_cmd_dump(int argc, char **argv)
 	static const char *const longs[] = { "--hex" };
 	int set[1] = { 0 };
 	const char *path;
-	int r = cli_parse(argc, argv, "dump", usage, "x", longs, set, &path);
+	/* --model FILE (or --model=FILE) first: the rest are cli_parse's. */
+	char **args = calloc((size_t) argc + 1, sizeof *args);
+	if (args == NULL)
+		abort();
+	int nargs = 0;
+	char err[WEFT_ERR_MAX];
+	for (int i = 0; i < argc; i++) {
+		const char *file = NULL;
+		if (strcmp(argv[i], "--model") == 0) {
+			if (i + 1 == argc) {
+				fprintf(stderr, "weft dump: --model needs a FILE; run `weft dump --help`\n");
+				free(args);
+				return CLI_EXIT_USAGE;
+			}
+			file = argv[++i];
+		} else if (strncmp(argv[i], "--model=", 8) == 0) {
+			file = argv[i] + 8;
+		} else {
+			args[nargs++] = argv[i];
+			continue;
+		}
+		if (weft_models_add_file(file, err, sizeof err) != 0) {
+			fprintf(stderr, "weft dump: %s\n", err);
+			free(args);
+			return CLI_EXIT_TRACE;
+		}
+	}
+	int r = cli_parse(nargs, args, "dump", usage, "x", longs, set, &path);
+	free(args);
 	if (r == 1)
 		return CLI_EXIT_OK;
 	if (r != 0)

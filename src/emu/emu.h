@@ -204,6 +204,8 @@ struct emu_chan_info {
 	const struct emu_value_label *dyn;
 	size_t ndyn;
 	const char *model; /* the model's name */
+	int counter;    /* a counter family member: its index; -1 otherwise */
+	int dyn_values; /* its values are the task types (dyn) */
 };
 
 /* models: the enabled models, in model-byte order. */

@@ -41,6 +41,7 @@ struct last {
 };
 
 struct raw {
+	int64_t since; /* dclock of the last write (summary) */
 	int64_t val; /* single: value; stack: top */
 	int64_t *stack;
 	uint32_t depth; /* single: 0 null, 1 set; stack: depth */
@@ -61,6 +62,7 @@ struct chan {
 	uint8_t zero_ok;
 	int64_t fallback;
 	int bd;                /* an input of breakdown view bd - 1, or 0 */
+	size_t acc_first;      /* summary: first accumulator of its values, or SIZE_MAX */
 	uint8_t bd_role;       /* which input (breakdown.c) */
 };
 
@@ -150,6 +152,9 @@ struct emu {
 	struct raw *raw;    /* nthreads * nchans */
 	struct last *tview; /* nthreads * nchans */
 	struct last *cview; /* ncpus * nchans */
+	/* summary: time each labelled value was on top, per thread */
+	int64_t *acc;       /* nthreads * nacc */
+	size_t nacc;
 
 	struct map_ent *map;
 	size_t map_mask;
@@ -245,6 +250,23 @@ static inline const char *emu_cname(const struct emu *e, size_t c)
 {
 	const char *l = e->sys->cpus[c].label;
 	return l[0] == ' ' ? l + 1 : l;
+}
+
+/* summary.c: the time the value on top of a labelled channel held. */
+static inline void emu_acc(struct emu *e, size_t t, size_t ch, struct raw *R)
+{
+	const struct chan *C = &e->chans[ch];
+	if (C->acc_first != SIZE_MAX) {
+		if (R->depth > 0) {
+			for (size_t i = 0; i < C->info.nvalues; i++) {
+				if (C->info.values[i].value == R->val) {
+					e->acc[t * e->nacc + C->acc_first + i] += e->dclock - R->since;
+					break;
+				}
+			}
+		}
+		R->since = e->dclock;
+	}
 }
 
 /* threads.c */

@@ -295,6 +295,8 @@ static int add_model_chans(struct emu *e, size_t mi, size_t *chcap, char *err, s
 		c.info.name = d->name;
 		c.mark_type = -1;
 		c.counter = -1;
+		c.info.counter = -1;
+		c.info.dyn_values = d->values_from_types;
 		m->chan_of_desc[ci] = e->nchans;
 		if (d->family == EMU_FAMILY_MARK_TYPES) {
 			for (size_t k = 0; k < sys->nmarks; k++) {
@@ -320,6 +322,7 @@ static int add_model_chans(struct emu *e, size_t mi, size_t *chcap, char *err, s
 			for (size_t k = 0; k < m->ncounters; k++) {
 				c.kind = EMU_CHAN_SINGLE;
 				c.counter = (int32_t) k;
+				c.info.counter = (int) k;
 				c.info.prv_type = d->prv_type + (int) k;
 				c.info.thread_label = m->counter_names[k];
 				c.info.cpu_label = m->counter_names[k];
@@ -419,12 +422,22 @@ struct emu *emu_create(const struct emu_sys *sys, const struct emu_model_desc *c
 	for (size_t c = 0; c < nch; c++)
 		if (e->chans[c].desc->track != EMU_TRACK_ANY)
 			e->tracked[e->ntracked++] = c;
+	for (size_t c = 0; c < nch; c++) {
+		struct chan *C = &e->chans[c];
+		C->acc_first = SIZE_MAX;
+		if (C->info.values != NULL && C->info.nvalues > 0 && C->info.prv_type > 0 &&
+				C->mark_type < 0) {
+			C->acc_first = e->nacc;
+			e->nacc += C->info.nvalues;
+		}
+	}
+	e->acc = calloc(nt * e->nacc + 1, sizeof *e->acc);
 	e->thr = calloc(nt + 1, sizeof *e->thr);
 	e->cpu = calloc(nc + 1, sizeof *e->cpu);
 	e->raw = calloc(nt * nch + 1, sizeof *e->raw);
 	e->tview = calloc(nt * nch + 1, sizeof *e->tview);
 	e->cview = calloc(nc * nch + 1, sizeof *e->cview);
-	if (!e->thr || !e->cpu || !e->raw || !e->tview || !e->cview)
+	if (!e->thr || !e->cpu || !e->raw || !e->tview || !e->cview || !e->acc)
 		goto oom;
 	for (size_t t = 0; t < nt; t++) {
 		const struct emu_sys_thread *st = &sys->threads[t];
@@ -495,6 +508,7 @@ void emu_destroy(struct emu *e)
 	free(e->raw);
 	free(e->tview);
 	free(e->cview);
+	free(e->acc);
 	free(e->map);
 	free(e->q);
 	for (size_t f = 0; f < EMU_MAX_VIEWS; f++) {
@@ -631,6 +645,7 @@ int emu_raw_write(struct emu *e, size_t t, size_t ch, enum emu_op op, int64_t v,
 	struct raw *R = &e->raw[t * e->nchans + ch];
 	if (R->stamp == e->seq)
 		return emu_fail(e, "%s of thread %s written twice in one event", WHAT, emu_tname(e, t));
+	emu_acc(e, t, ch, R);
 	int kind;
 	switch (op) {
 	case EMU_OP_SET:

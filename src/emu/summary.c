@@ -6,8 +6,54 @@
 
 #include "emu_internal.h"
 
-/* ---- summary ---- */
-
+/* Per model, for each labelled channel: the share of the run each value
+ * held on each thread (the three largest), e.g. time per subsystem. */
+static void model_shares(const struct emu *e, FILE *out)
+{
+	int64_t end = e->duration;
+	if (end <= 0)
+		return;
+	for (size_t c = 0; c < e->nchans; c++) {
+		const struct chan *C = &e->chans[c];
+		if (C->acc_first == SIZE_MAX)
+			continue;
+		int header = 0;
+		for (size_t t = 0; t < e->nthreads; t++) {
+			const struct raw *R = &e->raw[t * e->nchans + c];
+			size_t n = C->info.nvalues;
+			int64_t tot[64];
+			if (n > 64)
+				n = 64;
+			int any = 0;
+			for (size_t i = 0; i < n; i++) {
+				tot[i] = e->acc[t * e->nacc + C->acc_first + i];
+				if (R->depth > 0 && C->info.values[i].value == R->val && end > R->since)
+					tot[i] += end - R->since;
+				any |= tot[i] > 0;
+			}
+			if (!any)
+				continue;
+			if (!header) {
+				fprintf(out, "%s %s: share of the run per thread\n", C->info.model,
+						C->info.name);
+				header = 1;
+			}
+			fprintf(out, "  %-22s", e->sys->threads[t].label);
+			for (int k = 0; k < 3; k++) {
+				size_t best = SIZE_MAX;
+				for (size_t i = 0; i < n; i++)
+					if (tot[i] > 0 && (best == SIZE_MAX || tot[i] > tot[best]))
+						best = i;
+				if (best == SIZE_MAX)
+					break;
+				fprintf(out, "  %s %.1f%%", C->info.values[best].label,
+						100.0 * (double) tot[best] / (double) end);
+				tot[best] = 0;
+			}
+			fputc('\n', out);
+		}
+	}
+}
 
 void emu_summary(const struct emu *e, FILE *out)
 {
@@ -39,5 +85,5 @@ void emu_summary(const struct emu *e, FILE *out)
 		fprintf(out, "%-24s %13.2f%%\n", e->sys->cpus[c].label[0] == ' ' ?
 				e->sys->cpus[c].label + 1 : e->sys->cpus[c].label, frac);
 	}
+	model_shares(e, out);
 }
-
