@@ -248,6 +248,10 @@ int emu_view_values(const struct emu *e, size_t view, const struct emu_value_lab
 /* The row label of a breakdown view's slot. */
 void emu_view_row_label(const struct emu *e, size_t view, size_t row, char *buf, size_t len);
 
+/* The Paraver value of a task type with this label: Jenkins' lookup2 hash of
+ * the label, + 666, the low 31 bits, at least 1000 (tasks.c). */
+int64_t emu_type_gid_of(const char *label);
+
 /* Per thread, time in each state; per CPU, the fraction of the duration
  * during which a thread was running on it. */
 void emu_summary(const struct emu *e, FILE *out);

@@ -128,6 +128,11 @@ int64_t emu_type_gid(const char *label, size_t len)
 	return gid;
 }
 
+int64_t emu_type_gid_of(const char *label)
+{
+	return emu_type_gid(label, strlen(label));
+}
+
 /* ---- state ---- */
 
 int emu_tasks_create(struct emu *e, struct model_rt *m)
