@@ -456,11 +456,16 @@ static double read_pass(const char *trace, uint64_t *n, int batch)
 	return dt;
 }
 
-static double emu_pass(const char *weft, const char *trace, const char *out)
+/* Runs `weft emu --paraver -q -o out trace` (plus --lint if lint); returns
+ * 0 when it exited 0. weft's messages go to our stderr. */
+static int emu_run(const char *weft, const char *trace, const char *out, int lint)
 {
 	char *argv[] = { (char *) weft, "emu", "--paraver", "-q", "-o", (char *) out,
-		(char *) trace, NULL };
-	double t0 = now_s();
+		(char *) trace, NULL, NULL };
+	if (lint) {
+		argv[7] = argv[6];
+		argv[6] = "--lint";
+	}
 	pid_t pid;
 	int e = posix_spawn(&pid, weft, NULL, NULL, argv, environ);
 	if (e != 0) {
@@ -470,12 +475,19 @@ static double emu_pass(const char *weft, const char *trace, const char *out)
 	int st;
 	if (waitpid(pid, &st, 0) < 0)
 		die("waitpid");
-	double dt = now_s() - t0;
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
 		fprintf(stderr, "bench_emu: %s emu failed (status %d)\n", weft, st);
-		exit(1);
+		return 1;
 	}
-	return dt;
+	return 0;
+}
+
+static double emu_pass(const char *weft, const char *trace, const char *out)
+{
+	double t0 = now_s();
+	if (emu_run(weft, trace, out, 0) != 0)
+		exit(1);
+	return now_s() - t0;
 }
 
 static int cmp_double(const void *a, const void *b)
@@ -500,6 +512,45 @@ static int rm_one(const char *path, const struct stat *sb, int flag, struct FTW 
 	(void) flag;
 	(void) ftw;
 	return remove(path);
+}
+
+/* Times the read pass and `weft emu --paraver` on one trace (total events),
+ * prints best and median of each; returns the events/s of the faster read
+ * loop and of emu (best runs). */
+static void time_trace(const char *weft, const char *trace, const char *out, int runs,
+		const char *suffix, double *rread, double *remu)
+{
+	double *t_read = calloc((size_t) runs, sizeof *t_read);
+	double *t_batch = calloc((size_t) runs, sizeof *t_batch);
+	double *t_emu = calloc((size_t) runs, sizeof *t_emu);
+	if (!t_read || !t_batch || !t_emu)
+		die("calloc");
+	uint64_t nread = 0;
+	for (int i = 0; i < runs; i++) {
+		t_read[i] = read_pass(trace, &nread, 0);
+		t_batch[i] = read_pass(trace, &nread, 1);
+	}
+	for (int i = 0; i < runs; i++) {
+		/* Start from no output (deleted untimed), so a run is not charged
+		 * for truncating the files of the previous one. */
+		nftw(out, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+		t_emu[i] = emu_pass(weft, trace, out);
+	}
+	nftw(out, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	char what[128];
+	snprintf(what, sizeof what, "read (libweft, weft_next)%s", suffix);
+	double best_read = report(what, t_read, runs);
+	snprintf(what, sizeof what, "read (libweft, weft_next_batch)%s", suffix);
+	double best_batch = report(what, t_batch, runs);
+	snprintf(what, sizeof what, "emu (weft emu --paraver)%s", suffix);
+	double best_emu = report(what, t_emu, runs);
+	double rnext = (double) total / best_read, rbatch = (double) total / best_batch;
+	/* The ratio is taken against the faster of the two read loops. */
+	*rread = rnext > rbatch ? rnext : rbatch;
+	*remu = (double) total / best_emu;
+	free(t_read);
+	free(t_batch);
+	free(t_emu);
 }
 
 int main(int argc, char **argv)
@@ -547,38 +598,38 @@ int main(int argc, char **argv)
 	make_trace(trace, want);
 	printf("trace: %" PRIu64 " events, %d threads on %d CPUs, written in %.2f s\n", total,
 			NTHREADS, NCPUS, now_s() - t0);
+	double rread, remu;
+	time_trace(weft, trace, out, runs, "", &rread, &remu);
+	printf("emu/read ratio: %.3f\n", remu / rread);
+	if (!keep)
+		nftw(trace, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 
-	double *t_read = calloc((size_t) runs, sizeof *t_read);
-	double *t_batch = calloc((size_t) runs, sizeof *t_batch);
-	double *t_emu = calloc((size_t) runs, sizeof *t_emu);
-	if (!t_read || !t_batch || !t_emu)
-		die("calloc");
-	uint64_t nread = 0;
-	for (int i = 0; i < runs; i++) {
-		t_read[i] = read_pass(trace, &nread, 0);
-		t_batch[i] = read_pass(trace, &nread, 1);
-	}
-	for (int i = 0; i < runs; i++) {
-		/* Start from no output (deleted untimed), so a run is not charged
-		 * for truncating the files of the previous one. */
-		nftw(out, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-		t_emu[i] = emu_pass(weft, trace, out);
+	/* The runtime-shaped trace: same size, nosv and mpi events. */
+	char rtrace[256];
+	snprintf(rtrace, sizeof rtrace, "%s/rt-trace", root);
+	if (mkdir(rtrace, 0777) != 0)
+		die(rtrace);
+	t0 = now_s();
+	make_rt_trace(rtrace, want);
+	printf("runtime trace: %" PRIu64 " events (nosv tasks, subsystems, idle, pauses, mpi "
+			"calls; %" PRIu32 " tasks), %d threads on %d CPUs, written in %.2f s\n",
+			total, next_task - 1, NTHREADS, NCPUS, now_s() - t0);
+	/* Untimed check that the emulator accepts it, stacks empty at the end. */
+	if (emu_run(weft, rtrace, out, 1) != 0) {
+		fprintf(stderr, "bench_emu: %s emu --paraver refused the runtime trace (weft's "
+				"message above)%s%s\n", weft, keep ? "; kept: " : "; run with -k "
+				"to keep it", keep ? root : "");
+		if (!keep)
+			nftw(root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+		return 1;
 	}
 	nftw(out, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-	double best_read = report("read (libweft, weft_next)", t_read, runs);
-	double best_batch = report("read (libweft, weft_next_batch)", t_batch, runs);
-	double best_emu = report("emu (weft emu --paraver)", t_emu, runs);
-	double rnext = (double) total / best_read, rbatch = (double) total / best_batch;
-	double remu = (double) total / best_emu;
-	/* The ratio is taken against the faster of the two read loops. */
-	double rread = rnext > rbatch ? rnext : rbatch;
-	free(t_read);
-	free(t_batch);
-	free(t_emu);
+	double rt_read, rt_emu;
+	time_trace(weft, rtrace, out, runs, ", runtime models", &rt_read, &rt_emu);
 	if (keep)
 		printf("kept: %s\n", root);
 	else
 		nftw(root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
-	printf("emu/read ratio: %.3f\n", remu / rread);
+	printf("emu/read ratio (runtime models): %.3f\n", rt_emu / rt_read);
 	return 0;
 }

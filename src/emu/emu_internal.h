@@ -63,6 +63,7 @@ struct chan {
 	int64_t fallback;
 	int bd;                /* an input of breakdown view bd - 1, or 0 */
 	size_t acc_first;      /* summary: first accumulator of its values, or SIZE_MAX */
+	int8_t acc_lut[128];   /* value 0..127 -> index of its label + 1, 0: none or look */
 	uint8_t bd_role;       /* which input (breakdown.c) */
 };
 
@@ -258,10 +259,16 @@ static inline void emu_acc(struct emu *e, size_t t, size_t ch, struct raw *R)
 	const struct chan *C = &e->chans[ch];
 	if (C->acc_first != SIZE_MAX) {
 		if (R->depth > 0) {
-			for (size_t i = 0; i < C->info.nvalues; i++) {
-				if (C->info.values[i].value == R->val) {
-					e->acc[t * e->nacc + C->acc_first + i] += e->dclock - R->since;
-					break;
+			int64_t v = R->val;
+			if (v >= 0 && v < 128 && C->acc_lut[v] > 0) {
+				e->acc[t * e->nacc + C->acc_first + (size_t) C->acc_lut[v] - 1] +=
+					e->dclock - R->since;
+			} else {
+				for (size_t i = 0; i < C->info.nvalues; i++) {
+					if (C->info.values[i].value == v) {
+						e->acc[t * e->nacc + C->acc_first + i] += e->dclock - R->since;
+						break;
+					}
 				}
 			}
 		}

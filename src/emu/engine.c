@@ -429,6 +429,11 @@ struct emu *emu_create(const struct emu_sys *sys, const struct emu_model_desc *c
 				C->mark_type < 0) {
 			C->acc_first = e->nacc;
 			e->nacc += C->info.nvalues;
+			for (size_t i = 0; i < C->info.nvalues && i < 127; i++) {
+				int64_t v = C->info.values[i].value;
+				if (v >= 0 && v < 128 && C->acc_lut[v] == 0)
+					C->acc_lut[v] = (int8_t) (i + 1);
+			}
 		}
 	}
 	e->acc = calloc(nt * e->nacc + 1, sizeof *e->acc);

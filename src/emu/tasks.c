@@ -56,10 +56,20 @@ struct bstack {
 	size_t n, cap;
 };
 
+#define SLAB_TASKS 4096
+
+struct slab {
+	struct slab *next;
+	size_t used;
+	struct task t[SLAB_TASKS];
+};
+
 struct tasks_rt {
 	struct tlist *types;   /* per process */
-	struct task **tab;     /* hash of (proc, id) */
+	struct task **tab;     /* hash of (proc, id), chained */
 	size_t mask, count;
+	unsigned shift;        /* 64 - log2(mask + 1) */
+	struct slab *slabs;    /* the tasks, freed a slab at a time */
 	struct bstack *stacks; /* per thread */
 	struct task *ev_task;  /* the task of the current event */
 	uint64_t ev_seq;
@@ -146,6 +156,7 @@ int emu_tasks_create(struct emu *e, struct model_rt *m)
 	T->types = calloc(e->sys->nprocs + 1, sizeof *T->types);
 	T->stacks = calloc(e->nthreads + 1, sizeof *T->stacks);
 	T->mask = 255;
+	T->shift = 64 - 8;
 	T->tab = calloc(T->mask + 1, sizeof *T->tab);
 	if (T->types == NULL || T->stacks == NULL || T->tab == NULL)
 		return -1;
@@ -157,18 +168,16 @@ void emu_tasks_destroy(struct model_rt *m)
 	struct tasks_rt *T = m->tasks;
 	if (T == NULL)
 		return;
-	if (T->tab != NULL) {
-		for (size_t i = 0; i <= T->mask; i++) {
-			struct task *k = T->tab[i];
-			while (k != NULL) {
-				struct task *n = k->next;
-				for (size_t b = 0; b < k->npb; b++)
-					free(k->pb[b]);
-				free(k->pb);
-				free(k);
-				k = n;
-			}
+	for (struct slab *sl = T->slabs; sl != NULL;) {
+		struct slab *n = sl->next;
+		for (size_t i = 0; i < sl->used; i++) {
+			struct task *k = &sl->t[i];
+			for (size_t b = 0; b < k->npb; b++)
+				free(k->pb[b]);
+			free(k->pb);
 		}
+		free(sl);
+		sl = n;
 	}
 	free(T->tab);
 	if (T->types != NULL) {
@@ -189,15 +198,17 @@ void emu_tasks_destroy(struct model_rt *m)
 	m->tasks = NULL;
 }
 
-static size_t task_hash(size_t proc, uint32_t id, size_t mask)
+/* Fibonacci hashing: the top bits of the product, so that consecutive ids
+ * spread over the whole table. */
+static size_t task_hash(size_t proc, uint32_t id, unsigned shift)
 {
 	uint64_t x = ((uint64_t) proc << 32 | id) * UINT64_C(0x9e3779b97f4a7c15);
-	return (size_t) (x >> 32) & mask;
+	return (size_t) (x >> shift);
 }
 
 static struct task *task_find(const struct tasks_rt *T, size_t proc, uint32_t id)
 {
-	for (struct task *k = T->tab[task_hash(proc, id, T->mask)]; k != NULL; k = k->next)
+	for (struct task *k = T->tab[task_hash(proc, id, T->shift)]; k != NULL; k = k->next)
 		if (k->id == id && k->proc == proc)
 			return k;
 	return NULL;
@@ -205,8 +216,9 @@ static struct task *task_find(const struct tasks_rt *T, size_t proc, uint32_t id
 
 static int task_insert(struct tasks_rt *T, struct task *k)
 {
-	if (T->count + 1 > (T->mask + 1) / 2 * 3 / 2) {
+	if (T->count + 1 > T->mask + 1) {
 		size_t nm = T->mask * 2 + 1;
+		unsigned ns = T->shift - 1;
 		struct task **nt = calloc(nm + 1, sizeof *nt);
 		if (nt == NULL)
 			return -1;
@@ -214,7 +226,7 @@ static int task_insert(struct tasks_rt *T, struct task *k)
 			struct task *x = T->tab[i];
 			while (x != NULL) {
 				struct task *n = x->next;
-				size_t h = task_hash(x->proc, x->id, nm);
+				size_t h = task_hash(x->proc, x->id, ns);
 				x->next = nt[h];
 				nt[h] = x;
 				x = n;
@@ -223,8 +235,9 @@ static int task_insert(struct tasks_rt *T, struct task *k)
 		free(T->tab);
 		T->tab = nt;
 		T->mask = nm;
+		T->shift = ns;
 	}
-	size_t h = task_hash(k->proc, k->id, T->mask);
+	size_t h = task_hash(k->proc, k->id, T->shift);
 	k->next = T->tab[h];
 	T->tab[h] = k;
 	T->count++;
@@ -337,9 +350,16 @@ int emu_act_task_create(struct emu *e, size_t t, struct model_rt *m, const struc
 	if (ty == NULL)
 		return emu_fail(e, "task %" PRIu32 ": task type %" PRIu32 " does not exist in process %d",
 				id, type, e->thr[t].pid);
-	struct task *k = calloc(1, sizeof *k);
-	if (k == NULL)
-		return emu_fail(e, "out of memory");
+	if (T->slabs == NULL || T->slabs->used == SLAB_TASKS) {
+		struct slab *sl = malloc(sizeof *sl);
+		if (sl == NULL)
+			return emu_fail(e, "out of memory");
+		sl->used = 0;
+		sl->next = T->slabs;
+		T->slabs = sl;
+	}
+	struct task *k = &T->slabs->t[T->slabs->used++];
+	memset(k, 0, sizeof *k);
 	k->id = id;
 	k->proc = proc;
 	k->type = ty;
@@ -348,7 +368,7 @@ int emu_act_task_create(struct emu *e, size_t t, struct model_rt *m, const struc
 	k->b1.id = 1;
 	k->b1.task = k;
 	if (task_insert(T, k) != 0) {
-		free(k);
+		T->slabs->used--;
 		return emu_fail(e, "out of memory");
 	}
 	return 0;
@@ -453,30 +473,30 @@ int emu_act_task(struct emu *e, size_t t, struct model_rt *m, const struct emu_a
 	struct body *before = running(T, t);
 	struct body *b = body_find(k, bid);
 	char bname[64];
-	snprintf(bname, sizeof bname, "body %" PRIu32 " of task %" PRIu32, bid, id);
+#define BNAME (snprintf(bname, sizeof bname, "body %" PRIu32 " of task %" PRIu32, bid, id), bname)
 	if (a->task_op != EMU_TASK_EXECUTE) {
 		if (b == NULL)
-			return emu_fail(e, "cannot %s %s: it never ran", op_names[a->task_op], bname);
+			return emu_fail(e, "cannot %s %s: it never ran", op_names[a->task_op], BNAME);
 		if (s->n == 0 || s->v[s->n - 1] != b)
 			return emu_fail(e, "cannot %s %s: it is not the innermost body of thread %s",
-					op_names[a->task_op], bname, emu_tname(e, t));
+					op_names[a->task_op], BNAME, emu_tname(e, t));
 	}
 	char cls;
 	switch (a->task_op) {
 	case EMU_TASK_EXECUTE:
 		if (b != NULL && b->state == B_DEAD && !(k->flags & EMU_TF_RESURRECT))
 			return emu_fail(e, "cannot execute %s: it has ended and the task cannot run again",
-					bname);
+					BNAME);
 		if (b != NULL && b->state != B_DEAD && b->state != B_CREATED)
-			return emu_fail(e, "cannot execute %s: it is %s", bname, bstate_names[b->state]);
+			return emu_fail(e, "cannot execute %s: it is %s", BNAME, bstate_names[b->state]);
 		if (before != NULL) {
 			if (!(before->task->flags & EMU_TF_RELAX))
 				return emu_fail(e, "cannot execute %s over body %" PRIu32 " of task %" PRIu32
-						", which is running on thread %s", bname, before->id,
+						", which is running on thread %s", BNAME, before->id,
 						before->task->id, emu_tname(e, t));
 			if (!T->relax_warned)
 				emu_warn(e, t, "%s runs over body %" PRIu32 " of task %" PRIu32 " (nested "
-						"without a pause; warned once)", bname, before->id,
+						"without a pause; warned once)", BNAME, before->id,
 						before->task->id);
 			T->relax_warned = 1;
 		}
@@ -491,22 +511,22 @@ int emu_act_task(struct emu *e, size_t t, struct model_rt *m, const struct emu_a
 		break;
 	case EMU_TASK_END:
 		if (b->state != B_RUNNING)
-			return emu_fail(e, "cannot end %s: it is %s", bname, bstate_names[b->state]);
+			return emu_fail(e, "cannot end %s: it is %s", BNAME, bstate_names[b->state]);
 		b->state = B_DEAD;
 		s->n--;
 		cls = running(T, t) != NULL ? 'E' : 'e';
 		break;
 	case EMU_TASK_PAUSE:
 		if (!(k->flags & EMU_TF_PAUSE))
-			return emu_fail(e, "cannot pause %s: the task cannot be paused", bname);
+			return emu_fail(e, "cannot pause %s: the task cannot be paused", BNAME);
 		if (b->state != B_RUNNING)
-			return emu_fail(e, "cannot pause %s: it is %s", bname, bstate_names[b->state]);
+			return emu_fail(e, "cannot pause %s: it is %s", BNAME, bstate_names[b->state]);
 		b->state = B_PAUSED;
 		cls = 'p';
 		break;
 	default:
 		if (b->state != B_PAUSED)
-			return emu_fail(e, "cannot resume %s: it is %s", bname, bstate_names[b->state]);
+			return emu_fail(e, "cannot resume %s: it is %s", BNAME, bstate_names[b->state]);
 		b->state = B_RUNNING;
 		cls = 'r';
 		break;

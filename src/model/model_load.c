@@ -877,7 +877,7 @@ static int parse_pair(struct ld *L, const yaml_node_t *n)
 {
 	if (n->type != YAML_SEQUENCE_NODE || seq_len(n) != 4)
 		return bad(L, n, "a pair must be [ENTER, LEAVE, CHANNEL, VALUE]");
-	size_t ch;
+	size_t ch = 0;
 	int64_t val;
 	if (find_chan(L, seq_at(L, n, 2), &ch) != 0 ||
 			parse_int(L, seq_at(L, n, 3), "a pair's value", INT32_MIN, INT32_MAX, &val) != 0)
