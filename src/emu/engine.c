@@ -977,6 +977,13 @@ static int run_event(struct emu *e, size_t t)
 	return e->nbd ? emu_bd_commit(e) : 0;
 }
 
+__attribute__((noinline, cold))
+static void bd_save(const struct emu *e, size_t *nb)
+{
+	for (size_t b = 0; b < e->nbd; b++)
+		nb[b] = e->nprv[2 + b];
+}
+
 int emu_event(struct emu *e, const struct weft_event *ev)
 {
 	if (e->failed)
@@ -1004,10 +1011,12 @@ int emu_event(struct emu *e, const struct weft_event *ev)
 	e->qlen = 0;
 	/* Kept in registers (a 16-byte copy of nprv[] would load across two
 	 * 8-byte stores of the previous event and miss store forwarding). */
-	size_t n0 = e->nprv[0], n1 = e->nprv[1], ni = e->nirecs;
-	size_t nb[EMU_MAX_BD];
-	for (size_t b = 0; b < e->nbd; b++)
-		nb[b] = e->nprv[2 + b];
+	size_t n0 = e->nprv[0];
+	__asm__("" : "+r"(n0));
+	size_t n1 = e->nprv[1], ni = e->nirecs;
+	size_t nb[EMU_MAX_BD] = { 0 };
+	if (__builtin_expect(e->nbd != 0, 0))
+		bd_save(e, nb);
 	if (run_event(e, t) != 0) {
 		/* Nothing of a refused event is written; what came before is. */
 		e->nprv[0] = n0;
