@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * finish.c - the end of a run: each enabled model in model-byte order makes
- * its end checks (stacks that must be empty; for ovni, every thread dead)
+ * its end checks (stacks that must be empty; every thread dead, for ovni)
  * and completes the values known only at the end (task types for the PCF,
  * the breakdown labels). A run stopped by an error still gets the steps the
  * models make in that case, and its first error is kept.
@@ -88,7 +88,7 @@ int emu_finish(struct emu *e, int complete)
 			continue;
 		}
 		check_stacks(e, m, complete, &status);
-		if (m->desc->byte == 'O' && complete)
+		if (m->desc->end_threads_dead && complete)
 			check_dead(e, &status);
 	}
 	return status;

@@ -276,6 +276,8 @@ struct emu_model_desc {
 	int has_counters;
 	struct emu_counters_desc counters;
 	struct emu_breakdown_desc breakdown;
+	int always_enabled;    /* enabled whatever ovni.require says (ovni) */
+	int end_threads_dead;  /* at the end, every thread must be Dead (ovni) */
 	/* Built-in models: per-thread state of the hooks (bytes, zeroed). */
 	size_t thread_state_size;
 };

@@ -1096,7 +1096,8 @@ static int parse_guard(struct ld *L, const yaml_node_t *n)
 static int parse_model(struct ld *L, const yaml_node_t *root)
 {
 	static const char *const keys[] = { "weft-model", "name", "byte", "version", "title",
-		"guard", "channels", "events", "pairs", "tasks", "counters", "breakdown", NULL };
+		"guard", "channels", "events", "pairs", "tasks", "counters", "breakdown",
+		"always-enabled", "end-check", NULL };
 	if (root == NULL)
 		return bad(L, NULL, "the file is empty");
 	if (want_map(L, root, "a model description") != 0 ||
@@ -1142,6 +1143,16 @@ static int parse_model(struct ld *L, const yaml_node_t *root)
 	}
 	if ((v = get(L, root, "guard")) != NULL && parse_guard(L, v) != 0)
 		return -1;
+	if ((v = get(L, root, "always-enabled")) != NULL &&
+			parse_bool(L, v, "always-enabled", &m->always_enabled) != 0)
+		return -1;
+	if ((v = get(L, root, "end-check")) != NULL) {
+		static const char *const ends[] = { "none", "threads-dead", NULL };
+		int x;
+		if (parse_enum(L, v, "end-check", ends, &x) != 0)
+			return -1;
+		m->end_threads_dead = x == 1;
+	}
 	size_t nch = 0;
 	if ((v = get(L, root, "channels")) != NULL) {
 		if (want_seq(L, v, "channels") != 0)
