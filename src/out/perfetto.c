@@ -6,16 +6,38 @@
  *
  * Tracks: one process track per process; one thread track per thread (its
  * states as slices: Running, Paused, Cooling, Warming); under each thread,
- * one track per model channel it uses (flush, each mark type; stacks as
- * nested slices); one track per CPU (slices named after the running
- * thread). Event names are interned (sequence 1), so a slice costs about
- * 20 bytes. Times are the Paraver times (ns from the first event).
+ * one track per model channel it uses, from the raw channel writes:
+ *   - ovni's channels (flush, each mark type) under their PCF label, the
+ *     other models' under "<model> <channel>" ("nosv subsystem", "mpi
+ *     function"): a stack as nested slices (push opens a slice named by the
+ *     value's label, pop closes it), a single channel as one slice per value
+ *     (idle state); channels whose values have no label (task ids, ranks)
+ *     are left out;
+ *   - the task type channels (values from the task types: nosv and nanos6
+ *     "type", openmp "label"): the running task, a slice named by its type's
+ *     label;
+ *   - the counter families (nosv hardware counters): a counter track
+ *     "<model> <counter>" with each reported value.
+ * One track per CPU (slices named after the running thread), and under it,
+ * per single task type channel, "<model> <channel>": the task type of the
+ * CPU's running thread, as slices.
+ *
+ * The task types' labels are known only at the end (emu_chan_info.dyn), and
+ * an interned name must be defined before the packets that use it, so the
+ * slices of the task type tracks go to a side file (fixed-size records,
+ * unlinked at once, in the output directory) and are written after the rest
+ * of the trace at close, named by their labels then. Memory stays bounded:
+ * per (thread, channel) and per (CPU, channel) state only.
+ *
+ * Event names are interned (sequence 1), so a slice costs about 20 bytes.
+ * Times are the Paraver times (ns from the first event).
  *
  * Field numbers from google/perfetto protos/perfetto/trace: Trace.packet 1;
  * TracePacket timestamp 8, track_event 11, trusted_packet_sequence_id 10,
  * interned_data 12, sequence_flags 13, track_descriptor 60; TrackEvent type 9,
- * name_iid 10, track_uuid 11, name 23; TrackDescriptor uuid 1, name 2,
- * process 3, thread 4, parent_uuid 5; ProcessDescriptor pid 1,
+ * name_iid 10, track_uuid 11, name 23, counter_value 30 (type COUNTER 4);
+ * TrackDescriptor uuid 1, name 2, process 3, thread 4, parent_uuid 5,
+ * counter 8 (CounterDescriptor, empty); ProcessDescriptor pid 1,
  * process_name 6; ThreadDescriptor pid 1, tid 2, thread_name 5;
  * InternedData event_names 2; EventName iid 1, name 2.
  */
@@ -32,6 +54,31 @@
 #define PF_MAX_INTERNED 200000u
 #define SLICE_BEGIN 1
 #define SLICE_END 2
+#define COUNTER 4
+#define NO_VALUE INT64_MIN
+
+/* How a channel is shown. */
+enum {
+	MODE_SKIP = 0, /* values without labels */
+	MODE_SLICE,    /* slices named by the value's label */
+	MODE_DYN,      /* slices named by a task type's label, via the side file */
+	MODE_COUNTER,  /* a counter track */
+};
+
+/* A slice of a task type track, waiting for the labels (side file). */
+struct side_rec {
+	int64_t ts;
+	uint64_t track;
+	int64_t value;
+	int32_t chan;
+	int32_t type;
+};
+
+/* A task type channel's labels at close, sorted by value. */
+struct dyn_name {
+	int64_t value;
+	const char *label;
+};
 
 struct pbuf {
 	uint8_t *p;
@@ -65,7 +112,17 @@ struct perfetto {
 	uint8_t *cpu_open;  /* per CPU: a slice is open */
 	uint32_t *depth;    /* per thread * chan: open slices */
 	uint8_t *declared;  /* per thread * chan: track declared */
-	uint64_t uuid_proc, uuid_thread, uuid_cpu, uuid_chan;
+	uint8_t *mode;      /* per chan: MODE_* */
+	int *task_of_chan;  /* per chan: its index among the CPU task channels, -1 */
+	size_t ntask;       /* single task type channels (shown per CPU too) */
+	size_t *task_chan;  /* their channel indices */
+	int64_t *tcur;      /* per thread * task chan: raw value, NO_VALUE */
+	int64_t *copen;     /* per CPU * task chan: open slice's value, NO_VALUE */
+	uint8_t *cdeclared; /* per CPU * task chan: track declared */
+	int64_t *rsel;      /* per CPU: running thread, -1 */
+	int64_t *cpu_of;    /* per thread: the CPU it is the running thread of, -1 */
+	FILE *side;         /* task type slices, written at close */
+	uint64_t uuid_proc, uuid_thread, uuid_cpu, uuid_chan, uuid_ctask;
 	int64_t last_ts;
 };
 
@@ -304,7 +361,7 @@ static int pf_slice(struct perfetto *pf, int64_t ts, uint64_t track, int type, c
 	return 0;
 }
 
-/* A track descriptor: kind 0 generic, 1 process, 2 thread. */
+/* A track descriptor: kind 0 generic, 1 process, 2 thread, 3 counter. */
 static int pf_track(struct perfetto *pf, uint64_t uuid, uint64_t parent, const char *name,
 		int kind, int pid, int tid, int first)
 {
@@ -327,8 +384,27 @@ static int pf_track(struct perfetto *pf, uint64_t uuid, uint64_t parent, const c
 		r |= pb_bytes(m, 4, s->p, s->len);
 	} else {
 		r |= pb_str(m, 2, name);
+		if (kind == 3)
+			r |= pb_bytes(m, 8, "", 0);
 	}
 	r |= pb_bytes(p, 60, m->p, m->len);
+	if (r != 0)
+		return -1;
+	pf_packet(pf);
+	return 0;
+}
+
+/* A COUNTER event: value on a counter track. */
+static int pf_counter(struct perfetto *pf, int64_t ts, uint64_t track, int64_t value)
+{
+	struct pbuf *p = &pf->pkt, *m = &pf->msg;
+	p->len = m->len = 0;
+	int r = pb_uint(p, 8, (uint64_t) (ts < 0 ? 0 : ts));
+	r |= pb_uint(p, 10, PF_SEQ);
+	r |= pb_uint(m, 9, COUNTER);
+	r |= pb_uint(m, 11, track);
+	r |= pb_uint(m, 30, (uint64_t) value);
+	r |= pb_bytes(p, 11, m->p, m->len);
 	if (r != 0)
 		return -1;
 	pf_packet(pf);
@@ -363,6 +439,17 @@ static const char *value_name(const struct emu_chan_info *c, int64_t v, char *bu
 	return buf;
 }
 
+/* The track name of a channel: ovni's (flush, marks) by their PCF label,
+ * the others by model and channel (counters: model and counter name). */
+static const char *chan_name(const struct emu_chan_info *c, char *buf, size_t len)
+{
+	if (c->model != NULL && strcmp(c->model, "ovni") == 0 && c->thread_label != NULL)
+		return c->thread_label;
+	snprintf(buf, len, "%s %s", c->model ? c->model : "?",
+			c->counter >= 0 && c->thread_label ? c->thread_label : c->name);
+	return buf;
+}
+
 static int chan_track(struct perfetto *pf, size_t t, size_t ch)
 {
 	size_t k = t * pf->nchans + ch;
@@ -370,7 +457,57 @@ static int chan_track(struct perfetto *pf, size_t t, size_t ch)
 		return 0;
 	pf->declared[k] = 1;
 	const struct emu_chan_info *c = emu_chan_at(pf->emu, ch);
-	return pf_track(pf, chan_uuid(pf, t, ch), thread_uuid(pf, t), c->thread_label, 0, 0, 0, 0);
+	char buf[2 * EMU_LABEL_MAX + 128];
+	return pf_track(pf, chan_uuid(pf, t, ch), thread_uuid(pf, t), chan_name(c, buf, sizeof buf),
+			pf->mode[ch] == MODE_COUNTER ? 3 : 0, 0, 0, 0);
+}
+
+/* A slice event of a task type track, kept for close. */
+static int side_slice(struct perfetto *pf, int64_t ts, uint64_t track, int type, size_t ch,
+		int64_t value)
+{
+	struct side_rec s = { ts, track, value, (int32_t) ch, type };
+	if (fwrite(&s, sizeof s, 1, pf->side) != 1 && !pf->werr)
+		pf->werr = errno ? errno : EIO;
+	return 0;
+}
+
+static uint64_t ctask_uuid(const struct perfetto *pf, size_t c, size_t k)
+{
+	return pf->uuid_ctask + c * pf->ntask + k;
+}
+
+/* The CPU task track of CPU c, task channel k: now showing the task type
+ * of its running thread (closes the open slice, opens the new one). */
+static int cpu_task(struct perfetto *pf, int64_t ts, size_t c, size_t k)
+{
+	size_t i = c * pf->ntask + k;
+	int64_t t = pf->rsel[c];
+	int64_t v = t >= 0 ? pf->tcur[(size_t) t * pf->ntask + k] : NO_VALUE;
+	uint64_t u = ctask_uuid(pf, c, k);
+	if (pf->copen[i] != NO_VALUE)
+		side_slice(pf, ts, u, SLICE_END, pf->task_chan[k], pf->copen[i]);
+	pf->copen[i] = v;
+	if (v == NO_VALUE)
+		return 0;
+	if (!pf->cdeclared[i]) {
+		const struct emu_chan_info *ci = emu_chan_at(pf->emu, pf->task_chan[k]);
+		char buf[2 * EMU_LABEL_MAX + 128];
+		pf->cdeclared[i] = 1;
+		if (pf_track(pf, u, pf->uuid_cpu + c, chan_name(ci, buf, sizeof buf), 0, 0, 0, 0) != 0)
+			return -1;
+	}
+	return side_slice(pf, ts, u, SLICE_BEGIN, pf->task_chan[k], v);
+}
+
+static int slice(struct perfetto *pf, int dyn, int64_t ts, uint64_t u, int type, size_t ch,
+		int64_t v)
+{
+	if (dyn)
+		return side_slice(pf, ts, u, type, ch, v);
+	char buf[32];
+	return pf_slice(pf, ts, u, type,
+			type == SLICE_BEGIN ? value_name(emu_chan_at(pf->emu, ch), v, buf, sizeof buf) : NULL);
 }
 
 static int raw_rec(struct perfetto *pf, int64_t ts, const struct emu_rec *r)
@@ -380,33 +517,57 @@ static int raw_rec(struct perfetto *pf, int64_t ts, const struct emu_rec *r)
 	size_t ch = (size_t) pf->chan_of_type[r->type];
 	size_t t = r->row;
 	size_t k = t * pf->nchans + ch;
-	const struct emu_chan_info *c = emu_chan_at(pf->emu, ch);
-	char buf[32];
+	int mode = pf->mode[ch], dyn = mode == MODE_DYN;
+	if (mode == MODE_SKIP || t >= pf->sys->nthreads)
+		return 0;
 	if (chan_track(pf, t, ch) != 0)
 		return -1;
 	uint64_t u = chan_uuid(pf, t, ch);
+	if (mode == MODE_COUNTER)
+		return r->kind == EMU_REC_RAW_SET && !r->isnull ? pf_counter(pf, ts, u, r->value) : 0;
 	switch (r->kind) {
 	case EMU_REC_RAW_SET:
 		if (pf->depth[k] > 0) {
-			if (pf_slice(pf, ts, u, SLICE_END, NULL) != 0)
+			if (slice(pf, dyn, ts, u, SLICE_END, ch, 0) != 0)
 				return -1;
 			pf->depth[k] = 0;
 		}
 		if (!r->isnull) {
-			if (pf_slice(pf, ts, u, SLICE_BEGIN, value_name(c, r->value, buf, sizeof buf)))
+			if (slice(pf, dyn, ts, u, SLICE_BEGIN, ch, r->value) != 0)
 				return -1;
 			pf->depth[k] = 1;
+		}
+		if (pf->task_of_chan[ch] >= 0) {
+			size_t tk = (size_t) pf->task_of_chan[ch];
+			pf->tcur[t * pf->ntask + tk] = r->isnull ? NO_VALUE : r->value;
+			if (pf->cpu_of[t] >= 0)
+				return cpu_task(pf, ts, (size_t) pf->cpu_of[t], tk);
 		}
 		return 0;
 	case EMU_REC_RAW_PUSH:
 		pf->depth[k]++;
-		return pf_slice(pf, ts, u, SLICE_BEGIN, value_name(c, r->value, buf, sizeof buf));
+		return slice(pf, dyn, ts, u, SLICE_BEGIN, ch, r->value);
 	default:
 		if (pf->depth[k] == 0)
 			return 0;
 		pf->depth[k]--;
-		return pf_slice(pf, ts, u, SLICE_END, NULL);
+		return slice(pf, dyn, ts, u, SLICE_END, ch, 0);
 	}
+}
+
+/* CPU c's running thread is now t (-1: none). */
+static int rsel_rec(struct perfetto *pf, int64_t ts, size_t c, int64_t t)
+{
+	int64_t old = pf->rsel[c];
+	if (old >= 0 && pf->cpu_of[old] == (int64_t) c)
+		pf->cpu_of[old] = -1;
+	pf->rsel[c] = t;
+	if (t >= 0)
+		pf->cpu_of[t] = (int64_t) c;
+	int r = 0;
+	for (size_t k = 0; k < pf->ntask; k++)
+		r |= cpu_task(pf, ts, c, k);
+	return r;
 }
 
 static int perfetto_records(void *self, const struct emu_batch *b, char *err, size_t errlen)
@@ -444,6 +605,8 @@ static int perfetto_records(void *self, const struct emu_batch *b, char *err, si
 				r |= pf_slice(pf, x->time, u, SLICE_BEGIN, pf->sys->threads[x->value].label);
 				pf->cpu_open[x->row] = 1;
 			}
+			if (x->value < (int64_t) pf->sys->nthreads)
+				r |= rsel_rec(pf, x->time, x->row, x->value);
 		} else if (x->kind >= EMU_REC_RAW_SET) {
 			r |= raw_rec(pf, x->time, x);
 		}
@@ -474,7 +637,96 @@ static void pf_free(struct perfetto *pf)
 	free(pf->cpu_open);
 	free(pf->depth);
 	free(pf->declared);
+	free(pf->mode);
+	free(pf->task_of_chan);
+	free(pf->task_chan);
+	free(pf->tcur);
+	free(pf->copen);
+	free(pf->cdeclared);
+	free(pf->rsel);
+	free(pf->cpu_of);
+	if (pf->side != NULL)
+		fclose(pf->side);
 	free(pf);
+}
+
+static int cmp_dyn_name(const void *a, const void *b)
+{
+	const struct dyn_name *x = a, *y = b;
+	return x->value < y->value ? -1 : x->value > y->value;
+}
+
+/* The label of a task type channel's value: its task type, else a static
+ * value label, else "<channel> <value>". */
+static const char *dyn_label(const struct emu_chan_info *c, const struct dyn_name *names,
+		size_t n, int64_t v, char *buf, size_t len)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (names[mid].value == v)
+			return names[mid].label;
+		if (names[mid].value < v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	for (size_t i = 0; i < c->nvalues && c->values != NULL; i++)
+		if (c->values[i].value == v)
+			return c->values[i].label;
+	snprintf(buf, len, "%s %" PRId64, c->name, v);
+	return buf;
+}
+
+/* Writes the task type slices kept in the side file, named now that the
+ * task types are known. */
+static int side_replay(struct perfetto *pf)
+{
+	if (fflush(pf->side) != 0 || fseek(pf->side, 0, SEEK_SET) != 0) {
+		if (!pf->werr)
+			pf->werr = errno ? errno : EIO;
+		return 0;
+	}
+	/* Per task type channel, its task types sorted by value. */
+	struct dyn_name **names = calloc(pf->nchans + 1, sizeof *names);
+	size_t *nn = calloc(pf->nchans + 1, sizeof *nn);
+	int r = names == NULL || nn == NULL ? -1 : 0;
+	for (size_t ch = 0; ch < pf->nchans && r == 0; ch++) {
+		const struct emu_chan_info *c = emu_chan_at(pf->emu, ch);
+		if (pf->mode[ch] != MODE_DYN || c->dyn == NULL || c->ndyn == 0)
+			continue;
+		names[ch] = malloc(c->ndyn * sizeof **names);
+		if (names[ch] == NULL) {
+			r = -1;
+			break;
+		}
+		for (size_t i = 0; i < c->ndyn; i++)
+			names[ch][i] = (struct dyn_name) { c->dyn[i].value, c->dyn[i].label };
+		nn[ch] = c->ndyn;
+		qsort(names[ch], nn[ch], sizeof **names, cmp_dyn_name);
+	}
+	struct side_rec recs[512];
+	size_t n;
+	while (r == 0 && (n = fread(recs, sizeof *recs, 512, pf->side)) > 0) {
+		for (size_t i = 0; i < n && r == 0; i++) {
+			const struct side_rec *s = &recs[i];
+			char buf[EMU_LABEL_MAX + 32];
+			const char *name = NULL;
+			if (s->type == SLICE_BEGIN) {
+				size_t ch = (size_t) s->chan;
+				name = dyn_label(emu_chan_at(pf->emu, ch), names[ch], nn[ch], s->value, buf,
+						sizeof buf);
+			}
+			r |= pf_slice(pf, s->ts, s->track, s->type, name);
+		}
+	}
+	if (ferror(pf->side) && !pf->werr)
+		pf->werr = errno ? errno : EIO;
+	for (size_t ch = 0; names != NULL && ch < pf->nchans; ch++)
+		free(names[ch]);
+	free(names);
+	free(nn);
+	return r;
 }
 
 static int perfetto_close(struct out *o, int64_t duration, char *err, size_t errlen)
@@ -482,14 +734,22 @@ static int perfetto_close(struct out *o, int64_t duration, char *err, size_t err
 	struct perfetto *pf = (struct perfetto *) o;
 	int r = 0;
 	int64_t ts = duration > pf->last_ts ? duration : pf->last_ts;
-	/* Close what is still open, innermost first. */
+	/* Close what is still open, innermost first; the task type slices
+	 * (side file) then come with their labels. */
 	for (size_t t = 0; t < pf->sys->nthreads; t++) {
 		for (size_t ch = 0; ch < pf->nchans; ch++)
 			for (uint32_t d = pf->depth[t * pf->nchans + ch]; d > 0; d--)
-				r |= pf_slice(pf, ts, chan_uuid(pf, t, ch), SLICE_END, NULL);
+				r |= slice(pf, pf->mode[ch] == MODE_DYN, ts, chan_uuid(pf, t, ch), SLICE_END,
+						ch, 0);
 		if (pf->tstate[t] >= 0)
 			r |= pf_slice(pf, ts, thread_uuid(pf, t), SLICE_END, NULL);
 	}
+	for (size_t c = 0; c < pf->sys->ncpus; c++)
+		for (size_t k = 0; k < pf->ntask; k++)
+			if (pf->copen[c * pf->ntask + k] != NO_VALUE)
+				r |= side_slice(pf, ts, ctask_uuid(pf, c, k), SLICE_END, pf->task_chan[k], 0);
+	if (pf->side != NULL)
+		r |= side_replay(pf);
 	for (size_t c = 0; c < pf->sys->ncpus; c++)
 		if (pf->cpu_open[c])
 			r |= pf_slice(pf, ts, pf->uuid_cpu + c, SLICE_END, NULL);
@@ -540,8 +800,47 @@ struct out *out_perfetto_open(const char *dir, const struct emu *emu, char *err,
 	pf->cpu_open = calloc(nc + 1, 1);
 	pf->depth = calloc(nt * pf->nchans + 1, sizeof *pf->depth);
 	pf->declared = calloc(nt * pf->nchans + 1, 1);
-	if (!pf->chan_of_type || !pf->tstate || !pf->cpu_open || !pf->depth || !pf->declared)
+	pf->mode = calloc(pf->nchans + 1, 1);
+	pf->task_of_chan = malloc((pf->nchans + 1) * sizeof *pf->task_of_chan);
+	pf->task_chan = calloc(pf->nchans + 1, sizeof *pf->task_chan);
+	pf->rsel = malloc((nc + 1) * sizeof *pf->rsel);
+	pf->cpu_of = malloc((nt + 1) * sizeof *pf->cpu_of);
+	if (!pf->chan_of_type || !pf->tstate || !pf->cpu_open || !pf->depth || !pf->declared ||
+			!pf->mode || !pf->task_of_chan || !pf->task_chan || !pf->rsel || !pf->cpu_of)
 		goto oom;
+	int has_dyn = 0;
+	for (size_t i = 0; i < pf->nchans; i++) {
+		const struct emu_chan_info *c = emu_chan_at(emu, i);
+		pf->task_of_chan[i] = -1;
+		if (c->counter >= 0)
+			pf->mode[i] = MODE_COUNTER;
+		else if (c->dyn_values)
+			pf->mode[i] = MODE_DYN;
+		else if (c->nvalues > 0 || (c->model != NULL && strcmp(c->model, "ovni") == 0))
+			pf->mode[i] = MODE_SLICE;
+		else
+			pf->mode[i] = MODE_SKIP;
+		if (pf->mode[i] == MODE_DYN) {
+			has_dyn = 1;
+			if (!c->stack) {
+				pf->task_of_chan[i] = (int) pf->ntask;
+				pf->task_chan[pf->ntask++] = i;
+			}
+		}
+	}
+	pf->tcur = malloc((nt * pf->ntask + 1) * sizeof *pf->tcur);
+	pf->copen = malloc((nc * pf->ntask + 1) * sizeof *pf->copen);
+	pf->cdeclared = calloc(nc * pf->ntask + 1, 1);
+	if (!pf->tcur || !pf->copen || !pf->cdeclared)
+		goto oom;
+	for (size_t i = 0; i < nt * pf->ntask; i++)
+		pf->tcur[i] = NO_VALUE;
+	for (size_t i = 0; i < nc * pf->ntask; i++)
+		pf->copen[i] = NO_VALUE;
+	for (size_t i = 0; i < nc; i++)
+		pf->rsel[i] = -1;
+	for (size_t i = 0; i < nt; i++)
+		pf->cpu_of[i] = -1;
 	for (int i = 0; i <= pf->max_type; i++)
 		pf->chan_of_type[i] = -1;
 	for (size_t i = 0; i < pf->nchans; i++)
@@ -551,11 +850,33 @@ struct out *out_perfetto_open(const char *dir, const struct emu *emu, char *err,
 	pf->uuid_thread = pf->uuid_proc + pf->sys->nprocs;
 	pf->uuid_cpu = pf->uuid_thread + nt;
 	pf->uuid_chan = pf->uuid_cpu + nc;
+	pf->uuid_ctask = pf->uuid_chan + nt * pf->nchans;
 	pf->f = fopen(pf->path, "wb");
 	if (pf->f == NULL) {
 		snprintf(err, errlen, "cannot create %s: %s", pf->path, strerror(errno));
 		pf_free(pf);
 		return NULL;
+	}
+	if (has_dyn) {
+		/* The side file: beside the output, removed at once. */
+		char *sp = malloc(n + 16);
+		if (sp == NULL)
+			goto oom_close;
+		snprintf(sp, n + 16, "%s.tasks.tmp", pf->path);
+		pf->side = fopen(sp, "w+b");
+		int e = errno;
+		if (pf->side != NULL)
+			remove(sp);
+		if (pf->side == NULL) {
+			snprintf(err, errlen, "cannot create %s: %s", sp, strerror(e));
+			free(sp);
+			fclose(pf->f);
+			pf->f = NULL;
+			remove(pf->path);
+			pf_free(pf);
+			return NULL;
+		}
+		free(sp);
 	}
 	int r = 0;
 	char name[EMU_LABEL_MAX + 64];
