@@ -8,16 +8,17 @@
  *
  * Every thread requires the model: ovni_thread_require("zeta", "1.0.0").
  *
- *   main:    OHx on CPU 0, ZPs (setup), ZR[ region 1, then per worker OHC
- *            and pthread_create; ZPe (no phase), OHp, the joins, OHr,
- *            ZPt (teardown), ZR] region 1, ZPe, OHe.
+ *   main:    OHx on CPU 0, ZPs (setup), ZR[ region 1 (main), then per
+ *            worker OHC and pthread_create; ZPe (no phase), OHp, the joins,
+ *            OHr, ZPt (teardown), ZR] region 1, ZPe, OHe.
  *   worker K (1..NWORKERS), on CPU K:
- *            OHx, ZPs, ZR[ region K*10000, ZPc (compute), then ITEMS work
- *            items, in batches of ten: ZR[ region K*10000+B+1 at the start
- *            of batch B, ZWi (size of the item) per item, ZR] at the end of
- *            the batch; then ZPt, ZR] region K*10000, ZPe, OHe.
+ *            OHx, ZPs, ZR[ region 2 (worker), ZPc (compute), then ITEMS work
+ *            items in batches of ten: ZR[ region 3 (batch) at the start of a
+ *            batch, ZWi (the size of the item) per item, ZR] region 3 at the
+ *            end of the batch; then ZPt, ZR] region 2, ZPe, OHe.
  *
- * Payloads: ZR[ and ZR] = u32 region id; ZWi = u64 item size in bytes,
+ * Payloads: ZR[ and ZR] = u32 region id (1 main, 2 worker, 3 batch: the
+ *           labels zeta.yaml gives them); ZWi = u64 item size in bytes,
  *           64 * (1 + (item + K) % 8); OHx, OHC as in examples/workers.
  *
  * The trace declares NWORKERS+1 CPUs (logical index = phyid = 0..NWORKERS)
@@ -44,6 +45,8 @@
 #define MAX_WORKERS 64
 #define MAX_ITEMS 10000
 #define BATCH 10
+
+enum { REGION_MAIN = 1, REGION_WORKER = 2, REGION_BATCH = 3 };
 
 struct worker {
 	pthread_t th;
@@ -118,24 +121,22 @@ static void *worker_main(void *arg)
 	ovni_thread_require("zeta", "1.0.0");
 	emit_ohx(w->cpu, w->creator, w->tag);
 
-	uint32_t region = (uint32_t) w->cpu * 10000u;
 	zeta_phase('s');
-	zeta_region_enter(region);
+	zeta_region_enter(REGION_WORKER);
 	zeta_phase('c');
 	volatile double sink = 0;
 	for (int i = 0; i < items; i++) {
-		uint32_t batch = region + (uint32_t) (i / BATCH) + 1;
 		if (i % BATCH == 0)
-			zeta_region_enter(batch);
+			zeta_region_enter(REGION_BATCH);
 		uint64_t bytes = 64u * (uint64_t) (1 + (i + w->cpu) % 8);
 		zeta_item(bytes);
-		sink += work(bytes);
+		sink += work(16 * bytes);
 		if (i % BATCH == BATCH - 1 || i == items - 1)
-			zeta_region_leave(batch);
+			zeta_region_leave(REGION_BATCH);
 	}
 	(void) sink;
 	zeta_phase('t');
-	zeta_region_leave(region);
+	zeta_region_leave(REGION_WORKER);
 	zeta_phase('e');
 
 	emit("OHe", NULL, 0);
@@ -170,7 +171,7 @@ int main(int argc, char **argv)
 	emit_ohx(0, -1, 0);
 
 	zeta_phase('s');
-	zeta_region_enter(1);
+	zeta_region_enter(REGION_MAIN);
 	struct worker *ws = calloc((size_t) nworkers, sizeof *ws);
 	if (ws == NULL) {
 		fprintf(stderr, "zeta: out of memory for %d workers\n", nworkers);
@@ -195,7 +196,7 @@ int main(int argc, char **argv)
 	emit("OHr", NULL, 0);
 	free(ws);
 	zeta_phase('t');
-	zeta_region_leave(1);
+	zeta_region_leave(REGION_MAIN);
 	zeta_phase('e');
 
 	emit("OHe", NULL, 0);

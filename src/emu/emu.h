@@ -206,6 +206,7 @@ struct emu_chan_info {
 	const char *model; /* the model's name */
 	int counter;    /* a counter family member: its index; -1 otherwise */
 	int dyn_values; /* its values are the task types (dyn) */
+	enum emu_show show; /* as the description says (EMU_SHOW_AUTO: decide) */
 };
 
 /* models: the enabled models, in model-byte order. */

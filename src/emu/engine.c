@@ -297,6 +297,7 @@ static int add_model_chans(struct emu *e, size_t mi, size_t *chcap, char *err, s
 		c.counter = -1;
 		c.info.counter = -1;
 		c.info.dyn_values = d->values_from_types;
+		c.info.show = d->show;
 		m->chan_of_desc[ci] = e->nchans;
 		if (d->family == EMU_FAMILY_MARK_TYPES) {
 			for (size_t k = 0; k < sys->nmarks; k++) {

@@ -73,6 +73,14 @@ struct emu_value_label {
 	const char *label;
 };
 
+/* How a timeline that draws tracks (Perfetto) shows a channel. */
+enum emu_show {
+	EMU_SHOW_AUTO = 0, /* slices for a stack or labelled values, else a counter */
+	EMU_SHOW_SLICES,
+	EMU_SHOW_COUNTER,
+	EMU_SHOW_NONE,
+};
+
 /* Where a family of channels comes from (one channel per member). */
 enum emu_family {
 	EMU_FAMILY_NONE = 0,
@@ -105,6 +113,7 @@ struct emu_chan_desc {
 	int zero_ok;       /* a value of 0 is legal */
 	enum emu_lint_empty lint_empty;
 	int values_from_types; /* the task types follow the values in the PCF */
+	enum emu_show show;
 };
 
 /* ---- events ---- */

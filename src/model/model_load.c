@@ -325,7 +325,7 @@ static int parse_channel(struct ld *L, const yaml_node_t *n, struct emu_chan_des
 {
 	static const char *const keys[] = { "name", "kind", "duplicates", "view", "prv", "policy",
 		"cpu-policy", "label", "values", "values-from", "initial", "cpu-fallback", "zero",
-		"lint-empty", "family", NULL };
+		"lint-empty", "family", "show", NULL };
 	if (want_map(L, n, "a channel") != 0 || check_keys(L, n, "channel", keys) != 0)
 		return -1;
 	yaml_node_t *v;
@@ -409,6 +409,12 @@ static int parse_channel(struct ld *L, const yaml_node_t *n, struct emu_chan_des
 	}
 	if ((v = get(L, n, "zero")) != NULL && parse_bool(L, v, "zero", &c->zero_ok) != 0)
 		return -1;
+	if ((v = get(L, n, "show")) != NULL) {
+		static const char *const shows[] = { "auto", "slices", "counter", "none", NULL };
+		if (parse_enum(L, v, "show", shows, &x) != 0)
+			return -1;
+		c->show = (enum emu_show) x;
+	}
 	if ((v = get(L, n, "lint-empty")) != NULL) {
 		if (parse_enum(L, v, "lint-empty", lint_names, &x) != 0)
 			return -1;

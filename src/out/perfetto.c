@@ -59,7 +59,7 @@
 
 /* How a channel is shown. */
 enum {
-	MODE_SKIP = 0, /* values without labels */
+	MODE_SKIP = 0, /* the description says show: none */
 	MODE_SLICE,    /* slices named by the value's label */
 	MODE_DYN,      /* slices named by a task type's label, via the side file */
 	MODE_COUNTER,  /* a counter track */
@@ -812,14 +812,16 @@ struct out *out_perfetto_open(const char *dir, const struct emu *emu, char *err,
 	for (size_t i = 0; i < pf->nchans; i++) {
 		const struct emu_chan_info *c = emu_chan_at(emu, i);
 		pf->task_of_chan[i] = -1;
-		if (c->counter >= 0)
+		if (c->show == EMU_SHOW_NONE)
+			pf->mode[i] = MODE_SKIP;
+		else if (c->counter >= 0 || c->show == EMU_SHOW_COUNTER)
 			pf->mode[i] = MODE_COUNTER;
 		else if (c->dyn_values)
 			pf->mode[i] = MODE_DYN;
-		else if (c->nvalues > 0 || (c->model != NULL && strcmp(c->model, "ovni") == 0))
+		else if (c->show == EMU_SHOW_SLICES || c->nvalues > 0 || c->stack)
 			pf->mode[i] = MODE_SLICE;
 		else
-			pf->mode[i] = MODE_SKIP;
+			pf->mode[i] = MODE_COUNTER; /* numbers without labels */
 		if (pf->mode[i] == MODE_DYN) {
 			has_dyn = 1;
 			if (!c->stack) {
