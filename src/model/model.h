@@ -50,7 +50,8 @@ struct weft_model_spec {
 	const char *name;    /* the name used in ovni.require */
 	const char *version; /* provided */
 	const char *title;
-	const char *source;  /* the description file ("built-in: nosv.yaml") */
+	const char *source;  /* the description file ("built-in nosv.yaml") */
+	unsigned name_line, byte_line; /* where they are given, for messages */
 	const struct weft_event_spec *events;
 	size_t nevents;
 	const struct emu_model_desc *emu;

@@ -147,6 +147,11 @@ static int want_seq(struct ld *L, const yaml_node_t *n, const char *what)
 	return 0;
 }
 
+/* The text of a key that must be there: refused at the map's line when
+ * missing. */
+static const char *need_str(struct ld *L, const yaml_node_t *map, const char *key,
+		const char *what);
+
 static const char *want_str(struct ld *L, const yaml_node_t *n, const char *what)
 {
 	const char *s = scalar(n);
@@ -155,6 +160,19 @@ static const char *want_str(struct ld *L, const yaml_node_t *n, const char *what
 		return NULL;
 	}
 	return s;
+}
+
+static yaml_node_t *get(struct ld *L, const yaml_node_t *map, const char *key);
+
+static const char *need_str(struct ld *L, const yaml_node_t *map, const char *key,
+		const char *what)
+{
+	yaml_node_t *v = get(L, map, key);
+	if (v == NULL) {
+		bad(L, map, "%s has no '%s:'", what, key);
+		return NULL;
+	}
+	return want_str(L, v, key);
 }
 
 /* Checks that every key of map n is in keys (NULL-terminated). */
@@ -329,7 +347,7 @@ static int parse_channel(struct ld *L, const yaml_node_t *n, struct emu_chan_des
 	if (want_map(L, n, "a channel") != 0 || check_keys(L, n, "channel", keys) != 0)
 		return -1;
 	yaml_node_t *v;
-	const char *name = want_str(L, get(L, n, "name"), "a channel's name");
+	const char *name = need_str(L, n, "name", "a channel");
 	if (name == NULL)
 		return -1;
 	if (!valid_name(name))
@@ -385,7 +403,8 @@ static int parse_channel(struct ld *L, const yaml_node_t *n, struct emu_chan_des
 	if ((v = get(L, n, "label")) != NULL && (lab = want_str(L, v, "label")) == NULL)
 		return -1;
 	if (c->prv_type > 0 && get(L, n, "label") == NULL && c->family == EMU_FAMILY_NONE)
-		return bad(L, n, "channel '%s' has a Paraver type (prv) but no label", c->name);
+		return bad(L, get(L, n, "prv"), "channel '%s' has a Paraver type (prv) but no label",
+				c->name);
 	if ((c->thread_label = labels(L, lab, c->track, 0)) == NULL ||
 			(c->cpu_label = labels(L, lab, c->track, 1)) == NULL)
 		return oom(L);
@@ -751,7 +770,7 @@ static int parse_event(struct ld *L, const yaml_node_t *n)
 		"warn", "lint", NULL };
 	if (want_map(L, n, "an event") != 0 || check_keys(L, n, "event", keys) != 0)
 		return -1;
-	const char *mcv = want_str(L, get(L, n, "mcv"), "an event's mcv");
+	const char *mcv = need_str(L, n, "mcv", "an event");
 	if (mcv == NULL)
 		return -1;
 	size_t i;
@@ -786,8 +805,10 @@ static int parse_event(struct ld *L, const yaml_node_t *n)
 						"i64 str", type);
 			if (has_str)
 				return bad(L, a, "a str arg can only be the last one");
-			if (!valid_name(name))
-				return bad(L, a, "arg name '%s': use letters, digits and '_'", name);
+			for (const char *c = name; *c; c++)
+				if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
+						(*c >= '0' && *c <= '9') || *c == '_'))
+					return bad(L, a, "arg name '%s': use letters, digits and '_'", name);
 			for (size_t q = 0; q < k; q++)
 				if (strcmp(s->fields[q].name, name) == 0)
 					return bad(L, a, "arg '%s' is named twice", name);
@@ -864,6 +885,15 @@ static int parse_event(struct ld *L, const yaml_node_t *n)
 		for (size_t k = 0; k < na; k++) {
 			if (parse_action(L, seq_at(L, v, k), &acts[k]) != 0)
 				return -1;
+			const struct emu_action *a = &acts[k];
+			if ((a->op == EMU_OP_TASK || a->op == EMU_OP_TASK_CREATE ||
+					a->op == EMU_OP_TYPE_CREATE || a->val.src == EMU_VAL_TYPE_GID ||
+					a->val.src == EMU_VAL_TASK_GID) && !L->m->tasks.present)
+				return bad(L, seq_at(L, v, k), "event %s uses tasks or task types, but the "
+						"model has no tasks: section", mcv);
+			if (a->op == EMU_OP_COUNTERS && !L->m->has_counters)
+				return bad(L, seq_at(L, v, k), "event %s sets counters, but the model has no "
+						"counters: section", mcv);
 			if ((acts[k].op == EMU_OP_TYPE_CREATE || acts[k].op == EMU_OP_COUNTERS) &&
 					!e->jumbo)
 				return bad(L, seq_at(L, v, k), "this action reads a jumbo payload: the "
@@ -999,7 +1029,7 @@ static int parse_counters(struct ld *L, const yaml_node_t *n)
 	static const char *const keys[] = { "metadata", "prv", "view", NULL };
 	if (want_map(L, n, "counters") != 0 || check_keys(L, n, "counters", keys) != 0)
 		return -1;
-	const char *md = want_str(L, get(L, n, "metadata"), "counters: metadata");
+	const char *md = need_str(L, n, "metadata", "counters");
 	if (md == NULL)
 		return -1;
 	struct emu_chan_desc *c = &L->chans[L->nchans];
@@ -1039,7 +1069,7 @@ static int parse_breakdown(struct ld *L, const yaml_node_t *n)
 	if (parse_int(L, get(L, n, "prv"), "breakdown: prv", 1, 99999999, &k) != 0)
 		return -1;
 	b->prv_type = (int) k;
-	const char *lab = want_str(L, get(L, n, "label"), "breakdown: label");
+	const char *lab = need_str(L, n, "label", "breakdown");
 	if (lab == NULL || (b->label = ld_strdup(L, lab)) == NULL)
 		return lab == NULL ? -1 : oom(L);
 	static const char *const kinds[] = { "task", "label", NULL };
@@ -1105,7 +1135,11 @@ static int parse_model(struct ld *L, const yaml_node_t *root)
 		"guard", "channels", "events", "pairs", "tasks", "counters", "breakdown",
 		"always-enabled", "end-check", NULL };
 	if (root == NULL)
-		return bad(L, NULL, "the file is empty");
+	{
+		snprintf(L->err, L->errlen, "%s:1: the file is empty (a model needs weft-model, name, "
+				"byte, version and events)", L->name);
+		return -1;
+	}
 	if (want_map(L, root, "a model description") != 0 ||
 			check_keys(L, root, "model", keys) != 0)
 		return -1;
@@ -1115,20 +1149,25 @@ static int parse_model(struct ld *L, const yaml_node_t *root)
 	int64_t fmt;
 	if (v == NULL)
 		return bad(L, root, "missing 'weft-model: 1' (the format version)");
-	if (parse_int(L, v, "weft-model (the format version)", 1, 1, &fmt) != 0)
+	if (parse_int(L, v, "weft-model (the format version)", 0, INT32_MAX, &fmt) != 0)
 		return -1;
-	const char *name = want_str(L, get(L, root, "name"), "name");
+	if (fmt != 1)
+		return bad(L, v, "format version %" PRId64 ": this weft reads model files of format 1",
+				fmt);
+	const char *name = need_str(L, root, "name", "the model");
 	if (name == NULL)
 		return -1;
-	if (!valid_name(name))
-		return bad(L, get(L, root, "name"), "name '%s': use letters, digits, '_' and '-'", name);
-	const char *byte = want_str(L, get(L, root, "byte"), "byte");
+	for (const char *c = name; *c; c++)
+		if (!((*c >= 'a' && *c <= 'z') || (*c >= '0' && *c <= '9') || *c == '_'))
+			return bad(L, get(L, root, "name"), "name '%s': use lower-case letters, digits "
+					"and '_' (what ovni_thread_require accepts)", name);
+	const char *byte = need_str(L, root, "byte", "the model");
 	if (byte == NULL)
 		return -1;
 	if (strlen(byte) != 1 || (unsigned char) byte[0] < 0x21 || (unsigned char) byte[0] > 0x7e)
 		return bad(L, get(L, root, "byte"), "byte must be one printable character, not '%s'",
 				byte);
-	const char *ver = want_str(L, get(L, root, "version"), "version");
+	const char *ver = need_str(L, root, "version", "the model");
 	if (ver == NULL)
 		return -1;
 	if (!parse_version(ver))
@@ -1138,6 +1177,8 @@ static int parse_model(struct ld *L, const yaml_node_t *root)
 		return oom(L);
 	m->byte = byte[0];
 	m->guard_flag = -1;
+	s->name_line = (unsigned) get(L, root, "name")->start_mark.line + 1;
+	s->byte_line = (unsigned) get(L, root, "byte")->start_mark.line + 1;
 	s->name = m->name;
 	s->code = m->byte;
 	s->version = m->version;
@@ -1260,10 +1301,13 @@ struct weft_model_spec *weft_model_parse(const char *text, size_t len, const cha
 	}
 	yaml_parser_set_input_string(&p, (const unsigned char *) text, len);
 	if (!yaml_parser_load(&p, &L.doc)) {
-		size_t line = (p.problem_mark.line ? p.problem_mark.line : p.context_mark.line) + 1;
-		snprintf(err, errlen, "%s:%zu: not valid YAML: %s%s%s", name, line,
+		size_t line = p.problem_mark.line + 1;
+		char opened[64] = "";
+		if (p.context != NULL && p.context_mark.line != p.problem_mark.line)
+			snprintf(opened, sizeof opened, " (begun at line %zu)", p.context_mark.line + 1);
+		snprintf(err, errlen, "%s:%zu: not valid YAML: %s%s%s%s", name, line,
 				p.problem ? p.problem : "parse error", p.context ? " " : "",
-				p.context ? p.context : "");
+				p.context ? p.context : "", opened);
 		yaml_parser_delete(&p);
 		weft_model_free(&L.box->spec);
 		return NULL;

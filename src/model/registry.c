@@ -47,9 +47,12 @@ static int add(struct weft_model_spec *m, char *err, size_t errlen)
 {
 	for (size_t i = 0; i < nmodels; i++) {
 		if (models[i]->code == m->code || strcmp(models[i]->name, m->name) == 0) {
-			snprintf(err, errlen, "%s: model '%s' (byte '%c') clashes with model '%s' (byte "
-					"'%c') of %s", m->source, m->name, m->code, models[i]->name,
-					models[i]->code, models[i]->source);
+			int bybyte = models[i]->code == m->code;
+			snprintf(err, errlen, "%s:%u: model '%s' (byte '%c') clashes with model '%s' "
+					"(byte '%c') of %s: its %s is taken", m->source,
+					bybyte ? m->byte_line : m->name_line, m->name, m->code,
+					models[i]->name, models[i]->code, models[i]->source,
+					bybyte ? "byte" : "name");
 			weft_model_free(m);
 			return -1;
 		}

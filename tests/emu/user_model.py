@@ -55,23 +55,24 @@ NWORKERS, ITEMS, BATCH = 2, 25, 10
 # one of the construct at fault; None: the error is not about a line.
 BAD_MODELS = {
     "not_yaml.yaml": (9, "not valid YAML: did not find expected ',' or ']' while parsing a "
-                         "flow sequence"),
-    "empty.yaml": (None, "the file is empty"),
+                         "flow sequence (begun at line 7)"),
+    "empty.yaml": (1, "the file is empty (a model needs weft-model, name, byte, version and "
+                      "events)"),
     "two_documents.yaml": (10, "a second YAML document; a model file holds one"),
     "missing_format.yaml": (3, "missing 'weft-model: 1' (the format version)"),
-    "missing_name.yaml": (None, "name must be a text"),
-    "format_version.yaml": (3, "weft-model (the format version) must be between 1 and 1, not 2"),
+    "missing_name.yaml": (3, "the model has no 'name:'"),
+    "format_version.yaml": (3, "format version 2: this weft reads model files of format 1"),
     "byte_two_chars.yaml": (5, "byte must be one printable character, not 'ZZ'"),
-    "byte_builtin.yaml": (None, "model 'zeta' (byte 'V') clashes with model 'nosv' (byte 'V') "
-                                "of built-in nosv.yaml"),
-    "name_builtin.yaml": (None, "model 'mpi' (byte 'Z') clashes with model 'mpi' (byte 'M') "
-                                "of built-in mpi.yaml"),
+    "byte_builtin.yaml": (5, "model 'zeta' (byte 'V') clashes with model 'nosv' (byte 'V') "
+                             "of built-in nosv.yaml: its byte is taken"),
+    "name_builtin.yaml": (4, "model 'mpi' (byte 'Z') clashes with model 'mpi' (byte 'M') "
+                             "of built-in mpi.yaml: its name is taken"),
     "bad_version.yaml": (6, "version must be major.minor.patch, not '1.0'"),
     "unknown_top_key.yaml": (7, "model: unknown key 'colour'"),
     "unknown_channel_key.yaml": (10, "channel: unknown key 'type'"),
     "key_twice.yaml": (10, "event: key 'desc' given twice"),
     "bad_kind.yaml": (9, "kind must be one of single, stack, not 'heap'"),
-    "prv_no_label.yaml": (8, "channel 'phase' has a Paraver type (prv) but no label"),
+    "prv_no_label.yaml": (9, "channel 'phase' has a Paraver type (prv) but no label"),
     "lint_empty_single.yaml": (11, "lint-empty needs a stack channel ('phase' is single)"),
     "duplicate_value_label.yaml": (14, "value 1 is labelled twice"),
     "unknown_channel.yaml": (17, "no channel named 'stage' in this model"),
@@ -91,8 +92,8 @@ BAD_MODELS = {
     "bad_size_rule.yaml": (11, "size must be \"== N\" or \">= N\" (N bytes of payload), not '= 8'"),
     "jumbo_no_args.yaml": (10, "a jumbo event needs args"),
     "pair_no_label.yaml": (17, "value 3 has no label in channel 'region'"),
-    "tasks_no_section.yaml": (3, "events use tasks or task types, but the model has no tasks: "
-                                 "section"),
+    "tasks_no_section.yaml": (13, "event ZTc uses tasks or task types, but the model has no "
+                                  "tasks: section"),
     "no_events.yaml": (3, "the model has no events (events: or pairs:)"),
 }
 
@@ -421,8 +422,8 @@ def check_cli(tmp, trace):
         check(w in p.stdout.splitlines(), f"--list-models: no line {w!r} in:\n{p.stdout}")
     # the same model twice: byte and name clash
     p = weft("emu", "--model", MODEL, "--model", MODEL, trace)
-    msg = (f"weft emu: {MODEL}: model 'zeta' (byte 'Z') clashes with model 'zeta' (byte 'Z') "
-           f"of {MODEL}\n")
+    msg = (f"weft emu: {MODEL}:5: model 'zeta' (byte 'Z') clashes with model 'zeta' (byte 'Z') "
+           f"of {MODEL}: its byte is taken\n")
     check(p.returncode == 1 and p.stderr == msg,
           f"model twice: exit {p.returncode}, stderr {p.stderr!r}, not {msg!r}")
     # without the model, the first Z event stops the emulation
