@@ -48,9 +48,9 @@ import tracegen  # noqa: E402
 WEFT = os.environ.get("WEFT_BIN", "weft")
 DUMP = "--dump" in sys.argv
 
-# Cases where weft contradicts the facts note: name -> one-line reason.
-EXPECTED_DIFFERENCES = {
-}
+# Cases where weft contradicts the facts note: name -> one-line reason. (None:
+# where weft differs on purpose, the case asserts weft's behaviour and says why.)
+EXPECTED_DIFFERENCES = {}
 
 
 # ================================================================ trace building
@@ -346,21 +346,54 @@ VERSIONS = [("nanos6", "1.0.0", "1.1.0", True), ("nanos6", "1.1.5", "1.1.0", Tru
             ("nosv", "2.0.0", "2.7.0", True), ("nosv", "2.7.9", "2.7.0", True),
             ("nosv", "1.0.0", "2.7.0", False), ("nosv", "1.1.0", "2.7.0", False),
             ("nosv", "2.8.0", "2.7.0", False), ("nosv", "3.0.0", "2.7.0", False)]
+FIRST_TYPE = {"nanos6": 35, "nodes": 30, "kernel": 45, "mpi": 25, "openmp": 50, "tampi": 20,
+              "nosv": 15}
 for _mod, _want, _have, _ok in VERSIONS:
     if _ok:
-        case(f"ver-{_mod}-{_want}-accepted", [ohx(), "OHe"], models={_mod: _want})
+        case(f"ver-{_mod}-{_want}-accepted", [ohx(), "OHe"], models={_mod: _want},
+             checks=[pcf_block("thread.pcf", FIRST_TYPE[_mod])])
     else:
         case(f"ver-{_mod}-{_want}-refused", [ohx(), "OHe"], models={_mod: _want}, exit=1,
              stderr=S(f"unsupported {_mod} model version (want {_want}, have {_have})"))
 case("ver-nosv-unparsable-refused", [ohx(), "OHe"], models={"nosv": "2.x"}, exit=1,
      stderr=S("unsupported nosv model version (want 2.x, have 2.7.0)"))
-# a model byte that is registered but not enabled: refused (weft refuses it in the reader)
+# A start-up refusal: the reference leaves header-only PRVs and empty PCF/ROW
+# files (§1.1, §3.5); weft refuses before it creates any file, on purpose
+# (docs/emu.md, BUGS AND DIFFERENCES): nothing half-written to mistake for a
+# timeline.
+def no_files(out):
+    made = sorted(p.name for p in out.iterdir()) if out.exists() else []
+    return f"files written: {made}" if made else None
+
+
+def header_only(out):
+    for f in PRV_FILES:
+        path = out / f
+        if not path.exists():
+            return f"{f} missing"
+        text = path.read_text()
+        if f.endswith(".prv") and not (text.startswith("#Paraver") and text.count("\n") == 1):
+            return f"{f} is not header-only: {text!r}"
+        if not f.endswith(".prv") and text != "":
+            return f"{f} is not empty"
+    return None
+
+
+case("ver-refused-files", [ohx(), "OHe"], models={"nosv": "3.0.0"}, exit=1,
+     stderr=S("unsupported nosv model version (want 3.0.0, have 2.7.0)"), checks=[no_files])
+case("hwc-bad-index-files", [ohx(), "OHe"], models=NV,
+     top={"nosv": {"hwc": {"0": {"name": "a"}, "2": {"name": "b"}}}}, exit=1,
+     stderr=S("nosv.hwc: counter index '2' must be an integer from 0 to 1 (the number of counters "
+              "less one, below 100)"), checks=[no_files])
+# a model byte that is registered but not enabled: refused at that event
 case("enable-nosv-not-required", [ohx(), "VS[", "VS]", "OHe"], exit=1,
-     stderr="weft emu: TRACE/loom.vm/proc.1/thread.1/stream.obs: offset 36: event VS[ of "
-            "model 'V', which no stream requires in ovni.require\n")
+     stderr="weft emu: loom.vm/proc.1/thread.1: event VS[ at clock 110 (offset 36): the nosv "
+            "model is not enabled (no stream requires it; -a enables every model)\n",
+     thread="1:0 6:1 4:1 2:1", cpu="1:0 2:1 1:1 3:1 7:0")
 case("enable-nanos6-not-required", [ohx(), "6U[", "6U]", "OHe"], exit=1,
-     stderr="weft emu: TRACE/loom.vm/proc.1/thread.1/stream.obs: offset 36: event 6U[ of "
-            "model '6', which no stream requires in ovni.require\n")
+     stderr="weft emu: loom.vm/proc.1/thread.1: event 6U[ at clock 110 (offset 36): the nanos6 "
+            "model is not enabled (no stream requires it; -a enables every model)\n",
+     thread="1:0 6:1 4:1 2:1", cpu="1:0 2:1 1:1 3:1 7:0")
 # -a enables every model: records of all of them, in global order 6 D K M O P T V (§1.3, §1.4)
 case("enable-all-models-a", [ohx(), "VS[", "VS]", "OHe"], flags=["-a"],
      thread="""
@@ -567,7 +600,8 @@ case("tasks-resume-not-innermost",
 case("nosv-VPp-first", [ohx(), "VPp", "OHe"], models=NV, exit=1,
      stderr=R("VPp", 110, 36, "nosv idle of thread TH 1.1 already holds 100"))
 case("nosv-idle-same-twice", [ohx(), "VPr", "VPr", "OHe"], models=NV, exit=1,
-     stderr=R("VPr", 120, 48, "nosv idle of thread TH 1.1 already holds 101"))
+     stderr=R("VPr", 120, 48, "nosv idle of thread TH 1.1 already holds 101"),
+     thread=NV_T0 + "\n1:10 16:101", cpu=NV_C0 + "\n1:10 16:101")
 case("nosv-idle-states", [ohx(), "VPr", "VPa", "VPp", "OHp", "OHr", "OHe"], models=NV,
      thread=NV_T0 + """
 1:10 16:101
@@ -866,7 +900,8 @@ case("nanos6-relaxed", [ohx(), ty("6Yc", 5, "mytype"), ty("6Yc", 6, "other"), ("
 1:110 2:0 1:0 3:0 36:0 38:0 40:101""")
 case("nanos6-relaxed-same-subsystem",
      TY6 + [("6Tc", u32(2, 1)), ("6Tx", u32(1)), ("6Tx", u32(2)), "OHe"], models=N6, exit=1,
-     stderr=RELAX_WARN + R("6Tx", 150, 114, "nanos6 subsystem of thread TH 1.1 already has 1 on top"))
+     stderr=RELAX_WARN + R("6Tx", 150, 114, "nanos6 subsystem of thread TH 1.1 already has 1 on top"),
+     thread=N6_T0 + f"\n1:40 37:1 35:1 36:{gid('a')}")
 case("nanos6-pause-resume-rank",
      TY6 + [("6Tx", u32(1)), ("6Tp", u32(1)), "6Bb", "6BB", ("6Tr", u32(1)), ("6Te", u32(1)), "OHe"],
      models=N6, rank=1, thread=N6_T0 + f"""
@@ -1423,8 +1458,13 @@ def run_case(c):
             want = expand(text)
             if got != want:
                 why.append(f"{fname} records\n      got  {compact(got)}\n      want {compact(want)}")
+        # §1.6: the files are written after an accepted run and after a refused event
+        if c["exit"] == 0 or " at clock " in (c["stderr"] or ""):
+            missing = [f for f in PRV_FILES if not (out / f).exists()]
+            if missing:
+                why.append(f"missing {missing}")
         for chk in c["checks"]:
-            if not out.exists():
+            if not out.exists() and chk is not no_files:
                 why.append("no output directory")
                 break
             try:
