@@ -91,20 +91,6 @@ int emu_grow(void **p, size_t *cap, size_t need, size_t elem)
 	return 0;
 }
 
-static inline int rec(struct emu *e, int file, size_t row, int type, int64_t value)
-{
-	if (__builtin_expect(e->nprv[file] == e->prvcap[file], 0) &&
-			emu_grow((void **) &e->prv[file], &e->prvcap[file], e->nprv[file] + 1,
-				sizeof *e->prv[file]) != 0)
-		return emu_fail(e, "out of memory");
-	struct emu_prv_rec *r = &e->prv[file][e->nprv[file]++];
-	r->time = e->dclock;
-	r->value = value;
-	r->row = (uint32_t) row;
-	r->type = type;
-	return 0;
-}
-
 int emu_irec(struct emu *e, int kind, size_t row, int type, int64_t value, int isnull)
 {
 	if (!e->internal)
