@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* main.c - `weft <command>`: dispatch to the subcommands. */
+/*
+ * main.c - `weft <command>`: dispatch to the subcommands; under an ovni
+ * command name (ovnidump, ovniemu, ...: argv[0]), to ovni_names.c.
+ */
 #include <stdio.h>
 #include <string.h>
 
@@ -17,6 +20,7 @@ static const struct command commands[] = {
 	{ "top", weft_cmd_top, "count the events of a trace per MCV" },
 	{ "check", weft_cmd_check, "validate a trace strictly and summarise it" },
 	{ "emu", weft_cmd_emu, "emulate the trace into Paraver and Perfetto timelines" },
+	{ "version", weft_cmd_version, "weft's version and the libovni programs would load" },
 };
 
 static void usage(FILE *out)
@@ -37,6 +41,9 @@ static void usage(FILE *out)
 
 int main(int argc, char **argv)
 {
+	int status;
+	if (weft_ovni_name_run(argc, argv, &status))
+		return status;
 	if (argc < 2) {
 		usage(stderr);
 		return 2;
