@@ -11,6 +11,7 @@
 
 int ovni_attr_has(const char *key)
 {
+	RT_KEEP_ERRNO;
 	struct rt_thread *th = rt_thread_get("ovni_attr_has");
 	return rt_meta_dotget("ovni_attr_has", th->meta, key) != NULL;
 }
@@ -18,6 +19,7 @@ int ovni_attr_has(const char *key)
 void ovni_attr_set_double(const char *key, double num)
 {
 	static const char func[] = "ovni_attr_set_double";
+	RT_KEEP_ERRNO;
 	struct rt_thread *th = rt_thread_get(func);
 	if (!isfinite(num))
 		rt_die(func, "the value of attribute '%s' is not a finite number (JSON cannot hold it)",
@@ -35,6 +37,7 @@ void ovni_attr_set_double(const char *key, double num)
 void ovni_attr_set_boolean(const char *key, int value)
 {
 	static const char func[] = "ovni_attr_set_boolean";
+	RT_KEEP_ERRNO;
 	struct rt_thread *th = rt_thread_get(func);
 	rt_meta_dotset(func, th->meta, key, json_boolean(value));
 }
@@ -42,6 +45,7 @@ void ovni_attr_set_boolean(const char *key, int value)
 void ovni_attr_set_str(const char *key, const char *value)
 {
 	static const char func[] = "ovni_attr_set_str";
+	RT_KEEP_ERRNO;
 	struct rt_thread *th = rt_thread_get(func);
 	if (value == NULL)
 		rt_die(func, "the value of attribute '%s' is NULL", key != NULL ? key : "(null)");
@@ -54,6 +58,7 @@ void ovni_attr_set_str(const char *key, const char *value)
 void ovni_attr_set_json(const char *key, const char *json)
 {
 	static const char func[] = "ovni_attr_set_json";
+	RT_KEEP_ERRNO;
 	struct rt_thread *th = rt_thread_get(func);
 	if (json == NULL)
 		rt_die(func, "the JSON text of attribute '%s' is NULL", key != NULL ? key : "(null)");
@@ -77,6 +82,7 @@ static json_t *get_or_die(const char *func, const char *key)
 double ovni_attr_get_double(const char *key)
 {
 	static const char func[] = "ovni_attr_get_double";
+	RT_KEEP_ERRNO;
 	json_t *v = get_or_die(func, key);
 	if (!json_is_number(v))
 		rt_die(func, "the attribute '%s' is not a number", key);
@@ -86,6 +92,7 @@ double ovni_attr_get_double(const char *key)
 int ovni_attr_get_boolean(const char *key)
 {
 	static const char func[] = "ovni_attr_get_boolean";
+	RT_KEEP_ERRNO;
 	json_t *v = get_or_die(func, key);
 	if (!json_is_boolean(v))
 		rt_die(func, "the attribute '%s' is not a boolean", key);
@@ -95,6 +102,7 @@ int ovni_attr_get_boolean(const char *key)
 const char *ovni_attr_get_str(const char *key)
 {
 	static const char func[] = "ovni_attr_get_str";
+	RT_KEEP_ERRNO;
 	json_t *v = get_or_die(func, key);
 	if (!json_is_string(v))
 		rt_die(func, "the attribute '%s' is not a string", key);
@@ -104,6 +112,7 @@ const char *ovni_attr_get_str(const char *key)
 char *ovni_attr_get_json(const char *key)
 {
 	static const char func[] = "ovni_attr_get_json";
+	RT_KEEP_ERRNO;
 	json_t *v = get_or_die(func, key);
 	char *text = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT | JSON_REAL_PRECISION(17));
 	if (text == NULL)
@@ -116,6 +125,7 @@ char *ovni_attr_get_json(const char *key)
 void ovni_attr_flush(void)
 {
 	static const char func[] = "ovni_attr_flush";
+	RT_KEEP_ERRNO;
 	struct rt_thread *th = rt_thread_get(func);
 	rt_meta_write(func, th, RT_META_UPDATE);
 }

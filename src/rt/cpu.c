@@ -9,6 +9,7 @@
 void ovni_add_cpu(int index, int phyid)
 {
 	static const char func[] = "ovni_add_cpu";
+	RT_KEEP_ERRNO;
 	struct rt_thread *th = rt_thread_get(func);
 	if (index < 0)
 		rt_die(func, "the CPU index %d is negative", index);

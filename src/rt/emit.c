@@ -12,7 +12,12 @@
  *   automatic (an event does not fit): t0 = clock, write the buffer,
  *     t1 = clock, then store the event, OF[ at t0 and OF] at t1;
  *   ovni_flush(): t0, write, t1, then the emptied buffer receives OF[ at
- *     t0 and OF] at t1 (written by the next flush or by ovni_thread_free).
+ *     t0 and OF] at t1 (written by the next flush, or by ovni_thread_free
+ *     when events follow them; the pair of a last ovni_flush that nothing
+ *     follows is dropped, as the reference loses it).
+ *
+ * errno: the hot path does not touch it; everything that can reach a
+ * write(2) keeps it (RT_KEEP_ERRNO).
  */
 #include <time.h>
 
@@ -132,8 +137,11 @@ void rt_emit_raw(const char *func, uint8_t flags, const char mcv[3], uint64_t cl
 		store_event(flags, mcv, clock, payload, payload_size, extra, extra_size);
 		return;
 	}
+	/* Only the write can touch errno (marks and jumbo events come here). */
+	RT_KEEP_ERRNO;
 	uint64_t t0, t1;
 	timed_write(func, th, &t0, &t1);
+	th->explicit_pair = 0;
 	store_event(flags, mcv, clock, payload, payload_size, extra, extra_size);
 	store_flush_pair(t0, t1);
 }
@@ -142,9 +150,11 @@ void rt_emit_raw(const char *func, uint8_t flags, const char mcv[3], uint64_t cl
 __attribute__((noinline, cold)) static void emit_slow(const struct ovni_ev *ev, size_t size)
 {
 	static const char func[] = "ovni_ev_emit";
+	RT_KEEP_ERRNO;
 	struct rt_thread *th = rt_thread_get(func);
 	uint64_t t0, t1;
 	timed_write(func, th, &t0, &t1);
+	th->explicit_pair = 0;
 	memcpy(rt_hot.cur, ev, size);
 	rt_hot.cur += size;
 	store_flush_pair(t0, t1);
@@ -177,8 +187,10 @@ void ovni_ev_jumbo_emit(struct ovni_ev *ev, const uint8_t *buf, uint32_t bufsize
 void ovni_flush(void)
 {
 	static const char func[] = "ovni_flush";
+	RT_KEEP_ERRNO;
 	struct rt_thread *th = rt_thread_get(func);
 	uint64_t t0, t1;
 	timed_write(func, th, &t0, &t1);
 	store_flush_pair(t0, t1);
+	th->explicit_pair = 1;
 }

@@ -35,7 +35,11 @@ void rt_mkdir_p(const char *func, const char *path)
 	if (tmp == NULL)
 		rt_die(func, "out of memory while creating the directory '%s'", path);
 	memcpy(tmp, path, len + 1);
-	/* Create every prefix ending before a '/', then the whole path. */
+	/* Create every prefix ending before a '/', then the whole path. A
+	 * parent that vanishes meanwhile (another process's ovni_proc_fini
+	 * removing an OVNI_TMPDIR directory it found empty) means start
+	 * again, a few times. */
+	int restarts = 0;
 	for (size_t i = 1; i <= len; i++) {
 		if (tmp[i] != '/' && tmp[i] != '\0')
 			continue;
@@ -44,6 +48,12 @@ void rt_mkdir_p(const char *func, const char *path)
 		if (mkdir(tmp, 0777) != 0) {
 			int err = errno;
 			struct stat st;
+			if (err == ENOENT && i > 1 && restarts < 16) {
+				tmp[i] = saved;
+				restarts++;
+				i = 0;
+				continue;
+			}
 			if (err != EEXIST || stat(tmp, &st) != 0 || !S_ISDIR(st.st_mode)) {
 				if (err == EEXIST)
 					err = ENOTDIR;

@@ -15,6 +15,7 @@
 void ovni_mark_type(int32_t type, long flags, const char *title)
 {
 	static const char func[] = "ovni_mark_type";
+	RT_KEEP_ERRNO;
 	struct rt_thread *th = rt_thread_get(func);
 	if (title == NULL || title[0] == '\0')
 		rt_die(func, "the title of mark type %" PRId32 " is empty", type);
@@ -42,6 +43,7 @@ void ovni_mark_type(int32_t type, long flags, const char *title)
 void ovni_mark_label(int32_t type, int64_t value, const char *label)
 {
 	static const char func[] = "ovni_mark_label";
+	RT_KEEP_ERRNO;
 	struct rt_thread *th = rt_thread_get(func);
 	if (label == NULL || label[0] == '\0')
 		rt_die(func, "the label of value %" PRId64 " of mark type %" PRId32 " is empty", value, type);

@@ -7,8 +7,12 @@
  * Environment, read once by ovni_proc_init:
  *   OVNI_TRACEDIR  final trace directory (default "ovni"), created if missing
  *   OVNI_TMPDIR    if set, streams are written under it and moved into the
- *                  trace directory by ovni_proc_fini
+ *                  trace directory by ovni_proc_fini, which then removes
+ *                  the directories it created there, and the temporary
+ *                  directory itself once it is empty (as the reference)
  *   WEFT_BUFSIZE   per-thread event buffer size in bytes
+ * A process is initialized once: ovni_proc_init after ovni_proc_fini is
+ * misuse, as in the reference.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -23,10 +27,12 @@
 static struct {
 	pthread_mutex_t mu;
 	int ready;
+	int finished; /* ovni_proc_fini was called */
 	int app;
 	int pid;
 	char *loom;
 	char *final_proc_dir; /* <tracedir>/loom.<loom>/proc.<pid> */
+	char *tmp_dir;        /* <tmpdir> (absolute), or NULL */
 	char *tmp_loom_dir;   /* <tmpdir>/loom.<loom>, or NULL */
 	char *tmp_proc_dir;   /* <tmpdir>/loom.<loom>/proc.<pid>, or NULL */
 	size_t bufsize;
@@ -77,14 +83,16 @@ static size_t parse_bufsize(const char *func)
 void ovni_proc_init(int app, const char *loom, int pid)
 {
 	static const char func[] = "ovni_proc_init";
+	RT_KEEP_ERRNO;
+	pthread_mutex_lock(&proc.mu);
+	if (proc.ready)
+		rt_die(func, "the process is already initialized");
+	if (proc.finished)
+		rt_die(func, "the process was already finished by ovni_proc_fini and cannot be initialized again");
 	if (loom == NULL || loom[0] == '\0')
 		rt_die(func, "the loom name is empty");
 	if (strchr(loom, '/') != NULL)
 		rt_die(func, "the loom name '%s' contains a '/'", loom);
-
-	pthread_mutex_lock(&proc.mu);
-	if (proc.ready)
-		rt_die(func, "the process is already initialized");
 
 	/* Seed jansson's hash tables once, before threads use it. */
 	json_object_seed(0);
@@ -102,11 +110,10 @@ void ovni_proc_init(int app, const char *loom, int pid)
 	free(abs_trace);
 
 	if (tmpdir != NULL) {
-		char *abs_tmp = absolute_dir(func, tmpdir);
-		proc.tmp_loom_dir = rt_strfmt(func, "%s/" WEFT_LOOM_PREFIX "%s", abs_tmp, loom);
+		proc.tmp_dir = absolute_dir(func, tmpdir);
+		proc.tmp_loom_dir = rt_strfmt(func, "%s/" WEFT_LOOM_PREFIX "%s", proc.tmp_dir, loom);
 		proc.tmp_proc_dir = rt_strfmt(func, "%s/" WEFT_PROC_PREFIX "%d", proc.tmp_loom_dir, pid);
 		rt_mkdir_p(func, proc.tmp_proc_dir);
-		free(abs_tmp);
 	}
 
 	proc.loom = rt_strfmt(func, "%s", loom);
@@ -120,12 +127,21 @@ void ovni_proc_init(int app, const char *loom, int pid)
 	pthread_mutex_unlock(&proc.mu);
 }
 
+/* Dies naming func unless the process is between init and fini. */
+static void check_ready(const char *func)
+{
+	if (proc.finished)
+		rt_die(func, "the process was already finished by ovni_proc_fini");
+	if (!proc.ready)
+		rt_die(func, "the process is not initialized (call ovni_proc_init first)");
+}
+
 void ovni_proc_set_rank(int rank, int nranks)
 {
 	static const char func[] = "ovni_proc_set_rank";
+	RT_KEEP_ERRNO;
 	pthread_mutex_lock(&proc.mu);
-	if (!proc.ready)
-		rt_die(func, "the process is not initialized (call ovni_proc_init first)");
+	check_ready(func);
 	if (nranks <= 0 || rank < 0 || rank >= nranks)
 		rt_die(func, "rank %d is not between 0 and nranks - 1 (nranks = %d)", rank, nranks);
 	proc.rank_set = 1;
@@ -137,8 +153,7 @@ void ovni_proc_set_rank(int rank, int nranks)
 void rt_proc_get(const char *func, struct rt_proc_info *info)
 {
 	pthread_mutex_lock(&proc.mu);
-	if (!proc.ready)
-		rt_die(func, "the process is not initialized (call ovni_proc_init first)");
+	check_ready(func);
 	info->app = proc.app;
 	info->pid = proc.pid;
 	info->loom = rt_strfmt(func, "%s", proc.loom);
@@ -169,7 +184,9 @@ int rt_proc_rank(int *rank, int *nranks)
 }
 
 /* Moves every stream directory of the temporary process directory into
- * the final one, then removes the (now empty) temporary directories. */
+ * the final one, then removes the (now empty) temporary directories: the
+ * process one, the loom one unless another process still uses it, and
+ * OVNI_TMPDIR itself if that leaves it empty. */
 static void move_tmp_streams(const char *func)
 {
 	DIR *d = opendir(proc.tmp_proc_dir);
@@ -189,26 +206,33 @@ static void move_tmp_streams(const char *func)
 	if (rmdir(proc.tmp_proc_dir) != 0)
 		rt_die_errno(func, errno, "cannot remove the temporary process directory '%s'", proc.tmp_proc_dir);
 	/* Other processes of the loom may still use it. */
-	if (rmdir(proc.tmp_loom_dir) != 0 && errno != ENOTEMPTY && errno != EEXIST && errno != EBUSY)
+	if (rmdir(proc.tmp_loom_dir) != 0 && errno != ENOTEMPTY && errno != EEXIST && errno != EBUSY
+	    && errno != ENOENT)
 		rt_die_errno(func, errno, "cannot remove the temporary loom directory '%s'", proc.tmp_loom_dir);
+	/* Best effort, like the reference: OVNI_TMPDIR may hold other files
+	 * or be a directory we may not remove (/tmp, /dev/shm). */
+	(void) rmdir(proc.tmp_dir);
 }
 
 void ovni_proc_fini(void)
 {
 	static const char func[] = "ovni_proc_fini";
+	RT_KEEP_ERRNO;
 	pthread_mutex_lock(&proc.mu);
-	if (!proc.ready)
-		rt_die(func, "the process is not initialized (call ovni_proc_init first)");
+	check_ready(func);
 	if (proc.tmp_proc_dir != NULL)
 		move_tmp_streams(func);
 	free(proc.loom);
 	free(proc.final_proc_dir);
+	free(proc.tmp_dir);
 	free(proc.tmp_loom_dir);
 	free(proc.tmp_proc_dir);
 	proc.loom = NULL;
 	proc.final_proc_dir = NULL;
+	proc.tmp_dir = NULL;
 	proc.tmp_loom_dir = NULL;
 	proc.tmp_proc_dir = NULL;
 	proc.ready = 0;
+	proc.finished = 1;
 	pthread_mutex_unlock(&proc.mu);
 }

@@ -15,6 +15,7 @@
 #ifndef WEFT_RT_INTERNAL_H
 #define WEFT_RT_INTERNAL_H
 
+#include <errno.h>
 #include <jansson.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -34,6 +35,19 @@
 #define RT_BUFSIZE_MAX (1024ull * 1024ull * 1024ull)
 /* Bytes kept free after any event for the OF[/OF] pair of a flush. */
 #define RT_FLUSH_PAIR_SIZE (2u * 12u)
+
+/* ---- errno ----
+ *
+ * A successful call leaves errno as the caller left it (system calls and
+ * the C library may set it on success: mkdir's EEXIST, write's EINTR).
+ * Every public function that can reach them declares RT_KEEP_ERRNO first:
+ * the value is put back whenever the function returns. The emit hot path
+ * never touches errno (its slow path does the saving). */
+static inline void rt_errno_restore(const int *saved)
+{
+	errno = *saved;
+}
+#define RT_KEEP_ERRNO __attribute__((cleanup(rt_errno_restore))) const int rt_saved_errno_ = errno
 
 /* ---- errors (die.c) ---- */
 
@@ -97,6 +111,10 @@ struct rt_thread {
 	json_t *meta;      /* the stream.json document */
 	json_t *require;   /* model -> version, in call order */
 	json_t *loom_cpus; /* array, NULL until ovni_add_cpu */
+	/* Set by ovni_flush, cleared by an automatic flush: the buffer then
+	 * starts with that flush's OF[/OF] pair. ovni_thread_free drops the
+	 * pair if nothing followed it, as the reference loses it. */
+	int explicit_pair;
 };
 
 /* The emit cursor: the only per-thread data the hot path touches. Both

@@ -4,8 +4,10 @@
  * ovni_thread_free, ovni_thread_isready.
  *
  * A thread owns <proc dir>/thread.<tid>/ with stream.obs (opened at init,
- * 8-byte header written at once) and stream.json (written at init,
- * rewritten by ovni_attr_flush and ovni_thread_free).
+ * 8-byte header written at once) and stream.json (written at init too,
+ * before any event can reach the file, so that a program dying early
+ * leaves streams the tools can name; rewritten by ovni_attr_flush and
+ * ovni_thread_free).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -40,6 +42,7 @@ static void write_stream_header(const char *func, struct rt_thread *th)
 void ovni_thread_init(pid_t tid)
 {
 	static const char func[] = "ovni_thread_init";
+	RT_KEEP_ERRNO;
 	if (th_state == RT_THREAD_READY)
 		rt_die(func, "the thread is already initialized");
 	if (th_state == RT_THREAD_FINISHED)
@@ -121,6 +124,7 @@ static int valid_version(const char *s)
 void ovni_thread_require(const char *model, const char *version)
 {
 	static const char func[] = "ovni_thread_require";
+	RT_KEEP_ERRNO;
 	struct rt_thread *th = rt_thread_get(func);
 	if (!valid_model_name(model))
 		rt_die(func, "malformed model name '%s' (expected one or more of a-z, 0-9 and _)",
@@ -128,16 +132,9 @@ void ovni_thread_require(const char *model, const char *version)
 	if (!valid_version(version))
 		rt_die(func, "malformed version '%s' for model '%s' (expected X.Y.Z)",
 		       version != NULL ? version : "(null)", model);
-	/* The library's own requirement on the ovni model is always written. */
-	if (strcmp(model, "ovni") == 0)
-		return;
-	json_t *old = json_object_get(th->require, model);
-	if (old != NULL) {
-		if (strcmp(json_string_value(old), version) != 0)
-			rt_die(func, "model '%s' is already required with version %s, not %s", model,
-			       json_string_value(old), version);
-		return;
-	}
+	/* As in the reference, the last call for a model wins, "ovni"
+	 * included (its default, OVNI_MODEL_VERSION, is added when the
+	 * metadata is written). A model keeps the place of its first call. */
 	if (json_object_set_new(th->require, model, json_string(version)) != 0)
 		rt_die(func, "out of memory for the metadata of '%s'", th->json_path);
 }
@@ -145,10 +142,15 @@ void ovni_thread_require(const char *model, const char *version)
 void ovni_thread_free(void)
 {
 	static const char func[] = "ovni_thread_free";
+	RT_KEEP_ERRNO;
 	struct rt_thread *th = rt_thread_get(func);
 
-	/* Everything buffered goes out, including the OF[/OF] pair left by
-	 * the last ovni_flush (the reference drops it). */
+	/* The reference does not flush here, so the OF[/OF] pair that its
+	 * last ovni_flush left in the buffer never reaches the file: drop it
+	 * when nothing followed it. Events emitted after it are written (with
+	 * the pair before them), and so is the pair of an automatic flush. */
+	if (th->explicit_pair && rt_hot.cur == th->buf + RT_FLUSH_PAIR_SIZE)
+		rt_hot.cur = th->buf;
 	rt_buffer_write(func, th);
 	if (close(th->fd) != 0)
 		rt_die_errno(func, errno, "cannot close the stream file '%s'", th->obs_path);

@@ -4,7 +4,9 @@
  *
  * A program built against ovni.h X.Y.Z runs with this library (1.14.0)
  * when X is our major and Y is not newer than our minor (a newer minor may
- * use API we do not have); the patch level does not matter.
+ * use API we do not have); the patch level does not matter. A refusal
+ * says what the reference says ("incompatible ovni major|minor version:
+ * wants <program's>, got <library's>"), after weft's usual prefix.
  */
 #include <stdlib.h>
 
@@ -46,17 +48,16 @@ static int parse_semver(const char *s, struct semver *v)
 void ovni_version_check_str(const char *version)
 {
 	static const char func[] = "ovni_version_check_str";
+	RT_KEEP_ERRNO;
 	struct semver want, have;
 	if (version == NULL || parse_semver(version, &want) != 0)
 		rt_die(func, "malformed version string '%s' (expected X.Y.Z)", version != NULL ? version : "(null)");
 	if (parse_semver(OVNI_LIB_VERSION, &have) != 0)
 		rt_die(func, "malformed library version '%s'", OVNI_LIB_VERSION);
 	if (want.major != have.major)
-		rt_die(func, "the program was built against ovni %s but this libovni implements %s "
-			     "(the major versions differ)", version, OVNI_LIB_VERSION);
+		rt_die(func, "incompatible ovni major version: wants %s, got %s", version, OVNI_LIB_VERSION);
 	if (want.minor > have.minor)
-		rt_die(func, "the program was built against ovni %s, newer than the %s this libovni implements "
-			     "(update libovni)", version, OVNI_LIB_VERSION);
+		rt_die(func, "incompatible ovni minor version: wants %s, got %s", version, OVNI_LIB_VERSION);
 }
 
 void ovni_version_get(const char **version, const char **commit)

@@ -2,9 +2,10 @@
 /*
  * rt_test.h - helpers of the libovni tests: temporary directories, files,
  * running a trace-writing body in a fresh thread (libovni state is per
- * thread, and a finished thread cannot be initialized again), running a
- * body in a forked child that is expected to abort, and a tiny stream
- * parser built on obs_format.h.
+ * thread, and a finished thread cannot be initialized again) or in a
+ * fresh process (a process is initialized once: ovni_proc_init after
+ * ovni_proc_fini is misuse), running a body in a forked child that is
+ * expected to abort, and a tiny stream parser built on obs_format.h.
  */
 #ifndef WEFT_TESTS_RT_TEST_H
 #define WEFT_TESTS_RT_TEST_H
@@ -19,6 +20,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
@@ -221,6 +223,42 @@ static inline int rt_test_in_child(void (*fn)(void *), void *arg, char **err)
 		;
 	*err = buf;
 	return status;
+}
+
+/* Runs fn(arg) in a forked child and waits for it; fn must not use cmocka
+ * assertions (it records what the parent checks). The size bytes at arg
+ * are shared with the child: what it writes there comes back. Returns 1
+ * if the child exited with status 0; otherwise prints why and returns 0. */
+static inline int rt_test_in_proc(void (*fn)(void *), void *arg, size_t size)
+{
+	size_t len = size > 0 ? size : 1;
+	void *shared = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (shared == MAP_FAILED)
+		rt_test_fail("mmap failed: %s", strerror(errno));
+	if (size > 0)
+		memcpy(shared, arg, size);
+	fflush(NULL);
+	pid_t pid = fork();
+	if (pid < 0)
+		rt_test_fail("fork failed: %s", strerror(errno));
+	if (pid == 0) {
+		fn(shared);
+		fflush(NULL);
+		_exit(0);
+	}
+	int status = 0;
+	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+		;
+	if (size > 0)
+		memcpy(arg, shared, size);
+	munmap(shared, len);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return 1;
+	if (WIFSIGNALED(status))
+		fprintf(stderr, "test process killed by signal %d\n", WTERMSIG(status));
+	else
+		fprintf(stderr, "test process exited with status %d\n", WEXITSTATUS(status));
+	return 0;
 }
 
 /* ---- a small stream.obs parser (normal and jumbo events) ---- */

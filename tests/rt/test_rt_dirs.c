@@ -5,48 +5,122 @@
  *   (created like mkdir -p);
  *   OVNI_TMPDIR: during the run the streams are under the temporary dir
  *   (same loom./proc./thread. layout) and the trace dir has no thread yet;
- *   after ovni_proc_fini they are in the trace dir, complete, and the
- *   temporary dir is empty; also across file systems (/dev/shm), where the
- *   streams are copied.
+ *   after ovni_proc_fini they are in the trace dir, complete, and nothing
+ *   is left in the temporary dir: the directories created there are
+ *   removed, and the temporary dir itself once empty (as the reference
+ *   does); a temporary dir holding other files is kept with just them;
+ *   also across file systems (/dev/shm), where the streams are copied;
+ *   stream.json exists from ovni_thread_init on (before any flush), with
+ *   the thread's keys and no ovni.require/finished, in the trace dir or,
+ *   with OVNI_TMPDIR, in the temporary one.
+ * Each case is a process of its own (rt_test_in_proc): a process is
+ * initialized once.
  */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
+#include <jansson.h>
 
 #include "ovni.h"
 #include "rt_test.h"
+#include "weft_version.h"
 
 #define PID 555
+#define JSON_MAX 4096
 
-struct body {
+/* What one thread saw while running. */
+struct seen {
 	int tid;
-	const char *tmp_thread_dir;   /* checked while running, or NULL */
-	const char *final_thread_dir; /* checked while running, or NULL */
-	int tmp_obs_seen, tmp_json_seen, final_seen;
+	int tmp_obs, tmp_json, final_dir;
+	long long obs_size_at_init;
+	char json_at_init[JSON_MAX]; /* stream.json right after ovni_thread_init */
 };
+
+struct job {
+	const char *chdir_to;  /* or NULL */
+	const char *tracedir;  /* OVNI_TRACEDIR, or NULL for unset */
+	const char *tmpdir;    /* OVNI_TMPDIR, or NULL for unset */
+	int nthreads;
+	struct seen th[2];
+	/* after both threads were freed, before ovni_proc_fini */
+	int tmp_td_after_free, fin_td_after_free;
+};
+
+static struct job *cur_job;
+
+/* The stream directory of tid under base ($OVNI_TRACEDIR or $OVNI_TMPDIR). */
+static char *thread_dir(const char *base, int tid)
+{
+	return rt_test_path("%s/loom.vm/proc.%d/thread.%d", base, PID, tid);
+}
 
 static void body(void *p)
 {
-	struct body *b = p;
-	ovni_thread_init(b->tid);
+	struct seen *t = p;
+	struct job *j = cur_job;
+	const char *base = j->tmpdir != NULL ? j->tmpdir : (j->tracedir != NULL ? j->tracedir : "ovni");
+	char *td = thread_dir(base, t->tid);
+	char *o = rt_test_path("%s/stream.obs", td);
+	char *js = rt_test_path("%s/stream.json", td);
+
+	ovni_thread_init(t->tid);
+	t->obs_size_at_init = rt_test_file_size(o);
+	char *text = rt_test_read(js, NULL);
+	if (text != NULL) {
+		snprintf(t->json_at_init, sizeof t->json_at_init, "%s", text);
+		free(text);
+	}
 	for (int i = 0; i < 10; i++) {
 		struct ovni_ev ev = {0};
 		ovni_ev_set_mcv(&ev, "OHp");
 		ovni_ev_set_clock(&ev, ovni_clock_now());
 		ovni_ev_emit(&ev);
 	}
-	if (b->tmp_thread_dir != NULL) {
-		char *o = rt_test_path("%s/stream.obs", b->tmp_thread_dir);
-		char *j = rt_test_path("%s/stream.json", b->tmp_thread_dir);
-		b->tmp_obs_seen = rt_test_exists(o);
-		b->tmp_json_seen = rt_test_exists(j);
-		free(o);
-		free(j);
+	if (j->tmpdir != NULL) {
+		t->tmp_obs = rt_test_exists(o);
+		t->tmp_json = rt_test_exists(js);
+		char *fin = thread_dir(j->tracedir, t->tid);
+		t->final_dir = rt_test_exists(fin);
+		free(fin);
 	}
-	if (b->final_thread_dir != NULL)
-		b->final_seen = rt_test_exists(b->final_thread_dir);
 	ovni_thread_free();
+	free(td);
+	free(o);
+	free(js);
+}
+
+static void proc_main(void *p)
+{
+	struct job *j = p;
+	cur_job = j;
+	if (j->chdir_to != NULL && chdir(j->chdir_to) != 0)
+		_exit(3);
+	if (j->tracedir != NULL)
+		setenv("OVNI_TRACEDIR", j->tracedir, 1);
+	else
+		unsetenv("OVNI_TRACEDIR");
+	if (j->tmpdir != NULL)
+		setenv("OVNI_TMPDIR", j->tmpdir, 1);
+	else
+		unsetenv("OVNI_TMPDIR");
+	ovni_proc_init(1, "vm", PID);
+	for (int i = 0; i < j->nthreads; i++)
+		rt_test_in_thread(body, &j->th[i]);
+	if (j->tmpdir != NULL) {
+		char *tmp_td = thread_dir(j->tmpdir, j->th[0].tid);
+		char *fin_td = thread_dir(j->tracedir, j->th[0].tid);
+		j->tmp_td_after_free = rt_test_exists(tmp_td);
+		j->fin_td_after_free = rt_test_exists(fin_td);
+		free(tmp_td);
+		free(fin_td);
+	}
+	ovni_proc_fini();
+}
+
+static void run_job(struct job *j)
+{
+	assert_true(rt_test_in_proc(proc_main, j, sizeof *j));
 }
 
 /* The finished stream in thread_dir: 10 events and finished = 1. */
@@ -66,28 +140,21 @@ static void check_stream(const char *thread_dir)
 	free(j);
 }
 
-static void run_simple(int tid)
+static void run_simple(const char *chdir_to, const char *tracedir, int tid)
 {
-	ovni_proc_init(1, "vm", PID);
-	struct body b = {.tid = tid};
-	rt_test_in_thread(body, &b);
-	ovni_proc_fini();
+	struct job j = {.chdir_to = chdir_to, .tracedir = tracedir, .nthreads = 1};
+	j.th[0].tid = tid;
+	run_job(&j);
 }
 
 static void test_default_dir(void **st)
 {
 	(void) st;
 	char *tmp = rt_test_mkdtemp();
-	char *cwd = getcwd(NULL, 0);
-	assert_int_equal(chdir(tmp), 0);
-	unsetenv("OVNI_TRACEDIR");
-	unsetenv("OVNI_TMPDIR");
-	run_simple(1);
-	assert_int_equal(chdir(cwd), 0);
+	run_simple(tmp, NULL, 1);
 	char *td = rt_test_path("%s/ovni/loom.vm/proc.%d/thread.1", tmp, PID);
 	check_stream(td);
 	free(td);
-	free(cwd);
 	rt_test_rm_rf(tmp);
 	free(tmp);
 }
@@ -96,16 +163,10 @@ static void test_relative_dir(void **st)
 {
 	(void) st;
 	char *tmp = rt_test_mkdtemp();
-	char *cwd = getcwd(NULL, 0);
-	assert_int_equal(chdir(tmp), 0);
-	setenv("OVNI_TRACEDIR", "rel/trace", 1);
-	unsetenv("OVNI_TMPDIR");
-	run_simple(2);
-	assert_int_equal(chdir(cwd), 0);
+	run_simple(tmp, "rel/trace", 2);
 	char *td = rt_test_path("%s/rel/trace/loom.vm/proc.%d/thread.2", tmp, PID);
 	check_stream(td);
 	free(td);
-	free(cwd);
 	rt_test_rm_rf(tmp);
 	free(tmp);
 }
@@ -115,9 +176,7 @@ static void test_absolute_nested_dir(void **st)
 	(void) st;
 	char *tmp = rt_test_mkdtemp();
 	char *dir = rt_test_path("%s/a/b/c/", tmp);
-	setenv("OVNI_TRACEDIR", dir, 1);
-	unsetenv("OVNI_TMPDIR");
-	run_simple(3);
+	run_simple(NULL, dir, 3);
 	char *td = rt_test_path("%s/a/b/c/loom.vm/proc.%d/thread.3", tmp, PID);
 	check_stream(td);
 	free(td);
@@ -129,31 +188,27 @@ static void test_absolute_nested_dir(void **st)
 /* Runs one process with two threads through OVNI_TMPDIR=tmpdir. */
 static void check_tmpdir(const char *tmpdir, const char *tracedir)
 {
-	setenv("OVNI_TRACEDIR", tracedir, 1);
-	setenv("OVNI_TMPDIR", tmpdir, 1);
-	ovni_proc_init(1, "vm", PID);
-	char *tmp_td = rt_test_path("%s/loom.vm/proc.%d/thread.4", tmpdir, PID);
-	char *fin_td = rt_test_path("%s/loom.vm/proc.%d/thread.4", tracedir, PID);
-	struct body b = {.tid = 4, .tmp_thread_dir = tmp_td, .final_thread_dir = fin_td};
-	rt_test_in_thread(body, &b);
-	struct body b2 = {.tid = 5};
-	rt_test_in_thread(body, &b2);
-	assert_true(b.tmp_obs_seen);
-	assert_true(b.tmp_json_seen);
-	assert_false(b.final_seen);
+	struct job j = {.tracedir = tracedir, .tmpdir = tmpdir, .nthreads = 2};
+	j.th[0].tid = 4;
+	j.th[1].tid = 5;
+	run_job(&j);
+	/* While running: in the temporary dir only. */
+	assert_true(j.th[0].tmp_obs);
+	assert_true(j.th[0].tmp_json);
+	assert_false(j.th[0].final_dir);
 	/* Freed but not moved yet. */
-	assert_true(rt_test_exists(tmp_td));
-	assert_false(rt_test_exists(fin_td));
-	ovni_proc_fini();
-	unsetenv("OVNI_TMPDIR");
+	assert_true(j.tmp_td_after_free);
+	assert_false(j.fin_td_after_free);
 
-	assert_false(rt_test_exists(tmp_td));
+	/* After ovni_proc_fini: the streams are in the trace dir... */
+	char *fin_td = thread_dir(tracedir, 4);
+	char *fin_td5 = thread_dir(tracedir, 5);
 	check_stream(fin_td);
-	char *fin_td5 = rt_test_path("%s/loom.vm/proc.%d/thread.5", tracedir, PID);
 	check_stream(fin_td5);
-	assert_int_equal(rt_test_count_entries(tmpdir), 0);
+	char *fin_proc = rt_test_path("%s/loom.vm/proc.%d", tracedir, PID);
+	assert_int_equal(rt_test_count_entries(fin_proc), 2);
+	free(fin_proc);
 	free(fin_td5);
-	free(tmp_td);
 	free(fin_td);
 }
 
@@ -161,9 +216,36 @@ static void test_tmpdir(void **st)
 {
 	(void) st;
 	char *tmp = rt_test_mkdtemp();
+	/* Neither exists: libovni creates both. */
 	char *scratch = rt_test_path("%s/scratch", tmp);
 	char *trace = rt_test_path("%s/trace", tmp);
 	check_tmpdir(scratch, trace);
+	/* ... and nothing is left behind: not even the temporary dir. */
+	assert_false(rt_test_exists(scratch));
+	assert_int_equal(rt_test_count_entries(tmp), 1);
+	free(scratch);
+	free(trace);
+	rt_test_rm_rf(tmp);
+	free(tmp);
+}
+
+/* A temporary dir that holds something else stays, with just that. */
+static void test_tmpdir_not_empty(void **st)
+{
+	(void) st;
+	char *tmp = rt_test_mkdtemp();
+	char *scratch = rt_test_path("%s/scratch", tmp);
+	char *trace = rt_test_path("%s/trace", tmp);
+	char *other = rt_test_path("%s/keep.txt", scratch);
+	assert_int_equal(mkdir(scratch, 0777), 0);
+	FILE *f = fopen(other, "w");
+	assert_non_null(f);
+	fputs("not libovni's\n", f);
+	fclose(f);
+	check_tmpdir(scratch, trace);
+	assert_int_equal(rt_test_count_entries(scratch), 1);
+	assert_true(rt_test_exists(other));
+	free(other);
 	free(scratch);
 	free(trace);
 	rt_test_rm_rf(tmp);
@@ -184,8 +266,63 @@ static void test_tmpdir_other_fs(void **st)
 	assert_non_null(mkdtemp(scratch));
 	char *trace = rt_test_path("%s/trace", tmp);
 	check_tmpdir(scratch, trace);
+	/* Empty once the streams were copied out: removed. */
+	assert_false(rt_test_exists(scratch));
 	free(trace);
 	rt_test_rm_rf(scratch);
+	rt_test_rm_rf(tmp);
+	free(tmp);
+}
+
+/* stream.json right after ovni_thread_init: the keys of a running thread
+ * stream, pretty-printed, and a stream.obs holding just its header. */
+static void check_initial_json(const struct seen *t)
+{
+	assert_int_equal(t->obs_size_at_init, 8);
+	assert_true(t->json_at_init[0] != '\0');
+	assert_non_null(strstr(t->json_at_init, "{\n    \"version\": 3,\n    \"ovni\": {\n        \"lib\": {"));
+	json_error_t err;
+	json_t *got = json_loads(t->json_at_init, 0, &err);
+	assert_non_null(got);
+	json_t *want = json_pack("{s:i, s:{s:{s:s, s:s}, s:s, s:i, s:i, s:s, s:i}, s:{s:s}}", "version", 3, "ovni",
+				 "lib", "version", "1.14.0", "commit", OVNI_GIT_COMMIT, "part", "thread", "tid", t->tid,
+				 "pid", PID, "loom", "vm", "app_id", 1, "weft", "version", WEFT_VERSION);
+	assert_non_null(want);
+	if (!json_equal(got, want)) {
+		fprintf(stderr, "stream.json at ovni_thread_init:\n%s\n", t->json_at_init);
+		fail();
+	}
+	json_decref(got);
+	json_decref(want);
+}
+
+static void test_json_at_thread_init(void **st)
+{
+	(void) st;
+	char *tmp = rt_test_mkdtemp();
+	char *trace = rt_test_path("%s/trace", tmp);
+	struct job j = {.tracedir = trace, .nthreads = 1};
+	j.th[0].tid = 6;
+	run_job(&j);
+	check_initial_json(&j.th[0]);
+	free(trace);
+	rt_test_rm_rf(tmp);
+	free(tmp);
+}
+
+static void test_json_at_thread_init_tmpdir(void **st)
+{
+	(void) st;
+	char *tmp = rt_test_mkdtemp();
+	char *scratch = rt_test_path("%s/scratch", tmp);
+	char *trace = rt_test_path("%s/trace", tmp);
+	struct job j = {.tracedir = trace, .tmpdir = scratch, .nthreads = 1};
+	j.th[0].tid = 7;
+	run_job(&j);
+	check_initial_json(&j.th[0]);
+	assert_true(j.th[0].tmp_json);
+	free(scratch);
+	free(trace);
 	rt_test_rm_rf(tmp);
 	free(tmp);
 }
@@ -198,7 +335,10 @@ int main(void)
 		cmocka_unit_test(test_relative_dir),
 		cmocka_unit_test(test_absolute_nested_dir),
 		cmocka_unit_test(test_tmpdir),
+		cmocka_unit_test(test_tmpdir_not_empty),
 		cmocka_unit_test(test_tmpdir_other_fs),
+		cmocka_unit_test(test_json_at_thread_init),
+		cmocka_unit_test(test_json_at_thread_init_tmpdir),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

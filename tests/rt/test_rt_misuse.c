@@ -192,22 +192,6 @@ static void test_bad_version(void **s)
 	}
 }
 
-static void require_conflict(void *a)
-{
-	(void) a;
-	init_both(107);
-	ovni_thread_require("nosv", "2.0.0");
-	ovni_thread_require("nosv", "2.0.0");
-	ovni_thread_require("nosv", "2.1.0");
-}
-
-static void test_require_conflict(void **s)
-{
-	(void) s;
-	expect_abort(require_conflict, NULL,
-		     "libovni: ovni_thread_require: model 'nosv' is already required with version 2.0.0, not 2.1.0");
-}
-
 static void big_jumbo(void *a)
 {
 	(void) a;
@@ -241,6 +225,61 @@ static void test_proc_twice(void **s)
 {
 	(void) s;
 	expect_abort(proc_twice, NULL, "libovni: ovni_proc_init: the process is already initialized");
+}
+
+/* A process is initialized once: ovni_proc_init after ovni_proc_fini
+ * stops the program at that call (as the reference does). */
+static void proc_after_fini(void *a)
+{
+	(void) a;
+	init_both(114);
+	ovni_thread_free();
+	ovni_proc_fini();
+	ovni_proc_init(1, "vm", 100);
+	/* Not reached. */
+	ovni_thread_init(115);
+}
+
+static void test_proc_after_fini(void **s)
+{
+	(void) s;
+	expect_abort(proc_after_fini, NULL,
+		     "libovni: ovni_proc_init: the process was already finished by ovni_proc_fini and cannot be "
+		     "initialized again");
+}
+
+static void thread_after_fini(void *a)
+{
+	(void) a;
+	ovni_proc_init(1, "vm", 100);
+	ovni_proc_fini();
+	ovni_thread_init(116);
+}
+
+static void fini_twice(void *a)
+{
+	(void) a;
+	ovni_proc_init(1, "vm", 100);
+	ovni_proc_fini();
+	ovni_proc_fini();
+}
+
+static void rank_after_fini(void *a)
+{
+	(void) a;
+	ovni_proc_init(1, "vm", 100);
+	ovni_proc_fini();
+	ovni_proc_set_rank(0, 1);
+}
+
+static void test_after_fini(void **s)
+{
+	(void) s;
+	expect_abort(thread_after_fini, NULL,
+		     "libovni: ovni_thread_init: the process was already finished by ovni_proc_fini");
+	expect_abort(fini_twice, NULL, "libovni: ovni_proc_fini: the process was already finished by ovni_proc_fini");
+	expect_abort(rank_after_fini, NULL,
+		     "libovni: ovni_proc_set_rank: the process was already finished by ovni_proc_fini");
 }
 
 static void thread_before_proc(void *a)
@@ -286,18 +325,40 @@ static void version_check(void *a)
 	ovni_version_check_str(a);
 }
 
+/* A program built against the headers of ovni 2.1.0 (or 1.15.0) calls
+ * ovni_version_check() with that version. */
+#pragma push_macro("OVNI_LIB_VERSION")
+#undef OVNI_LIB_VERSION
+#define OVNI_LIB_VERSION "2.1.0"
+static void version_check_major(void *a)
+{
+	(void) a;
+	ovni_version_check();
+}
+#undef OVNI_LIB_VERSION
+#define OVNI_LIB_VERSION "1.15.0"
+static void version_check_minor(void *a)
+{
+	(void) a;
+	ovni_version_check();
+}
+#pragma pop_macro("OVNI_LIB_VERSION")
+
+/* The reference's words: "incompatible ovni major|minor version: wants
+ * <the program's>, got <the library's>". */
 static void test_version_check(void **s)
 {
 	(void) s;
 	expect_abort(version_check, "2.0.0",
-		     "libovni: ovni_version_check_str: the program was built against ovni 2.0.0 but this libovni "
-		     "implements 1.14.0 (the major versions differ)");
+		     "libovni: ovni_version_check_str: incompatible ovni major version: wants 2.0.0, got 1.14.0");
 	expect_abort(version_check, "0.9.0",
-		     "libovni: ovni_version_check_str: the program was built against ovni 0.9.0 but this libovni "
-		     "implements 1.14.0 (the major versions differ)");
+		     "libovni: ovni_version_check_str: incompatible ovni major version: wants 0.9.0, got 1.14.0");
 	expect_abort(version_check, "1.15.0",
-		     "libovni: ovni_version_check_str: the program was built against ovni 1.15.0, newer than the "
-		     "1.14.0 this libovni implements (update libovni)");
+		     "libovni: ovni_version_check_str: incompatible ovni minor version: wants 1.15.0, got 1.14.0");
+	expect_abort(version_check_major, NULL,
+		     "libovni: ovni_version_check_str: incompatible ovni major version: wants 2.1.0, got 1.14.0");
+	expect_abort(version_check_minor, NULL,
+		     "libovni: ovni_version_check_str: incompatible ovni minor version: wants 1.15.0, got 1.14.0");
 	expect_abort(version_check, "1.x",
 		     "libovni: ovni_version_check_str: malformed version string '1.x' (expected X.Y.Z)");
 }
@@ -410,9 +471,10 @@ int main(void)
 		cmocka_unit_test(test_payload_one_byte),
 		cmocka_unit_test(test_bad_model),
 		cmocka_unit_test(test_bad_version),
-		cmocka_unit_test(test_require_conflict),
 		cmocka_unit_test(test_big_jumbo),
 		cmocka_unit_test(test_proc_twice),
+		cmocka_unit_test(test_proc_after_fini),
+		cmocka_unit_test(test_after_fini),
 		cmocka_unit_test(test_thread_before_proc),
 		cmocka_unit_test(test_rank_before_proc),
 		cmocka_unit_test(test_bad_loom),
