@@ -80,6 +80,25 @@ enum weft_readahead {
 	WEFT_READAHEAD_ON = 2,  /* a thread whatever the machine and trace */
 };
 
+/* What a clock going backwards within a stream is (addition; 0 keeps the
+ * original rule). Runtimes that record events out of order (nOS-V's kernel
+ * events, for one) write them inside unordered regions: between an OU[ and
+ * the next OU] of the same stream, events may have clocks before earlier
+ * events of that stream, until the trace is sorted. */
+enum weft_backwards {
+	/* Always an error, inside an unordered region too (weft emu: an
+	 * emulation cannot go back in time). */
+	WEFT_BACKWARDS_ERROR = 0,
+	/* Allowed inside an unordered region, an error outside one (weft
+	 * check). */
+	WEFT_BACKWARDS_REGIONS = 1,
+	/* Allowed inside an unordered region; outside one, a warning and the
+	 * reading goes on (weft dump, weft top, as ovnidump/ovnitop do). The
+	 * first 10 are warned one by one, the rest counted in one warning at
+	 * the end of the iteration. */
+	WEFT_BACKWARDS_WARN = 2,
+};
+
 struct weft_open_opts {
 	enum weft_mode mode;
 	/* Called with one complete sentence per warning (no trailing newline);
@@ -94,6 +113,9 @@ struct weft_open_opts {
 	/* 1: events of every model are allowed, whatever the streams'
 	 * ovni.require says (weft emu -a). (Addition; 0 keeps the rule.) */
 	int all_models;
+	/* A clock going backwards within a stream: 0 (WEFT_BACKWARDS_ERROR) is
+	 * always an error. (Addition; 0 keeps the rule.) */
+	enum weft_backwards backwards;
 };
 
 /* Opens the trace at path. opts may be NULL (strict, no warnings).
@@ -316,6 +338,12 @@ static inline uint32_t weft_ref_payload_size(const struct weft_ref *r)
 
 /* Number of events yielded so far. */
 uint64_t weft_nevents(const struct weft_trace *t);
+
+/* Number of events yielded so far whose clock went backwards within their
+ * stream: inside unordered regions (in_regions != 0; allowed unless
+ * WEFT_BACKWARDS_ERROR), or outside them (in_regions == 0; only
+ * WEFT_BACKWARDS_WARN lets them through). (Addition.) */
+uint64_t weft_nbackwards(const struct weft_trace *t, int in_regions);
 
 /* Smallest first clock and largest last clock (sclock) over the streams
  * with events decoded so far (0 if none); valid after the iteration ends. */

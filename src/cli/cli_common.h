@@ -30,13 +30,14 @@ static inline void cli_warn(void *ctx, const char *msg)
 /* Opens the trace at path for subcommand cmd, with warnings printed by
  * cli_warn; on failure prints "weft <cmd>: <reason>" and returns NULL. */
 static inline struct weft_trace *cli_open(const char *cmd, const char *path, enum weft_mode mode,
-		enum weft_clock clock)
+		enum weft_clock clock, enum weft_backwards backwards)
 {
 	struct weft_open_opts opts = { 0 };
 	opts.mode = mode;
 	opts.warn = cli_warn;
 	opts.warn_ctx = (void *) cmd;
 	opts.clock = clock;
+	opts.backwards = backwards;
 	char err[WEFT_ERR_MAX];
 	struct weft_trace *t = weft_open(path, &opts, err, sizeof err);
 	if (t == NULL)

@@ -27,8 +27,9 @@ static const char usage[] =
 	"  -h, --help  show this help\n"
 	"\n"
 	"Metadata problems are warnings; corrupt binary data stops the output after the\n"
-	"last whole event, with an error. Exit status: 0 success, 1 trace error,\n"
-	"2 usage error.\n";
+	"last whole event, with an error. A clock going backwards within a stream is a\n"
+	"warning (none inside an unordered region OU[ ... OU]) and the output goes on.\n"
+	"Exit status: 0 success, 1 trace error, 2 usage error.\n";
 
 static const char hexdig[] = "0123456789abcdef";
 
@@ -224,7 +225,7 @@ int weft_cmd_dump(int argc, char **argv)
 		return CLI_EXIT_OK;
 	if (r != 0)
 		return CLI_EXIT_USAGE;
-	struct weft_trace *t = cli_open("dump", path, WEFT_LENIENT, WEFT_CLOCK_RAW);
+	struct weft_trace *t = cli_open("dump", path, WEFT_LENIENT, WEFT_CLOCK_RAW, WEFT_BACKWARDS_WARN);
 	if (t == NULL)
 		return CLI_EXIT_TRACE;
 	struct dump d;

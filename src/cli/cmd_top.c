@@ -18,7 +18,9 @@ static const char usage[] =
 	"  -h, --help  show this help\n"
 	"\n"
 	"Metadata problems are warnings; corrupt binary data is an error (nothing is\n"
-	"printed). Exit status: 0 success, 1 trace error, 2 usage error.\n";
+	"printed). A clock going backwards within a stream is a warning (none inside\n"
+	"an unordered region OU[ ... OU]) and the counting goes on.\n"
+	"Exit status: 0 success, 1 trace error, 2 usage error.\n";
 
 struct slot {
 	uint32_t key; /* MCV bytes + 1 << 24 when used */
@@ -76,7 +78,7 @@ int weft_cmd_top(int argc, char **argv)
 		return CLI_EXIT_OK;
 	if (r != 0)
 		return CLI_EXIT_USAGE;
-	struct weft_trace *t = cli_open("top", path, WEFT_LENIENT, WEFT_CLOCK_RAW);
+	struct weft_trace *t = cli_open("top", path, WEFT_LENIENT, WEFT_CLOCK_RAW, WEFT_BACKWARDS_WARN);
 	if (t == NULL)
 		return CLI_EXIT_TRACE;
 	struct table tab = { NULL, 0, 0 };

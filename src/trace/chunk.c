@@ -106,6 +106,84 @@ static int note_special(struct weft_chunk *c, size_t n)
 	return 0;
 }
 
+/* 1 for OU[ (an unordered region begins), -1 for OU] (it ends), else 0. */
+static inline int region_marker(const uint8_t *p)
+{
+	if (p[WEFT_EV_OFF_MODEL] != 'O' || p[WEFT_EV_OFF_CATEGORY] != 'U')
+		return 0;
+	return p[WEFT_EV_OFF_VALUE] == '[' ? 1 : p[WEFT_EV_OFF_VALUE] == ']' ? -1 : 0;
+}
+
+/* Moves the region state of s on to file offset to (an event boundary past
+ * reg_off, before the chunk being filled) by reading the event headers
+ * between them again. Only when a backwards clock needs the state and no
+ * OU[ or OU] lies between reg_off and it in its chunk: each byte of a file
+ * is read again at most once so. The bytes were framed already; a read that
+ * comes short (the file changed) leaves the state as far as it got. */
+static void region_rescan(struct weft_wstream *s, uint64_t to)
+{
+	enum { RESCAN_BUF = 64 << 10 };
+	uint8_t *buf = malloc(RESCAN_BUF);
+	uint64_t o = s->reg_off, wbeg = 0;
+	size_t wlen = 0;
+	int in = s->reg_in;
+	while (buf != NULL && o < to) {
+		uint64_t need = 0;
+		int known = o >= wbeg && o < wbeg + wlen
+			&& weft_event_size(buf + (o - wbeg), (size_t) (wbeg + wlen - o), &need);
+		if (!known) {
+			if (wbeg == o && wlen > 0)
+				break; /* not even a header from here */
+			size_t want = to - o < RESCAN_BUF ? (size_t) (to - o) : RESCAN_BUF;
+			ssize_t r;
+			do
+				r = pread(s->fd, buf, want, (off_t) o);
+			while (r < 0 && errno == EINTR);
+			if (r <= 0)
+				break;
+			wbeg = o;
+			wlen = (size_t) r;
+			continue;
+		}
+		int m = region_marker(buf + (o - wbeg));
+		if (m != 0)
+			in = m > 0;
+		o += need;
+	}
+	free(buf);
+	s->reg_off = to;
+	s->reg_in = in;
+}
+
+/* Whether the event at index n of chunk c (file offset at), whose clock goes
+ * backwards, is inside an unordered region of its stream: after an OU[ that
+ * no OU] has closed yet, and not the OU] that closes it (that one is the
+ * region's end: a clock going back there is outside). The nearest OU[ or
+ * OU] before it tells: looked for back in the chunk down to reg_off, where
+ * the state is known (carried there from the chunk's start if need be). */
+static int in_region(struct weft_wstream *s, const struct weft_chunk *c, size_t n, uint64_t at)
+{
+	int in = -1;
+	for (size_t k = n; k-- > 0;) {
+		uint32_t o = c->idx[k] & WEFT_IDX_OFF;
+		if (c->file_off + o < s->reg_off)
+			break;
+		int m = region_marker(c->buf + o);
+		if (m != 0) {
+			in = m > 0;
+			break;
+		}
+	}
+	if (in < 0) {
+		if (s->reg_off < c->file_off)
+			region_rescan(s, c->file_off);
+		in = s->reg_in;
+	}
+	s->reg_off = at; /* the state before the event at `at` */
+	s->reg_in = in;
+	return in && region_marker(c->buf + (at - c->file_off)) >= 0;
+}
+
 static void fill(struct weft_wstream *s, struct weft_chunk *c, const uint8_t *allowed);
 
 /* With fd_lean, the file is opened for the fill (and must still be the one
@@ -232,21 +310,26 @@ one:
 			if (known && need <= avail) {
 				uint32_t head = weft_load_u32(p);
 				int64_t clock = (int64_t) weft_load_u64(p + WEFT_EV_OFF_CLOCK);
-				int special = (head & 0xf0u) || !allowed[(head >> 8) & 0xffu]
-					|| clock < last;
+				int back = clock < last;
+				int special = (head & 0xf0u) || !allowed[(head >> 8) & 0xffu] || back;
 				if (special && note_special(c, n) < 0) {
 					c->nidx = n;
 					chunk_fail(s, c, c->file_off + (uint64_t) (p - b),
 							"out of memory for the chunk's index");
 					return;
 				}
-				idx[n++] = (uint32_t) (p - b);
-				if (clock < last) {
-					/* The merge reports it there; nothing after it is read. */
+				uint32_t flag = 0;
+				if (back && !s->unord) {
+					/* An error: the merge reports it there; nothing
+					 * after it is read. */
+					idx[n++] = (uint32_t) (p - b);
 					c->final = 1;
 					c->nidx = n;
 					return;
 				}
+				if (back && in_region(s, c, n, c->file_off + (uint64_t) (p - b)))
+					flag = WEFT_IDX_UNORD;
+				idx[n++] = (uint32_t) (p - b) | flag;
 				last = clock;
 				p += need;
 				continue;

@@ -3,7 +3,9 @@
  * discover.c - finding the streams under a path, as the reference does: a
  * recursive walk for files named stream.json (v3), plus the v1 layout
  * (proc.PID/metadata.json with thread.TID or thread.TID.obs files). Every
- * other regular file is reported as ignored.
+ * other regular file is reported as ignored, except clock-offsets.txt and
+ * what an emulator writes into the trace dir (its Paraver and Perfetto
+ * files at the top, ovniemu's cfg/ tree of *.cfg files).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -101,14 +103,33 @@ static int cmp_entry(const void *a, const void *b)
 	return strcmp(((const struct entry *) a)->name, ((const struct entry *) b)->name);
 }
 
-/* An emulator's output file (they live at the top of the trace dir). */
+static int ends_with(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+	return n > k && strcmp(s + n - k, suffix) == 0;
+}
+
+/* An emulator's output file at the top of the trace dir: weft emu's, and
+ * any Paraver trace the reference's ovniemu writes there (NAME.prv,
+ * NAME.pcf, NAME.row). */
 static int is_emu_output(const char *name)
 {
 	static const char *const names[] = WEFT_EMU_OUTPUT_NAMES;
 	for (size_t i = 0; names[i] != NULL; i++)
 		if (strcmp(name, names[i]) == 0)
 			return 1;
-	return 0;
+	return ends_with(name, ".prv") || ends_with(name, ".pcf") || ends_with(name, ".row");
+}
+
+/* The Paraver configurations ovniemu writes into the trace dir: *.cfg files
+ * anywhere under its top-level cfg/ directory (rel: the file's directory). */
+#define EMU_CFG_DIR "cfg"
+
+static int is_emu_cfg(const char *rel, const char *name)
+{
+	size_t k = strlen(EMU_CFG_DIR);
+	return strncmp(rel, EMU_CFG_DIR, k) == 0 && (rel[k] == '\0' || rel[k] == '/')
+		&& ends_with(name, ".cfg");
 }
 
 static int walk_dir(struct walk *w, const char *rel, const char *root_base, int depth)
@@ -186,6 +207,8 @@ static int walk_dir(struct walk *w, const char *rel, const char *root_base, int 
 			v1count++;
 		} else if (depth == 0 && (strcmp(name, WEFT_CLOCK_OFFSETS) == 0
 					|| is_emu_output(name))) {
+			free(frel);
+		} else if (depth > 0 && is_emu_cfg(rel, name)) {
 			free(frel);
 		} else if (strcmp(name, WEFT_STREAM_OBS) == 0) {
 			sl_add(&w->orphans, weft_strdup(frel));

@@ -180,6 +180,8 @@ int weft_stream_open(struct weft_trace *t, struct weft_wstream *s)
 	}
 	s->prod_off = hlen;
 	s->prod_last = INT64_MIN;
+	s->reg_off = hlen;
+	s->reg_in = 0;
 	s->prod_done = 0;
 	s->last_clock = INT64_MIN;
 	s->first_clock = INT64_MIN;
@@ -279,13 +281,26 @@ int weft_stream_special(struct weft_trace *t, struct weft_wstream *s, uint32_t x
 	}
 	int64_t clock = (int64_t) weft_load_u64(p + WEFT_EV_OFF_CLOCK);
 	if (clock < s->last_clock) {
-		char why[256];
 		char mcv[16];
-		snprintf(why, sizeof why, "event %s: clock goes backwards from %" PRId64
-				" to %" PRId64 " within the stream",
-				weft_mcv_show(p + WEFT_EV_OFF_MODEL, mcv), s->last_clock, clock);
-		s->ci = s->cn;
-		return stream_err(t, s, pos, why);
+		weft_mcv_show(p + WEFT_EV_OFF_MODEL, mcv);
+		if (x & WEFT_IDX_UNORD) {
+			/* inside an unordered region (the producer flags these
+			 * only when the rule allows it) */
+			t->nback_in++;
+		} else if (t->backwards == WEFT_BACKWARDS_WARN) {
+			if (++t->nback_out <= WEFT_BACKWARDS_WARN_MAX)
+				weft_warnf(&t->diag, "%s: offset %" PRIu64 ": event %s: clock goes "
+						"backwards from %" PRId64 " to %" PRId64 " within the "
+						"stream, outside an unordered region", s->obs_path,
+						pos, mcv, s->last_clock, clock);
+		} else {
+			char why[256];
+			snprintf(why, sizeof why, "event %s: clock goes backwards from %" PRId64
+					" to %" PRId64 " within the stream", mcv, s->last_clock,
+					clock);
+			s->ci = s->cn;
+			return stream_err(t, s, pos, why);
+		}
 	}
 	s->evp = p;
 	s->evsize = need;

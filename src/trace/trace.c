@@ -77,9 +77,16 @@ struct weft_trace *weft_open(const char *path, const struct weft_open_opts *opts
 	t->diag.errlen = sizeof t->errbuf;
 	t->raw_order = opts ? opts->clock == WEFT_CLOCK_RAW : 0;
 	t->ra_mode = opts ? opts->readahead : WEFT_READAHEAD_AUTO;
+	t->backwards = opts ? opts->backwards : WEFT_BACKWARDS_ERROR;
 	t->path = weft_strdup(path);
 	if (t->diag.mode != WEFT_STRICT && t->diag.mode != WEFT_LENIENT) {
 		weft_fail(&t->diag, "weft_open: unknown mode %d", (int) t->diag.mode);
+		goto fail;
+	}
+	if (t->backwards != WEFT_BACKWARDS_ERROR && t->backwards != WEFT_BACKWARDS_REGIONS
+			&& t->backwards != WEFT_BACKWARDS_WARN) {
+		weft_fail(&t->diag, "weft_open: unknown rule %d for clocks going backwards",
+				(int) t->backwards);
 		goto fail;
 	}
 	if (weft_discover(t, path) < 0)
@@ -348,6 +355,7 @@ static int start(struct weft_trace *t)
 	for (size_t i = 0; i < t->nstreams; i++) {
 		struct weft_wstream *s = t->streams[i];
 		s->index = i;
+		s->unord = t->backwards != WEFT_BACKWARDS_ERROR;
 		s->chunk_cap = weft_chunk_size(t, s, nring);
 		if (weft_stream_alloc_ring(t, s, nring) < 0)
 			return -1;
@@ -366,6 +374,17 @@ static int start(struct weft_trace *t)
 		}
 	}
 	return 0;
+}
+
+/* Once, at the end of the iteration: the backwards clocks not warned one by one. */
+static void end_report(struct weft_trace *t)
+{
+	t->ended = 1;
+	if (t->nback_out > WEFT_BACKWARDS_WARN_MAX)
+		weft_warnf(&t->diag, "%" PRIu64 " more clocks go backwards outside unordered "
+				"regions (%" PRIu64 " in all; only the first %d are shown)",
+				t->nback_out - WEFT_BACKWARDS_WARN_MAX, t->nback_out,
+				WEFT_BACKWARDS_WARN_MAX);
 }
 
 /* One step of the merge into out[k]. With may_switch == 0, returns 2 instead
@@ -397,6 +416,8 @@ static inline __attribute__((always_inline)) int next_one(struct weft_trace *t, 
 	}
 	if (t->nheap == 0) {
 		t->cur = NULL;
+		if (!t->ended)
+			end_report(t);
 		return 0;
 	}
 	s = weft_heap_pop(t);
@@ -551,6 +572,11 @@ void weft_ref_event(const struct weft_trace *t, const struct weft_ref *r,
 uint64_t weft_nevents(const struct weft_trace *t)
 {
 	return t->nevents;
+}
+
+uint64_t weft_nbackwards(const struct weft_trace *t, int in_regions)
+{
+	return in_regions ? t->nback_in : t->nback_out;
 }
 
 int64_t weft_first_clock(const struct weft_trace *t)

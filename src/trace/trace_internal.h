@@ -198,10 +198,15 @@ struct weft_iproc;
  * the entries the merge must decode and check itself (jumbo, reserved flag
  * bits, a model no stream requires, a clock going backwards); the last of
  * them may be flagged WEFT_IDX_TAIL: the bytes from there cannot hold a
- * whole event (the file ends first), an error when reached. Every other
+ * whole event (the file ends first), an error when reached. An entry whose
+ * clock goes backwards is flagged WEFT_IDX_UNORD when it lies inside an
+ * unordered region of its stream (see in_region() in chunk.c). Every other
  * entry is a normal event whose model some stream requires and whose clock
  * is not below the previous event's.
  */
+#define WEFT_IDX_UNORD 0x80000000u
+/* WEFT_BACKWARDS_WARN: backwards clocks warned one by one, the rest counted. */
+#define WEFT_BACKWARDS_WARN_MAX 10
 #define WEFT_IDX_TAIL 0x40000000u
 #define WEFT_IDX_OFF 0x3fffffffu
 
@@ -255,6 +260,15 @@ struct weft_wstream {
 	 * without one) */
 	uint64_t prod_off;   /* file offset of the next event to frame */
 	int64_t prod_last;   /* clock of the last event framed */
+	/* Backwards clocks (set before the first fill): 0, the framing stops at
+	 * the first one (it is an error); 1, it goes on and flags those inside
+	 * an unordered region (OU[ ... OU]) with WEFT_IDX_UNORD. To tell, the
+	 * region state is known at reg_off (an event boundary): reg_in says
+	 * whether the events from there on are inside a region, up to the next
+	 * OU[ or OU]. Kept lazily: only a backwards clock moves it on. */
+	int unord;
+	int reg_in;
+	uint64_t reg_off;
 	int prod_done;       /* the final chunk was produced (under the read-ahead mutex) */
 	int filling;         /* read-ahead: a thread is filling ring[ph] (under its mutex) */
 
@@ -301,6 +315,10 @@ struct weft_trace {
 	enum weft_readahead ra_mode;
 	struct weft_ra *ra; /* the read-ahead thread, NULL without */
 	uint8_t warned[256];   /* lenient: warned once about this model byte */
+	enum weft_backwards backwards; /* what a clock going backwards is */
+	uint64_t nback_in;     /* backwards clocks inside unordered regions (accepted) */
+	uint64_t nback_out;    /* outside them, let through with a warning */
+	int ended;             /* the iteration reached its end */
 
 	/* merge */
 	int started;

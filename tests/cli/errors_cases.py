@@ -117,7 +117,70 @@ def with_files(names):
                 f.write("x\n")
     return build
 
+def reference_emu_dir(extra=()):
+    """A valid trace into which the reference's ovniemu wrote: Paraver files
+    at the top and its cfg/ tree of Paraver configurations (plus extra)."""
+    def build(root):
+        write_stream(root, T1, meta(1, 1), simple_events(100))
+        names = ["cpu.prv", "cpu.pcf", "cpu.row", "thread.prv", "thread.pcf", "thread.row",
+                 "breakdown.prv", "cfg/cpu/ovni/pid.cfg", "cfg/cpu/ovni/tid.cfg",
+                 "cfg/thread/ovni/state.cfg", "cfg/thread/nosv/subsystem.cfg",
+                 "cfg/cpu/nosv/breakdown/subsystem.cfg"] + list(extra)
+        for n in names:
+            path = os.path.join(root, n)
+            os.makedirs(os.path.dirname(path), exist_ok=True)
+            with open(path, "w", encoding="utf-8") as f:
+                f.write("x\n")
+    return build
+
+
+def clocks(*evs):
+    """One stream of the given (MCV, clock) events."""
+    return one(m(), events=[ev(mcv, c) for mcv, c in evs])
+
+
+# a clock going back inside an unordered region (twice), as nOS-V writes them
+UNORDERED = clocks(("OHx", 100), ("OU[", 110), ("OB.", 105), ("OB.", 106), ("OU]", 120),
+                   ("OU[", 130), ("OB.", 125), ("OU]", 131), ("OHe", 140))
+# a clock going back outside any region
+BACKWARDS = clocks(("OHx", 100), ("OB.", 110), ("OB.", 105), ("OU[", 111), ("OU]", 112),
+                   ("OHe", 120))
+# the OU] that closes a region goes back: outside (the region has ended)
+BACK_AT_CLOSE = clocks(("OHx", 100), ("OU[", 110), ("OB.", 115), ("OU]", 112), ("OHe", 120))
+# 13 clocks going back outside regions: 10 warned, then a count
+MANY_BACK = clocks(*([("OHx", 100)] + [("OB.", 200 - 5 * (i % 2)) for i in range(26)]
+                     + [("OHe", 300)]))
+
+
+def unordered_two(root):
+    """Two streams whose regions interleave: the merge orders by the clocks
+    as they are (the reference's heap)."""
+    write_stream(root, T1, m(), [ev("OHx", 100), ev("OU[", 120), ev("OB.", 103),
+                                 ev("OB.", 108), ev("OU]", 121), ev("OHe", 130)])
+    write_stream(root, thread_rel("vm", 1, 2), meta(2, 1),
+                 [ev("OHx", 101), ev("OB.", 104), ev("OU[", 110), ev("OB.", 102),
+                  ev("OU]", 111), ev("OHe", 131)])
+
+
 CASES = [
+    # unordered regions, backwards clocks
+    ("unordered-dump", UNORDERED, ["dump", "-x", "t"]),
+    ("unordered-top", UNORDERED, ["top", "t"]),
+    ("unordered-check", UNORDERED, ["check", "t"]),
+    ("unordered-two-dump", unordered_two, ["dump", "-x", "t"]),
+    ("unordered-two-check", unordered_two, ["check", "t"]),
+    ("backwards-dump", BACKWARDS, ["dump", "-x", "t"]),
+    ("backwards-top", BACKWARDS, ["top", "t"]),
+    ("backwards-check", BACKWARDS, ["check", "t"]),
+    ("backwards-at-close-check", BACK_AT_CLOSE, ["check", "t"]),
+    ("backwards-at-close-dump", BACK_AT_CLOSE, ["dump", "-x", "t"]),
+    ("backwards-many-top", MANY_BACK, ["top", "t"]),
+    # a trace dir the reference emulator wrote into
+    ("emu-cfg-check", reference_emu_dir(), ["check", "t"]),
+    ("emu-cfg-dump", reference_emu_dir(), ["dump", "t"]),
+    ("emu-cfg-top", reference_emu_dir(), ["top", "t"]),
+    ("emu-cfg-strays", reference_emu_dir(["cfg/README", "x.cfg", "loom.vm/cfg/a.cfg",
+                                          "sub/cpu.prv", "cfg.prv.txt"]), ["check", "t"]),
     # usage
     ("help-dump", nothing, ["dump", "--help"]),
     ("emu-outputs-quiet", with_files(["thread.prv", "thread.pcf", "thread.row", "cpu.prv",
