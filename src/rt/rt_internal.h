@@ -47,7 +47,8 @@ static inline void rt_errno_restore(const int *saved)
 {
 	errno = *saved;
 }
-#define RT_KEEP_ERRNO __attribute__((cleanup(rt_errno_restore))) const int rt_saved_errno_ = errno
+#define RT_KEEP_ERRNO \
+	__attribute__((cleanup(rt_errno_restore), unused)) const int rt_saved_errno_ = errno
 
 /* ---- errors (die.c) ---- */
 
