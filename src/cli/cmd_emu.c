@@ -162,8 +162,11 @@ int weft_cmd_emu(int argc, char **argv)
 	if (!paraver && !perfetto)
 		paraver = perfetto = 1;
 	const char *path = argv[optind];
-	if (outdir == NULL)
-		outdir = path;
+	if (outdir != NULL && outdir[0] == '\0') {
+		fprintf(stderr, "weft emu: -o needs a directory, not an empty name; run "
+				"`weft emu --help`\n");
+		return 2;
+	}
 	const char *formats[3];
 	size_t nf = 0;
 	if (paraver)
@@ -191,6 +194,6 @@ int weft_cmd_emu(int argc, char **argv)
 		return 1;
 	}
 	if (!quiet)
-		print_where(outdir, paraver, perfetto);
+		print_where(outdir ? outdir : path, paraver, perfetto);
 	return 0;
 }

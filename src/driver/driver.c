@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "driver.h"
 #include "emu.h"
@@ -142,6 +143,17 @@ static int prepare(struct run *R, const struct weft_emulate_opts *o, char *err, 
 	const char *outdir = o->outdir ? o->outdir : o->path;
 	if (mkdir_p(outdir) != 0) {
 		snprintf(err, errlen, "cannot create %s: %s", outdir, strerror(errno));
+		return -1;
+	}
+	if (access(outdir, W_OK | X_OK) != 0) {
+		int e = errno;
+		if (o->outdir == NULL)
+			snprintf(err, errlen, "%s: cannot write the timelines into the trace directory "
+					"(%s); give a directory to write them into with -o DIR", outdir,
+					strerror(e));
+		else
+			snprintf(err, errlen, "%s: cannot write the timelines there (%s)", outdir,
+					strerror(e));
 		return -1;
 	}
 	for (size_t i = 0; o->formats != NULL && o->formats[i] != NULL; i++) {

@@ -161,6 +161,28 @@ def main():
               f"nosv 3.0.0: exit {p.returncode}: {p.stderr!r}")
         check(not (tmp / "nosv-out").exists(), "nosv 3.0.0: nothing must be written")
 
+        # ---- where the timelines go: -o '' is a usage error; a trace directory
+        # that cannot be written suggests -o DIR ----
+        tr = tmp / "ro"
+        write_thread(tr, 1, 1, [ohx(0, 100), ev("OHe", 120)])
+        p = run("-o", "", tr)
+        check(p.returncode == 2 and p.stderr == "weft emu: -o needs a directory, not an empty "
+              "name; run `weft emu --help`\n", f"-o '': exit {p.returncode}: {p.stderr!r}")
+        tmp.chmod(0o755)  # nobody (below) reaches the trace
+        for d in [tr, *tr.rglob("*")]:
+            if d.is_dir():
+                d.chmod(0o555)
+        cmd = [WEFT, "emu", "-q", str(tr)]
+        if os.geteuid() == 0:  # root writes anywhere: run as nobody
+            cmd = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", *cmd]
+        p = subprocess.run(cmd, capture_output=True, text=True)
+        check(p.returncode == 1 and p.stderr == f"weft emu: {tr}: cannot write the timelines "
+              "into the trace directory (Permission denied); give a directory to write them "
+              "into with -o DIR\n", f"read-only trace: exit {p.returncode}: {p.stderr!r}")
+        for d in [tr, *tr.rglob("*")]:
+            if d.is_dir():
+                d.chmod(0o755)
+
         # ---- illegal sequence ----
         tr = tmp / "bad"
         write_thread(tr, 1, 1, [ev("OHp", 100), ohx(0, 110), ev("OHe", 120)])
