@@ -14,7 +14,7 @@ from the reference outputs (emu/thread.prv, emu/cpu.prv) and dump-x.txt:
   - flush slices = thread.prv type 7 records of value 1;
   - mark slices = OM[ events (stack types) and OM= events (single types);
   - every SLICE_BEGIN is ended on its track, slice names resolve;
-and run /work/shared/tools/perfetto_check.py (if present) on the same file,
+and run ../shared/tools/perfetto_check.py (if present) on the same file,
 which must report it valid with the same track and slice counts.
 Exit 77 when the corpus is absent (unless CI=true).
 """
@@ -28,49 +28,13 @@ import sys
 import tempfile
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
 CASES = ["multi-thread", "marks", "flush-auto", "two-looms", "suite-ovni-libovni-mark"]
 
 
 # ------------------------------------------------------------ a protobuf decoder
-def varint(buf, pos):
-    result = shift = 0
-    while True:
-        b = buf[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if b < 0x80:
-            return result, pos
-        shift += 7
-        if shift > 63:
-            raise ValueError("varint too long")
-
-
-def fields(buf, start, end):
-    pos = start
-    while pos < end:
-        key, pos = varint(buf, pos)
-        fno, wt = key >> 3, key & 7
-        if wt == 0:
-            val, pos = varint(buf, pos)
-        elif wt == 2:
-            n, pos = varint(buf, pos)
-            val = (pos, pos + n)
-            pos += n
-        elif wt == 1:
-            val = struct.unpack_from("<Q", buf, pos)[0]
-            pos += 8
-        elif wt == 5:
-            val = struct.unpack_from("<I", buf, pos)[0]
-            pos += 4
-        else:
-            raise ValueError(f"wire type {wt}")
-        if pos > end:
-            raise ValueError("field past the end of its message")
-        yield fno, wt, val
-
-
-def text(buf, span):
-    return bytes(buf[span[0]:span[1]]).decode("utf-8")
+from protobuf_wire import checker_path, fields, text  # noqa: E402
 
 
 def decode(data):
@@ -175,7 +139,7 @@ def main():
         print("conformance corpus missing: skipped", file=sys.stderr)
         return 77
     weft = os.environ["WEFT_BIN"]
-    checker = Path(os.environ.get("WEFT_PERFETTO_CHECK", "/work/shared/tools/perfetto_check.py"))
+    checker = checker_path()
     corpus = Path(corpus)
     failures = 0
     with tempfile.TemporaryDirectory(prefix="weft-emu-pf-") as tmp:
@@ -223,7 +187,7 @@ def main():
                 continue
             total = sum(per.values())
             msg = f"ok   {name}: {len(data)} bytes, {got['tracks']} tracks, {total} slices {got}"
-            if checker.exists():
+            if checker is not None:
                 c = subprocess.run([sys.executable, str(checker), str(pf)], capture_output=True,
                                    text=True)
                 m1 = re.search(r"^tracks: (\d+)", c.stdout, re.M)

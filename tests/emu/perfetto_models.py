@@ -18,7 +18,7 @@ exactly:
     (names, start, end and depth);
   - per thread that reports them, counter tracks "nosv cycles" and "nosv instr"
     (CounterDescriptor) with exactly the reported values at their times;
-and /work/shared/tools/perfetto_check.py must find it valid, with the same track,
+and ../shared/tools/perfetto_check.py must find it valid, with the same track,
 slice and counter sample counts.
 
 Part 2, on the runtime-model conformance cases (WEFT_CONFORMANCE_DIR/models,
@@ -46,10 +46,12 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "cli"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 import tracegen  # noqa: E402
+from protobuf_wire import checker_path, fields, signed, text  # noqa: E402
 
 WEFT = os.environ["WEFT_BIN"]
-CHECKER = Path(os.environ.get("WEFT_PERFETTO_CHECK", "/work/shared/tools/perfetto_check.py"))
+CHECKER = checker_path()
 TASK_PRV = {"nosv": 11, "nanos6": 36}
 SUBSYS_PRV = {"nosv": 13, "nanos6": 37}
 
@@ -64,49 +66,6 @@ def check(cond, what):
 
 
 # ------------------------------------------------------------ a protobuf decoder
-def varint(buf, pos):
-    result = shift = 0
-    while True:
-        b = buf[pos]
-        pos += 1
-        result |= (b & 0x7F) << shift
-        if b < 0x80:
-            return result, pos
-        shift += 7
-        if shift > 63:
-            raise ValueError("varint too long")
-
-
-def fields(buf, start, end):
-    pos = start
-    while pos < end:
-        key, pos = varint(buf, pos)
-        fno, wt = key >> 3, key & 7
-        if wt == 0:
-            val, pos = varint(buf, pos)
-        elif wt == 2:
-            n, pos = varint(buf, pos)
-            val = (pos, pos + n)
-            pos += n
-        elif wt == 1:
-            val = struct.unpack_from("<Q", buf, pos)[0]
-            pos += 8
-        elif wt == 5:
-            val = struct.unpack_from("<I", buf, pos)[0]
-            pos += 4
-        else:
-            raise ValueError(f"wire type {wt}")
-        if pos > end:
-            raise ValueError("field past the end of its message")
-        yield fno, wt, val
-
-
-def text(buf, span):
-    return bytes(buf[span[0]:span[1]]).decode("utf-8")
-
-
-def signed(v):
-    return v - (1 << 64) if v >> 63 else v
 
 
 def decode(data):
@@ -181,7 +140,7 @@ def children(tracks, parent, name):
 
 def run_checker(pf, tracks, per, samples):
     """perfetto_check.py must find the file valid with the same counts."""
-    if not CHECKER.exists():
+    if CHECKER is None:
         return "perfetto_check.py absent"
     c = subprocess.run([sys.executable, str(CHECKER), str(pf)], capture_output=True, text=True)
     m1 = re.search(r"^tracks: (\d+) \(processes \d+, threads \d+, counters (\d+)", c.stdout, re.M)

@@ -371,8 +371,8 @@ def check_emu(trace, out, threads):
             got = [(ts, "B", n) if typ == 1 else (ts, "E")
                    for ts, typ, trk, n in events if trk == mine[f"zeta {c}"] and typ in (1, 2)]
             check(got == want, f"perfetto: thread {tid} {c} slices:\n  got  {got}\n  want {want}")
-    checker = Path(os.environ.get("WEFT_PERFETTO_CHECK", "/work/shared/tools/perfetto_check.py"))
-    if checker.exists():
+    checker = perfetto_emu.checker_path()
+    if checker is not None:
         c = subprocess.run([sys.executable, str(checker), str(out / "perfetto.pftrace")],
                            capture_output=True, text=True)
         m = re.search(r"^tracks: (\d+)", c.stdout, re.M)
