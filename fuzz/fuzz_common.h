@@ -66,8 +66,18 @@ static void fz_ignore_warning(void *ctx, const char *msg)
 		abort(); /* warnings are sentences */
 }
 
+static int fz_discard(void *ctx, const void *buf, size_t len)
+{
+	uint64_t *n = ctx;
+	const uint8_t *p = buf;
+	*n += len ? p[0] + p[len - 1] : 0;
+	return 0;
+}
+
 /* Opens the scratch trace in both modes and reads every event (lenient:
- * with the read-ahead thread; lenient and raw order: by weft_next_refs). */
+ * with the read-ahead thread; lenient and raw order: by weft_next_refs);
+ * every other pass sorts unordered regions on read (one with a look-back of
+ * 5 events), and each stream is sorted by weft_sort_stream. */
 static void fz_read_all(void)
 {
 	for (int mode = 0; mode < 2; mode++) {
@@ -79,6 +89,9 @@ static void fz_read_all(void)
 			o.readahead = mode ? WEFT_READAHEAD_ON : WEFT_READAHEAD_OFF;
 			/* every rule for backward clocks, one per pass */
 			o.backwards = (enum weft_backwards) ((mode * 2 + clk) % 3);
+			/* sorting on read: with REGIONS (pass 1) and ERROR (pass 3) */
+			o.sort = (mode * 2 + clk) % 2 ? WEFT_SORT_REGIONS : WEFT_SORT_NONE;
+			o.sort_look_back = mode ? 5 : 0;
 			char err[WEFT_ERR_MAX];
 			err[0] = '\0';
 			struct weft_trace *t = weft_open(fz_root, &o, err, sizeof err);
@@ -114,6 +127,15 @@ static void fz_read_all(void)
 			}
 			if (n < 0 && weft_error(t)[0] == '\0')
 				abort();
+			for (size_t i = 0; mode == 0 && clk == 0 && i < weft_nstreams(t); i++) {
+				struct weft_sort_report r;
+				uint64_t sum = 0;
+				if (weft_stream_order(t, i, &r) < 0 && weft_error(t)[0] == '\0')
+					abort();
+				if (weft_sort_stream(t, i, 1 + i * 4, fz_discard, &sum, &r) < 0
+						&& weft_error(t)[0] == '\0')
+					abort();
+			}
 			weft_close(t);
 		}
 	}

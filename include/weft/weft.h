@@ -99,6 +99,31 @@ enum weft_backwards {
 	WEFT_BACKWARDS_WARN = 2,
 };
 
+/* Sorting on read (addition; 0 keeps the events in their file order). */
+enum weft_sort {
+	WEFT_SORT_NONE = 0,
+	/* The events of every unordered region (OU[ ... OU]) are sorted into
+	 * place as `weft sort` (and the reference's ovnisort) would sort the
+	 * stream file, while reading, without writing anything: each stream
+	 * reads as its sorted copy would (events, order and offsets), in memory
+	 * bounded by the look-back (sort_look_back). The backwards rule then
+	 * applies to the sorted order (weft emu). A region reaching back
+	 * further than the look-back is an error. */
+	WEFT_SORT_REGIONS = 1,
+};
+
+/* The look-back of weft_sort_stream() (weft sort) by default: a region's
+ * events may go back before at most this many events of their stream
+ * (their own included), as the reference's ovnisort (whose default ring of
+ * 1000000 holds 999999). Sorting on read looks back less by default (see
+ * weft_open_opts.sort_look_back). */
+#define WEFT_SORT_LOOK_BACK 1000000u
+/* Sorting on read: the look-back per stream by default, for traces of at
+ * most 16 streams; with more, 1048576 / nstreams, at least
+ * WEFT_SORT_READ_LOOK_BACK_MIN. */
+#define WEFT_SORT_READ_LOOK_BACK 65536u
+#define WEFT_SORT_READ_LOOK_BACK_MIN 4096u
+
 struct weft_open_opts {
 	enum weft_mode mode;
 	/* Called with one complete sentence per warning (no trailing newline);
@@ -116,6 +141,13 @@ struct weft_open_opts {
 	/* A clock going backwards within a stream: 0 (WEFT_BACKWARDS_ERROR) is
 	 * always an error. (Addition; 0 keeps the rule.) */
 	enum weft_backwards backwards;
+	/* WEFT_SORT_REGIONS: unordered regions sorted on read. (Addition; 0
+	 * keeps the file's order.) */
+	enum weft_sort sort;
+	/* With WEFT_SORT_REGIONS: the look-back in events (0: the default, see
+	 * WEFT_SORT_READ_LOOK_BACK). Memory: 24 bytes per event of look-back
+	 * per stream, up to 2.5 times that while a region is sorted. */
+	size_t sort_look_back;
 };
 
 /* Opens the trace at path. opts may be NULL (strict, no warnings).
@@ -344,6 +376,57 @@ uint64_t weft_nevents(const struct weft_trace *t);
  * WEFT_BACKWARDS_ERROR), or outside them (in_regions == 0; only
  * WEFT_BACKWARDS_WARN lets them through). (Addition.) */
 uint64_t weft_nbackwards(const struct weft_trace *t, int in_regions);
+
+/* With WEFT_SORT_REGIONS: the number of events that sorting on read has
+ * put in another place of their stream (their offset in the sorted stream
+ * differs from the one in the file), over the chunks read so far; 0
+ * without. (Addition.) */
+uint64_t weft_nsorted(const struct weft_trace *t);
+
+/* ---- sorting a stream (weft sort) ---- */
+
+/* What weft_stream_order() found in a stream file, or weft_sort_stream()
+ * in the sorted stream it wrote. */
+struct weft_sort_report {
+	uint64_t nevents;
+	/* Unordered regions, as the reference's ovnisort tells them: an OU[
+	 * opens one (an OU[ inside a region is one of its events), the next
+	 * OU] closes it. Empty: the OU] right after the OU[. */
+	uint64_t nregions; /* with events: the ones sorted */
+	uint64_t nempty;
+	int unclosed;      /* the stream ends inside a region (left as it is) */
+	uint64_t unclosed_offset; /* its OU[ */
+	uint64_t nmoved;   /* weft_sort_stream(): events put in another place */
+	/* Clocks going back against the previous event of the stream (in the
+	 * file, or in the sorted stream), and the first of them. */
+	uint64_t nback;
+	uint64_t back_offset;
+	int64_t back_from, back_to;
+	char back_mcv[4];
+	int back_in_region; /* the first is inside a region */
+};
+
+/* Reads stream i of t in its file order, only the event headers, and fills
+ * *r. Returns 0, or -1 on error (weft_error: a read error, the file ends
+ * inside an event). May be called at any time after weft_open (it reads
+ * the file on its own descriptor). (Addition.) */
+int weft_stream_order(struct weft_trace *t, size_t i, struct weft_sort_report *r);
+
+/* Sorts the unordered regions of stream i as the reference's ovnisort does
+ * (see docs/reader.md, "Sorting unordered regions") and writes the whole
+ * sorted stream (the 8-byte header, then every event) through write, in
+ * pieces: write returns 0, or -1 to stop (the call then fails with "cannot
+ * write the sorted stream"). write may be NULL: nothing is written, *r
+ * still says what sorting would do. look_back: how many events before a
+ * region's OU] its events may reach back to (0: WEFT_SORT_LOOK_BACK); a
+ * region reaching further is an error naming the stream and the offset of
+ * its OU]. Memory: 24 bytes per event of look-back, up to 2.5 times that
+ * while a region is sorted; not the stream's size. Returns 0 with *r
+ * filled (its nback counts the clocks still going back in the sorted
+ * stream), or -1 (weft_error). (Addition.) */
+int weft_sort_stream(struct weft_trace *t, size_t i, size_t look_back,
+		int (*write)(void *ctx, const void *buf, size_t len), void *ctx,
+		struct weft_sort_report *r);
 
 /* Smallest first clock and largest last clock (sclock) over the streams
  * with events decoded so far (0 if none); valid after the iteration ends. */

@@ -10,7 +10,7 @@
 #include "model.h"
 
 static const char usage[] =
-	"Usage: weft dump [-x] [--model FILE]... PATH\n"
+	"Usage: weft dump [-x] [--sort] [--model FILE]... PATH\n"
 	"\n"
 	"Print every event of the trace at PATH (a trace directory, a directory inside\n"
 	"it, or one stream directory) in one global order by raw clock, one per line:\n"
@@ -22,6 +22,9 @@ static const char usage[] =
 	"Options:\n"
 	"  -x, --hex   print the payload bytes as :xx instead of decoding them\n"
 	"              (a jumbo event: its 4-byte size, then its data)\n"
+	"  --sort      sort the events of unordered regions (OU[ ... OU]) into place\n"
+	"              while reading, as `weft sort` would sort the files (which stay\n"
+	"              as they are)\n"
 	"  --model FILE  also decode the events of the model FILE describes\n"
 	"              (repeatable; see docs/models.md)\n"
 	"  -h, --help  show this help\n"
@@ -198,8 +201,18 @@ int weft_cmd_dump(int argc, char **argv)
 		abort();
 	int nargs = 0;
 	char err[WEFT_ERR_MAX];
+	int sort = 0;
 	for (int i = 0; i < argc; i++) {
 		const char *file = NULL;
+		if (i > 0 && strcmp(argv[i], "--") == 0) {
+			while (i < argc)
+				args[nargs++] = argv[i++];
+			break;
+		}
+		if (i > 0 && strcmp(argv[i], "--sort") == 0) {
+			sort = 1;
+			continue;
+		}
 		if (strcmp(argv[i], "--model") == 0) {
 			if (i + 1 == argc) {
 				fprintf(stderr, "weft dump: --model needs a FILE; run `weft dump --help`\n");
@@ -225,9 +238,18 @@ int weft_cmd_dump(int argc, char **argv)
 		return CLI_EXIT_OK;
 	if (r != 0)
 		return CLI_EXIT_USAGE;
-	struct weft_trace *t = cli_open("dump", path, WEFT_LENIENT, WEFT_CLOCK_RAW, WEFT_BACKWARDS_WARN);
-	if (t == NULL)
+	struct weft_open_opts opts = { 0 };
+	opts.mode = WEFT_LENIENT;
+	opts.warn = cli_warn;
+	opts.warn_ctx = (void *) "dump";
+	opts.clock = WEFT_CLOCK_RAW;
+	opts.backwards = WEFT_BACKWARDS_WARN;
+	opts.sort = sort ? WEFT_SORT_REGIONS : WEFT_SORT_NONE;
+	struct weft_trace *t = weft_open(path, &opts, err, sizeof err);
+	if (t == NULL) {
+		fprintf(stderr, "weft dump: %s\n", err);
 		return CLI_EXIT_TRACE;
+	}
 	struct dump d;
 	memset(&d, 0, sizeof d);
 	d.hex = set[0];

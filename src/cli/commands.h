@@ -9,6 +9,7 @@ int weft_cmd_top(int argc, char **argv);
 int weft_cmd_check(int argc, char **argv);
 int weft_cmd_emu(int argc, char **argv);
 int weft_cmd_version(int argc, char **argv);
+int weft_cmd_sort(int argc, char **argv);
 
 /* The libovni.so.1 a program would load (cmd_version.c). */
 struct weft_libovni {
@@ -25,7 +26,7 @@ struct weft_libovni {
 int weft_libovni_probe(struct weft_libovni *l);
 
 /* When weft runs under an ovni command name (ovnidump, ovnitop, ovniemu,
- * ovnisort, ovnisync, ovniver: the basename of argv[0]), runs it with the
+ * ovnisort, ovniver: the basename of argv[0]), runs it with the
  * reference's flags and returns 1 with its exit status in *status; returns 0
  * for any other name (ovni_names.c). */
 int weft_ovni_name_run(int argc, char **argv, int *status);

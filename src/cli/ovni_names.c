@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ovni_names.c - weft under the names of the reference's tools (ovnidump,
- * ovnitop, ovniemu, ovnisort, ovnisync, ovniver: symlinks to weft, see
+ * ovnitop, ovniemu, ovnisort, ovniver: symlinks to weft, see
  * WEFT_OVNI_COMMANDS in CMakeLists.txt). Each takes the reference's flags,
  * translates them to a weft subcommand and prints on stdout what the
  * reference prints there, so that job scripts written for ovni run unchanged.
@@ -9,17 +9,19 @@
  *   ovnidump [-x] DIR           weft dump [-x] DIR
  *   ovnitop DIR                 weft top DIR
  *   ovniemu [-c F] [-abdl] DIR  weft emu --paraver -q [-b] [-a] [-v] DIR
+ *   ovnisort [-c] [-n N] DIR    weft sort -q [--check] [--look-back N-1] DIR (N: 1000000)
  *   ovniver                     the reference's two lines, then where libovni is
- *   ovnisort, ovnisync          not implemented yet: an error, exit status 1
  *
  * Messages on stderr are weft's (they start with "weft <command>: ").
  */
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
 #include "commands.h"
+#include "weft/weft.h"
 
 #define USAGE_EXIT 2
 
@@ -102,6 +104,7 @@ static int parse_ref(const struct ref_cmd *rc, int argc, char **argv, struct ref
 static char s_dump[] = "dump", s_top[] = "top", s_emu[] = "emu", s_hex[] = "-x";
 static char s_paraver[] = "--paraver", s_quiet[] = "-q", s_bd[] = "-b", s_all[] = "-a";
 static char s_verbose[] = "-v", s_dashdash[] = "--";
+static char s_sort[] = "sort", s_check[] = "--check", s_look_back[] = "--look-back";
 
 static const struct ref_cmd ref_dump = {
 	"ovnidump", "x", "",
@@ -133,6 +136,20 @@ static const struct ref_cmd ref_emu = {
 	"  -d             information lines on stderr (weft emu -v)\n"
 	"  -l             accepted: weft always makes the checks of the linter mode\n"
 	"  -h             this help\n",
+};
+
+static const struct ref_cmd ref_sort = {
+	"ovnisort", "c", "n",
+	"Usage: ovnisort [-c] [-n N] tracedir\n"
+	"\n"
+	"weft's ovnisort (runs `weft sort`): sorts the events of every unordered region\n"
+	"(OU[ ... OU]) of every stream into place, as the reference's ovnisort does; a\n"
+	"stream that changes is written beside and renamed over (crash-safe).\n"
+	"\n"
+	"  -c    change nothing: exit 1 at the first stream that is not sorted\n"
+	"  -n N  the reference's ring of N events: a region may reach back N - 1 events\n"
+	"        (default 1000000: 999999 events)\n"
+	"  -h    this help\n",
 };
 
 static int run_dump(int argc, char **argv)
@@ -202,6 +219,44 @@ static int run_emu(int argc, char **argv)
 	return weft_cmd_emu(n, av);
 }
 
+static int run_sort(int argc, char **argv)
+{
+	struct ref_args a;
+	int r = parse_ref(&ref_sort, argc, argv, &a);
+	if (r != 0)
+		return r == 1 ? 0 : r;
+	char *av[9];
+	char lb[32];
+	int n = 0;
+	av[n++] = s_sort;
+	av[n++] = s_quiet; /* the reference prints nothing on stdout */
+	if (a.set['c'])
+		av[n++] = s_check;
+	if (!a.set['n']) {
+		/* the reference's default ring of 1000000 */
+		snprintf(lb, sizeof lb, "%u", WEFT_SORT_LOOK_BACK - 1);
+		av[n++] = s_look_back;
+		av[n++] = lb;
+	} else {
+		/* the reference's ring of N holds N - 1 events to look back at */
+		char *end;
+		errno = 0;
+		unsigned long long v = strtoull(a.carg, &end, 10);
+		if (a.carg[0] < '0' || a.carg[0] > '9' || *end != '\0' || errno != 0 || v < 2) {
+			fprintf(stderr, "ovnisort: -n '%s': expected a number of events, 2 or more\n%s",
+					a.carg, ref_sort.usage);
+			return USAGE_EXIT;
+		}
+		snprintf(lb, sizeof lb, "%llu", v - 1);
+		av[n++] = s_look_back;
+		av[n++] = lb;
+	}
+	av[n++] = s_dashdash;
+	av[n++] = (char *) a.path;
+	av[n] = NULL;
+	return weft_cmd_sort(n, av);
+}
+
 /* The reference's two lines (LD_LIBRARY_PATH; build and dynamic versions),
  * then where the libovni is. Exit status 1 if none could be loaded. */
 static int run_ver(void)
@@ -247,15 +302,7 @@ int weft_ovni_name_run(int argc, char **argv, int *status)
 	} else if (strcmp(name, "ovniver") == 0) {
 		*status = run_ver();
 	} else if (strcmp(name, "ovnisort") == 0) {
-		fprintf(stderr, "ovnisort: not implemented yet in weft (there is no `weft sort` yet); "
-				"sort the trace with the reference's ovnisort. weft dump and weft top "
-				"read unsorted streams; weft emu refuses clocks that go backwards.\n");
-		*status = 1;
-	} else if (strcmp(name, "ovnisync") == 0) {
-		fprintf(stderr, "ovnisync: not implemented yet in weft; measure the clock offsets "
-				"with the reference's ovnisync (an MPI program) into "
-				"TRACEDIR/clock-offsets.txt, which weft emu reads.\n");
-		*status = 1;
+		*status = run_sort(argc, argv);
 	} else {
 		return 0;
 	}

@@ -94,6 +94,9 @@ static int prepare(struct run *R, const struct weft_emulate_opts *o, char *err, 
 	/* The engine judges the model bytes (its message names the model and the
 	 * clock; the reader's would not). */
 	oo.all_models = 1;
+	/* An unsorted trace emulates as its sorted copy (weft sort) would:
+	 * unordered regions are sorted while reading. */
+	oo.sort = WEFT_SORT_REGIONS;
 	R->t = weft_open(o->path, &oo, err, errlen);
 	if (R->t == NULL)
 		return -1;
@@ -234,8 +237,12 @@ int weft_emulate(const struct weft_emulate_opts *o, char *err, size_t errlen)
 			status = -1;
 		}
 	}
-	if (status == 0 && o->summary != NULL)
+	if (status == 0 && o->summary != NULL) {
 		emu_summary(R.emu, o->summary);
+		if (weft_nsorted(R.t) > 0)
+			fprintf(o->summary, "unordered regions were sorted on read: %" PRIu64
+					" events moved\n", weft_nsorted(R.t));
+	}
 	if (getenv("WEFT_EMU_TIMING") != NULL) {
 		double dt = now_s() - t0;
 		fprintf(stderr, "weft emu: %" PRIu64 " events in %.2f s (%.2f M events/s)\n",

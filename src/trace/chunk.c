@@ -190,6 +190,7 @@ static void fill(struct weft_wstream *s, struct weft_chunk *c, const uint8_t *al
  * weft_open checked) and closed after it. */
 void weft_chunk_fill(struct weft_wstream *s, struct weft_chunk *c, const uint8_t *allowed)
 {
+	c->nmoved = 0;
 	if (!s->fd_lean) {
 		fill(s, c, allowed);
 		return;
@@ -220,6 +221,7 @@ static void fill(struct weft_wstream *s, struct weft_chunk *c, const uint8_t *al
 	c->len = 0;
 	c->final = 0;
 	c->err[0] = '\0';
+	c->nmoved = 0;
 	uint64_t off = s->prod_off;
 	size_t cap = s->chunk_cap;
 	for (;;) {
@@ -239,6 +241,31 @@ static void fill(struct weft_wstream *s, struct weft_chunk *c, const uint8_t *al
 		size_t want = left < cap ? (size_t) left : cap;
 		uint8_t *dst = c->mem + (size_t) (off % LEAD);
 		size_t got = 0;
+		if (__builtin_expect(s->sorter != NULL, 0)) {
+			/* The sorted stream's bytes: whole events (a file that
+			 * ends inside an event: those bytes last, on their own).
+			 * The region state at the chunk's start is the sorter's. */
+			s->reg_off = off;
+			s->reg_in = weft_sorter_out_in_region(s->sorter);
+			uint64_t moved = weft_sorter_nmoved(s->sorter), need = 0;
+			long r = weft_sorter_read(s->sorter, s->fd, dst, want, &need);
+			c->nmoved += weft_sorter_nmoved(s->sorter) - moved;
+			if (r < 0) {
+				uint64_t at;
+				const char *why = weft_sorter_error(s->sorter, &at);
+				chunk_fail(s, c, at, "%s", why);
+				return;
+			}
+			if (r == 0 && need > cap) {
+				cap = (size_t) need; /* a jumbo event larger than a chunk */
+				goto again;
+			}
+			if (r == 0) {
+				chunk_fail(s, c, off, "internal error: the sorted stream ends early");
+				return;
+			}
+			want = got = (size_t) r;
+		}
 		while (got < want) {
 			ssize_t r = pread(s->fd, dst + got, want - got, (off_t) (off + got));
 			if (r < 0 && errno == EINTR)

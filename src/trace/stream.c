@@ -48,8 +48,7 @@ int weft_check_header(const uint8_t *p, size_t len, char *why, size_t whylen)
 	return 0;
 }
 
-/* Why the event at p (avail bytes left in the file) cannot be complete. */
-static void why_incomplete(const uint8_t *p, uint64_t avail, uint64_t need, char *why,
+void weft_why_incomplete(const uint8_t *p, uint64_t avail, uint64_t need, char *why,
 		size_t whylen)
 {
 	char mcv[16];
@@ -91,7 +90,7 @@ long weft_decode_buffer(const uint8_t *p, size_t len,
 		size_t avail = len - off;
 		if (!weft_event_size(p + off, avail, &need) || need > avail) {
 			char w[256];
-			why_incomplete(p + off, avail, need, w, sizeof w);
+			weft_why_incomplete(p + off, avail, need, w, sizeof w);
 			snprintf(why, whylen, "offset %zu: %s", off, w);
 			return -1;
 		}
@@ -217,6 +216,8 @@ void weft_stream_close(struct weft_wstream *s)
 	free(s->ring);
 	s->ring = NULL;
 	s->nring = 0;
+	weft_sorter_free(s->sorter);
+	s->sorter = NULL;
 	s->ci = s->cn = 0;
 }
 
@@ -246,6 +247,7 @@ int weft_stream_next_chunk(struct weft_trace *t, struct weft_wstream *s)
 		c->ready = 1;
 	}
 	s->have_chunk = 1;
+	t->nsorted += c->nmoved;
 	s->base = c->buf;
 	s->idx = c->idx;
 	s->ci = 0;
@@ -275,7 +277,7 @@ int weft_stream_special(struct weft_trace *t, struct weft_wstream *s, uint32_t x
 	int known = weft_event_size(p, avail, &need);
 	if ((x & WEFT_IDX_TAIL) || !known || need > avail) {
 		char why[256];
-		why_incomplete(p, s->fsize - pos, need, why, sizeof why);
+		weft_why_incomplete(p, s->fsize - pos, need, why, sizeof why);
 		s->ci = s->cn;
 		return stream_err(t, s, pos, why);
 	}

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* trace.c - the public API of libweft: open, inspect, iterate, close. */
+#include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stddef.h>
@@ -7,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include "trace_internal.h"
 
@@ -78,6 +80,8 @@ struct weft_trace *weft_open(const char *path, const struct weft_open_opts *opts
 	t->raw_order = opts ? opts->clock == WEFT_CLOCK_RAW : 0;
 	t->ra_mode = opts ? opts->readahead : WEFT_READAHEAD_AUTO;
 	t->backwards = opts ? opts->backwards : WEFT_BACKWARDS_ERROR;
+	t->sort = opts ? opts->sort : WEFT_SORT_NONE;
+	t->sort_look_back = opts ? opts->sort_look_back : 0;
 	t->path = weft_strdup(path);
 	if (t->diag.mode != WEFT_STRICT && t->diag.mode != WEFT_LENIENT) {
 		weft_fail(&t->diag, "weft_open: unknown mode %d", (int) t->diag.mode);
@@ -89,8 +93,22 @@ struct weft_trace *weft_open(const char *path, const struct weft_open_opts *opts
 				(int) t->backwards);
 		goto fail;
 	}
+	if (t->sort != WEFT_SORT_NONE && t->sort != WEFT_SORT_REGIONS) {
+		weft_fail(&t->diag, "weft_open: unknown choice %d for sorting on read", (int) t->sort);
+		goto fail;
+	}
 	if (weft_discover(t, path) < 0)
 		goto fail;
+	if (t->sort_look_back == 0) {
+		/* 24 bytes an event of look-back per stream: about 1.5 MiB each
+		 * up to 16 streams, 24 MiB over all streams beyond */
+		size_t lb = WEFT_SORT_READ_LOOK_BACK;
+		if (t->nstreams > 16)
+			lb = (16 * (size_t) WEFT_SORT_READ_LOOK_BACK) / t->nstreams;
+		if (lb < WEFT_SORT_READ_LOOK_BACK_MIN)
+			lb = WEFT_SORT_READ_LOOK_BACK_MIN;
+		t->sort_look_back = lb;
+	}
 	if (weft_load_metadata(t) < 0)
 		goto fail;
 	if (t->ra_mode != WEFT_READAHEAD_AUTO && t->ra_mode != WEFT_READAHEAD_OFF
@@ -346,6 +364,17 @@ static int use_readahead(struct weft_trace *t)
 	return bytes >= (4u << 20) && weft_online_cpus() >= 2;
 }
 
+/* Sorting on read: the sorter of s, made when first needed. */
+static int need_sorter(struct weft_trace *t, struct weft_wstream *s)
+{
+	if (s->sorter != NULL)
+		return 0;
+	s->sorter = weft_sorter_new(s->fsize, t->sort_look_back);
+	if (s->sorter == NULL)
+		return weft_fail(&t->diag, "%s: out of memory for sorting on read", s->obs_path);
+	return 0;
+}
+
 static int start(struct weft_trace *t)
 {
 	t->started = 1;
@@ -355,6 +384,8 @@ static int start(struct weft_trace *t)
 	for (size_t i = 0; i < t->nstreams; i++) {
 		struct weft_wstream *s = t->streams[i];
 		s->index = i;
+		if (t->sort == WEFT_SORT_REGIONS && need_sorter(t, s) < 0)
+			return -1;
 		s->unord = t->backwards != WEFT_BACKWARDS_ERROR;
 		s->chunk_cap = weft_chunk_size(t, s, nring);
 		if (weft_stream_alloc_ring(t, s, nring) < 0)
@@ -574,6 +605,11 @@ uint64_t weft_nevents(const struct weft_trace *t)
 	return t->nevents;
 }
 
+uint64_t weft_nsorted(const struct weft_trace *t)
+{
+	return t->nsorted;
+}
+
 uint64_t weft_nbackwards(const struct weft_trace *t, int in_regions)
 {
 	return in_regions ? t->nback_in : t->nback_out;
@@ -614,6 +650,24 @@ int weft_stream_first_sclock(const struct weft_trace *t, size_t i, int64_t *cloc
 	const struct weft_wstream *s = t->streams[i];
 	if (!s->has_peek)
 		return 0;
+	if (t->sort == WEFT_SORT_REGIONS && !t->started) {
+		/* The first event of the sorted stream: its sorter runs as far as
+		 * needed to know it (the iteration goes on from there). */
+		struct weft_trace *wt = (struct weft_trace *) t;
+		struct weft_wstream *ws = wt->streams[i];
+		if (need_sorter(wt, ws) < 0)
+			return 0;
+		int fd = ws->fd >= 0 ? ws->fd : open(ws->obs_path, O_RDONLY | O_CLOEXEC);
+		int64_t c;
+		int r = fd >= 0 && weft_sorter_first_clock(ws->sorter, fd, &c);
+		if (fd >= 0 && fd != ws->fd)
+			close(fd);
+		if (r <= 0)
+			return 0;
+		if (clock != NULL)
+			*clock = (int64_t) ((uint64_t) c + (uint64_t) s->clkoff);
+		return 1;
+	}
 	if (clock != NULL)
 		*clock = (int64_t) ((uint64_t) s->peek_clock + (uint64_t) s->clkoff);
 	return 1;

@@ -11,6 +11,9 @@
  *   stream.c    a stream on the merge's side: open, its cursor over the chunks,
  *               the checks of listed events; the in-memory decoder
  *   merge.c     the min-heap that orders the events of all streams
+ *   sort.c      sorting unordered regions (OU[ ... OU]) as ovnisort does:
+ *               on read (the chunks of a stream come from its sorter) and
+ *               into a new file (weft_sort_stream, weft sort)
  *   trace.c     the public API
  */
 #ifndef WEFT_TRACE_INTERNAL_H
@@ -174,6 +177,11 @@ static inline const char *weft_mcv_show(const void *mcv, char out[16])
 	return out;
 }
 
+/* Why the event at p (avail bytes left in the file; need: what
+ * weft_event_size said) cannot be complete (stream.c). */
+void weft_why_incomplete(const uint8_t *p, uint64_t avail, uint64_t need, char *why,
+		size_t whylen);
+
 /* Checks a stream header held in memory (len bytes available of a file of
  * that size). Returns 0, or -1 with the reason (without the file name). */
 int weft_check_header(const uint8_t *p, size_t len, char *why, size_t whylen);
@@ -228,6 +236,7 @@ struct weft_chunk {
 	size_t nspos, spcap;
 	int final;         /* no chunk follows (end of file, tail, error) */
 	char err[512];     /* a read error met here (reported after the events) */
+	uint64_t nmoved;   /* sorting on read: events this chunk has in another place */
 	int ready;         /* 1: filled, the merge's; 0: free, the producer's */
 };
 
@@ -290,7 +299,13 @@ struct weft_wstream {
 	int64_t first_clock; /* rclock of the first event, INT64_MIN if none */
 	int has_peek;        /* the file holds a first event header */
 	int64_t peek_clock;  /* its rclock (read at open) */
+	/* WEFT_SORT_REGIONS: the producer takes the stream's bytes from its
+	 * sorter (sort.c) instead of the file: the sorted stream, whose size
+	 * is the file's. NULL otherwise. */
+	struct weft_sorter *sorter;
 };
+
+struct weft_sorter;
 
 struct weft_ra;
 
@@ -319,6 +334,9 @@ struct weft_trace {
 	uint64_t nback_in;     /* backwards clocks inside unordered regions (accepted) */
 	uint64_t nback_out;    /* outside them, let through with a warning */
 	int ended;             /* the iteration reached its end */
+	enum weft_sort sort;   /* sorting on read */
+	size_t sort_look_back; /* its look-back per stream (set at weft_open) */
+	uint64_t nsorted;      /* events moved, over the chunks the merge took */
 
 	/* merge */
 	int started;
@@ -388,6 +406,29 @@ int weft_stream_special(struct weft_trace *t, struct weft_wstream *s, uint32_t x
 /* chunk.c: fills chunk c with the next bytes of s and frames them (the
  * producer's side; allowed: the model bytes some stream requires). */
 void weft_chunk_fill(struct weft_wstream *s, struct weft_chunk *c, const uint8_t *allowed);
+
+/* sort.c: the sorter of one stream (look_back >= 1 events). */
+struct weft_sorter *weft_sorter_new(uint64_t fsize, size_t look_back);
+void weft_sorter_free(struct weft_sorter *z);
+/* Copies the next whole events of the sorted stream, from file offset
+ * WEFT_OBS_HEADER_SIZE on, into dst (at most cap bytes), reading the file
+ * through fd. Returns the bytes copied (> 0); 0 with *need set when the
+ * next event alone is larger than cap; 0 with *need == 0 once everything
+ * was given (the bytes of a file that ends inside an event come last, on
+ * their own, at most cap of them); -1 when sorting failed
+ * (weft_sorter_error), after every event before the failure was given. */
+long weft_sorter_read(struct weft_sorter *z, int fd, uint8_t *dst, size_t cap, uint64_t *need);
+/* The failure: its offset in the file and why (without the file name). */
+const char *weft_sorter_error(const struct weft_sorter *z, uint64_t *off);
+/* Events given so far whose offset differs from the file's. */
+uint64_t weft_sorter_nmoved(const struct weft_sorter *z);
+/* Whether the next byte to give is inside an unordered region of the
+ * sorted stream (after an OU[ that no OU] closed yet). */
+int weft_sorter_out_in_region(const struct weft_sorter *z);
+/* The clock of the first event of the sorted stream (sorting as far as
+ * needed to know it): 1 with *clock, 0 if the stream has none or sorting
+ * failed before it (the iteration reports that). */
+int weft_sorter_first_clock(struct weft_sorter *z, int fd, int64_t *clock);
 
 /* trace.c: the normal chunk size of s with nring chunks per stream. */
 size_t weft_chunk_size(const struct weft_trace *t, const struct weft_wstream *s, unsigned nring);

@@ -13,6 +13,7 @@ a part includes a header of a part it must not depend on:
     emu     <- out, driver               (the engine; outputs see only emu.h)
     out     <- driver                    (the output formats)
     driver  <- cli                       (one call runs an emulation)
+    sync: format only                    (weft-sync, an MPI program of its own)
 
 Also: an output includes no header of the engine but its interface emu.h, and
 nothing includes a part's internal header (emu_internal.h, trace_internal.h,
@@ -34,6 +35,7 @@ ALLOWED = {
     "out": {"format", "emu", "model", "trace"},
     "driver": {"format", "trace", "model", "emu", "out"},
     "cli": {"format", "trace", "model", "driver"},
+    "sync": {"format"},
 }
 # Headers an outside part may include (the part's interface); others are private.
 INTERFACE = {
