@@ -66,12 +66,11 @@ int weft_cmd_check(int argc, char **argv)
 		printf(", from %" PRId64 " to %" PRId64 " ns (span %" PRId64 " ns)",
 				weft_first_clock(t), weft_last_clock(t),
 				weft_last_clock(t) - weft_first_clock(t));
-	/* allowed, but worth knowing: weft emu refuses them */
+	/* allowed, but worth knowing */
 	uint64_t nun = weft_nbackwards(t, 1);
 	if (nun > 0)
-		printf("; %" PRIu64 " %s backwards inside %s (allowed; weft emu refuses "
-				"%s until the trace is sorted)", nun,
-				nun == 1 ? "clock goes" : "clocks go",
+		printf("; %" PRIu64 " %s backwards inside %s (allowed; weft emu sorts %s on "
+				"read)", nun, nun == 1 ? "clock goes" : "clocks go",
 				nun == 1 ? "an unordered region" : "unordered regions",
 				nun == 1 ? "it" : "them");
 	printf("\n");
