@@ -45,7 +45,7 @@ WEFT_JUMP = re.compile(r"^weft (?:dump|top): warning: ovni/(.*)/stream\.obs: off
                        r"clock goes backwards from (-?\d+) to (-?\d+) within the stream, "
                        r"outside an unordered region$", re.M)
 CHECK_NOTE = re.compile(r"; (\d+) clocks? go(?:es)? backwards inside (?:an unordered region|unordered "
-                        r"regions) \(allowed; weft emu refuses (?:it|them) until the trace is sorted\)$")
+                        r"regions) \(allowed; weft emu sorts (?:it|them) on read\)$")
 
 
 def ref_jumps(log, tool="ovnidump-x"):
