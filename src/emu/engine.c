@@ -751,7 +751,8 @@ static inline int eval_tview(struct emu *e, size_t t, size_t ch)
 			R->val, isnull);
 }
 
-void emu_cview_value(const struct emu *e, size_t c, size_t ch, int *isnull, int64_t *v)
+/* The CPU view's value now: R(C)'s raw value, or the channel's fallback. */
+static inline void cview_now(const struct emu *e, size_t c, size_t ch, int *isnull, int64_t *v)
 {
 	const struct chan *C = &e->chans[ch];
 	int64_t r = e->cpu[c].rsel;
@@ -767,25 +768,21 @@ void emu_cview_value(const struct emu *e, size_t c, size_t ch, int *isnull, int6
 	}
 }
 
+void emu_cview_value(const struct emu *e, size_t c, size_t ch, int *isnull, int64_t *v)
+{
+	cview_now(e, c, ch, isnull, v);
+}
+
 static inline int eval_cview(struct emu *e, size_t c, size_t ch)
 {
-	size_t nch = e->nchans;
-	struct last *L = &e->cview[c * nch + ch];
+	struct last *L = &e->cview[c * e->nchans + ch];
 	if (L->stamp == e->seq)
 		return 0;
 	L->stamp = e->seq;
 	const struct chan *C = &e->chans[ch];
-	int64_t r = e->cpu[c].rsel;
-	int isnull = 1;
-	int64_t v = 0;
-	if (r >= 0) {
-		const struct raw *R = &e->raw[(size_t) r * nch + ch];
-		isnull = R->depth == 0;
-		v = R->val;
-	} else if (C->has_fallback) {
-		isnull = 0;
-		v = C->fallback;
-	}
+	int isnull;
+	int64_t v;
+	cview_now(e, c, ch, &isnull, &v);
 	if (C->bd && emu_bd_input(e, c, ch, isnull, v) != 0)
 		return -1;
 	return view_emit(e, L, (enum emu_policy) C->cpol, EMU_FILE_CPU, c, C->info.prv_type, v,

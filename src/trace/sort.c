@@ -641,14 +641,22 @@ static int report_fail(struct weft_trace *t, const struct weft_wstream *s,
 	return weft_fail(&t->diag, "%s: offset %" PRIu64 ": %s", s->obs_path, f->off, f->why);
 }
 
-int weft_stream_order(struct weft_trace *t, size_t i, struct weft_sort_report *r)
+/* Stream i opened again for a whole-stream pass (the report cleared), or -1. */
+static int open_stream_at(struct weft_trace *t, size_t i, const char *fn,
+		struct weft_sort_report *r, const struct weft_wstream **out)
 {
 	memset(r, 0, sizeof *r);
 	if (i >= t->nstreams)
-		return weft_fail(&t->diag, "weft_stream_order: no stream %zu (the trace has %zu)", i,
+		return weft_fail(&t->diag, "%s: no stream %zu (the trace has %zu)", fn, i,
 				t->nstreams);
-	const struct weft_wstream *s = t->streams[i];
-	int fd = open_again(t, s);
+	*out = t->streams[i];
+	return open_again(t, *out);
+}
+
+int weft_stream_order(struct weft_trace *t, size_t i, struct weft_sort_report *r)
+{
+	const struct weft_wstream *s;
+	int fd = open_stream_at(t, i, "weft_stream_order", r, &s);
 	if (fd < 0)
 		return -1;
 	struct in in;
@@ -710,12 +718,8 @@ int weft_sort_stream(struct weft_trace *t, size_t i, size_t look_back,
 		int (*write)(void *ctx, const void *buf, size_t len), void *ctx,
 		struct weft_sort_report *r)
 {
-	memset(r, 0, sizeof *r);
-	if (i >= t->nstreams)
-		return weft_fail(&t->diag, "weft_sort_stream: no stream %zu (the trace has %zu)", i,
-				t->nstreams);
-	const struct weft_wstream *s = t->streams[i];
-	int fd = open_again(t, s);
+	const struct weft_wstream *s;
+	int fd = open_stream_at(t, i, "weft_sort_stream", r, &s);
 	if (fd < 0)
 		return -1;
 	struct weft_sorter *z = weft_sorter_new(s->fsize,
