@@ -183,6 +183,7 @@ CASES = [
                                           "sub/cpu.prv", "cfg.prv.txt"]), ["check", "t"]),
     # usage
     ("help-dump", nothing, ["dump", "--help"]),
+    ("dump-model-no-file", nothing, ["dump", "--model"]),
     ("emu-outputs-quiet", with_files(["thread.prv", "thread.pcf", "thread.row", "cpu.prv",
                                       "cpu.pcf", "cpu.row", "perfetto.pftrace"]), ["check", "t"]),
     ("emu-outputs-and-readme", with_files(["cpu.prv", "README"]), ["check", "t"]),
