@@ -6,6 +6,7 @@
  * hostname. Blank lines are skipped; a line of only spaces ends the table.
  */
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <math.h>
 #include <stdio.h>
@@ -155,7 +156,8 @@ void weft_clkoff_free(struct weft_clkoff_row *rows, size_t nrows)
 
 int weft_load_clock_offsets(struct weft_trace *t)
 {
-	char *file = weft_path_join(t->path, WEFT_CLOCK_OFFSETS);
+	/* the trace directory's, also when path is a directory inside it */
+	char *file = weft_path_join(t->root ? t->root : t->path, WEFT_CLOCK_OFFSETS);
 	struct stat st;
 	if (stat(file, &st) != 0 && errno == ENOENT) {
 		free(file);
@@ -200,6 +202,27 @@ int weft_load_clock_offsets(struct weft_trace *t)
 			}
 			r = weft_breach(&t->diag, "%s: line %d: host '%s' matches no loom (looms: %s)%s",
 					file, rows[i].line, rows[i].host, t->nlooms ? names : "none", sfx);
+			goto out_rows;
+		}
+	}
+	/* sclock = rclock + offset must stay an int64: checked on the first
+	 * clock of every stream (read when it was opened) */
+	for (size_t i = 0; i < t->nstreams; i++) {
+		struct weft_wstream *s = t->streams[i];
+		const struct weft_thread *th = s->pub.thread;
+		if (th == NULL || !s->has_peek)
+			continue;
+		const struct weft_clkoff_row *row = NULL;
+		for (size_t k = 0; k < nrows && row == NULL; k++)
+			if (strcmp(((const struct weft_iloom *) th->proc->loom)->hostname,
+						rows[k].host) == 0)
+				row = &rows[k];
+		int64_t sum;
+		if (row != NULL && __builtin_add_overflow(s->peek_clock, row->offset, &sum)) {
+			r = weft_breach(&t->diag, "%s: line %d: the offset %" PRId64 " of host '%s' "
+					"takes the first clock of %s, %" PRId64 ", outside the signed "
+					"64-bit range%s", file, row->line, row->offset, row->host,
+					s->obs_path, s->peek_clock, sfx);
 			goto out_rows;
 		}
 	}

@@ -6,6 +6,15 @@
  * other regular file is reported as ignored, except clock-offsets.txt and
  * what an emulator writes into the trace dir (its Paraver and Perfetto
  * files at the top, ovniemu's cfg/ tree of *.cfg files).
+ *
+ * Every directory is read once (by device and inode): a link that leads
+ * back to a directory being read (a loop) or to one already read is not
+ * followed, with a warning that names it.
+ *
+ * A path inside a trace (a loom, process or thread directory, or deeper)
+ * gives the streams under it, and the metadata of the other streams of the
+ * whole trace (t->mstreams) for the system: the trace directory is the
+ * nearest ancestor that holds the loom.* directory path is in.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -42,9 +51,20 @@ static void sl_free(struct strlist *l)
 	free(l->v);
 }
 
+/* A directory read (or being read) by the walk. */
+struct seen {
+	dev_t dev;
+	ino_t ino;
+	char *rel;
+	int active; /* being read: on the way from the root to here */
+};
+
 struct walk {
 	struct weft_trace *t;
+	struct weft_diag *d; /* where errors and warnings go */
 	const char *root;
+	struct seen *seen;
+	size_t nseen, seencap;
 	struct strlist v3;      /* relpaths of stream dirs */
 	struct strlist v1;      /* relpaths of v1 stream files */
 	struct strlist stray;   /* relpaths of ignored files */
@@ -96,6 +116,8 @@ struct entry {
 	char *name;
 	int is_dir;
 	int is_reg;
+	dev_t dev;
+	ino_t ino;
 };
 
 static int cmp_entry(const void *a, const void *b)
@@ -132,15 +154,60 @@ static int is_emu_cfg(const char *rel, const char *name)
 		&& ends_with(name, ".cfg");
 }
 
+static size_t find_seen(const struct walk *w, dev_t dev, ino_t ino)
+{
+	for (size_t i = 0; i < w->nseen; i++)
+		if (w->seen[i].dev == dev && w->seen[i].ino == ino)
+			return i;
+	return SIZE_MAX;
+}
+
+static size_t add_seen(struct walk *w, dev_t dev, ino_t ino, const char *rel)
+{
+	if (w->nseen == w->seencap) {
+		w->seencap = w->seencap ? 2 * w->seencap : 16;
+		w->seen = realloc(w->seen, w->seencap * sizeof *w->seen);
+		if (w->seen == NULL)
+			abort();
+	}
+	struct seen *v = &w->seen[w->nseen];
+	v->dev = dev;
+	v->ino = ino;
+	v->rel = weft_strdup(rel);
+	v->active = 1;
+	return w->nseen++;
+}
+
+/* A directory entry that leads to a directory read already: a warning. */
+static void warn_seen(struct walk *w, const char *crel, size_t k)
+{
+	char *link = weft_path_join(w->root, crel);
+	char *dir = weft_path_join(w->root, w->seen[k].rel);
+	if (w->seen[k].active)
+		weft_warnf(w->d, "%s: a link loop: it leads back to %s, which contains it; "
+				"not followed", link, dir);
+	else
+		weft_warnf(w->d, "%s: leads to %s, which was read already; not followed",
+				link, dir);
+	free(link);
+	free(dir);
+}
+
 static int walk_dir(struct walk *w, const char *rel, const char *root_base, int depth)
 {
 	char *full = weft_path_join(w->root, rel);
 	DIR *dir = opendir(full);
 	if (dir == NULL) {
-		int r = weft_fail(&w->t->diag, "%s: cannot open the directory: %s", full,
+		int r = weft_fail(w->d, "%s: cannot open the directory: %s", full,
 				strerror(errno));
 		free(full);
 		return r;
+	}
+	size_t me = SIZE_MAX;
+	if (depth == 0) {
+		struct stat rs;
+		if (fstat(dirfd(dir), &rs) == 0)
+			me = add_seen(w, rs.st_dev, rs.st_ino, rel);
 	}
 	struct entry *ents = NULL;
 	size_t n = 0, cap = 0;
@@ -163,6 +230,8 @@ static int walk_dir(struct walk *w, const char *rel, const char *root_base, int 
 		ents[n].name = weft_strdup(de->d_name);
 		ents[n].is_dir = S_ISDIR(st.st_mode);
 		ents[n].is_reg = S_ISREG(st.st_mode);
+		ents[n].dev = st.st_dev;
+		ents[n].ino = st.st_ino;
 		n++;
 	}
 	closedir(dir);
@@ -186,11 +255,17 @@ static int walk_dir(struct walk *w, const char *rel, const char *root_base, int 
 		const char *name = ents[i].name;
 		if (ents[i].is_dir) {
 			char *crel = rel_join(rel, name);
-			if (depth + 1 > MAX_DEPTH)
-				r = weft_fail(&w->t->diag, "%s/%s: directories nested too deep "
+			size_t k = find_seen(w, ents[i].dev, ents[i].ino);
+			if (k != SIZE_MAX) {
+				warn_seen(w, crel, k);
+			} else if (depth + 1 > MAX_DEPTH) {
+				r = weft_fail(w->d, "%s/%s: directories nested too deep "
 						"(more than %d levels)", w->root, crel, MAX_DEPTH);
-			else
+			} else {
+				size_t c = add_seen(w, ents[i].dev, ents[i].ino, crel);
 				r = walk_dir(w, crel, root_base, depth + 1);
+				w->seen[c].active = 0;
+			}
 			free(crel);
 			continue;
 		}
@@ -219,6 +294,8 @@ static int walk_dir(struct walk *w, const char *rel, const char *root_base, int 
 	}
 	if (v1proc && v1count == 0)
 		sl_add(&w->v1meta_nostreams, rel_join(rel, WEFT_V1_METADATA));
+	if (me != SIZE_MAX)
+		w->seen[me].active = 0;
 	for (size_t i = 0; i < n; i++)
 		free(ents[i].name);
 	free(ents);
@@ -256,6 +333,249 @@ static int cmp_stream(const void *a, const void *b)
 	return strcmp(x->relpath, y->relpath);
 }
 
+static void walk_free(struct walk *w)
+{
+	sl_free(&w->v3);
+	sl_free(&w->v1);
+	sl_free(&w->stray);
+	sl_free(&w->orphans);
+	sl_free(&w->v1meta_nostreams);
+	for (size_t i = 0; i < w->nseen; i++)
+		free(w->seen[i].rel);
+	free(w->seen);
+}
+
+/* The streams the walk found under path, sorted by relpath. */
+static struct weft_wstream **make_streams(struct weft_trace *t, const struct walk *w,
+		const char *path, size_t *count)
+{
+	size_t n = w->v3.n + w->v1.n;
+	struct weft_wstream **v = weft_xcalloc(n, sizeof *v);
+	size_t k = 0;
+	for (size_t i = 0; i < w->v3.n; i++) {
+		struct weft_wstream *s = new_stream(t, w->v3.v[i]);
+		char *dir = weft_path_join(path, w->v3.v[i]);
+		s->json_path = weft_path_join(dir, WEFT_STREAM_JSON);
+		s->obs_path = weft_path_join(dir, WEFT_STREAM_OBS);
+		s->pub.obs_path = s->obs_path;
+		free(dir);
+		s->pub.meta_version = WEFT_META_VERSION;
+		v[k++] = s;
+	}
+	for (size_t i = 0; i < w->v1.n; i++) {
+		struct weft_wstream *s = new_stream(t, w->v1.v[i]);
+		s->obs_path = weft_path_join(path, w->v1.v[i]);
+		s->pub.obs_path = s->obs_path;
+		char *dir = weft_strdup(s->obs_path);
+		char *sl = strrchr(dir, '/');
+		if (sl)
+			*sl = '\0';
+		s->json_path = weft_path_join(sl ? dir : ".", WEFT_V1_METADATA);
+		free(dir);
+		s->pub.meta_version = WEFT_META_V1_VERSION;
+		v[k++] = s;
+	}
+	weft_sort(v, n, sizeof *v, cmp_stream);
+	*count = n;
+	return v;
+}
+
+static void free_wstream(struct weft_wstream *s)
+{
+	weft_meta_free(&s->meta);
+	if (s->json)
+		json_decref(s->json);
+	free(s->relpath);
+	free(s->obs_path);
+	free(s->json_path);
+	free(s);
+}
+
+void weft_free_mstreams(struct weft_trace *t)
+{
+	for (size_t i = 0; i < t->nmstreams; i++)
+		free_wstream(t->mstreams[i]);
+	free(t->mstreams);
+	t->mstreams = NULL;
+	t->nmstreams = 0;
+	free(t->root);
+	t->root = NULL;
+	free(t->subrel);
+	t->subrel = NULL;
+}
+
+static int is_loom_name(const char *name)
+{
+	size_t k = strlen(WEFT_LOOM_PREFIX);
+	return strncmp(name, WEFT_LOOM_PREFIX, k) == 0 && name[k] != '\0';
+}
+
+/* Whether dir holds a loom.* directory. */
+static int holds_loom(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (d == NULL)
+		return 0;
+	int found = 0;
+	struct dirent *de;
+	while (!found && (de = readdir(d)) != NULL) {
+		if (!is_loom_name(de->d_name))
+			continue;
+		char *p = weft_path_join(dir, de->d_name);
+		struct stat st;
+		found = stat(p, &st) == 0 && S_ISDIR(st.st_mode);
+		free(p);
+	}
+	closedir(d);
+	return found;
+}
+
+/* path with its last levels components taken off, as the user wrote it
+ * ("." when nothing is left), or NULL if a component is "." or "..". */
+static char *strip_levels(const char *path, size_t levels)
+{
+	char *p = weft_strdup(path);
+	for (size_t i = 0; i < levels; i++) {
+		size_t n = strlen(p);
+		while (n > 1 && p[n - 1] == '/')
+			p[--n] = '\0';
+		char *sl = strrchr(p, '/');
+		const char *comp = sl ? sl + 1 : p;
+		if (*comp == '\0' || strcmp(comp, ".") == 0 || strcmp(comp, "..") == 0) {
+			free(p);
+			return NULL;
+		}
+		if (sl == NULL) {
+			free(p);
+			return i + 1 == levels ? weft_strdup(".") : NULL;
+		}
+		if (sl == p)
+			sl[1] = '\0'; /* "/x": the root directory */
+		else
+			*sl = '\0';
+	}
+	return p;
+}
+
+/*
+ * The trace directory around the directory path (abs: its real path): NULL
+ * if path holds a loom.* directory itself or is inside none; else the
+ * parent of the nearest loom.* directory that is path or holds it, written
+ * from path when it can be ("ovni/loom.vm/proc.1" gives "ovni"), else as a
+ * real path; *subrel: path relative to it.
+ */
+static char *find_root(const char *path, const char *abs, char **subrel)
+{
+	if (holds_loom(abs))
+		return NULL;
+	char *cur = weft_strdup(abs);
+	size_t levels = 0;
+	char *root = NULL;
+	for (;;) {
+		char *sl = strrchr(cur, '/');
+		if (sl == NULL || sl[1] == '\0')
+			break; /* the filesystem root */
+		levels++;
+		int loom = is_loom_name(sl + 1);
+		if (sl == cur)
+			sl[1] = '\0';
+		else
+			*sl = '\0';
+		if (loom) {
+			root = cur;
+			break;
+		}
+	}
+	if (root == NULL) {
+		free(cur);
+		return NULL;
+	}
+	size_t rl = strlen(root);
+	*subrel = weft_strdup(abs + rl + (root[rl - 1] == '/' ? 0 : 1));
+	char *shown = strip_levels(path, levels);
+	struct stat a, b;
+	if (shown != NULL && stat(shown, &a) == 0 && stat(root, &b) == 0
+			&& a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
+		free(root);
+		return shown;
+	}
+	free(shown);
+	return root;
+}
+
+/* The identity of the file that makes a stream (its stream.json, or the v1
+ * thread file): 0, or -1 if it cannot be known. */
+static int stream_id(const struct weft_wstream *s, dev_t *dev, ino_t *ino)
+{
+	struct stat st;
+	const char *f = s->pub.meta_version == WEFT_META_VERSION ? s->json_path : s->obs_path;
+	if (stat(f, &st) != 0)
+		return -1;
+	*dev = st.st_dev;
+	*ino = st.st_ino;
+	return 0;
+}
+
+/* path is inside a trace: the metadata of the streams of the trace outside
+ * path. A trace that cannot be read as a whole leaves the system to path's
+ * streams, with a warning. */
+static void find_mstreams(struct weft_trace *t, const char *path, const char *abs)
+{
+	char *subrel = NULL;
+	char *root = find_root(path, abs, &subrel);
+	if (root == NULL)
+		return;
+	char err[WEFT_ERR_MAX];
+	struct weft_diag quiet = { 0 };
+	quiet.mode = t->diag.mode;
+	quiet.err = err;
+	quiet.errlen = sizeof err;
+	struct walk w;
+	memset(&w, 0, sizeof w);
+	w.t = t;
+	w.d = &quiet;
+	w.root = root;
+	const char *slash = strrchr(root, '/');
+	if (walk_dir(&w, ".", slash ? slash + 1 : root, 0) < 0) {
+		weft_warnf(&t->diag, "cannot read the whole trace %s around %s (%s); the system "
+				"is taken from %s alone", root, path, err, path);
+		walk_free(&w);
+		free(root);
+		free(subrel);
+		return;
+	}
+	size_t n;
+	struct weft_wstream **all = make_streams(t, &w, root, &n);
+	walk_free(&w);
+	dev_t *devs = weft_xcalloc(t->nstreams, sizeof *devs);
+	ino_t *inos = weft_xcalloc(t->nstreams, sizeof *inos);
+	int *known = weft_xcalloc(t->nstreams, sizeof *known);
+	for (size_t i = 0; i < t->nstreams; i++)
+		known[i] = stream_id(t->streams[i], &devs[i], &inos[i]) == 0;
+	t->mstreams = weft_xcalloc(n, sizeof *t->mstreams);
+	for (size_t i = 0; i < n; i++) {
+		struct weft_wstream *s = all[i];
+		dev_t dev;
+		ino_t ino;
+		int mine = 0;
+		if (stream_id(s, &dev, &ino) == 0)
+			for (size_t k = 0; k < t->nstreams && !mine; k++)
+				mine = known[k] && devs[k] == dev && inos[k] == ino;
+		if (mine) {
+			free_wstream(s);
+			continue;
+		}
+		s->meta_only = 1;
+		t->mstreams[t->nmstreams++] = s;
+	}
+	free(all);
+	free(devs);
+	free(inos);
+	free(known);
+	t->root = root;
+	t->subrel = subrel;
+}
+
 int weft_discover(struct weft_trace *t, const char *path)
 {
 	struct stat st;
@@ -273,6 +593,7 @@ int weft_discover(struct weft_trace *t, const char *path)
 	struct walk w;
 	memset(&w, 0, sizeof w);
 	w.t = t;
+	w.d = &t->diag;
 	w.root = path;
 	int r = walk_dir(&w, ".", root_base, 0);
 	if (r == 0 && w.v3.n + w.v1.n == 0) {
@@ -303,39 +624,10 @@ int weft_discover(struct weft_trace *t, const char *path)
 				names);
 	}
 	if (r == 0) {
-		t->nstreams = w.v3.n + w.v1.n;
-		t->streams = weft_xcalloc(t->nstreams, sizeof *t->streams);
-		size_t k = 0;
-		for (size_t i = 0; i < w.v3.n; i++) {
-			struct weft_wstream *s = new_stream(t, w.v3.v[i]);
-			char *dir = weft_path_join(path, w.v3.v[i]);
-			s->json_path = weft_path_join(dir, WEFT_STREAM_JSON);
-			s->obs_path = weft_path_join(dir, WEFT_STREAM_OBS);
-			s->pub.obs_path = s->obs_path;
-			free(dir);
-			s->pub.meta_version = WEFT_META_VERSION;
-			t->streams[k++] = s;
-		}
-		for (size_t i = 0; i < w.v1.n; i++) {
-			struct weft_wstream *s = new_stream(t, w.v1.v[i]);
-			s->obs_path = weft_path_join(path, w.v1.v[i]);
-			s->pub.obs_path = s->obs_path;
-			char *dir = weft_strdup(s->obs_path);
-			char *sl = strrchr(dir, '/');
-			if (sl)
-				*sl = '\0';
-			s->json_path = weft_path_join(sl ? dir : ".", WEFT_V1_METADATA);
-			free(dir);
-			s->pub.meta_version = WEFT_META_V1_VERSION;
-			t->streams[k++] = s;
-		}
-		weft_sort(t->streams, t->nstreams, sizeof *t->streams, cmp_stream);
+		t->streams = make_streams(t, &w, path, &t->nstreams);
+		find_mstreams(t, path, abs);
 	}
 	free(abs);
-	sl_free(&w.v3);
-	sl_free(&w.v1);
-	sl_free(&w.stray);
-	sl_free(&w.orphans);
-	sl_free(&w.v1meta_nostreams);
+	walk_free(&w);
 	return r;
 }

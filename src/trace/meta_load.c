@@ -316,6 +316,10 @@ int weft_meta_parse_v3(const char *text, size_t len, const char *name,
 	if (cpus != NULL && parse_cpus(cpus, "ovni.loom_cpus", name, d, m) < 0)
 		return -1;
 	json_t *lib = json_object_get(o, WEFT_KEY_LIB);
+	if (lib != NULL && !json_is_object(lib)
+			&& weft_breach(d, "%s: ovni.lib is %s, expected an object", name,
+				json_kind(lib)) < 0)
+		return -1;
 	if (lib != NULL && json_is_object(lib)) {
 		if (opt_str(lib, WEFT_KEY_LIB_VERSION, "ovni.lib.version", name, d, &m->lib_version) < 0)
 			return -1;
@@ -429,32 +433,64 @@ out:
 	return r;
 }
 
+static int load_one(struct weft_trace *t, struct weft_wstream *s, struct weft_diag *d)
+{
+	char *text;
+	size_t len;
+	if (weft_read_small_file(s->json_path, 16u << 20, &text, &len, d) < 0)
+		return -1;
+	int r;
+	if (s->pub.meta_version == WEFT_META_VERSION)
+		r = weft_meta_parse_v3(text, len, s->json_path, d, &s->meta, &s->json);
+	else
+		r = weft_meta_parse_v1(text, len, s->json_path, d, &s->meta, &s->json);
+	free(text);
+	if (r < 0)
+		return -1;
+	if (s->pub.meta_version == WEFT_META_V1_VERSION) {
+		s->meta.part = weft_strdup(WEFT_PART_THREAD);
+		struct weft_diag saved = t->diag;
+		t->diag = *d;
+		r = v1_identity(t, s);
+		*d = t->diag;
+		t->diag = saved;
+		if (r < 0)
+			return -1;
+	}
+	return 0;
+}
+
 int weft_load_metadata(struct weft_trace *t)
 {
 	for (size_t i = 0; i < t->nstreams; i++) {
 		struct weft_wstream *s = t->streams[i];
-		char *text;
-		size_t len;
-		if (weft_read_small_file(s->json_path, 16u << 20, &text, &len, &t->diag) < 0)
+		if (load_one(t, s, &t->diag) < 0)
 			return -1;
-		int r;
-		if (s->pub.meta_version == WEFT_META_VERSION)
-			r = weft_meta_parse_v3(text, len, s->json_path, &t->diag, &s->meta, &s->json);
-		else
-			r = weft_meta_parse_v1(text, len, s->json_path, &t->diag, &s->meta, &s->json);
-		free(text);
-		if (r < 0)
-			return -1;
-		if (s->pub.meta_version == WEFT_META_V1_VERSION) {
-			s->meta.part = weft_strdup(WEFT_PART_THREAD);
-			if (v1_identity(t, s) < 0)
-				return -1;
-		}
 		s->pub.finished = s->meta.has_finished && s->meta.finished == 1;
 		s->pub.lib_version = s->meta.lib_version;
 		s->pub.lib_commit = s->meta.lib_commit;
 		s->pub.nreqs = s->meta.nreqs;
 		s->pub.reqs = s->meta.reqs;
+	}
+	/* The rest of the trace around a sub-path: its problems are errors
+	 * when strict; when lenient they leave the stream out, quietly (what
+	 * was asked for is the path's streams). */
+	for (size_t i = 0; i < t->nmstreams; i++) {
+		struct weft_wstream *s = t->mstreams[i];
+		char err[WEFT_ERR_MAX];
+		struct weft_diag d = t->diag;
+		d.warn = NULL;
+		if (t->diag.mode == WEFT_LENIENT) {
+			d.err = err;
+			d.errlen = sizeof err;
+		}
+		if (load_one(t, s, &d) < 0) {
+			if (t->diag.mode != WEFT_LENIENT) {
+				t->diag.failed = 1;
+				return -1;
+			}
+			s->meta_bad = 1;
+		}
 	}
 	return 0;
 }

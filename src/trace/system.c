@@ -5,6 +5,12 @@
  * must agree), per-loom keys (loom_cpus, merged by phyid), and the mark types.
  * Every breach names the files involved; it is an error when strict and a
  * warning when lenient.
+ *
+ * On a path inside a trace, the streams of the rest of the trace
+ * (t->mstreams, metadata only) take part too: they give the looms their
+ * CPUs and the processes their app_id and rank, but no threads; the rules
+ * of single streams apply to the path's streams only, and processes left
+ * without threads are left out.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,6 +48,29 @@ static struct weft_iloom *get_loom(struct weft_trace *t, struct build *b, const 
 	l->pub.hostname = l->hostname;
 	t->looms[t->nlooms++] = l;
 	return l;
+}
+
+/* "F1, F2, F3 and N more": the first 3 files of a list. */
+static void list_files(char *buf, size_t len, const char *const *v, size_t n)
+{
+	size_t k = 0;
+	buf[0] = '\0';
+	for (size_t i = 0; i < n && i < 3; i++) {
+		int m = snprintf(buf + k, len - k, "%s%s", i ? ", " : "", v[i]);
+		if (m < 0 || (size_t) m >= len - k)
+			return;
+		k += (size_t) m;
+	}
+	if (n > 3)
+		snprintf(buf + k, len - k, " and %zu more", n - 3);
+}
+
+static void add_src(const char ***v, size_t *n, const char *f)
+{
+	*v = realloc((void *) *v, (*n + 1) * sizeof **v);
+	if (*v == NULL)
+		abort();
+	(*v)[(*n)++] = f;
 }
 
 static struct weft_iproc *get_proc(struct weft_iloom *l, int pid)
@@ -214,6 +243,18 @@ static int check_stream(struct weft_trace *t, struct weft_wstream *s, int *place
 		}
 		if (!m->has_require && weft_breach(d, "%s: ovni.require is missing", f) < 0)
 			return -1;
+		/* the reference refuses a stream without them (a key present
+		 * but not a string was reported when parsed) */
+		json_t *o = s->json ? json_object_get(s->json, WEFT_KEY_OVNI) : NULL;
+		json_t *lib = o ? json_object_get(o, WEFT_KEY_LIB) : NULL;
+		if (lib == NULL || json_is_object(lib)) {
+			if (json_object_get(lib, WEFT_KEY_LIB_VERSION) == NULL
+					&& weft_breach(d, "%s: ovni.lib.version is missing", f) < 0)
+				return -1;
+			if (json_object_get(lib, WEFT_KEY_LIB_COMMIT) == NULL
+					&& weft_breach(d, "%s: ovni.lib.commit is missing", f) < 0)
+				return -1;
+		}
 	}
 	if (m->has_rank && !m->has_nranks)
 		return weft_breach(d, "%s: %s is given without %s", f,
@@ -224,27 +265,75 @@ static int check_stream(struct weft_trace *t, struct weft_wstream *s, int *place
 	return 0;
 }
 
-int weft_build_system(struct weft_trace *t)
+struct item {
+	char *key; /* the stream dir relative to t->root */
+	struct weft_wstream *s;
+};
+
+static int cmp_item(const void *a, const void *b)
 {
-	struct build b = { 0 };
-	struct weft_diag *d = &t->diag;
+	return strcmp(((const struct item *) a)->key, ((const struct item *) b)->key);
+}
+
+/* The streams of both kinds, in the order of their dirs in the trace. */
+static struct item *all_items(struct weft_trace *t, size_t *count)
+{
+	size_t n = t->nstreams + t->nmstreams;
+	struct item *v = weft_xcalloc(n, sizeof *v);
 	for (size_t i = 0; i < t->nstreams; i++) {
 		struct weft_wstream *s = t->streams[i];
-		const struct weft_meta *m = &s->meta;
-		int placeable;
-		if (check_stream(t, s, &placeable) < 0)
-			return -1;
-		if (add_marks(t, s) < 0)
-			return -1;
-		if (!placeable)
-			continue;
-		struct weft_iloom *l = get_loom(t, &b, m->loom);
-		struct weft_iproc *p = get_proc(l, m->pid);
+		v[i].s = s;
+		v[i].key = t->subrel ? weft_path_join(t->subrel, s->relpath)
+			: weft_strdup(s->relpath);
+	}
+	for (size_t i = 0; i < t->nmstreams; i++) {
+		v[t->nstreams + i].s = t->mstreams[i];
+		v[t->nstreams + i].key = weft_strdup(t->mstreams[i]->relpath);
+	}
+	weft_sort(v, n, sizeof *v, cmp_item);
+	*count = n;
+	return v;
+}
+
+static void free_items(struct item *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(v[i].key);
+	free(v);
+}
+
+/* Takes the metadata of stream s into the system. */
+static int take_stream(struct weft_trace *t, struct build *b, struct weft_wstream *s)
+{
+	struct weft_diag *d = &t->diag;
+	const struct weft_meta *m = &s->meta;
+	int placeable;
+	if (s->meta_only) {
+		if (s->meta_bad)
+			return 0;
+		placeable = m->part != NULL && strcmp(m->part, WEFT_PART_THREAD) == 0
+			&& m->has_tid && m->has_pid && m->loom != NULL;
+	} else if (check_stream(t, s, &placeable) < 0) {
+		return -1;
+	}
+	if (add_marks(t, s) < 0)
+		return -1;
+	if (!placeable)
+		return 0;
+	struct weft_iloom *l = get_loom(t, b, m->loom);
+	struct weft_iproc *p = get_proc(l, m->pid);
+	add_src(&l->srcs, &l->nsrcs, s->json_path);
+	add_src(&p->srcs, &p->nsrcs, s->json_path);
+	if (m->version == WEFT_META_VERSION)
+		p->has_v3 = 1;
+	if (!s->meta_only) {
 		for (size_t k = 0; k < p->nthreads; k++) {
 			if (p->threads[k]->tid == m->tid
 					&& weft_breach(d, "process %d of loom '%s' has two streams for "
-						"thread %d: '%s' and '%s'", m->pid, l->name, m->tid,
-						p->threads[k]->stream->relpath, s->relpath) < 0)
+						"thread %d: %s and %s", m->pid, l->name, m->tid,
+						((const struct weft_wstream *)
+						 p->threads[k]->stream)->json_path,
+						s->json_path) < 0)
 				return -1;
 		}
 		p->threads = realloc(p->threads, (p->nthreads + 1) * sizeof *p->threads);
@@ -256,41 +345,71 @@ int weft_build_system(struct weft_trace *t)
 		th->stream = &s->pub;
 		p->threads[p->nthreads++] = th;
 		s->pub.thread = th;
-
-		if (m->has_app_id) {
-			if (p->app_id_src == NULL) {
-				p->pub.app_id = m->app_id;
-				p->app_id_src = s->json_path;
-			} else if (p->pub.app_id != m->app_id
-					&& weft_breach(d, "process %d of loom '%s': app_id %d in %s "
-						"but %d in %s", p->pub.pid, l->name, p->pub.app_id,
-						p->app_id_src, m->app_id, s->json_path) < 0) {
-				return -1;
-			}
-		}
-		if (m->has_rank && m->has_nranks) {
-			if (p->rank_src == NULL) {
-				p->pub.rank = m->rank;
-				p->pub.nranks = m->nranks;
-				p->rank_src = s->json_path;
-			} else if ((p->pub.rank != m->rank || p->pub.nranks != m->nranks)
-					&& weft_breach(d, "process %d of loom '%s': rank %d of %d in %s "
-						"but rank %d of %d in %s", p->pub.pid, l->name,
-						p->pub.rank, p->pub.nranks, p->rank_src, m->rank,
-						m->nranks, s->json_path) < 0) {
-				return -1;
-			}
-		}
-		if (m->has_cpus && add_cpus(t, l, s) < 0)
-			return -1;
 	}
+
+	if (m->has_app_id) {
+		if (p->app_id_src == NULL) {
+			p->pub.app_id = m->app_id;
+			p->app_id_src = s->json_path;
+		} else if (p->pub.app_id != m->app_id
+				&& weft_breach(d, "process %d of loom '%s': app_id %d in %s "
+					"but %d in %s", p->pub.pid, l->name, p->pub.app_id,
+					p->app_id_src, m->app_id, s->json_path) < 0) {
+			return -1;
+		}
+	}
+	if (m->has_rank && m->has_nranks) {
+		if (p->rank_src == NULL) {
+			p->pub.rank = m->rank;
+			p->pub.nranks = m->nranks;
+			p->rank_src = s->json_path;
+		} else if ((p->pub.rank != m->rank || p->pub.nranks != m->nranks)
+				&& weft_breach(d, "process %d of loom '%s': rank %d of %d in %s "
+					"but rank %d of %d in %s", p->pub.pid, l->name,
+					p->pub.rank, p->pub.nranks, p->rank_src, m->rank,
+					m->nranks, s->json_path) < 0) {
+			return -1;
+		}
+	}
+	if (m->has_cpus && add_cpus(t, l, s) < 0)
+		return -1;
+	return 0;
+}
+
+static void free_proc(struct weft_iproc *p)
+{
+	for (size_t q = 0; q < p->nthreads; q++)
+		free(p->threads[q]);
+	free(p->threads);
+	free(p->pthreads);
+	free((void *) p->srcs);
+	free(p);
+}
+
+int weft_build_system(struct weft_trace *t)
+{
+	struct build b = { 0 };
+	struct weft_diag *d = &t->diag;
+	size_t nitems;
+	struct item *items = all_items(t, &nitems);
+	for (size_t i = 0; i < nitems; i++) {
+		if (take_stream(t, &b, items[i].s) < 0) {
+			free_items(items, nitems);
+			return -1;
+		}
+	}
+	free_items(items, nitems);
+	char files[WEFT_ERR_MAX / 2];
 
 	/* Per loom: CPU indices 0..N-1, ranks in all processes or none. */
 	for (size_t i = 0; i < t->nlooms; i++) {
 		struct weft_iloom *l = t->looms[i];
-		if (l->ncpus == 0 && weft_breach(d, "loom '%s' has no CPUs: none of its streams "
-					"gives %s", l->name, "ovni.loom_cpus") < 0)
-			return -1;
+		if (l->ncpus == 0) {
+			list_files(files, sizeof files, l->srcs, l->nsrcs);
+			if (weft_breach(d, "loom '%s' has no CPUs: none of its streams gives %s "
+						"(%s)", l->name, "ovni.loom_cpus", files) < 0)
+				return -1;
+		}
 		for (size_t k = 0; k < l->ncpus; k++) {
 			if ((size_t) l->cpus[k].index >= l->ncpus) {
 				if (weft_breach(d, "loom '%s': CPU index %d (phyid %d, in %s) is out "
@@ -329,13 +448,39 @@ int weft_build_system(struct weft_trace *t)
 				without = p;
 			}
 		}
-		if (nrank > 0 && nrank < l->nprocs
-				&& weft_breach(d, "loom '%s': process %d has a rank (in %s) but process "
-					"%d has none", l->name, with->pub.pid, with->rank_src,
-					without->pub.pid) < 0)
-			return -1;
+		if (nrank > 0 && nrank < l->nprocs) {
+			list_files(files, sizeof files, without->srcs, without->nsrcs);
+			if (weft_breach(d, "loom '%s': process %d has a rank (in %s) but process "
+						"%d has none (%s)", l->name, with->pub.pid,
+						with->rank_src, without->pub.pid, files) < 0)
+				return -1;
+		}
 		l->pub.has_rank = nrank > 0 && nrank == l->nprocs;
 		l->pub.rank_min = l->pub.has_rank ? rmin : 0;
+
+		/* A process of the path's streams: one of them gives app_id (v3,
+		 * as the reference; v1 metadata.json is per process). Processes of
+		 * the rest of the trace only were needed for the ranks above. */
+		size_t kept = 0;
+		for (size_t k = 0; k < l->nprocs; k++) {
+			struct weft_iproc *p = l->procs[k];
+			if (p->nthreads == 0) {
+				free_proc(p);
+				continue;
+			}
+			l->procs[kept++] = p;
+			if (p->has_v3 && p->app_id_src == NULL) {
+				list_files(files, sizeof files, p->srcs, p->nsrcs);
+				if (weft_breach(d, "process %d of loom '%s': none of its streams gives "
+							"ovni.app_id (%s)", p->pub.pid, l->name, files) < 0) {
+					for (size_t q = k + 1; q < l->nprocs; q++)
+						l->procs[kept++] = l->procs[q];
+					l->nprocs = kept;
+					return -1;
+				}
+			}
+		}
+		l->nprocs = kept;
 
 		weft_sort(l->procs, l->nprocs, sizeof *l->procs, cmp_proc);
 		l->pprocs = weft_xcalloc(l->nprocs, sizeof *l->pprocs);
@@ -384,15 +529,10 @@ void weft_free_system(struct weft_trace *t)
 {
 	for (size_t i = 0; i < t->nlooms; i++) {
 		struct weft_iloom *l = t->looms[i];
-		for (size_t k = 0; k < l->nprocs; k++) {
-			struct weft_iproc *p = l->procs[k];
-			for (size_t q = 0; q < p->nthreads; q++)
-				free(p->threads[q]);
-			free(p->threads);
-			free(p->pthreads);
-			free(p);
-		}
+		for (size_t k = 0; k < l->nprocs; k++)
+			free_proc(l->procs[k]);
 		free(l->procs);
+		free((void *) l->srcs);
 		free(l->pprocs);
 		free(l->cpus);
 		free(l->cpu_src);
@@ -408,4 +548,5 @@ void weft_free_system(struct weft_trace *t)
 	free(t->marks);
 	t->marks = NULL;
 	t->nmarks = 0;
+	weft_free_mstreams(t);
 }

@@ -303,6 +303,15 @@ struct weft_wstream {
 	 * sorter (sort.c) instead of the file: the sorted stream, whose size
 	 * is the file's. NULL otherwise. */
 	struct weft_sorter *sorter;
+
+	/* ---- sub-trace paths (discover.c, meta_load.c, system.c) ----
+	 * meta_only: a stream of the whole trace outside the opened path
+	 * (t->mstreams): its metadata gives the looms their CPUs and the
+	 * processes their app_id and rank; it is never opened nor merged and
+	 * has no thread; its relpath is relative to t->root. meta_bad:
+	 * lenient, its metadata could not be used (left out). */
+	int meta_only;
+	int meta_bad;
 };
 
 struct weft_sorter;
@@ -352,6 +361,20 @@ struct weft_trace {
 	int fast_known;
 	int fast_ok;
 	uint64_t nevents;
+
+	/* ---- sub-trace paths (discover.c, meta_load.c, system.c, clkoff.c) ----
+	 * root: the trace directory, the one that holds the loom.* directories:
+	 * path itself, or, when path is a loom, process or thread directory (or
+	 * deeper), the ancestor that holds the loom.* directory path is in.
+	 * clock-offsets.txt is read there. subrel: path relative to root (NULL
+	 * when path is the root). mstreams: the streams of that trace outside
+	 * path, metadata only (see meta_only). The system takes the metadata of
+	 * both kinds in the order of their dirs relative to root. root, subrel
+	 * and mstreams are freed by weft_free_system. */
+	char *root;
+	char *subrel;
+	size_t nmstreams;
+	struct weft_wstream **mstreams;
 };
 
 struct weft_iloom {
@@ -364,6 +387,9 @@ struct weft_iloom {
 	struct weft_iproc **procs;
 	const struct weft_proc **pprocs;
 	size_t nprocs;
+	/* ---- messages (system.c): the metadata files of the loom's streams ---- */
+	const char **srcs;
+	size_t nsrcs;
 };
 
 struct weft_iproc {
@@ -373,11 +399,18 @@ struct weft_iproc {
 	struct weft_thread **threads;
 	const struct weft_thread **pthreads;
 	size_t nthreads;
+	/* ---- messages and rules (system.c): the metadata files of the
+	 * process's streams (of the whole trace); whether one is v3 ---- */
+	const char **srcs;
+	size_t nsrcs;
+	int has_v3;
 };
 
 /* discover.c: fills t->streams (sorted by relpath) with relpath, obs_path,
  * json_path and the v1 identity; warns about stray files. */
 int weft_discover(struct weft_trace *t, const char *path);
+/* discover.c: frees t->mstreams, t->root and t->subrel (weft_free_system). */
+void weft_free_mstreams(struct weft_trace *t);
 
 /* meta: load each stream's metadata */
 int weft_load_metadata(struct weft_trace *t);

@@ -53,9 +53,9 @@ CASES = {
         'dump': (0, ''),
     },
     'duplicate-tid': {
-        'check': (1, "weft check: process 17323 of loom 'vm' has two streams for thread 17323: 'loom.vm/proc.17323/thread.17323' and 'loom.vm/proc.17323/thread.17323.copy'\n",
+        'check': (1, "weft check: process 17323 of loom 'vm' has two streams for thread 17323: ovni/loom.vm/proc.17323/thread.17323/stream.json and ovni/loom.vm/proc.17323/thread.17323.copy/stream.json\n",
                   ''),
-        'dump': (0, "weft dump: warning: process 17323 of loom 'vm' has two streams for thread 17323: 'loom.vm/proc.17323/thread.17323' and 'loom.vm/proc.17323/thread.17323.copy'\n"),
+        'dump': (0, "weft dump: warning: process 17323 of loom 'vm' has two streams for thread 17323: ovni/loom.vm/proc.17323/thread.17323/stream.json and ovni/loom.vm/proc.17323/thread.17323.copy/stream.json\n"),
     },
     'finished-0': {
         'check': (1, 'weft check: ovni/loom.vm/proc.17323/thread.17323/stream.json: ovni.finished is not 1\n',
@@ -115,7 +115,7 @@ CASES = {
     'loom-cpus-empty': {
         'check': (1, 'weft check: ovni/loom.vm/proc.17323/thread.17323/stream.json: ovni.loom_cpus is present but empty\n',
                   ''),
-        'dump': (0, "weft dump: warning: ovni/loom.vm/proc.17323/thread.17323/stream.json: ovni.loom_cpus is present but empty\nweft dump: warning: loom 'vm' has no CPUs: none of its streams gives ovni.loom_cpus\n"),
+        'dump': (0, "weft dump: warning: ovni/loom.vm/proc.17323/thread.17323/stream.json: ovni.loom_cpus is present but empty\nweft dump: warning: loom 'vm' has no CPUs: none of its streams gives ovni.loom_cpus (ovni/loom.vm/proc.17323/thread.17323/stream.json)\n"),
     },
     'loom-cpus-index-mismatch': {
         'check': (1, "weft check: loom 'vm': CPU phyid 0 has index 0 in ovni/loom.vm/proc.17369/thread.17369/stream.json but index 1 in ovni/loom.vm/proc.17372/thread.17373/stream.json\n",

@@ -40,7 +40,8 @@ static inline FILE *tw_stream(const char *root, const char *loom, int pid, int t
 	FILE *f = fopen(path, "w");
 	if (f == NULL)
 		abort();
-	fprintf(f, "{\"version\": 3, \"ovni\": {\"part\": \"thread\", \"tid\": %d, \"pid\": %d, "
+	fprintf(f, "{\"version\": 3, \"ovni\": {\"lib\": {\"version\": \"1.14.0\", "
+			"\"commit\": \"test\"}, \"part\": \"thread\", \"tid\": %d, \"pid\": %d, "
 			"\"loom\": \"%s\", \"app_id\": 1, \"require\": {\"ovni\": \"1.1.0\"}, "
 			"\"loom_cpus\": [{\"index\": 0, \"phyid\": 0}], \"finished\": 1%s%s}}",
 			tid, pid, loom, extra_ovni ? ", " : "", extra_ovni ? extra_ovni : "");
