@@ -16,15 +16,17 @@
 #include <unistd.h>
 
 #include "weft/weft.h"
+#include "cli_escape.h"
 
 #define CLI_EXIT_OK 0
 #define CLI_EXIT_TRACE 1
 #define CLI_EXIT_USAGE 2
 
-/* Prints each library warning as "weft <cmd>: warning: <msg>". */
+/* Prints each library warning as "weft <cmd>: warning: <msg>" (msg escaped,
+ * cli_escape.h). */
 static inline void cli_warn(void *ctx, const char *msg)
 {
-	fprintf(stderr, "weft %s: warning: %s\n", (const char *) ctx, msg);
+	cli_message((const char *) ctx, "warning: ", msg);
 }
 
 /* Opens the trace at path for subcommand cmd, with warnings printed by
@@ -41,7 +43,7 @@ static inline struct weft_trace *cli_open(const char *cmd, const char *path, enu
 	char err[WEFT_ERR_MAX];
 	struct weft_trace *t = weft_open(path, &opts, err, sizeof err);
 	if (t == NULL)
-		fprintf(stderr, "weft %s: %s\n", cmd, err);
+		cli_message(cmd, "", err);
 	return t;
 }
 

@@ -45,7 +45,7 @@ int weft_cmd_check(int argc, char **argv)
 	cli_progress_end(&prog);
 	r = n < 0 ? -1 : 0;
 	if (r < 0) {
-		fprintf(stderr, "weft check: %s\n", weft_error(t));
+		cli_message("check", "", weft_error(t));
 		weft_close(t);
 		return CLI_EXIT_TRACE;
 	}

@@ -100,7 +100,8 @@ struct dump {
 	char *desc;
 	size_t desccap;
 	const struct weft_stream *last_stream;
-	size_t rel_len;
+	char *rel; /* its relpath, escaped (cli_escape.h) */
+	size_t rel_len, relcap;
 	struct spec_cache cache[SPEC_CACHE];
 };
 
@@ -128,7 +129,15 @@ static void dump_event(struct dump *d, const struct weft_event *ev)
 	struct cli_out *o = &d->out;
 	if (ev->stream != d->last_stream) {
 		d->last_stream = ev->stream;
-		d->rel_len = strlen(ev->stream->relpath);
+		const char *rp = ev->stream->relpath;
+		d->rel_len = weft_escape(rp, strlen(rp), d->rel, d->relcap);
+		if (d->rel_len >= d->relcap) {
+			d->relcap = d->rel_len + 1;
+			d->rel = realloc(d->rel, d->relcap);
+			if (d->rel == NULL)
+				abort();
+			weft_escape(rp, strlen(rp), d->rel, d->relcap);
+		}
 	}
 	size_t head = 24 + 2 + 3 + 2 + d->rel_len + 2;
 	if (head <= o->cap) {
@@ -141,7 +150,7 @@ static void dump_event(struct dump *d, const struct weft_event *ev)
 		w[k++] = ev->mcv[2];
 		w[k++] = ' ';
 		w[k++] = ' ';
-		memcpy(w + k, ev->stream->relpath, d->rel_len);
+		memcpy(w + k, d->rel, d->rel_len);
 		k += d->rel_len;
 		w[k++] = ' ';
 		w[k++] = ' ';
@@ -153,7 +162,7 @@ static void dump_event(struct dump *d, const struct weft_event *ev)
 		cli_out_put(o, "  ", 2);
 		cli_out_put(o, ev->mcv, 3);
 		cli_out_put(o, "  ", 2);
-		cli_out_put(o, ev->stream->relpath, d->rel_len);
+		cli_out_put(o, d->rel, d->rel_len);
 		cli_out_put(o, "  ", 2);
 	}
 	if (!d->hex) {
@@ -227,7 +236,7 @@ int weft_cmd_dump(int argc, char **argv)
 			continue;
 		}
 		if (weft_models_add_file(file, err, sizeof err) != 0) {
-			fprintf(stderr, "weft dump: %s\n", err);
+			cli_message("dump", "", err);
 			free(args);
 			return CLI_EXIT_TRACE;
 		}
@@ -247,7 +256,7 @@ int weft_cmd_dump(int argc, char **argv)
 	opts.sort = sort ? WEFT_SORT_REGIONS : WEFT_SORT_NONE;
 	struct weft_trace *t = weft_open(path, &opts, err, sizeof err);
 	if (t == NULL) {
-		fprintf(stderr, "weft dump: %s\n", err);
+		cli_message("dump", "", err);
 		return CLI_EXIT_TRACE;
 	}
 	struct dump d;
@@ -275,10 +284,11 @@ int weft_cmd_dump(int argc, char **argv)
 	if (cli_out_finish(&d.out, "dump") != 0) {
 		code = CLI_EXIT_TRACE;
 	} else if (r < 0) {
-		fprintf(stderr, "weft dump: %s\n", weft_error(t));
+		cli_message("dump", "", weft_error(t));
 		code = CLI_EXIT_TRACE;
 	}
 	free(d.desc);
+	free(d.rel);
 	weft_close(t);
 	return code;
 }

@@ -54,17 +54,18 @@ static void emu_usage(FILE *f)
 #include "driver.h"
 #include "weft/weft.h"
 #include "model.h"
+#include "cli_escape.h"
 
 static void warn_cb(void *ctx, const char *msg)
 {
 	(void) ctx;
-	fprintf(stderr, "weft emu: warning: %s\n", msg);
+	cli_message("emu", "warning: ", msg);
 }
 
 static void info_cb(void *ctx, const char *msg)
 {
 	(void) ctx;
-	fprintf(stderr, "weft emu: %s\n", msg);
+	cli_message("emu", "", msg);
 }
 
 static int progress_shown;
@@ -120,7 +121,7 @@ int weft_cmd_emu(int argc, char **argv)
 	};
 	char err[WEFT_ERR_MAX];
 	if (weft_models_load(err, sizeof err) != 0) {
-		fprintf(stderr, "weft emu: %s\n", err);
+		cli_message("emu", "", err);
 		return 1;
 	}
 	int c;
@@ -140,7 +141,7 @@ int weft_cmd_emu(int argc, char **argv)
 		case 'v': verbose = 1; break;
 		case 'M':
 			if (weft_models_add_file(optarg, err, sizeof err) != 0) {
-				fprintf(stderr, "weft emu: %s\n", err);
+				cli_message("emu", "", err);
 				return 1;
 			}
 			break;
@@ -190,7 +191,7 @@ int weft_cmd_emu(int argc, char **argv)
 	if (progress_shown)
 		fputc('\n', stderr);
 	if (r != 0) {
-		fprintf(stderr, "weft emu: %s\n", err);
+		cli_message("emu", "", err);
 		return 1;
 	}
 	if (!quiet)

@@ -106,7 +106,7 @@ int weft_cmd_top(int argc, char **argv)
 	if (run)
 		tab_add(&tab, last, run);
 	if (r < 0) {
-		fprintf(stderr, "weft top: %s\n", weft_error(t));
+		cli_message("top", "", weft_error(t));
 		free(tab.s);
 		weft_close(t);
 		return CLI_EXIT_TRACE;

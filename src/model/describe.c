@@ -51,6 +51,98 @@ static void put(struct out *o, const char *s, size_t n)
 	}
 }
 
+/* ---- escaping (model.h) ---- */
+
+static int cont(unsigned char c)
+{
+	return (c & 0xc0) == 0x80;
+}
+
+/* The length of the character at p (at most n bytes) when it is printed as
+ * it is: a printable ASCII byte or a valid UTF-8 sequence other than a C1
+ * control; 0 when its first byte must be escaped. */
+static size_t clean_char(const unsigned char *p, size_t n)
+{
+	unsigned char b = p[0];
+	if (b < 0x80)
+		return b >= 0x20 && b != 0x7f;
+	if (b >= 0xc2 && b <= 0xdf) {
+		if (n < 2 || !cont(p[1]) || (b == 0xc2 && p[1] < 0xa0))
+			return 0;
+		return 2;
+	}
+	if (b >= 0xe0 && b <= 0xef) {
+		unsigned char lo = b == 0xe0 ? 0xa0 : 0x80, hi = b == 0xed ? 0x9f : 0xbf;
+		if (n < 3 || p[1] < lo || p[1] > hi || !cont(p[2]))
+			return 0;
+		return 3;
+	}
+	if (b >= 0xf0 && b <= 0xf4) {
+		unsigned char lo = b == 0xf0 ? 0x90 : 0x80, hi = b == 0xf4 ? 0x8f : 0xbf;
+		if (n < 4 || p[1] < lo || p[1] > hi || !cont(p[2]) || !cont(p[3]))
+			return 0;
+		return 4;
+	}
+	return 0;
+}
+
+size_t weft_escape_clean(const char *s, size_t n)
+{
+	const unsigned char *p = (const unsigned char *) s;
+	size_t i = 0;
+	while (i < n) {
+		if (p[i] >= 0x20 && p[i] < 0x7f) { /* the common case */
+			i++;
+			continue;
+		}
+		size_t k = clean_char(p + i, n - i);
+		if (k == 0)
+			break;
+		i += k;
+	}
+	return i;
+}
+
+/* Appends s[0..n) escaped. */
+static void put_escaped(struct out *o, const char *s, size_t n)
+{
+	static const char hex[] = "0123456789abcdef";
+	while (n > 0) {
+		size_t k = weft_escape_clean(s, n);
+		put(o, s, k);
+		s += k;
+		n -= k;
+		if (n == 0)
+			break;
+		unsigned char b = (unsigned char) *s;
+		char e[4] = { '\\', 0, 0, 0 };
+		size_t len = 2;
+		switch (b) {
+		case '\n': e[1] = 'n'; break;
+		case '\t': e[1] = 't'; break;
+		case '\r': e[1] = 'r'; break;
+		case 0x1b: e[1] = 'e'; break;
+		default:
+			e[1] = 'x';
+			e[2] = hex[b >> 4];
+			e[3] = hex[b & 15];
+			len = 4;
+		}
+		put(o, e, len);
+		s++;
+		n--;
+	}
+}
+
+size_t weft_escape(const char *s, size_t n, char *dst, size_t cap)
+{
+	struct out o = { dst, cap, 0 };
+	put_escaped(&o, s, n);
+	if (cap > 0)
+		dst[o.len < cap ? o.len : cap - 1] = '\0';
+	return o.len;
+}
+
 /* Appends the value of field f of the payload. */
 static void put_field(struct out *o, const struct weft_field *f, const uint8_t *payload,
 		size_t size, int hex)
@@ -74,7 +166,7 @@ static void put_field(struct out *o, const struct weft_field *f, const uint8_t *
 		size_t max = size - f->offset;
 		const void *nul = memchr(p, 0, max);
 		size_t len = nul ? (size_t) ((const uint8_t *) nul - p) : max;
-		put(o, (const char *) p, len);
+		put_escaped(o, (const char *) p, len);
 		return;
 	}
 	}

@@ -80,9 +80,24 @@ size_t weft_event_spec_min_size(const struct weft_event_spec *e);
 
 /* Writes the description of an event with the given payload into buf (NUL
  * terminated, truncated to buflen) and returns its length; returns -1 if the
- * payload is too short for the fields. */
+ * payload is too short for the fields. A string field is escaped
+ * (weft_escape). */
 long weft_event_describe(const struct weft_event_spec *e, const uint8_t *payload,
 		size_t size, char *buf, size_t buflen);
+
+/* ---- escaping text that comes from a trace (describe.c) ----
+ * Text taken from a trace (names, labels, payload strings) is printed with
+ * its control characters escaped, so that it cannot forge lines or move the
+ * terminal: bytes 0x00-0x1f and 0x7f become \n, \t, \r, \e (ESC) or \xHH
+ * (two lower-case hex digits); the C1 controls U+0080-U+009F become \xc2\xHH;
+ * a byte that is not part of valid UTF-8 becomes \xHH. Valid UTF-8 otherwise,
+ * and the backslash, are kept as they are. */
+
+/* The length of the longest prefix of s[0..n) that needs no escaping. */
+size_t weft_escape_clean(const char *s, size_t n);
+/* Writes s[0..n) escaped into dst (NUL terminated, truncated to cap) and
+ * returns the length of the whole escaped text (at most 4 * n). */
+size_t weft_escape(const char *s, size_t n, char *dst, size_t cap);
 
 /* ---- the loader (model_load.c) ---- */
 

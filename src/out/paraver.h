@@ -11,5 +11,8 @@
 int paraver_pcf_write(FILE *f, const struct emu *emu, size_t view);
 /* .row of a view. */
 int paraver_row_write(FILE *f, const struct emu *emu, size_t view);
+/* Writes a label (text that may come from the trace) with its control
+ * characters escaped (weft_escape): a newline would forge a line. */
+void paraver_put_label(FILE *f, const char *label);
 
 #endif

@@ -2,8 +2,34 @@
 /* paraver_pcf.c - the configuration of a Paraver trace (.pcf): options,
  * colours and one EVENT_TYPE block per type with its value labels. */
 #include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "model.h"
 #include "paraver.h"
+
+void paraver_put_label(FILE *f, const char *label)
+{
+	size_t n = strlen(label);
+	if (weft_escape_clean(label, n) == n) {
+		fputs(label, f);
+		return;
+	}
+	char buf[512];
+	size_t len = weft_escape(label, n, buf, sizeof buf);
+	if (len < sizeof buf) {
+		fputs(buf, f);
+		return;
+	}
+	char *heap = malloc(len + 1);
+	if (heap == NULL) {
+		fputs(buf, f); /* truncated, still escaped */
+		return;
+	}
+	weft_escape(label, n, heap, len + 1);
+	fputs(heap, f);
+	free(heap);
+}
 
 static const unsigned char colors[][3] = {
 	{ 0, 0, 0 }, { 0, 130, 200 }, { 217, 217, 217 }, { 230, 25, 75 },
@@ -37,13 +63,17 @@ static void header(FILE *f)
 
 static void type_begin(FILE *f, int type, const char *label)
 {
-	fprintf(f, "\n\nEVENT_TYPE\n0 %-10d %s\nVALUES\n", type, label);
+	fprintf(f, "\n\nEVENT_TYPE\n0 %-10d ", type);
+	paraver_put_label(f, label);
+	fputs("\nVALUES\n", f);
 }
 
 /* Values are written as 32-bit ints, as the reference does. */
 static void value(FILE *f, int64_t v, const char *label)
 {
-	fprintf(f, "%-4d %s\n", (int32_t) (uint32_t) (uint64_t) v, label);
+	fprintf(f, "%-4d ", (int32_t) (uint32_t) (uint64_t) v);
+	paraver_put_label(f, label);
+	fputc('\n', f);
 }
 
 int paraver_pcf_write(FILE *f, const struct emu *emu, size_t view)

@@ -25,7 +25,8 @@ int paraver_row_write(FILE *f, const struct emu *emu, size_t view)
 			l = sys->cpus[i].label;
 		else
 			emu_view_row_label(emu, view, i, buf, sizeof buf);
-		fprintf(f, "%s\n", l);
+		paraver_put_label(f, l);
+		fputc('\n', f);
 	}
 	return ferror(f) ? -1 : 0;
 }

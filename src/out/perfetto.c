@@ -55,7 +55,6 @@
 #define SLICE_BEGIN 1
 #define SLICE_END 2
 #define COUNTER 4
-#define NO_VALUE INT64_MIN
 
 /* How a channel is shown. */
 enum {
@@ -116,8 +115,10 @@ struct perfetto {
 	int *task_of_chan;  /* per chan: its index among the CPU task channels, -1 */
 	size_t ntask;       /* single task type channels (shown per CPU too) */
 	size_t *task_chan;  /* their channel indices */
-	int64_t *tcur;      /* per thread * task chan: raw value, NO_VALUE */
-	int64_t *copen;     /* per CPU * task chan: open slice's value, NO_VALUE */
+	int64_t *tcur;      /* per thread * task chan: raw value, if thas */
+	uint8_t *thas;      /* ... has a value (any int64, INT64_MIN too: no sentinel) */
+	int64_t *copen;     /* per CPU * task chan: open slice's value, if chas */
+	uint8_t *chas;      /* ... a slice is open */
 	uint8_t *cdeclared; /* per CPU * task chan: track declared */
 	int64_t *rsel;      /* per CPU: running thread, -1 */
 	int64_t *cpu_of;    /* per thread: the CPU it is the running thread of, -1 */
@@ -483,12 +484,15 @@ static int cpu_task(struct perfetto *pf, int64_t ts, size_t c, size_t k)
 {
 	size_t i = c * pf->ntask + k;
 	int64_t t = pf->rsel[c];
-	int64_t v = t >= 0 ? pf->tcur[(size_t) t * pf->ntask + k] : NO_VALUE;
+	size_t ti = t >= 0 ? (size_t) t * pf->ntask + k : 0;
+	int has = t >= 0 && pf->thas[ti];
+	int64_t v = has ? pf->tcur[ti] : 0;
 	uint64_t u = ctask_uuid(pf, c, k);
-	if (pf->copen[i] != NO_VALUE)
+	if (pf->chas[i])
 		side_slice(pf, ts, u, SLICE_END, pf->task_chan[k], pf->copen[i]);
 	pf->copen[i] = v;
-	if (v == NO_VALUE)
+	pf->chas[i] = (uint8_t) has;
+	if (!has)
 		return 0;
 	if (!pf->cdeclared[i]) {
 		const struct emu_chan_info *ci = emu_chan_at(pf->emu, pf->task_chan[k]);
@@ -539,7 +543,8 @@ static int raw_rec(struct perfetto *pf, int64_t ts, const struct emu_rec *r)
 		}
 		if (pf->task_of_chan[ch] >= 0) {
 			size_t tk = (size_t) pf->task_of_chan[ch];
-			pf->tcur[t * pf->ntask + tk] = r->isnull ? NO_VALUE : r->value;
+			pf->tcur[t * pf->ntask + tk] = r->isnull ? 0 : r->value;
+			pf->thas[t * pf->ntask + tk] = !r->isnull;
 			if (pf->cpu_of[t] >= 0)
 				return cpu_task(pf, ts, (size_t) pf->cpu_of[t], tk);
 		}
@@ -642,6 +647,8 @@ static void pf_free(struct perfetto *pf)
 	free(pf->task_chan);
 	free(pf->tcur);
 	free(pf->copen);
+	free(pf->thas);
+	free(pf->chas);
 	free(pf->cdeclared);
 	free(pf->rsel);
 	free(pf->cpu_of);
@@ -746,7 +753,7 @@ static int perfetto_close(struct out *o, int64_t duration, char *err, size_t err
 	}
 	for (size_t c = 0; c < pf->sys->ncpus; c++)
 		for (size_t k = 0; k < pf->ntask; k++)
-			if (pf->copen[c * pf->ntask + k] != NO_VALUE)
+			if (pf->chas[c * pf->ntask + k])
 				r |= side_slice(pf, ts, ctask_uuid(pf, c, k), SLICE_END, pf->task_chan[k], 0);
 	if (pf->side != NULL)
 		r |= side_replay(pf);
@@ -832,13 +839,11 @@ struct out *out_perfetto_open(const char *dir, const struct emu *emu, char *err,
 	}
 	pf->tcur = malloc((nt * pf->ntask + 1) * sizeof *pf->tcur);
 	pf->copen = malloc((nc * pf->ntask + 1) * sizeof *pf->copen);
+	pf->thas = calloc(nt * pf->ntask + 1, 1);
+	pf->chas = calloc(nc * pf->ntask + 1, 1);
 	pf->cdeclared = calloc(nc * pf->ntask + 1, 1);
-	if (!pf->tcur || !pf->copen || !pf->cdeclared)
+	if (!pf->tcur || !pf->copen || !pf->thas || !pf->chas || !pf->cdeclared)
 		goto oom;
-	for (size_t i = 0; i < nt * pf->ntask; i++)
-		pf->tcur[i] = NO_VALUE;
-	for (size_t i = 0; i < nc * pf->ntask; i++)
-		pf->copen[i] = NO_VALUE;
 	for (size_t i = 0; i < nc; i++)
 		pf->rsel[i] = -1;
 	for (size_t i = 0; i < nt; i++)
