@@ -105,6 +105,25 @@ struct dump {
 	struct spec_cache cache[SPEC_CACHE];
 };
 
+/* The MCV as printed: its three bytes, escaped when one of them is not
+ * printable ASCII (a trace cannot forge lines through its MCVs either; the
+ * reference prints them raw). */
+#define MCV_ESC_MAX 12
+static inline size_t put_mcv(char *w, const char *mcv)
+{
+	unsigned a = (unsigned char) mcv[0], b = (unsigned char) mcv[1], c = (unsigned char) mcv[2];
+	if (__builtin_expect(a - 0x20u < 0x5fu && b - 0x20u < 0x5fu && c - 0x20u < 0x5fu, 1)) {
+		w[0] = (char) a;
+		w[1] = (char) b;
+		w[2] = (char) c;
+		return 3;
+	}
+	char tmp[MCV_ESC_MAX + 1];
+	size_t n = weft_escape(mcv, 3, tmp, sizeof tmp);
+	memcpy(w, tmp, n);
+	return n;
+}
+
 static struct spec_cache *lookup(struct dump *d, const char *mcv)
 {
 	uint32_t key = (uint32_t) (unsigned char) mcv[0] << 16
@@ -139,15 +158,13 @@ static void dump_event(struct dump *d, const struct weft_event *ev)
 			weft_escape(rp, strlen(rp), d->rel, d->relcap);
 		}
 	}
-	size_t head = 24 + 2 + 3 + 2 + d->rel_len + 2;
+	size_t head = 24 + 2 + MCV_ESC_MAX + 2 + d->rel_len + 2;
 	if (head <= o->cap) {
 		char *w = cli_out_reserve(o, head);
 		size_t k = fmt_clock(w, ev->rclock);
 		w[k++] = ' ';
 		w[k++] = ' ';
-		w[k++] = ev->mcv[0];
-		w[k++] = ev->mcv[1];
-		w[k++] = ev->mcv[2];
+		k += put_mcv(w + k, ev->mcv);
 		w[k++] = ' ';
 		w[k++] = ' ';
 		memcpy(w + k, d->rel, d->rel_len);
@@ -160,7 +177,8 @@ static void dump_event(struct dump *d, const struct weft_event *ev)
 		size_t k = fmt_clock(tmp, ev->rclock);
 		cli_out_put(o, tmp, k);
 		cli_out_put(o, "  ", 2);
-		cli_out_put(o, ev->mcv, 3);
+		char m[MCV_ESC_MAX];
+		cli_out_put(o, m, put_mcv(m, ev->mcv));
 		cli_out_put(o, "  ", 2);
 		cli_out_put(o, d->rel, d->rel_len);
 		cli_out_put(o, "  ", 2);

@@ -120,8 +120,12 @@ int weft_cmd_top(int argc, char **argv)
 			v[nv++] = tab.s[i];
 	qsort(v, nv, sizeof *v, cmp_slot);
 	for (size_t i = 0; i < nv; i++) {
-		char mcv[4] = { (char) (v[i].key >> 16), (char) (v[i].key >> 8), (char) v[i].key, 0 };
-		printf("%s %10ld\n", mcv, v[i].count);
+		/* Escaped when not printable ASCII (the reference prints the
+		 * bytes raw, up to a NUL). */
+		char mcv[3] = { (char) (v[i].key >> 16), (char) (v[i].key >> 8), (char) v[i].key };
+		char esc[16];
+		weft_escape(mcv, 3, esc, sizeof esc);
+		printf("%s %10ld\n", esc, v[i].count);
 	}
 	free(v);
 	free(tab.s);

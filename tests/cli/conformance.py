@@ -27,15 +27,20 @@ from wefttest import Checker, conformance_dir, read_maybe_gz, run  # noqa: E402
 DUMP_LINE = re.compile(rb"^( *-?\d+)  (...)  (.*?)  (.*)$", re.S)
 
 
-def split_dump(line):
-    m = DUMP_LINE.match(line)
+# The same as weft prints it: an MCV byte may be escaped (\\xHH, \\n, ...).
+DUMP_LINE_ESC = re.compile(rb"^( *-?\d+)  ((?:\\x[0-9a-f]{2}|\\[ntre]|.){3})  (.*?)  (.*)$", re.S)
+
+
+def split_dump(line, weft=False):
+    """The columns of a dump line: the reference's (raw MCV) or weft's."""
+    m = (DUMP_LINE_ESC if weft else DUMP_LINE).match(line)
     if m is None:
         raise ValueError(f"unparsed dump line {line!r}")
     return m.groups()
 
 
-def first3(line):
-    return split_dump(line)[:3]
+def first3(line, weft=False):
+    return split_dump(line, weft)[:3]
 
 
 # ovnidump's report of a backwards jump (tools.log), weft's warning, and the
@@ -58,11 +63,40 @@ def weft_jumps(err):
     return [(m.group(1), int(m.group(2)), int(m.group(3))) for m in WEFT_JUMP.finditer(err)]
 
 
+ESC_NAMED = {0x0a: b"\\n", 0x09: b"\\t", 0x0d: b"\\r", 0x1b: b"\\e"}
+
+
+def esc_mcv(mcv):
+    """An MCV as weft prints it: the reference prints the three bytes raw,
+    weft escapes them unless they are printable ASCII (docs/cli.md). The
+    corpus's MCVs are ASCII, so bytes >= 0x80 (never valid UTF-8 here) are
+    \\xHH."""
+    if all(0x20 <= b < 0x7f for b in mcv):
+        return mcv
+    return b"".join(ESC_NAMED.get(b, b"\\x%02x" % b) if b < 0x20 or b >= 0x7f else bytes([b])
+                    for b in mcv)
+
+
+def esc_ref_dump(data):
+    out = []
+    for line in data.split(b"\n"):
+        m = DUMP_LINE.match(line)
+        if m is not None:
+            line = m.group(1) + b"  " + esc_mcv(m.group(2)) + b"  " + m.group(3) + b"  " + m.group(4)
+        out.append(line)
+    return b"\n".join(out)
+
+
+def esc_ref_top(data):
+    return b"\n".join(esc_mcv(x[:3]) + x[3:] if len(x) > 3 else x for x in data.split(b"\n"))
+
+
 def compare_outputs(c, where, d):
-    """dump -x, top and dump against the reference; returns dump -x's stderr."""
-    ref_x = read_maybe_gz(os.path.join(d, "dump-x.txt"))
-    ref_top = read_maybe_gz(os.path.join(d, "top.txt"))
-    ref_d = read_maybe_gz(os.path.join(d, "dump.txt"))
+    """dump -x, top and dump against the reference (its MCVs escaped as weft
+    prints them); returns dump -x's stderr."""
+    ref_x = esc_ref_dump(read_maybe_gz(os.path.join(d, "dump-x.txt")))
+    ref_top = esc_ref_top(read_maybe_gz(os.path.join(d, "top.txt")))
+    ref_d = esc_ref_dump(read_maybe_gz(os.path.join(d, "dump.txt")))
     rc, out, err_x = run(["dump", "-x", "ovni"], cwd=d)
     c.eq(rc, 0, f"{where}: dump -x exit code ({err_x.strip()})")
     c.expect(out == ref_x, f"{where}: dump -x differs from dump-x.txt")
@@ -72,8 +106,8 @@ def compare_outputs(c, where, d):
     c.eq(weft_jumps(err), weft_jumps(err_x), f"{where}: top warns as dump does")
     rc, out, err = run(["dump", "ovni"], cwd=d)
     c.eq(rc, 0, f"{where}: dump exit code")
-    got = [first3(x) for x in out.split(b"\n") if x]
-    want = [first3(x) for x in ref_d.split(b"\n") if x]
+    got = [first3(x, weft=True) for x in out.split(b"\n") if x]
+    want = [first3(x, weft=True) for x in ref_d.split(b"\n") if x]
     c.eq(len(got), len(want), f"{where}: dump line count")
     c.expect(got == want, f"{where}: dump first three columns differ")
     return err_x
@@ -145,7 +179,7 @@ def parse_weft_x(data):
     for line in data.split(b"\n"):
         if not line:
             continue
-        clock, mcv, _, payload = split_dump(line)
+        clock, mcv, _, payload = split_dump(line, weft=True)
         evs.append((int(clock), mcv, payload.strip()))
     return evs
 

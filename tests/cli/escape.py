@@ -70,6 +70,12 @@ def bad_part(root):
     write_stream(root, thread_rel("vm", 1, 1), meta(1, 1, part="p" + BAD), simple_events(100))
 
 
+def bad_mcv(root):
+    """An event whose MCV bytes are a newline, ESC and 0x7f (of no model)."""
+    write_stream(root, thread_rel("vm", 1, 1), meta(1, 1),
+                 [ohx(100), ev("\n\x1b\x7f", 110), ev("OHe", 130)])
+
+
 def lines(*ls):
     return "".join(x + "\n" for x in ls).encode()
 
@@ -144,6 +150,19 @@ def main():
              f"weft check: part/loom.vm/proc.1/thread.1/stream.json: ovni.part is 'p{ESC}'; "
              "weft only knows 'thread' streams\n")),
             (["emu", "-o", "out-p", "part"], (1, b"", None)),
+        ])
+        # the MCV bytes themselves (the reference prints them raw)
+        mrel = thread_rel("vm", 1, 1)
+        # (the reader's messages write an MCV byte that is not printable as \\xHH)
+        mwarn = (f"mcv/{mrel}/stream.obs: offset 36: event \\x0a\\x1b\\x7f of model '\\x0a', which no "
+                 "stream requires in ovni.require (not reported again for this model)")
+        run_case(c, tmp, "mcv", bad_mcv, [
+            (["dump", "-x", "mcv"], (0, lines(
+                f"       100  OHx  {mrel}  :00:00:00:00:ff:ff:ff:ff:00:00:00:00:00:00:00:00",
+                f"       110  \\n\\e\\x7f  {mrel}  ",
+                f"       130  OHe  {mrel}  "), f"weft dump: warning: {mwarn}\n")),
+            (["top", "mcv"], (0, lines("\\n\\e\\x7f          1", "OHe          1", "OHx          1"),
+                              f"weft top: warning: {mwarn}\n")),
         ])
         # dump and emu: the exact warning and error of the metadata string
         rc, out, err = weft(["dump", "part"], tmp)
