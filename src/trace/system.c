@@ -123,6 +123,27 @@ static int add_cpus(struct weft_trace *t, struct weft_iloom *l, struct weft_wstr
 	return 0;
 }
 
+/* The metadata file of the first stream (before s, in stream order) that
+ * declares mark type `type` (and, if label is set, its value `value`): the
+ * earlier declaration a conflict names. Only on the error path. */
+static const char *mark_declarer(const struct weft_trace *t, const struct weft_wstream *s,
+		int32_t type, int label, int64_t value)
+{
+	for (size_t i = 0; i < t->nstreams && t->streams[i] != s; i++) {
+		const struct weft_meta *m = &t->streams[i]->meta;
+		for (size_t k = 0; k < m->nmarks; k++) {
+			if (m->marks[k].type != type)
+				continue;
+			if (!label)
+				return t->streams[i]->json_path;
+			for (size_t j = 0; j < m->marks[k].nlabels; j++)
+				if (m->marks[k].labels[j].value == value)
+					return t->streams[i]->json_path;
+		}
+	}
+	return "an earlier stream";
+}
+
 static int add_marks(struct weft_trace *t, struct weft_wstream *s)
 {
 	const struct weft_meta *m = &s->meta;
@@ -144,9 +165,10 @@ static int add_marks(struct weft_trace *t, struct weft_wstream *s)
 		}
 		struct weft_mark_type *mt = &t->marks[k];
 		if (strcmp(mt->title, md->title) != 0 || mt->stack != md->stack) {
-			if (weft_breach(&t->diag, "%s: mark type %d is \"%s\" (%s), but an earlier "
-						"stream declared it \"%s\" (%s)", s->json_path, md->type,
-						md->title, md->stack ? "stack" : "single", mt->title,
+			if (weft_breach(&t->diag, "%s: mark type %d is \"%s\" (%s), but %s "
+						"declared it \"%s\" (%s)", s->json_path, md->type,
+						md->title, md->stack ? "stack" : "single",
+						mark_declarer(t, s, md->type, 0, 0), mt->title,
 						mt->stack ? "stack" : "single") < 0)
 				return -1;
 			continue;
@@ -160,9 +182,10 @@ static int add_marks(struct weft_trace *t, struct weft_wstream *s)
 			if (q < mt->nlabels) {
 				if (strcmp(mt->labels[q].label, lb->label) != 0
 						&& weft_breach(&t->diag, "%s: mark type %d value %lld is "
-							"labelled \"%s\", but an earlier stream labelled it "
-							"\"%s\"", s->json_path, md->type,
-							(long long) lb->value, lb->label,
+							"labelled \"%s\", but %s labelled it \"%s\"",
+							s->json_path, md->type, (long long) lb->value,
+							lb->label,
+							mark_declarer(t, s, md->type, 1, lb->value),
 							mt->labels[q].label) < 0)
 					return -1;
 				continue;
