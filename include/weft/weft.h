@@ -177,8 +177,9 @@ struct weft_open_opts {
 	enum weft_cut cut;
 	/* 1: in strict mode, a v3 stream.json without ovni.finished (its
 	 * process died before ovni_thread_free) is accepted with one warning
-	 * instead of being an error; weft_stream_unfinished() tells which.
-	 * (Addition, for weft emu --salvage; 0 keeps the rule.) */
+	 * instead of being an error; 2: accepted without the warning.
+	 * weft_stream_unfinished() tells which. (Addition, for weft emu
+	 * --salvage and weft check; 0 keeps the rule.) */
 	int accept_unfinished;
 };
 
@@ -483,6 +484,13 @@ int weft_stream_cut(const struct weft_trace *t, size_t i, struct weft_cut_info *
 /* 1 if stream i has no ovni.finished and was accepted for it
  * (accept_unfinished), else 0. */
 int weft_stream_unfinished(const struct weft_trace *t, size_t i);
+/* The metadata file of stream i as opened (its stream.json, or the v1
+ * metadata.json), NULL if i is out of range. (Addition.) */
+const char *weft_stream_json_path(const struct weft_trace *t, size_t i);
+
+/* The sclock of the last event stream i yielded so far: 1 with *clock set,
+ * 0 if it yielded none. (Addition.) */
+int weft_stream_last_sclock(const struct weft_trace *t, size_t i, int64_t *clock);
 
 /* Smallest first clock and largest last clock (sclock) over the streams
  * with events decoded so far (0 if none); valid after the iteration ends. */

@@ -37,8 +37,20 @@ int weft_cmd_check(int argc, char **argv)
 		return CLI_EXIT_OK;
 	if (r != 0)
 		return CLI_EXIT_USAGE;
-	struct weft_trace *t = cli_open_cut("check", path, WEFT_STRICT, WEFT_CLOCK_OFFSET,
-			WEFT_BACKWARDS_REGIONS, WEFT_CUT_QUIET);
+	/* Streams cut short, and threads that did not end (no ovni.finished:
+	 * a run killed), are found quietly and all named at the end. */
+	struct weft_open_opts opts = { 0 };
+	opts.mode = WEFT_STRICT;
+	opts.warn = cli_warn;
+	opts.warn_ctx = (void *) "check";
+	opts.clock = WEFT_CLOCK_OFFSET;
+	opts.backwards = WEFT_BACKWARDS_REGIONS;
+	opts.cut = WEFT_CUT_QUIET;
+	opts.accept_unfinished = 2;
+	char err[WEFT_ERR_MAX];
+	struct weft_trace *t = weft_open(path, &opts, err, sizeof err);
+	if (t == NULL)
+		fprintf(stderr, "weft check: %s\n", err);
 	if (t == NULL)
 		return CLI_EXIT_TRACE;
 	static struct weft_ref refs[256]; /* the reading checks; nothing to fill */
@@ -51,13 +63,18 @@ int weft_cmd_check(int argc, char **argv)
 	r = n < 0 ? -1 : 0;
 	/* Every stream cut short, in stream order (all known once the
 	 * iteration ended; those found before an error otherwise). */
+	size_t nbad = 0;
 	for (size_t i = 0; i < weft_nstreams(t); i++) {
 		struct weft_cut_info ci;
-		if (weft_stream_cut(t, i, &ci))
+		const char *json = weft_stream_json_path(t, i);
+		if (weft_stream_unfinished(t, i) && ++nbad)
+			fprintf(stderr, "weft check: %s: ovni.finished is missing (the thread did "
+					"not end with ovni_thread_free)\n", json ? json : "?");
+		if (weft_stream_cut(t, i, &ci) && ++nbad)
 			fprintf(stderr, "weft check: %s: offset %" PRIu64 ": %s\n",
 					weft_stream_at(t, i)->obs_path, ci.offset, ci.why);
 	}
-	if (r == 0 && weft_ncut(t) > 0) {
+	if (r == 0 && nbad > 0) {
 		weft_close(t);
 		return CLI_EXIT_TRACE;
 	}

@@ -232,6 +232,15 @@ int emu_flush(struct emu *e);
  * had failed (emu_error() keeps the first error). */
 int emu_finish(struct emu *e, int complete);
 
+/* weft emu --salvage: thread t (row order) was cut short (a run killed
+ * mid-write: its stream ends inside an event, or it never ended with
+ * ovni_thread_free): it is closed at its last event (sclock last_sclock,
+ * when has_last), the models' end checks are waived for it (and it only),
+ * and the summary names it with why. Call before emu_finish(). 0, or -1
+ * when out of memory. */
+int emu_thread_cut(struct emu *e, size_t t, int has_last, int64_t last_sclock,
+		const char *why);
+
 const char *emu_error(const struct emu *e);
 const struct emu_sys *emu_system(const struct emu *e);
 /* dclock of the last event that reached the model (the PRV duration). */

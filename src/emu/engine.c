@@ -472,6 +472,7 @@ void emu_destroy(struct emu *e)
 {
 	if (e == NULL)
 		return;
+	free(e->cuts);
 	for (size_t m = 0; m < e->nmodels && e->models; m++) {
 		struct model_rt *M = &e->models[m];
 		free(M->disp);

@@ -123,7 +123,8 @@ struct weft_trace *weft_open(const char *path, const struct weft_open_opts *opts
 			struct weft_wstream *s = t->streams[i];
 			if (s->meta.version != WEFT_META_VERSION || s->meta.has_finished)
 				continue;
-			weft_warnf(&t->diag, "%s: ovni.finished is missing (the thread did not end "
+			if (opts->accept_unfinished == 1)
+				weft_warnf(&t->diag, "%s: ovni.finished is missing (the thread did not end "
 					"with ovni_thread_free): accepted as a thread cut short",
 					s->json_path);
 			s->unfinished = 1;
@@ -690,6 +691,21 @@ int weft_stream_cut(const struct weft_trace *t, size_t i, struct weft_cut_info *
 					+ (uint64_t) s->clkoff);
 	}
 	return 1;
+}
+
+int weft_stream_last_sclock(const struct weft_trace *t, size_t i, int64_t *clock)
+{
+	if (i >= t->nstreams || !t->streams[i]->has_first)
+		return 0;
+	const struct weft_wstream *s = t->streams[i];
+	if (clock != NULL)
+		*clock = (int64_t) ((uint64_t) s->last_clock + (uint64_t) s->clkoff);
+	return 1;
+}
+
+const char *weft_stream_json_path(const struct weft_trace *t, size_t i)
+{
+	return i < t->nstreams ? t->streams[i]->json_path : NULL;
 }
 
 int weft_stream_unfinished(const struct weft_trace *t, size_t i)
