@@ -492,6 +492,17 @@ const char *weft_stream_json_path(const struct weft_trace *t, size_t i);
  * 0 if it yielded none. (Addition.) */
 int weft_stream_last_sclock(const struct weft_trace *t, size_t i, int64_t *clock);
 
+/* 1 once the iteration reached the end of stream i: its last whole event
+ * was yielded and no event follows (the end of its file, or its cut was
+ * found), else 0. Known in time: the merge finds the end of a stream
+ * before it yields any event after that stream's last one, so when a
+ * weft_next*() call returns, every stream whose last event precedes one of
+ * the events it yielded is ended (a stream whose last event is the last one
+ * yielded may be found ended only by the next call). With
+ * weft_stream_last_sclock(), the clock at which a stream's thread stopped.
+ * (Addition.) */
+int weft_stream_ended(const struct weft_trace *t, size_t i);
+
 /* Smallest first clock and largest last clock (sclock) over the streams
  * with events decoded so far (0 if none); valid after the iteration ends. */
 int64_t weft_first_clock(const struct weft_trace *t);

@@ -424,6 +424,8 @@ static int start(struct weft_trace *t)
 			s->first_clock = s->last_clock;
 			s->has_first = 1;
 			weft_heap_push(t, s);
+		} else {
+			s->ended = 1;
 		}
 	}
 	return 0;
@@ -463,6 +465,7 @@ static inline __attribute__((always_inline)) int next_one(struct weft_trace *t, 
 			t->cur = s;
 			return yield(t, s, out, k, kind);
 		}
+		s->ended = 1; /* before any other event is yielded */
 	} else if (!t->started) {
 		if (start(t) < 0)
 			goto fail;
@@ -701,6 +704,11 @@ int weft_stream_last_sclock(const struct weft_trace *t, size_t i, int64_t *clock
 	if (clock != NULL)
 		*clock = (int64_t) ((uint64_t) s->last_clock + (uint64_t) s->clkoff);
 	return 1;
+}
+
+int weft_stream_ended(const struct weft_trace *t, size_t i)
+{
+	return i < t->nstreams && t->streams[i]->ended;
 }
 
 const char *weft_stream_json_path(const struct weft_trace *t, size_t i)

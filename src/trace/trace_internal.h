@@ -315,6 +315,8 @@ struct weft_wstream {
 	uint64_t cut_off;     /* where the partial event (header) starts */
 	char cut_why[256];    /* what runs past the end (without the file name) */
 	int unfinished;       /* no ovni.finished, accepted (accept_unfinished) */
+	int ended;            /* the merge reached its end (after its last
+	                       * event, or its cut): weft_stream_ended() */
 };
 
 struct weft_sorter;
