@@ -35,6 +35,26 @@ def cut(root, rel, size):
     os.truncate(os.path.join(root, "ovni", rel, "stream.obs"), size)
 
 
+def stream_events(root, rel):
+    with open(os.path.join(root, "ovni", rel, "stream.obs"), "rb") as f:
+        return obsparse.parse(f.read())[0]
+
+
+def prv_lines(root, path):
+    with open(os.path.join(root, path)) as f:
+        return [x.rstrip("\n") for x in f if x[0] == "2"]
+
+
+def prv_at(root, path, at):
+    """The state records (2:cpu:app:task:row:time:type:value) at time at."""
+    return [x for x in prv_lines(root, path) if int(x.split(":")[5]) == at]
+
+
+def prv_rows_after(root, path, at, pick):
+    return [x for x in prv_lines(root, path)
+            if int(x.split(":")[5]) > at and pick(x.split(":"))]
+
+
 def expected(root):
     lines, counts, warns, check = [], {}, [], []
     for rel in rels_of(root):
@@ -117,6 +137,54 @@ def main():
                  "salvage summary: the thread cut after its first event")
         for f in ("thread.prv", "thread.pcf", "thread.row", "cpu.prv", "cpu.pcf", "cpu.row"):
             c.expect(os.path.exists(os.path.join(r, "o2", f)), "salvage wrote " + f)
+        # the thread cut after its OHx is closed at that clock, as OHe would:
+        # state Dead (4:3), no tid (2:0), no affinity (6:0); it leaves CPU 0.3,
+        # whose running tid, pid and count go to none (after the OHx's own)
+        first = min(ev[0][1] for ev in (stream_events(r, x) for x in rels) if ev)
+        at = stream_events(r, rels[3])[-1][1] - first
+        c.eq(prv_at(r, "o2/thread.prv", at), ["2:0:1:1:4:%d:%s" % (at, x) for x in (
+            "6:4", "4:1", "2:17344", "4:3", "2:0", "6:0")], "closed thread: thread.prv")
+        c.eq(prv_at(r, "o2/cpu.prv", at), ["2:0:1:1:4:%d:%s" % (at, x) for x in (
+            "2:17344", "1:17341", "3:1", "7:0", "2:0", "1:0", "3:0")], "closed thread: cpu.prv")
+        c.eq(prv_rows_after(r, "o2/thread.prv", at, lambda f: f[4] == "4"), [],
+             "closed thread: no thread.prv record of it follows")
+        c.eq(prv_rows_after(r, "o2/cpu.prv", at, lambda f: f[7] == "17344"), [],
+             "closed thread: no cpu.prv record shows it running")
+        c.eq(prv_rows_after(r, "o2/thread.prv", -1, lambda f: f[4] == "2"), [],
+             "the thread with no events has no records")
+        # a thread cut when Paused: Dead and no affinity at its last clock
+        # (its tid and its CPU's rows went with the OHp itself)
+        r = os.path.join(top, "paused")
+        copy_case(conf, "v3/multi-thread", r)
+        cut(r, rels[2], 8 + 28 + 12 + 1)  # after OHx OHp, one byte of OHr
+        code, out, err = run(["emu", "--paraver", "--salvage", "-q", "-o", "o", "ovni"], cwd=r)
+        c.eq(code, 0, "paused: emu --salvage exit (%s)" % err)
+        at = stream_events(r, rels[2])[-1][1] - stream_events(r, rels[0])[0][1]
+        c.eq(prv_at(r, "o/thread.prv", at), ["2:0:1:1:3:%d:%s" % (at, x) for x in (
+            "4:2", "2:0", "4:3", "6:0")], "paused thread: thread.prv")
+        c.eq(prv_at(r, "o/cpu.prv", at), ["2:0:1:1:3:%d:%s" % (at, x) for x in (
+            "2:0", "1:0", "3:0")], "paused thread: cpu.prv")
+        c.eq(prv_rows_after(r, "o/thread.prv", at, lambda f: f[4] == "3"), [],
+             "paused thread: no thread.prv record of it follows")
+        # a trace without cuts: --salvage writes the same bytes
+        r = os.path.join(top, "whole")
+        copy_case(conf, "v3/multi-thread", r)
+        outs = []
+        for flags in ([], ["--salvage"]):
+            code, out, err = run(["emu", "-o", "o"] + flags + ["ovni"], cwd=r)
+            c.eq((code, err), (0, ""), "whole: emu %s" % flags)
+            files = {"stdout": out}
+            for f in sorted(os.listdir(os.path.join(r, "o"))):
+                with open(os.path.join(r, "o", f), "rb") as fh:
+                    files[f] = fh.read()
+            shutil.rmtree(os.path.join(r, "o"))
+            outs.append(files)
+        c.eq(sorted(outs[0]), ["cpu.pcf", "cpu.prv", "cpu.row", "perfetto.pftrace", "stdout",
+                               "thread.pcf", "thread.prv", "thread.row"],
+             "whole: the timelines were written")
+        for f in sorted(outs[0]):
+            c.expect(outs[1].get(f) == outs[0][f],
+                     "whole: %s is the same with and without --salvage" % f)
 
         # mid jumbo (the 102400-byte jumbo of v3/jumbo), and a stream header cut
         r = os.path.join(top, "jumbo")

@@ -173,6 +173,42 @@ def check_trace(c, root):
         c.expect(("%s: last event at clock" % rel) in text and "stream cut at offset" in text,
                  "emu --salvage: the summary names %s" % rel)
 
+    # every thread is closed at its last event: its last thread.prv state
+    # record is Dead (4:3) at that clock, nothing of it follows, and no CPU
+    # shows it running afterwards
+    def prv(name):
+        with open(os.path.join(root, "out", name)) as f:
+            return [x.rstrip("\n").split(":") for x in f if x[0] == "2"]
+    with open(os.path.join(root, "out", "thread.row")) as f:
+        labels = [x.strip() for x in f if x.startswith("TH ")]
+    tprv, cprv = prv("thread.prv"), prv("cpu.prv")
+    lasts = {}
+    for rel in rels:
+        with open(os.path.join(root, "ovni", rel, "stream.obs"), "rb") as f:
+            evs, _ = obsparse.parse(f.read())
+        if evs:
+            lasts[rel] = (min(e[1] for e in evs), max(e[1] for e in evs))
+    first = min(v[0] for v in lasts.values())
+    for rel in rels:
+        tid = rel.split("thread.")[-1]
+        row = str(labels.index("TH 1.%s" % tid) + 1)
+        mine = [x for x in tprv if x[4] == row]
+        if rel not in lasts:
+            c.eq(mine, [], "emu --salvage: %s has no events and no records" % rel)
+            continue
+        at = lasts[rel][1] - first
+        c.eq([x[5:] for x in mine if x[6] == "4"][-1:], [[str(at), "4", "3"]],
+             "emu --salvage: %s ends Dead at its last clock" % rel)
+        c.eq([x for x in mine if int(x[5]) > at], [],
+             "emu --salvage: no record of %s after its last clock" % rel)
+        c.eq([x for x in cprv if x[6] == "2" and x[7] == tid and int(x[5]) > at], [],
+             "emu --salvage: no CPU shows %s running after its last clock" % rel)
+        # a CPU it ran on at its last clock shows no running thread then
+        for crow in {x[4] for x in cprv if x[6] == "2" and x[7] == tid and int(x[5]) == at}:
+            c.eq([x[7] for x in cprv if x[4] == crow and x[6] == "2" and int(x[5]) == at][-1],
+                 "0", "emu --salvage: the CPU of %s has no running thread at its last "
+                 "clock" % rel)
+
 
 if __name__ == "__main__":
     main()
