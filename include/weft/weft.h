@@ -124,6 +124,28 @@ enum weft_sort {
 #define WEFT_SORT_READ_LOOK_BACK 65536u
 #define WEFT_SORT_READ_LOOK_BACK_MIN 4096u
 
+/* What a stream cut short is (addition; 0 keeps it an error). Only a cut at
+ * the end of the file: any other corruption (bad magic, a clock going back,
+ * ...) stays an error whatever this says. */
+enum weft_cut {
+	/* An error naming the file, the offset of the partial event and what
+	 * runs past the end; the iteration stops there. */
+	WEFT_CUT_ERROR = 0,
+	/* The stream ends at its last whole event (a header cut short: it has
+	 * no events) and the other streams go on to their ends; one warning
+	 * through the callback when the cut is reached (a cut header: at
+	 * weft_open):
+	 *   FILE: offset N: stream cut: a partial event of B bytes at the end of
+	 *   the file (WHY); read up to its last whole event
+	 *   FILE: offset 0: stream cut: a partial stream header of B bytes
+	 *   (WHY); the stream has no events */
+	WEFT_CUT_WARN = 1,
+	WEFT_CUT_STOP_STREAM = WEFT_CUT_WARN,
+	/* As WEFT_CUT_WARN without the warning: the caller asks
+	 * weft_stream_cut() (weft check lists every cut stream). */
+	WEFT_CUT_QUIET = 2,
+};
+
 struct weft_open_opts {
 	enum weft_mode mode;
 	/* Called with one complete sentence per warning (no trailing newline);
@@ -148,6 +170,17 @@ struct weft_open_opts {
 	 * WEFT_SORT_READ_LOOK_BACK). Memory: 24 bytes per event of look-back
 	 * per stream, up to 2.5 times that while a region is sorted. */
 	size_t sort_look_back;
+	/* A stream cut short (a run killed with SIGKILL): its file ends inside
+	 * an event (the event header, the jumbo size field or the payload runs
+	 * past the end of the file) or inside the 8-byte stream header. 0
+	 * (WEFT_CUT_ERROR) keeps this an error. (Addition.) */
+	enum weft_cut cut;
+	/* 1: in strict mode, a v3 stream.json without ovni.finished (its
+	 * process died before ovni_thread_free) is accepted with one warning
+	 * instead of being an error; 2: accepted without the warning.
+	 * weft_stream_unfinished() tells which. (Addition, for weft emu
+	 * --salvage and weft check; 0 keeps the rule.) */
+	int accept_unfinished;
 };
 
 /* Opens the trace at path. opts may be NULL (strict, no warnings).
@@ -427,6 +460,48 @@ int weft_stream_order(struct weft_trace *t, size_t i, struct weft_sort_report *r
 int weft_sort_stream(struct weft_trace *t, size_t i, size_t look_back,
 		int (*write)(void *ctx, const void *buf, size_t len), void *ctx,
 		struct weft_sort_report *r);
+
+/* ---- streams cut short (weft_open_opts.cut) ---- */
+
+struct weft_cut_info {
+	int header;        /* 1: cut inside the stream header (no events) */
+	uint64_t offset;   /* where the partial event (or header) starts */
+	uint64_t bytes;    /* its bytes in the file: from offset to the end */
+	char why[256];     /* what runs past the end of the file, as the
+	                    * WEFT_CUT_ERROR message says it */
+	int has_last;      /* the stream yielded an event */
+	int64_t last_sclock; /* the sclock of its last whole event */
+};
+
+/* Streams found cut so far: a cut header is found at weft_open, a cut event
+ * when the iteration reaches the end of its stream (so all are known once
+ * weft_next*() returned 0). With WEFT_CUT_ERROR, the one that stopped the
+ * iteration. */
+size_t weft_ncut(const struct weft_trace *t);
+/* 1 with *info filled (info may be NULL) if stream i (weft_stream_at
+ * order) was found cut, else 0. */
+int weft_stream_cut(const struct weft_trace *t, size_t i, struct weft_cut_info *info);
+/* 1 if stream i has no ovni.finished and was accepted for it
+ * (accept_unfinished), else 0. */
+int weft_stream_unfinished(const struct weft_trace *t, size_t i);
+/* The metadata file of stream i as opened (its stream.json, or the v1
+ * metadata.json), NULL if i is out of range. (Addition.) */
+const char *weft_stream_json_path(const struct weft_trace *t, size_t i);
+
+/* The sclock of the last event stream i yielded so far: 1 with *clock set,
+ * 0 if it yielded none. (Addition.) */
+int weft_stream_last_sclock(const struct weft_trace *t, size_t i, int64_t *clock);
+
+/* 1 once the iteration reached the end of stream i: its last whole event
+ * was yielded and no event follows (the end of its file, or its cut was
+ * found), else 0. Known in time: the merge finds the end of a stream
+ * before it yields any event after that stream's last one, so when a
+ * weft_next*() call returns, every stream whose last event precedes one of
+ * the events it yielded is ended (a stream whose last event is the last one
+ * yielded may be found ended only by the next call). With
+ * weft_stream_last_sclock(), the clock at which a stream's thread stopped.
+ * (Addition.) */
+int weft_stream_ended(const struct weft_trace *t, size_t i);
 
 /* Smallest first clock and largest last clock (sclock) over the streams
  * with events decoded so far (0 if none); valid after the iteration ends. */

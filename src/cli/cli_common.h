@@ -30,11 +30,14 @@ static inline void cli_warn(void *ctx, const char *msg)
 }
 
 /* Opens the trace at path for subcommand cmd, with warnings printed by
- * cli_warn; on failure prints "weft <cmd>: <reason>" and returns NULL. */
-static inline struct weft_trace *cli_open(const char *cmd, const char *path, enum weft_mode mode,
-		enum weft_clock clock, enum weft_backwards backwards)
+ * cli_warn; on failure prints "weft <cmd>: <reason>" and returns NULL.
+ * cut: what a stream cut short is (weft_open_opts.cut). */
+static inline struct weft_trace *cli_open_cut(const char *cmd, const char *path,
+		enum weft_mode mode, enum weft_clock clock, enum weft_backwards backwards,
+		enum weft_cut cut)
 {
 	struct weft_open_opts opts = { 0 };
+	opts.cut = cut;
 	opts.mode = mode;
 	opts.warn = cli_warn;
 	opts.warn_ctx = (void *) cmd;
@@ -45,6 +48,25 @@ static inline struct weft_trace *cli_open(const char *cmd, const char *path, enu
 	if (t == NULL)
 		cli_message(cmd, "", err);
 	return t;
+}
+
+static inline struct weft_trace *cli_open(const char *cmd, const char *path, enum weft_mode mode,
+		enum weft_clock clock, enum weft_backwards backwards)
+{
+	return cli_open_cut(cmd, path, mode, clock, backwards, WEFT_CUT_ERROR);
+}
+
+/* After reading every whole event of a trace with streams cut short (warned
+ * one by one): the closing line, "weft <cmd>: N stream(s) cut short: every
+ * whole event was <done>", and the exit status 1. */
+static inline int cli_cut_end(const char *cmd, const struct weft_trace *t, const char *done)
+{
+	size_t n = weft_ncut(t);
+	if (n == 0)
+		return CLI_EXIT_OK;
+	fprintf(stderr, "weft %s: %zu stream%s cut short: every whole event was %s\n", cmd, n,
+			n == 1 ? "" : "s", done);
+	return CLI_EXIT_TRACE;
 }
 
 /* A progress line on stderr for long reads: after 2 seconds, and then at

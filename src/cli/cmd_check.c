@@ -16,11 +16,16 @@ static const char usage[] =
 	"sizes, clocks that never go back except inside unordered regions OU[ ... OU],\n"
 	"models that some stream requires). Nothing is printed for the events; on\n"
 	"success, one summary line (which counts the clocks going back in regions).\n"
+	"Streams cut short (the file ends inside an event or the stream header: a run\n"
+	"killed mid-write) are all named, one line each (the file, the offset where\n"
+	"the partial event starts, what runs past the end), after reading every other\n"
+	"stream to its end; such a trace is invalid (weft emu --salvage emulates it).\n"
 	"\n"
 	"Options:\n"
 	"  -h, --help  show this help\n"
 	"\n"
-	"Exit status: 0 valid, 1 invalid (the first problem is printed), 2 usage error.\n";
+	"Exit status: 0 valid, 1 invalid (the first problem is printed; every cut\n"
+	"stream), 2 usage error.\n";
 
 int weft_cmd_check(int argc, char **argv)
 {
@@ -32,8 +37,20 @@ int weft_cmd_check(int argc, char **argv)
 		return CLI_EXIT_OK;
 	if (r != 0)
 		return CLI_EXIT_USAGE;
-	struct weft_trace *t = cli_open("check", path, WEFT_STRICT, WEFT_CLOCK_OFFSET,
-			WEFT_BACKWARDS_REGIONS);
+	/* Streams cut short, and threads that did not end (no ovni.finished:
+	 * a run killed), are found quietly and all named at the end. */
+	struct weft_open_opts opts = { 0 };
+	opts.mode = WEFT_STRICT;
+	opts.warn = cli_warn;
+	opts.warn_ctx = (void *) "check";
+	opts.clock = WEFT_CLOCK_OFFSET;
+	opts.backwards = WEFT_BACKWARDS_REGIONS;
+	opts.cut = WEFT_CUT_QUIET;
+	opts.accept_unfinished = 2;
+	char err[WEFT_ERR_MAX];
+	struct weft_trace *t = weft_open(path, &opts, err, sizeof err);
+	if (t == NULL)
+		fprintf(stderr, "weft check: %s\n", err);
 	if (t == NULL)
 		return CLI_EXIT_TRACE;
 	static struct weft_ref refs[256]; /* the reading checks; nothing to fill */
@@ -44,6 +61,23 @@ int weft_cmd_check(int argc, char **argv)
 		cli_progress_tick(&prog, weft_nevents(t));
 	cli_progress_end(&prog);
 	r = n < 0 ? -1 : 0;
+	/* Every stream cut short, in stream order (all known once the
+	 * iteration ended; those found before an error otherwise). */
+	size_t nbad = 0;
+	for (size_t i = 0; i < weft_nstreams(t); i++) {
+		struct weft_cut_info ci;
+		const char *json = weft_stream_json_path(t, i);
+		if (weft_stream_unfinished(t, i) && ++nbad)
+			fprintf(stderr, "weft check: %s: ovni.finished is missing (the thread did "
+					"not end with ovni_thread_free)\n", json ? json : "?");
+		if (weft_stream_cut(t, i, &ci) && ++nbad)
+			fprintf(stderr, "weft check: %s: offset %" PRIu64 ": %s\n",
+					weft_stream_at(t, i)->obs_path, ci.offset, ci.why);
+	}
+	if (r == 0 && nbad > 0) {
+		weft_close(t);
+		return CLI_EXIT_TRACE;
+	}
 	if (r < 0) {
 		cli_message("check", "", weft_error(t));
 		weft_close(t);

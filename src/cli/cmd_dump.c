@@ -30,9 +30,13 @@ static const char usage[] =
 	"  -h, --help  show this help\n"
 	"\n"
 	"Metadata problems are warnings; corrupt binary data stops the output after the\n"
-	"last whole event, with an error. A clock going backwards within a stream is a\n"
+	"last whole event, with an error. A stream cut short (a run killed mid-write:\n"
+	"the file ends inside an event or the stream header) is read up to its last\n"
+	"whole event with a warning naming the file, the offset of the partial event\n"
+	"and its size, the other streams go on to their ends, and the exit status is 1\n"
+	"at the end. A clock going backwards within a stream is a\n"
 	"warning (none inside an unordered region OU[ ... OU]) and the output goes on.\n"
-	"Exit status: 0 success, 1 trace error, 2 usage error.\n";
+	"Exit status: 0 success, 1 trace error or a stream cut short, 2 usage error.\n";
 
 static const char hexdig[] = "0123456789abcdef";
 
@@ -272,6 +276,7 @@ int weft_cmd_dump(int argc, char **argv)
 	opts.clock = WEFT_CLOCK_RAW;
 	opts.backwards = WEFT_BACKWARDS_WARN;
 	opts.sort = sort ? WEFT_SORT_REGIONS : WEFT_SORT_NONE;
+	opts.cut = WEFT_CUT_WARN;
 	struct weft_trace *t = weft_open(path, &opts, err, sizeof err);
 	if (t == NULL) {
 		cli_message("dump", "", err);
@@ -304,6 +309,8 @@ int weft_cmd_dump(int argc, char **argv)
 	} else if (r < 0) {
 		cli_message("dump", "", weft_error(t));
 		code = CLI_EXIT_TRACE;
+	} else {
+		code = cli_cut_end("dump", t, "printed");
 	}
 	free(d.desc);
 	free(d.rel);

@@ -20,7 +20,7 @@ static void emu_usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: weft emu [--paraver] [--perfetto] [-o DIR] [-b] [-a] [--model FILE]...\n"
-		"                [--lint] [-q] [-v] PATH\n"
+		"                [--lint] [--salvage] [-q] [-v] PATH\n"
 		"\n"
 		"Emulate the trace at PATH (a trace directory) through the models it requires\n"
 		"(ovni always; nosv, nanos6, openmp, mpi, tampi, nodes, kernel and the models\n"
@@ -38,6 +38,15 @@ static void emu_usage(FILE *f)
 		"  -l            accepted for the reference's ovniemu scripts; changes nothing\n"
 		"                (weft always makes the checks of ovniemu -l)\n"
 		"  --lint        also make weft's own, costlier checks\n"
+		"  --salvage     emulate a run killed mid-write (SIGKILL): every stream up to\n"
+		"                its last whole event (a stream cut inside an event or its\n"
+		"                header is a warning), threads without ovni.finished are\n"
+		"                accepted, and every thread cut short is closed at its last\n"
+		"                event, as if it had emitted OHe there (Dead, off its CPU;\n"
+		"                its open tasks and stacks left), without the models' end\n"
+		"                checks (for it only); the summary names each one with its\n"
+		"                last clock. Without it, a stream cut short is refused\n"
+		"                (exit 1), naming it and offset\n"
 		"  -q, --quiet   no summary on stdout\n"
 		"  -v, --verbose information lines on stderr (burst statistics)\n"
 		"  -h, --help    this help\n"
@@ -103,6 +112,7 @@ static void list_models(void)
 
 int weft_cmd_emu(int argc, char **argv)
 {
+	int salvage = 0;
 	int paraver = 0, perfetto = 0, lint = 0, quiet = 0, verbose = 0, bd = 0, all = 0, list = 0;
 	const char *outdir = NULL;
 	static const struct option longopts[] = {
@@ -114,6 +124,7 @@ int weft_cmd_emu(int argc, char **argv)
 		{ "model", required_argument, NULL, 'M' },
 		{ "list-models", no_argument, NULL, 'L' },
 		{ "lint", no_argument, NULL, 'N' },
+		{ "salvage", no_argument, NULL, 'S' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -137,6 +148,7 @@ int weft_cmd_emu(int argc, char **argv)
 		case 'l': break;
 		case 'L': list = 1; break;
 		case 'N': lint = 1; break;
+		case 'S': salvage = 1; break;
 		case 'q': quiet = 1; break;
 		case 'v': verbose = 1; break;
 		case 'M':
@@ -181,6 +193,7 @@ int weft_cmd_emu(int argc, char **argv)
 	o.outdir = outdir;
 	o.formats = formats;
 	o.lint = lint;
+	o.salvage = salvage;
 	o.breakdown = bd;
 	o.all_models = all;
 	o.warn = warn_cb;

@@ -18,9 +18,11 @@ static const char usage[] =
 	"  -h, --help  show this help\n"
 	"\n"
 	"Metadata problems are warnings; corrupt binary data is an error (nothing is\n"
-	"printed). A clock going backwards within a stream is a warning (none inside\n"
+	"printed). A stream cut short (a run killed mid-write) is counted up to its\n"
+	"last whole event with a warning, the other streams to their ends, and the\n"
+	"exit status is 1 at the end. A clock going backwards within a stream is a warning (none inside\n"
 	"an unordered region OU[ ... OU]) and the counting goes on.\n"
-	"Exit status: 0 success, 1 trace error, 2 usage error.\n";
+	"Exit status: 0 success, 1 trace error or a stream cut short, 2 usage error.\n";
 
 struct slot {
 	uint32_t key; /* MCV bytes + 1 << 24 when used */
@@ -78,7 +80,8 @@ int weft_cmd_top(int argc, char **argv)
 		return CLI_EXIT_OK;
 	if (r != 0)
 		return CLI_EXIT_USAGE;
-	struct weft_trace *t = cli_open("top", path, WEFT_LENIENT, WEFT_CLOCK_RAW, WEFT_BACKWARDS_WARN);
+	struct weft_trace *t = cli_open_cut("top", path, WEFT_LENIENT, WEFT_CLOCK_RAW,
+			WEFT_BACKWARDS_WARN, WEFT_CUT_WARN);
 	if (t == NULL)
 		return CLI_EXIT_TRACE;
 	struct table tab = { NULL, 0, 0 };
@@ -129,10 +132,12 @@ int weft_cmd_top(int argc, char **argv)
 	}
 	free(v);
 	free(tab.s);
-	weft_close(t);
 	if (fflush(stdout) != 0 || ferror(stdout)) {
 		fprintf(stderr, "weft top: cannot write the output\n");
+		weft_close(t);
 		return CLI_EXIT_TRACE;
 	}
-	return CLI_EXIT_OK;
+	int code = cli_cut_end("top", t, "counted");
+	weft_close(t);
+	return code;
 }

@@ -81,6 +81,156 @@ static void run_free(struct run *r)
 	free(r->has);
 }
 
+/* Without --salvage: the first stream found cut short, or whose thread did
+ * not end (no ovni.finished), refuses the trace (1, with the message in
+ * err). */
+static int cut_refusal(const struct weft_trace *t, char *err, size_t errlen)
+{
+	for (size_t i = 0; i < weft_nstreams(t); i++) {
+		if (weft_stream_unfinished(t, i)) {
+			snprintf(err, errlen, "%s: ovni.finished is missing (the thread did not end "
+					"with ovni_thread_free); `weft emu --salvage` emulates a run "
+					"cut short", weft_stream_json_path(t, i));
+			return 1;
+		}
+		struct weft_cut_info ci;
+		if (!weft_stream_cut(t, i, &ci))
+			continue;
+		snprintf(err, errlen, "%s: offset %" PRIu64 ": the stream is cut short (%s); "
+				"`weft emu --salvage` emulates every stream up to its last whole "
+				"event", weft_stream_at(t, i)->obs_path, ci.offset, ci.why);
+		return 1;
+	}
+	return 0;
+}
+
+/* With --salvage, after the last event: the threads cut short (their stream
+ * ends inside an event, or they never ended: no ovni.finished) are closed
+ * at their last event. */
+static int mark_cut_threads(struct run *R)
+{
+	for (size_t th = 0; th < R->sys.nthreads; th++) {
+		const struct weft_stream *st = R->sys.threads[th].stream;
+		size_t i = 0;
+		while (st != NULL && i < weft_nstreams(R->t) && weft_stream_at(R->t, i) != st)
+			i++;
+		if (st == NULL || i == weft_nstreams(R->t))
+			continue;
+		struct weft_cut_info ci;
+		int cut = weft_stream_cut(R->t, i, &ci);
+		int unf = weft_stream_unfinished(R->t, i);
+		if (!cut && !unf)
+			continue;
+		char why[384];
+		int k = 0;
+		if (cut)
+			k = snprintf(why, sizeof why, "stream cut at offset %" PRIu64 " (a partial "
+					"%s of %" PRIu64 " bytes)", ci.offset,
+					ci.header ? "stream header" : "event", ci.bytes);
+		if (unf)
+			snprintf(why + k, sizeof why - (size_t) k, "%sno ovni.finished",
+					cut ? ", " : "");
+		int64_t last = 0;
+		int has = 0;
+		if (cut) {
+			has = ci.has_last;
+			last = ci.last_sclock;
+		} else {
+			/* the stream's last event: the reader knows it once read */
+			has = weft_stream_last_sclock(R->t, i, &last);
+		}
+		if (emu_thread_cut(R->emu, th, has, last, why) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* --salvage: the threads to close at their last event. A thread is a
+ * candidate until its stream ends; then, if it is cut short (its stream is
+ * cut, or it has no ovni.finished) and has events, it waits in `pending`
+ * (ascending clocks) to be closed before the first event with a later clock
+ * is emulated (the reader finds a stream's end before it yields any event
+ * after that stream's last one). */
+struct closer {
+	size_t *cand;     /* threads whose stream did not end yet */
+	size_t *cstream;  /* ... and their stream index */
+	size_t ncand;
+	struct pend {
+		int64_t clock;
+		size_t thread;
+	} *pending;
+	size_t npend, head;
+};
+
+static void closer_free(struct closer *C)
+{
+	free(C->cand);
+	free(C->cstream);
+	free(C->pending);
+}
+
+static int closer_init(struct closer *C, struct run *R)
+{
+	memset(C, 0, sizeof *C);
+	size_t nt = R->sys.nthreads;
+	C->cand = calloc(nt + 1, sizeof *C->cand);
+	C->cstream = calloc(nt + 1, sizeof *C->cstream);
+	C->pending = calloc(nt + 1, sizeof *C->pending);
+	if (C->cand == NULL || C->cstream == NULL || C->pending == NULL)
+		return -1;
+	size_t ns = weft_nstreams(R->t);
+	for (size_t th = 0; th < nt; th++) {
+		const struct weft_stream *st = R->sys.threads[th].stream;
+		for (size_t i = 0; st != NULL && i < ns; i++) {
+			if (weft_stream_at(R->t, i) == st) {
+				C->cand[C->ncand] = th;
+				C->cstream[C->ncand++] = i;
+				break;
+			}
+		}
+	}
+	return 0;
+}
+
+/* Moves the candidates whose stream ended to pending (if cut short). */
+static void closer_scan(struct closer *C, struct weft_trace *t)
+{
+	size_t k = 0;
+	for (size_t j = 0; j < C->ncand; j++) {
+		size_t i = C->cstream[j];
+		if (!weft_stream_ended(t, i)) {
+			C->cand[k] = C->cand[j];
+			C->cstream[k++] = i;
+			continue;
+		}
+		int64_t last;
+		if ((!weft_stream_cut(t, i, NULL) && !weft_stream_unfinished(t, i)) ||
+				!weft_stream_last_sclock(t, i, &last))
+			continue;
+		/* insert in clock order (after equal clocks: ended earlier) */
+		size_t p = C->npend;
+		while (p > C->head && C->pending[p - 1].clock > last) {
+			C->pending[p] = C->pending[p - 1];
+			p--;
+		}
+		C->pending[p].clock = last;
+		C->pending[p].thread = C->cand[j];
+		C->npend++;
+	}
+	C->ncand = k;
+}
+
+/* Closes the pending threads whose last clock is before `before`. */
+static int closer_run(struct closer *C, struct emu *e, int64_t before, int all)
+{
+	while (C->head < C->npend && (all || C->pending[C->head].clock < before)) {
+		if (emu_thread_close(e, C->pending[C->head].thread, C->pending[C->head].clock) != 0)
+			return -1;
+		C->head++;
+	}
+	return 0;
+}
+
 /* Everything before the first event. */
 static int prepare(struct run *R, const struct weft_emulate_opts *o, char *err, size_t errlen)
 {
@@ -97,8 +247,14 @@ static int prepare(struct run *R, const struct weft_emulate_opts *o, char *err, 
 	/* An unsorted trace emulates as its sorted copy (weft sort) would:
 	 * unordered regions are sorted while reading. */
 	oo.sort = WEFT_SORT_REGIONS;
+	/* Streams cut short: read up to their last whole event with --salvage;
+	 * else found quietly and refused with a message of ours. */
+	oo.cut = o->salvage ? WEFT_CUT_WARN : WEFT_CUT_QUIET;
+	oo.accept_unfinished = o->salvage ? 1 : 2;
 	R->t = weft_open(o->path, &oo, err, errlen);
 	if (R->t == NULL)
+		return -1;
+	if (!o->salvage && cut_refusal(R->t, err, errlen))
 		return -1;
 	size_t ns = weft_nstreams(R->t), nl = weft_nlooms(R->t), nm = weft_nmark_types(R->t);
 	if (ns == 0) {
@@ -197,12 +353,34 @@ int weft_emulate(const struct weft_emulate_opts *o, char *err, size_t errlen)
 	double t0 = now_s(), last_progress = t0;
 	uint64_t n = 0, next_check = 1u << 20;
 	const char *fail = NULL;
-	long got;
-	while ((got = weft_next_batch(R.t, evs, EMU_BATCH)) > 0) {
-		for (long i = 0; i < got; i++) {
-			if (emu_event(R.emu, &evs[i]) != 0) {
-				fail = emu_error(R.emu);
+	long got = 0;
+	char rerr[WEFT_ERR_MAX] = "";
+	struct closer C;
+	if (o->salvage && closer_init(&C, &R) != 0)
+		snprintf(rerr, sizeof rerr, "out of memory");
+	while (rerr[0] == '\0' && (got = weft_next_batch(R.t, evs, EMU_BATCH)) > 0) {
+		if (o->salvage) {
+			/* each thread cut short is closed at its last clock,
+			 * before the first event after it */
+			closer_scan(&C, R.t);
+			for (long i = 0; i < got; i++) {
+				if (closer_run(&C, R.emu, evs[i].sclock, 0) != 0 ||
+						emu_event(R.emu, &evs[i]) != 0) {
+					fail = emu_error(R.emu);
+					break;
+				}
+			}
+		} else {
+			/* a stream found cut short stops the run (once per
+			 * batch: the reader finds a cut at the end of its
+			 * stream) */
+			if (cut_refusal(R.t, rerr, sizeof rerr))
 				break;
+			for (long i = 0; i < got; i++) {
+				if (emu_event(R.emu, &evs[i]) != 0) {
+					fail = emu_error(R.emu);
+					break;
+				}
 			}
 		}
 		if (fail != NULL)
@@ -217,11 +395,22 @@ int weft_emulate(const struct weft_emulate_opts *o, char *err, size_t errlen)
 			}
 		}
 	}
-	char rerr[WEFT_ERR_MAX] = "";
+	if (rerr[0] == '\0' && fail == NULL && got == 0 && !o->salvage)
+		cut_refusal(R.t, rerr, sizeof rerr);
 	if (fail == NULL && got < 0)
 		snprintf(rerr, sizeof rerr, "%s", weft_error(R.t));
+	if (o->salvage && rerr[0] == '\0' && fail == NULL && got == 0) {
+		/* the threads still open close at their last clocks, in order */
+		closer_scan(&C, R.t);
+		if (closer_run(&C, R.emu, 0, 1) != 0)
+			fail = emu_error(R.emu);
+		else if (mark_cut_threads(&R) != 0)
+			snprintf(rerr, sizeof rerr, "out of memory");
+	}
+	if (o->salvage)
+		closer_free(&C);
 	/* The models' end step runs also after an error, as the reference's. */
-	int ended = emu_finish(R.emu, fail == NULL && got == 0);
+	int ended = emu_finish(R.emu, fail == NULL && got == 0 && rerr[0] == '\0');
 	int status = 0;
 	if (rerr[0] != '\0') {
 		snprintf(err, errlen, "%s", rerr);

@@ -26,6 +26,12 @@ struct weft_emulate_opts {
 	void (*progress)(void *ctx, uint64_t events, double seconds);
 	/* Where the summary goes (NULL: none). */
 	FILE *summary;
+	/* 0: a stream cut short (a run killed mid-write) is refused, naming it;
+	 * 1 (--salvage): every stream is emulated up to its last whole event,
+	 * threads without ovni.finished are accepted, and each thread cut short
+	 * is closed at its last event without the models' end checks, and
+	 * named in the summary. */
+	int salvage;
 };
 
 /* 0 on success; -1 with the reason in err (the files written so far are

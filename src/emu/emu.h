@@ -232,6 +232,28 @@ int emu_flush(struct emu *e);
  * had failed (emu_error() keeps the first error). */
 int emu_finish(struct emu *e, int complete);
 
+/* weft emu --salvage: thread t (row order) was cut short (a run killed
+ * mid-write: its stream ends inside an event, or it never ended with
+ * ovni_thread_free): it is closed at its last event (sclock last_sclock,
+ * when has_last), the models' end checks are waived for it (and it only),
+ * and the summary names it with why. Call before emu_finish(). 0, or -1
+ * when out of memory. */
+int emu_thread_cut(struct emu *e, size_t t, int has_last, int64_t last_sclock,
+		const char *why);
+
+/* weft emu --salvage: thread t (row order), cut short, ends at sclock (the
+ * clock of its last event) as if it had emitted the thread-end event of
+ * the first model that names one (thread-end:, ovni's OHe) right after
+ * that event: its actions are applied with their state condition waived
+ * (a Paused or Warming thread ends too) and without the model's guard;
+ * the thread's views go to their values for its new state, it leaves its
+ * CPU (whose views go to what they are without that thread), and its open
+ * tasks and stacks are left as they are. Nothing happens for a thread that
+ * never started or already ended. Records are written at sclock: call it
+ * before any event with a later clock is emulated (an earlier clock than
+ * the last record's is taken as that one). 0, or -1 (emu_error). */
+int emu_thread_close(struct emu *e, size_t t, int64_t sclock);
+
 const char *emu_error(const struct emu *e);
 const struct emu_sys *emu_system(const struct emu *e);
 /* dclock of the last event that reached the model (the PRV duration). */

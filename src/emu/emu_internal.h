@@ -195,7 +195,24 @@ struct emu {
 	int failed;
 	int finished;
 	char err[WEFT_ERR_MAX];
+
+	/* weft emu --salvage: the threads cut short (emu_thread_cut), NULL
+	 * when none; their end checks are waived */
+	struct emu_cut *cuts;
+	size_t ncut;
 };
+
+struct emu_cut {
+	int cut;
+	int has_last;
+	int64_t last;   /* sclock of its last event */
+	char why[384];
+};
+
+static inline int emu_is_cut(const struct emu *e, size_t t)
+{
+	return e->cuts != NULL && e->cuts[t].cut;
+}
 
 extern const char *const emu_state_names[EMU_NSTATES];
 

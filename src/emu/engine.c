@@ -472,6 +472,7 @@ void emu_destroy(struct emu *e)
 {
 	if (e == NULL)
 		return;
+	free(e->cuts);
 	for (size_t m = 0; m < e->nmodels && e->models; m++) {
 		struct model_rt *M = &e->models[m];
 		free(M->disp);
@@ -856,6 +857,61 @@ static int guard_fail(struct emu *e, size_t t, const struct model_rt *m)
 			"Running, Cooling or Warming");
 }
 
+/* One action of event description d of model m, by thread t. */
+static inline __attribute__((always_inline)) int apply_action(struct emu *e, size_t t,
+		struct model_rt *m, const struct emu_event_desc *d, const struct emu_action *a)
+{
+	const struct weft_event *ev = e->ev;
+	int r = 0;
+	switch (a->op) {
+	case EMU_OP_NONE:
+		break;
+	case EMU_OP_THREAD_START:
+		r = emu_act_start(e, t, a);
+		break;
+	case EMU_OP_THREAD_STATE:
+		r = emu_act_state(e, t, a);
+		break;
+	case EMU_OP_AFFINITY_SELF:
+		r = emu_act_aff_self(e, t, a);
+		break;
+	case EMU_OP_AFFINITY_REMOTE:
+		r = emu_act_aff_remote(e, t, a);
+		break;
+	case EMU_OP_SET:
+	case EMU_OP_PUSH:
+	case EMU_OP_POP:
+		r = act_raw(e, t, m, a);
+		break;
+	case EMU_OP_HOOK: {
+		struct emu_hook_ctx ctx = { &hook_ops, e, ev, d, t, NULL, e->dclock };
+		if (m->tstate != NULL)
+			ctx.tstate = m->tstate + t * m->desc->thread_state_size;
+		r = a->hook(&ctx);
+		break;
+	}
+	case EMU_OP_FLAG:
+		if (a->val.k)
+			e->thr[t].flags |= m->flag_bit[a->flag];
+		else
+			e->thr[t].flags &= ~m->flag_bit[a->flag];
+		break;
+	case EMU_OP_TYPE_CREATE:
+		r = emu_act_type_create(e, t, m);
+		break;
+	case EMU_OP_TASK_CREATE:
+		r = emu_act_task_create(e, t, m, a);
+		break;
+	case EMU_OP_TASK:
+		r = emu_act_task(e, t, m, a);
+		break;
+	case EMU_OP_COUNTERS:
+		r = emu_act_counters(e, t, m);
+		break;
+	}
+	return r;
+}
+
 static int run_event(struct emu *e, size_t t)
 {
 	const struct weft_event *ev = e->ev;
@@ -904,58 +960,9 @@ static int run_event(struct emu *e, size_t t)
 		m->warned[idx] = 1;
 		return 0;
 	}
-	for (size_t i = 0; i < d->nactions; i++) {
-		const struct emu_action *a = &d->actions[i];
-		int r = 0;
-		switch (a->op) {
-		case EMU_OP_NONE:
-			break;
-		case EMU_OP_THREAD_START:
-			r = emu_act_start(e, t, a);
-			break;
-		case EMU_OP_THREAD_STATE:
-			r = emu_act_state(e, t, a);
-			break;
-		case EMU_OP_AFFINITY_SELF:
-			r = emu_act_aff_self(e, t, a);
-			break;
-		case EMU_OP_AFFINITY_REMOTE:
-			r = emu_act_aff_remote(e, t, a);
-			break;
-		case EMU_OP_SET:
-		case EMU_OP_PUSH:
-		case EMU_OP_POP:
-			r = act_raw(e, t, m, a);
-			break;
-		case EMU_OP_HOOK: {
-			struct emu_hook_ctx ctx = { &hook_ops, e, ev, d, t, NULL, e->dclock };
-			if (m->tstate != NULL)
-				ctx.tstate = m->tstate + t * m->desc->thread_state_size;
-			r = a->hook(&ctx);
-			break;
-		}
-		case EMU_OP_FLAG:
-			if (a->val.k)
-				e->thr[t].flags |= m->flag_bit[a->flag];
-			else
-				e->thr[t].flags &= ~m->flag_bit[a->flag];
-			break;
-		case EMU_OP_TYPE_CREATE:
-			r = emu_act_type_create(e, t, m);
-			break;
-		case EMU_OP_TASK_CREATE:
-			r = emu_act_task_create(e, t, m, a);
-			break;
-		case EMU_OP_TASK:
-			r = emu_act_task(e, t, m, a);
-			break;
-		case EMU_OP_COUNTERS:
-			r = emu_act_counters(e, t, m);
-			break;
-		}
-		if (r != 0)
+	for (size_t i = 0; i < d->nactions; i++)
+		if (apply_action(e, t, m, d, &d->actions[i]) != 0)
 			return -1;
-	}
 	if (propagate(e) != 0)
 		return -1;
 	return e->nbd ? emu_bd_commit(e) : 0;
@@ -1003,6 +1010,75 @@ int emu_event(struct emu *e, const struct weft_event *ev)
 		bd_save(e, nb);
 	if (run_event(e, t) != 0) {
 		/* Nothing of a refused event is written; what came before is. */
+		e->nprv[0] = n0;
+		e->nprv[1] = n1;
+		e->nirecs = ni;
+		for (size_t b = 0; b < e->nbd; b++)
+			e->nprv[2 + b] = nb[b];
+		return -1;
+	}
+	if (e->nprv[0] + e->nprv[1] + e->nirecs >= EMU_FLUSH_RECS)
+		return emu_flush(e);
+	return 0;
+}
+
+int emu_thread_close(struct emu *e, size_t t, int64_t sclock)
+{
+	if (e->failed)
+		return -1;
+	if (t >= e->nthreads || !e->started)
+		return 0;
+	enum emu_state st = e->thr[t].state;
+	if (st == EMU_ST_UNKNOWN || st == EMU_ST_DEAD)
+		return 0; /* it never started, or it ended */
+	/* the thread-end event of the first model that names one (ovni) */
+	struct model_rt *m = NULL;
+	for (size_t k = 0; k < e->nmodels && m == NULL; k++)
+		if (e->models[k].desc->has_thread_end)
+			m = &e->models[k];
+	if (m == NULL)
+		return emu_fail(e, "thread %s is cut short, but no model names the event that "
+				"ends a thread (thread-end:)", emu_tname(e, t));
+	const struct emu_event_desc *d = &m->desc->events[m->desc->thread_end];
+	/* as if the thread had emitted it right after its last event: a
+	 * payload of none, the clock of its last event */
+	static const uint8_t none[1];
+	struct weft_event ev;
+	memset(&ev, 0, sizeof ev);
+	memcpy(ev.mcv, d->mcv, 3);
+	ev.rclock = sclock;
+	ev.sclock = sclock;
+	ev.payload = none;
+	ev.stream = e->sys->threads[t].stream;
+	e->ev = &ev;
+	int64_t dclock = sclock - e->first_clock;
+	/* records go in time order: never before what was written */
+	e->dclock = dclock > e->dclock ? dclock : e->dclock;
+	if (e->dclock > e->duration)
+		e->duration = e->dclock;
+	e->seq++;
+	e->cur_thread = t;
+	e->cur_desc = d;
+	e->qlen = 0;
+	size_t n0 = e->nprv[0], n1 = e->nprv[1], ni = e->nirecs;
+	size_t nb[EMU_MAX_BD] = { 0 };
+	if (e->nbd != 0)
+		bd_save(e, nb);
+	int r = 0;
+	for (size_t i = 0; i < d->nactions && r == 0; i++) {
+		struct emu_action a = d->actions[i];
+		/* the state condition is waived: a Paused or Warming thread
+		 * ends as well */
+		if (a.op == EMU_OP_THREAD_STATE)
+			a.from = ~0u;
+		r = apply_action(e, t, m, d, &a);
+	}
+	if (r == 0)
+		r = propagate(e);
+	if (r == 0 && e->nbd)
+		r = emu_bd_commit(e);
+	e->ev = NULL;
+	if (r != 0) {
 		e->nprv[0] = n0;
 		e->nprv[1] = n1;
 		e->nirecs = ni;

@@ -4,10 +4,12 @@
  * its end checks (stacks that must be empty; every thread dead, for ovni)
  * and completes the values known only at the end (task types for the PCF,
  * the breakdown labels). A run stopped by an error still gets the steps the
- * models make in that case, and its first error is kept.
+ * models make in that case, and its first error is kept. Threads cut short
+ * (weft emu --salvage, emu_thread_cut) are exempt from the end checks.
  */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "emu_internal.h"
@@ -39,7 +41,7 @@ static void check_stacks(struct emu *e, struct model_rt *m, int complete, int *s
 			continue;
 		for (size_t t = 0; t < e->nthreads; t++) {
 			const struct raw *R = &e->raw[t * e->nchans + c];
-			if (R->depth == 0)
+			if (R->depth == 0 || emu_is_cut(e, t))
 				continue;
 			fail_keep(e, status, "%s: thread %s ends with %zu value%s left on the %s %s stack "
 					"(top %" PRId64 "); it must be empty at the end",
@@ -53,13 +55,33 @@ static void check_stacks(struct emu *e, struct model_rt *m, int complete, int *s
 static void check_dead(struct emu *e, int *status)
 {
 	for (size_t t = 0; t < e->nthreads; t++) {
-		if (e->thr[t].state != EMU_ST_DEAD) {
+		if (e->thr[t].state != EMU_ST_DEAD && !emu_is_cut(e, t)) {
 			fail_keep(e, status, "%s: thread %d is %s at the end of the trace; every thread "
 					"must end with OHe (Dead)", e->sys->threads[t].relpath,
 					e->thr[t].tid, emu_state_names[e->thr[t].state]);
 			return;
 		}
 	}
+}
+
+int emu_thread_cut(struct emu *e, size_t t, int has_last, int64_t last_sclock,
+		const char *why)
+{
+	if (t >= e->nthreads)
+		return 0;
+	if (e->cuts == NULL) {
+		e->cuts = calloc(e->nthreads, sizeof *e->cuts);
+		if (e->cuts == NULL)
+			return -1;
+	}
+	struct emu_cut *C = &e->cuts[t];
+	if (!C->cut)
+		e->ncut++;
+	C->cut = 1;
+	C->has_last = has_last;
+	C->last = last_sclock;
+	snprintf(C->why, sizeof C->why, "%s", why);
+	return 0;
 }
 
 int emu_finish(struct emu *e, int complete)

@@ -65,15 +65,39 @@ void emu_summary(const struct emu *e, FILE *out)
 		EMU_ST_WARMING, EMU_ST_DEAD };
 	for (size_t t = 0; t < e->nthreads; t++) {
 		const struct thr *T = &e->thr[t];
+		/* a thread cut short ends at its last event */
+		int64_t tend = end;
+		if (emu_is_cut(e, t))
+			tend = e->cuts[t].has_last && e->started
+				? e->cuts[t].last - e->first_clock : 0;
 		fprintf(out, "%-24s", e->sys->threads[t].label);
 		for (size_t k = 0; k < 5; k++) {
 			int s = order[k];
 			int64_t v = T->time[s];
-			if ((int) T->state == s && end > T->since)
-				v += end - T->since;
+			if ((int) T->state == s && tend > T->since)
+				v += tend - T->since;
 			fprintf(out, " %14" PRId64, v);
 		}
 		fputc('\n', out);
+	}
+	if (e->ncut > 0) {
+		fprintf(out, "cut short (--salvage): %zu thread%s, each closed at its last event; "
+				"the end checks were waived for %s\n", e->ncut, e->ncut == 1 ? "" : "s",
+				e->ncut == 1 ? "it" : "them");
+		for (size_t t = 0; t < e->nthreads; t++) {
+			if (!emu_is_cut(e, t))
+				continue;
+			const struct emu_cut *C = &e->cuts[t];
+			fprintf(out, "  %-22s %s: ", e->sys->threads[t].label,
+					e->sys->threads[t].relpath);
+			if (C->has_last)
+				fprintf(out, "last event at clock %" PRId64 " (%" PRId64 " ns into "
+						"the run)", C->last, e->started ? C->last - e->first_clock
+						: 0);
+			else
+				fprintf(out, "no events");
+			fprintf(out, "; %s\n", C->why);
+		}
 	}
 	fprintf(out, "%-24s %14s\n", "CPU", "running");
 	for (size_t c = 0; c < e->ncpus; c++) {

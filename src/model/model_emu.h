@@ -287,6 +287,11 @@ struct emu_model_desc {
 	struct emu_breakdown_desc breakdown;
 	int always_enabled;    /* enabled whatever ovni.require says (ovni) */
 	int end_threads_dead;  /* at the end, every thread must be Dead (ovni) */
+	/* thread-end: the event that ends a thread (ovni's OHe): weft emu
+	 * --salvage closes each thread cut short at its last event by
+	 * applying its actions. has_thread_end: the model names one. */
+	int has_thread_end;
+	size_t thread_end; /* index in events */
 	/* Built-in models: per-thread state of the hooks (bytes, zeroed). */
 	size_t thread_state_size;
 };

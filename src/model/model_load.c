@@ -1129,11 +1129,36 @@ static int parse_guard(struct ld *L, const yaml_node_t *n)
 	return 0;
 }
 
+/* thread-end: MCV, one of the model's events (not a wildcard) whose actions
+ * take the thread to Dead. */
+static int parse_thread_end(struct ld *L, const yaml_node_t *v)
+{
+	if (v->type != YAML_SCALAR_NODE)
+		return bad(L, v, "thread-end must be the MCV of one of the model's events");
+	const char *mcv = (const char *) v->data.scalar.value;
+	size_t i;
+	for (i = 0; i < L->nev; i++)
+		if (strlen(mcv) == 3 && memcmp(L->ev[i].mcv, mcv, 3) == 0 && mcv[2] != '*')
+			break;
+	if (i == L->nev)
+		return bad(L, v, "thread-end: %s is not an event of the model", mcv);
+	int dead = 0;
+	for (size_t k = 0; k < L->ev[i].nactions; k++)
+		dead |= L->ev[i].actions[k].op == EMU_OP_THREAD_STATE &&
+			L->ev[i].actions[k].to == EMU_ST_DEAD;
+	if (!dead)
+		return bad(L, v, "thread-end: event %s does not end the thread "
+				"(no thread-state: {to: dead})", mcv);
+	L->m->has_thread_end = 1;
+	L->m->thread_end = i;
+	return 0;
+}
+
 static int parse_model(struct ld *L, const yaml_node_t *root)
 {
 	static const char *const keys[] = { "weft-model", "name", "byte", "version", "title",
 		"guard", "channels", "events", "pairs", "tasks", "counters", "breakdown",
-		"always-enabled", "end-check", NULL };
+		"always-enabled", "end-check", "thread-end", NULL };
 	if (root == NULL)
 	{
 		snprintf(L->err, L->errlen, "%s:1: the file is empty (a model needs weft-model, name, "
@@ -1252,6 +1277,8 @@ static int parse_model(struct ld *L, const yaml_node_t *root)
 	if (uses_tasks && !m->tasks.present)
 		return bad(L, root, "events use tasks or task types, but the model has no tasks: section");
 	if ((v = get(L, root, "breakdown")) != NULL && parse_breakdown(L, v) != 0)
+		return -1;
+	if ((v = get(L, root, "thread-end")) != NULL && parse_thread_end(L, v) != 0)
 		return -1;
 	m->chans = L->chans;
 	m->nchans = L->nchans;

@@ -119,6 +119,31 @@ static int stream_err(struct weft_trace *t, struct weft_wstream *s, uint64_t off
 	return weft_fail(&t->diag, "%s: offset %" PRIu64 ": %s", s->obs_path, off, why);
 }
 
+int weft_stream_cut_at(struct weft_trace *t, struct weft_wstream *s, uint64_t pos,
+		int header, const char *why)
+{
+	if (!s->cut) {
+		s->cut = 1;
+		s->cut_header = header;
+		s->cut_off = pos;
+		snprintf(s->cut_why, sizeof s->cut_why, "%s", why);
+		t->ncut++;
+	}
+	if (t->cut == WEFT_CUT_ERROR)
+		return stream_err(t, s, pos, why);
+	if (t->cut == WEFT_CUT_WARN) {
+		if (header)
+			weft_warnf(&t->diag, "%s: offset %" PRIu64 ": stream cut: a partial stream "
+					"header of %" PRIu64 " bytes (%s); the stream has no events",
+					s->obs_path, pos, s->fsize - pos, why);
+		else
+			weft_warnf(&t->diag, "%s: offset %" PRIu64 ": stream cut: a partial event "
+					"of %" PRIu64 " bytes at the end of the file (%s); read up to "
+					"its last whole event", s->obs_path, pos, s->fsize - pos, why);
+	}
+	return 0;
+}
+
 /* Reads exactly n bytes at the current file position into dst. */
 static int read_full(struct weft_trace *t, struct weft_wstream *s, uint8_t *dst, size_t n,
 		uint64_t off)
@@ -160,21 +185,36 @@ int weft_stream_open(struct weft_trace *t, struct weft_wstream *s)
 	if (read_full(t, s, hdr, hlen, 0) < 0)
 		return -1;
 	char why[256];
-	if (weft_check_header(hdr, hlen, why, sizeof why) < 0)
-		return stream_err(t, s, 0, why);
+	if (weft_check_header(hdr, hlen, why, sizeof why) < 0) {
+		/* A header cut short: what the file has of it must be the start
+		 * of a header (else it is not a cut but another file). */
+		size_t m = hlen < WEFT_OBS_MAGIC_LEN ? hlen : WEFT_OBS_MAGIC_LEN;
+		uint32_t ver = WEFT_OBS_VERSION; /* host endian, as the file */
+		if (hlen >= WEFT_OBS_HEADER_SIZE || memcmp(hdr, WEFT_OBS_MAGIC, m) != 0
+				|| (hlen > WEFT_OBS_MAGIC_LEN && memcmp(hdr + WEFT_OBS_MAGIC_LEN,
+						&ver, hlen - WEFT_OBS_MAGIC_LEN) != 0))
+			return stream_err(t, s, 0, why);
+		if (weft_stream_cut_at(t, s, 0, 1, why) < 0)
+			return -1;
+	}
 	/* The clock of the first event header, for weft_stream_first_sclock(),
 	 * read without moving the file position (the event itself is checked
-	 * when the iteration reaches it). */
+	 * when the iteration reaches it; a stream read up to its last whole
+	 * event has none when its first event is cut). */
 	s->has_peek = 0;
 	if (s->fsize >= WEFT_OBS_HEADER_SIZE + WEFT_EV_HEADER_SIZE) {
-		uint8_t ev[WEFT_EV_HEADER_SIZE];
+		uint8_t ev[WEFT_EV_HEADER_SIZE + WEFT_EV_JUMBO_SIZE_FIELD];
+		uint64_t body = s->fsize - WEFT_OBS_HEADER_SIZE;
+		size_t want = body < sizeof ev ? (size_t) body : sizeof ev;
 		ssize_t r;
 		do
-			r = pread(s->fd, ev, sizeof ev, WEFT_OBS_HEADER_SIZE);
+			r = pread(s->fd, ev, want, WEFT_OBS_HEADER_SIZE);
 		while (r < 0 && errno == EINTR);
-		if (r == (ssize_t) sizeof ev) {
+		if (r == (ssize_t) want) {
+			uint64_t need;
+			int whole = weft_event_size(ev, want, &need) && need <= body;
 			s->peek_clock = (int64_t) weft_load_u64(ev + WEFT_EV_OFF_CLOCK);
-			s->has_peek = 1;
+			s->has_peek = whole || t->cut == WEFT_CUT_ERROR;
 		}
 	}
 	s->prod_off = hlen;
@@ -182,8 +222,10 @@ int weft_stream_open(struct weft_trace *t, struct weft_wstream *s)
 	s->reg_off = hlen;
 	s->reg_in = 0;
 	s->prod_done = 0;
+	/* lower bounds for the backwards checks, not sentinels (has_first) */
 	s->last_clock = INT64_MIN;
-	s->first_clock = INT64_MIN;
+	s->first_clock = 0;
+	s->has_first = 0;
 	s->ci = s->cn = 0;
 	s->have_chunk = 0;
 	if (s->fd_lean) { /* opened again for each fill (chunk.c) */
@@ -276,10 +318,11 @@ int weft_stream_special(struct weft_trace *t, struct weft_wstream *s, uint32_t x
 	uint64_t need;
 	int known = weft_event_size(p, avail, &need);
 	if ((x & WEFT_IDX_TAIL) || !known || need > avail) {
+		/* Only the file's end: the producer frames every whole event. */
 		char why[256];
 		weft_why_incomplete(p, s->fsize - pos, need, why, sizeof why);
 		s->ci = s->cn;
-		return stream_err(t, s, pos, why);
+		return weft_stream_cut_at(t, s, pos, 0, why);
 	}
 	int64_t clock = (int64_t) weft_load_u64(p + WEFT_EV_OFF_CLOCK);
 	if (clock < s->last_clock) {

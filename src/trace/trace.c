@@ -82,7 +82,13 @@ struct weft_trace *weft_open(const char *path, const struct weft_open_opts *opts
 	t->backwards = opts ? opts->backwards : WEFT_BACKWARDS_ERROR;
 	t->sort = opts ? opts->sort : WEFT_SORT_NONE;
 	t->sort_look_back = opts ? opts->sort_look_back : 0;
+	t->cut = opts ? opts->cut : WEFT_CUT_ERROR;
 	t->path = weft_strdup(path);
+	if (t->cut != WEFT_CUT_ERROR && t->cut != WEFT_CUT_WARN && t->cut != WEFT_CUT_QUIET) {
+		weft_fail(&t->diag, "weft_open: unknown choice %d for streams cut short",
+				(int) t->cut);
+		goto fail;
+	}
 	if (t->diag.mode != WEFT_STRICT && t->diag.mode != WEFT_LENIENT) {
 		weft_fail(&t->diag, "weft_open: unknown mode %d", (int) t->diag.mode);
 		goto fail;
@@ -111,6 +117,21 @@ struct weft_trace *weft_open(const char *path, const struct weft_open_opts *opts
 	}
 	if (weft_load_metadata(t) < 0)
 		goto fail;
+	if (opts != NULL && opts->accept_unfinished) {
+		/* A thread whose process was killed before ovni_thread_free */
+		for (size_t i = 0; i < t->nstreams; i++) {
+			struct weft_wstream *s = t->streams[i];
+			if (s->meta.version != WEFT_META_VERSION || s->meta.has_finished)
+				continue;
+			if (opts->accept_unfinished == 1)
+				weft_warnf(&t->diag, "%s: ovni.finished is missing (the thread did not end "
+					"with ovni_thread_free): accepted as a thread cut short",
+					s->json_path);
+			s->unfinished = 1;
+			s->meta.has_finished = 1;
+			s->meta.finished = 1;
+		}
+	}
 	if (t->ra_mode != WEFT_READAHEAD_AUTO && t->ra_mode != WEFT_READAHEAD_OFF
 			&& t->ra_mode != WEFT_READAHEAD_ON) {
 		weft_fail(&t->diag, "weft_open: unknown read-ahead choice %d", (int) t->ra_mode);
@@ -140,7 +161,7 @@ struct weft_trace *weft_open(const char *path, const struct weft_open_opts *opts
 		s->fd_lean = fd_lean;
 		if (weft_stream_open(t, s) < 0)
 			goto fail;
-		if (s->fsize == WEFT_OBS_HEADER_SIZE)
+		if (s->fsize == WEFT_OBS_HEADER_SIZE && !s->cut)
 			weft_warnf(&t->diag, "stream '%s' has zero events", s->relpath);
 	}
 	if (weft_build_system(t) < 0)
@@ -401,7 +422,10 @@ static int start(struct weft_trace *t)
 			return -1;
 		if (r > 0) {
 			s->first_clock = s->last_clock;
+			s->has_first = 1;
 			weft_heap_push(t, s);
+		} else {
+			s->ended = 1;
 		}
 	}
 	return 0;
@@ -441,6 +465,7 @@ static inline __attribute__((always_inline)) int next_one(struct weft_trace *t, 
 			t->cur = s;
 			return yield(t, s, out, k, kind);
 		}
+		s->ended = 1; /* before any other event is yielded */
 	} else if (!t->started) {
 		if (start(t) < 0)
 			goto fail;
@@ -617,30 +642,83 @@ uint64_t weft_nbackwards(const struct weft_trace *t, int in_regions)
 
 int64_t weft_first_clock(const struct weft_trace *t)
 {
-	int64_t v = INT64_MAX;
+	int any = 0;
+	int64_t v = 0;
 	for (size_t i = 0; i < t->nstreams; i++) {
 		const struct weft_wstream *s = t->streams[i];
-		if (s->first_clock != INT64_MIN) {
+		if (s->has_first) {
 			int64_t c = (int64_t) ((uint64_t) s->first_clock + (uint64_t) s->clkoff);
-			if (c < v)
+			if (!any || c < v)
 				v = c;
+			any = 1;
 		}
 	}
-	return v == INT64_MAX ? 0 : v;
+	return v;
 }
 
 int64_t weft_last_clock(const struct weft_trace *t)
 {
-	int64_t v = INT64_MIN;
+	int any = 0;
+	int64_t v = 0;
 	for (size_t i = 0; i < t->nstreams; i++) {
 		const struct weft_wstream *s = t->streams[i];
-		if (s->first_clock != INT64_MIN) {
+		if (s->has_first) {
 			int64_t c = (int64_t) ((uint64_t) s->last_clock + (uint64_t) s->clkoff);
-			if (c > v)
+			if (!any || c > v)
 				v = c;
+			any = 1;
 		}
 	}
-	return v == INT64_MIN ? 0 : v;
+	return v;
+}
+
+size_t weft_ncut(const struct weft_trace *t)
+{
+	return t->ncut;
+}
+
+int weft_stream_cut(const struct weft_trace *t, size_t i, struct weft_cut_info *info)
+{
+	if (i >= t->nstreams || !t->streams[i]->cut)
+		return 0;
+	const struct weft_wstream *s = t->streams[i];
+	if (info != NULL) {
+		memset(info, 0, sizeof *info);
+		info->header = s->cut_header;
+		info->offset = s->cut_off;
+		info->bytes = s->fsize - s->cut_off;
+		snprintf(info->why, sizeof info->why, "%s", s->cut_why);
+		info->has_last = s->has_first;
+		if (s->has_first)
+			info->last_sclock = (int64_t) ((uint64_t) s->last_clock
+					+ (uint64_t) s->clkoff);
+	}
+	return 1;
+}
+
+int weft_stream_last_sclock(const struct weft_trace *t, size_t i, int64_t *clock)
+{
+	if (i >= t->nstreams || !t->streams[i]->has_first)
+		return 0;
+	const struct weft_wstream *s = t->streams[i];
+	if (clock != NULL)
+		*clock = (int64_t) ((uint64_t) s->last_clock + (uint64_t) s->clkoff);
+	return 1;
+}
+
+int weft_stream_ended(const struct weft_trace *t, size_t i)
+{
+	return i < t->nstreams && t->streams[i]->ended;
+}
+
+const char *weft_stream_json_path(const struct weft_trace *t, size_t i)
+{
+	return i < t->nstreams ? t->streams[i]->json_path : NULL;
+}
+
+int weft_stream_unfinished(const struct weft_trace *t, size_t i)
+{
+	return i < t->nstreams && t->streams[i]->unfinished;
 }
 
 int weft_stream_first_sclock(const struct weft_trace *t, size_t i, int64_t *clock)

@@ -268,7 +268,8 @@ struct weft_wstream {
 	/* producer state (the read-ahead thread's, or the caller's thread
 	 * without one) */
 	uint64_t prod_off;   /* file offset of the next event to frame */
-	int64_t prod_last;   /* clock of the last event framed */
+	int64_t prod_last;   /* clock of the last event framed (INT64_MIN
+	                      * before the first: a lower bound, see last_clock) */
 	/* Backwards clocks (set before the first fill): 0, the framing stops at
 	 * the first one (it is an error); 1, it goes on and flags those inside
 	 * an unordered region (OU[ ... OU]) with WEFT_IDX_UNORD. To tell, the
@@ -289,14 +290,17 @@ struct weft_wstream {
 	size_t si, nspos;    /* next listed position, number of them */
 	size_t stop;         /* spos[si], or cn after the last */
 	uint64_t cbase;      /* chunk file_off - (uintptr_t) base: offset = cbase + (uintptr_t) p */
-	int64_t last_clock;  /* INT64_MIN before the first event */
+	int64_t last_clock;  /* the last event's clock; before the first event
+	                      * INT64_MIN, a lower bound for the backwards
+	                      * check (no clock is below it), not a sentinel:
+	                      * has_first tells whether there was an event */
 
 	/* the pending event (decoded, not yet yielded) */
 	const uint8_t *evp;
 	uint64_t evsize;
 	int64_t key;    /* the ordering clock of the pending event */
 	int64_t keyoff; /* key = rclock + keyoff (0 or clkoff) */
-	int64_t first_clock; /* rclock of the first event, INT64_MIN if none */
+	int64_t first_clock; /* rclock of the first event (when has_first) */
 	int has_peek;        /* the file holds a first event header */
 	int64_t peek_clock;  /* its rclock (read at open) */
 	/* WEFT_SORT_REGIONS: the producer takes the stream's bytes from its
@@ -312,6 +316,15 @@ struct weft_wstream {
 	 * lenient, its metadata could not be used (left out). */
 	int meta_only;
 	int meta_bad;
+	/* ---- branch kill: streams cut short, no clock as a sentinel ---- */
+	int has_first;        /* first_clock is set (the stream yielded an event) */
+	int cut;              /* the file ends inside an event or the header */
+	int cut_header;       /* ... inside the stream header */
+	uint64_t cut_off;     /* where the partial event (header) starts */
+	char cut_why[256];    /* what runs past the end (without the file name) */
+	int unfinished;       /* no ovni.finished, accepted (accept_unfinished) */
+	int ended;            /* the merge reached its end (after its last
+	                       * event, or its cut): weft_stream_ended() */
 };
 
 struct weft_sorter;
@@ -375,6 +388,9 @@ struct weft_trace {
 	char *subrel;
 	size_t nmstreams;
 	struct weft_wstream **mstreams;
+	/* ---- branch kill: streams cut short ---- */
+	enum weft_cut cut;     /* what a cut is */
+	size_t ncut;           /* streams found cut */
 };
 
 struct weft_iloom {
@@ -424,6 +440,12 @@ void weft_free_system(struct weft_trace *t);
 int weft_load_clock_offsets(struct weft_trace *t);
 
 /* stream.c */
+/* A cut stream (the file ends inside the event, or header, at pos; why:
+ * what runs past the end): records it; an error with WEFT_CUT_ERROR (-1),
+ * else 0 after the warning (WEFT_CUT_WARN). stream.c. */
+int weft_stream_cut_at(struct weft_trace *t, struct weft_wstream *s, uint64_t pos,
+		int header, const char *why);
+
 int weft_stream_open(struct weft_trace *t, struct weft_wstream *s);
 void weft_stream_close(struct weft_wstream *s);
 /* Allocates the ring of nring chunks of chunk_cap bytes. */

@@ -105,12 +105,12 @@ CASES = {
     'jumbo-size-ffffffff': {
         'check': (1, 'weft check: ovni/loom.vm/proc.17332/thread.17332/stream.obs: offset 123: jumbo event OU[: size 4294967295 runs past the end of the file (103494 bytes left after the size field)\n',
                   ''),
-        'dump': (1, 'weft dump: ovni/loom.vm/proc.17332/thread.17332/stream.obs: offset 123: jumbo event OU[: size 4294967295 runs past the end of the file (103494 bytes left after the size field)\n'),
+        'dump': (1, 'weft dump: warning: ovni/loom.vm/proc.17332/thread.17332/stream.obs: offset 123: stream cut: a partial event of 103510 bytes at the end of the file (jumbo event OU[: size 4294967295 runs past the end of the file (103494 bytes left after the size field)); read up to its last whole event\nweft dump: 1 stream cut short: every whole event was printed\n'),
     },
     'jumbo-size-past-eof': {
         'check': (1, 'weft check: ovni/loom.vm/proc.17332/thread.17332/stream.obs: offset 123: jumbo event OU[: size 1048576 runs past the end of the file (103494 bytes left after the size field)\n',
                   ''),
-        'dump': (1, 'weft dump: ovni/loom.vm/proc.17332/thread.17332/stream.obs: offset 123: jumbo event OU[: size 1048576 runs past the end of the file (103494 bytes left after the size field)\n'),
+        'dump': (1, 'weft dump: warning: ovni/loom.vm/proc.17332/thread.17332/stream.obs: offset 123: stream cut: a partial event of 103510 bytes at the end of the file (jumbo event OU[: size 1048576 runs past the end of the file (103494 bytes left after the size field)); read up to its last whole event\nweft dump: 1 stream cut short: every whole event was printed\n'),
     },
     'loom-cpus-empty': {
         'check': (1, 'weft check: ovni/loom.vm/proc.17323/thread.17323/stream.json: ovni.loom_cpus is present but empty\n',
@@ -140,7 +140,7 @@ CASES = {
     'obs-empty': {
         'check': (1, 'weft check: ovni/loom.vm/proc.17323/thread.17323/stream.obs: offset 0: the file is empty (no stream header)\n',
                   ''),
-        'dump': (1, 'weft dump: ovni/loom.vm/proc.17323/thread.17323/stream.obs: offset 0: the file is empty (no stream header)\n'),
+        'dump': (1, 'weft dump: warning: ovni/loom.vm/proc.17323/thread.17323/stream.obs: offset 0: stream cut: a partial stream header of 0 bytes (the file is empty (no stream header)); the stream has no events\nweft dump: 1 stream cut short: every whole event was printed\n'),
     },
     'obs-header-only': {
         'check': (0, "weft check: warning: stream 'loom.vm/proc.17323/thread.17323' has zero events\n",
@@ -150,17 +150,17 @@ CASES = {
     'obs-truncated-header': {
         'check': (1, 'weft check: ovni/loom.vm/proc.17323/thread.17323/stream.obs: offset 0: truncated stream header: 5 of 8 bytes\n',
                   ''),
-        'dump': (1, 'weft dump: ovni/loom.vm/proc.17323/thread.17323/stream.obs: offset 0: truncated stream header: 5 of 8 bytes\n'),
+        'dump': (1, 'weft dump: warning: ovni/loom.vm/proc.17323/thread.17323/stream.obs: offset 0: stream cut: a partial stream header of 5 bytes (truncated stream header: 5 of 8 bytes); the stream has no events\nweft dump: 1 stream cut short: every whole event was printed\n'),
     },
     'obs-truncated-mid-event': {
         'check': (1, 'weft check: ovni/loom.vm/proc.17323/thread.17323/stream.obs: offset 48: event header cut short: 5 of 12 bytes before the end of the file\n',
                   ''),
-        'dump': (1, 'weft dump: ovni/loom.vm/proc.17323/thread.17323/stream.obs: offset 48: event header cut short: 5 of 12 bytes before the end of the file\n'),
+        'dump': (1, 'weft dump: warning: ovni/loom.vm/proc.17323/thread.17323/stream.obs: offset 48: stream cut: a partial event of 5 bytes at the end of the file (event header cut short: 5 of 12 bytes before the end of the file); read up to its last whole event\nweft dump: 1 stream cut short: every whole event was printed\n'),
     },
     'obs-truncated-mid-payload': {
         'check': (1, 'weft check: ovni/loom.vm/proc.17323/thread.17323/stream.obs: offset 8: event OHx: payload of 16 bytes runs past the end of the file (8 bytes left)\n',
                   ''),
-        'dump': (1, 'weft dump: ovni/loom.vm/proc.17323/thread.17323/stream.obs: offset 8: event OHx: payload of 16 bytes runs past the end of the file (8 bytes left)\n'),
+        'dump': (1, 'weft dump: warning: ovni/loom.vm/proc.17323/thread.17323/stream.obs: offset 8: stream cut: a partial event of 20 bytes at the end of the file (event OHx: payload of 16 bytes runs past the end of the file (8 bytes left)); read up to its last whole event\nweft dump: 1 stream cut short: every whole event was printed\n'),
     },
     'part-not-thread': {
         'check': (1, "weft check: ovni/loom.vm/proc.17372/thread.17373/stream.json: ovni.part is 'cpu'; weft only knows 'thread' streams\n",
@@ -170,12 +170,12 @@ CASES = {
     'payload-nibble-past-eof': {
         'check': (1, 'weft check: ovni/loom.vm/proc.17323/thread.17323/stream.obs: offset 132: event OHe: payload of 16 bytes runs past the end of the file (0 bytes left)\n',
                   ''),
-        'dump': (1, 'weft dump: ovni/loom.vm/proc.17323/thread.17323/stream.obs: offset 132: event OHe: payload of 16 bytes runs past the end of the file (0 bytes left)\n'),
+        'dump': (1, 'weft dump: warning: ovni/loom.vm/proc.17323/thread.17323/stream.obs: offset 132: stream cut: a partial event of 12 bytes at the end of the file (event OHe: payload of 16 bytes runs past the end of the file (0 bytes left)); read up to its last whole event\nweft dump: 1 stream cut short: every whole event was printed\n'),
     },
     'payload-nibble-shifted': {
         'check': (1, "weft check: ovni/loom.vm/proc.17323/thread.17323/stream.obs: offset 64: event \\xc4\\x1a\\xd2 of model '\\xc4', which no stream requires in ovni.require\n",
                   ''),
-        'dump': (1, "weft dump: warning: ovni/loom.vm/proc.17323/thread.17323/stream.obs: offset 64: event \\xc4\\x1a\\xd2 of model '\\xc4', which no stream requires in ovni.require (not reported again for this model)\nweft dump: ovni/loom.vm/proc.17323/thread.17323/stream.obs: offset 80: jumbo event \\x00\\x00\\x00: size 112 runs past the end of the file (48 bytes left after the size field)\n"),
+        'dump': (1, "weft dump: warning: ovni/loom.vm/proc.17323/thread.17323/stream.obs: offset 64: event \\xc4\\x1a\\xd2 of model '\\xc4', which no stream requires in ovni.require (not reported again for this model)\nweft dump: warning: ovni/loom.vm/proc.17323/thread.17323/stream.obs: offset 80: stream cut: a partial event of 64 bytes at the end of the file (jumbo event \\x00\\x00\\x00: size 112 runs past the end of the file (48 bytes left after the size field)); read up to its last whole event\nweft dump: 1 stream cut short: every whole event was printed\n"),
     },
     'rank-without-nranks': {
         'check': (1, 'weft check: ovni/loom.vm/proc.17323/thread.17323/stream.json: ovni.rank is given without ovni.nranks\n',

@@ -86,6 +86,9 @@ BAD_MODELS = {
     "mcv_wrong_byte.yaml": (10, "MCV 'YPe' does not start with the model byte 'Z'"),
     "mcv_length.yaml": (10, "MCV 'ZPcc' must be three characters"),
     "duplicate_mcv.yaml": (12, "event ZPs is described twice"),
+    "thread_end_unknown.yaml": (7, "thread-end: ZHe is not an event of the model"),
+    "thread_end_not_dead.yaml": (7, "thread-end: event ZHp does not end the thread "
+                                    "(no thread-state: {to: dead})"),
     "bad_arg_type.yaml": (9, "arg type 'u24' is not one of u8 u16 u32 u64 i8 i16 i32 i64 str"),
     "str_not_last.yaml": (11, "a str arg can only be the last one"),
     "desc_no_field.yaml": (10, "desc: no field named 'size' in args"),

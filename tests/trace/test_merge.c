@@ -3,6 +3,8 @@
  * test_merge.c - the global event order on random traces full of equal
  * clocks: weft's order (heap only, with its fast path, and in batches) must
  * equal an independent model of the reference's heap (facts note §4.3).
+ * Also weft_stream_ended(): a stream's end is known before any event after
+ * its last one is yielded.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -109,6 +111,10 @@ static size_t weft_order(const char *root, int mode, int out[][2], const struct 
 	static struct weft_event evs[64];
 	size_t k = 0, bsize = 1;
 	long r;
+	/* where each stream's last event was yielded (-1: not yet) */
+	long lastpos[MAXS];
+	for (size_t s = 0; s < m->ns; s++)
+		lastpos[s] = -1;
 	for (;;) {
 		if (mode == 2) {
 			bsize = (bsize * 7 + 3) % 64 + 1; /* 1..64 */
@@ -132,10 +138,22 @@ static size_t weft_order(const char *root, int mode, int out[][2], const struct 
 			assert_int_equal(ev->rclock, m->clk[s][idx]);
 			out[k][0] = (int) s;
 			out[k][1] = (int) idx;
+			if (idx + 1 == m->nev[s])
+				lastpos[s] = (long) k;
 			k++;
+		}
+		/* weft_stream_ended: every stream whose last event precedes
+		 * one yielded has ended; none with events left has */
+		for (size_t s = 0; s < m->ns; s++) {
+			if (m->nev[s] == 0 || (lastpos[s] >= 0 && lastpos[s] < (long) k - 1))
+				assert_int_equal(weft_stream_ended(t, s), 1);
+			if (lastpos[s] < 0 && m->nev[s] > 0)
+				assert_int_equal(weft_stream_ended(t, s), 0);
 		}
 	}
 	assert_int_equal(r, 0);
+	for (size_t s = 0; s < m->ns; s++)
+		assert_int_equal(weft_stream_ended(t, s), 1);
 	weft_close(t);
 	return k;
 }
@@ -167,7 +185,11 @@ static void one_trace(uint64_t seed)
 	size_t na = model_order(&m, a);
 	size_t nb = weft_order(root, 0, b, &m);
 	size_t nc = weft_order(root, 1, c, &m);
+	/* batches over chunks of a few events: a stream's end is often
+	 * found by the call after the one that yields its last event */
+	weft_chunk_override = seed % 2 ? WEFT_EV_MAX_NORMAL_SIZE : 0;
 	size_t nd = weft_order(root, 2, d, &m);
+	weft_chunk_override = 0;
 	assert_int_equal(na, total);
 	assert_int_equal(nb, total);
 	assert_int_equal(nc, total);
