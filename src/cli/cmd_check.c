@@ -49,10 +49,10 @@ int weft_cmd_check(int argc, char **argv)
 	opts.accept_unfinished = 2;
 	char err[WEFT_ERR_MAX];
 	struct weft_trace *t = weft_open(path, &opts, err, sizeof err);
-	if (t == NULL)
-		fprintf(stderr, "weft check: %s\n", err);
-	if (t == NULL)
+	if (t == NULL) {
+		cli_message("check", "", err);
 		return CLI_EXIT_TRACE;
+	}
 	static struct weft_ref refs[256]; /* the reading checks; nothing to fill */
 	long n;
 	struct cli_progress prog;
@@ -67,12 +67,17 @@ int weft_cmd_check(int argc, char **argv)
 	for (size_t i = 0; i < weft_nstreams(t); i++) {
 		struct weft_cut_info ci;
 		const char *json = weft_stream_json_path(t, i);
-		if (weft_stream_unfinished(t, i) && ++nbad)
-			fprintf(stderr, "weft check: %s: ovni.finished is missing (the thread did "
-					"not end with ovni_thread_free)\n", json ? json : "?");
-		if (weft_stream_cut(t, i, &ci) && ++nbad)
-			fprintf(stderr, "weft check: %s: offset %" PRIu64 ": %s\n",
+		char msg[WEFT_ERR_MAX + 512];
+		if (weft_stream_unfinished(t, i) && ++nbad) {
+			snprintf(msg, sizeof msg, "%s: ovni.finished is missing (the thread did not "
+					"end with ovni_thread_free)", json ? json : "?");
+			cli_message("check", "", msg);
+		}
+		if (weft_stream_cut(t, i, &ci) && ++nbad) {
+			snprintf(msg, sizeof msg, "%s: offset %" PRIu64 ": %s",
 					weft_stream_at(t, i)->obs_path, ci.offset, ci.why);
+			cli_message("check", "", msg);
+		}
 	}
 	if (r == 0 && nbad > 0) {
 		weft_close(t);

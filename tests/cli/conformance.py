@@ -20,7 +20,7 @@ import sys
 
 sys.dont_write_bytecode = True  # keep the source tree clean
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from wefttest import Checker, conformance_dir, read_maybe_gz, run  # noqa: E402
+from wefttest import Checker, conformance_dir, esc_ref_dump, esc_ref_top, read_maybe_gz, run  # noqa: E402
 
 
 # "%10ld  MCV  relpath  rest" (the MCV may hold any byte but a newline).
@@ -61,34 +61,6 @@ def ref_jumps(log, tool="ovnidump-x"):
 
 def weft_jumps(err):
     return [(m.group(1), int(m.group(2)), int(m.group(3))) for m in WEFT_JUMP.finditer(err)]
-
-
-ESC_NAMED = {0x0a: b"\\n", 0x09: b"\\t", 0x0d: b"\\r", 0x1b: b"\\e"}
-
-
-def esc_mcv(mcv):
-    """An MCV as weft prints it: the reference prints the three bytes raw,
-    weft escapes them unless they are printable ASCII (docs/cli.md). The
-    corpus's MCVs are ASCII, so bytes >= 0x80 (never valid UTF-8 here) are
-    \\xHH."""
-    if all(0x20 <= b < 0x7f for b in mcv):
-        return mcv
-    return b"".join(ESC_NAMED.get(b, b"\\x%02x" % b) if b < 0x20 or b >= 0x7f else bytes([b])
-                    for b in mcv)
-
-
-def esc_ref_dump(data):
-    out = []
-    for line in data.split(b"\n"):
-        m = DUMP_LINE.match(line)
-        if m is not None:
-            line = m.group(1) + b"  " + esc_mcv(m.group(2)) + b"  " + m.group(3) + b"  " + m.group(4)
-        out.append(line)
-    return b"\n".join(out)
-
-
-def esc_ref_top(data):
-    return b"\n".join(esc_mcv(x[:3]) + x[3:] if len(x) > 3 else x for x in data.split(b"\n"))
 
 
 def compare_outputs(c, where, d):
