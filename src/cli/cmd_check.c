@@ -102,9 +102,11 @@ int weft_cmd_check(int argc, char **argv)
 			nprocs, nprocs == 1 ? "" : "es", nthreads, nthreads == 1 ? "" : "s", nev,
 			nev == 1 ? "" : "s");
 	if (nev > 0)
-		printf(", from %" PRId64 " to %" PRId64 " ns (span %" PRId64 " ns)",
+		/* last >= first: the span fits an unsigned 64-bit value even
+		 * from INT64_MIN to INT64_MAX */
+		printf(", from %" PRId64 " to %" PRId64 " ns (span %" PRIu64 " ns)",
 				weft_first_clock(t), weft_last_clock(t),
-				weft_last_clock(t) - weft_first_clock(t));
+				(uint64_t) weft_last_clock(t) - (uint64_t) weft_first_clock(t));
 	/* allowed, but worth knowing */
 	uint64_t nun = weft_nbackwards(t, 1);
 	if (nun > 0)

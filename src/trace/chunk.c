@@ -43,6 +43,28 @@ static void chunk_fail(struct weft_wstream *s, struct weft_chunk *c, uint64_t of
 	c->final = 1;
 }
 
+/* The first of the chunk's n framed events whose clock leaves the int64
+ * range once the stream's clock offset is added (one exists: the caller
+ * saw a clock outside [clk_lo, clk_hi]): the chunk ends before it, with an
+ * error at its offset. */
+__attribute__((cold, noinline))
+static void clock_range_fail(struct weft_wstream *s, struct weft_chunk *c, size_t n)
+{
+	for (size_t k = 0; k < n; k++) {
+		const uint8_t *p = c->buf + (c->idx[k] & WEFT_IDX_OFF);
+		if (c->idx[k] & WEFT_IDX_TAIL)
+			break;
+		int64_t clock = (int64_t) weft_load_u64(p + WEFT_EV_OFF_CLOCK);
+		if (clock >= s->clk_lo && clock <= s->clk_hi)
+			continue;
+		c->nidx = k;
+		chunk_fail(s, c, c->file_off + (c->idx[k] & WEFT_IDX_OFF), "clock %" PRId64
+				" with the clock offset %" PRId64 " of its loom is outside the "
+				"signed 64-bit range", clock, s->clkoff);
+		return;
+	}
+}
+
 /* Makes c hold cap bytes (and cap / 12 + 2 index entries: every event has
  * at least 12 bytes, plus a tail). Returns -1 when out of memory. */
 static int reserve(struct weft_chunk *c, size_t cap)
@@ -345,6 +367,12 @@ one:
 							"out of memory for the chunk's index");
 					return;
 				}
+				if (__builtin_expect(back, 0) && (last > s->clk_hi || clock < s->clk_lo)) {
+					/* a local extreme: it or one before leaves the range */
+					idx[n++] = (uint32_t) (p - b);
+					clock_range_fail(s, c, n);
+					return;
+				}
 				uint32_t flag = 0;
 				if (back && !s->unord) {
 					/* An error: the merge reports it there; nothing
@@ -383,6 +411,12 @@ one:
 			return;
 		}
 		c->nidx = n;
+		if (__builtin_expect(last > s->clk_hi, 0)) {
+			/* clocks only rise between backwards ones: the last is
+			 * the largest since the last of those */
+			clock_range_fail(s, c, n);
+			return;
+		}
 		s->prod_last = last;
 		s->prod_off = c->file_off + (uint64_t) (p - b);
 		if (s->prod_off == s->fsize)

@@ -170,8 +170,12 @@ struct weft_trace *weft_open(const char *path, const struct weft_open_opts *opts
 		memset(t->allowed, 1, sizeof t->allowed);
 	if (weft_load_clock_offsets(t) < 0)
 		goto fail;
-	for (size_t i = 0; i < t->nstreams; i++)
-		t->streams[i]->pub.clock_offset = t->streams[i]->clkoff;
+	for (size_t i = 0; i < t->nstreams; i++) {
+		struct weft_wstream *s = t->streams[i];
+		s->pub.clock_offset = s->clkoff;
+		s->clk_lo = s->clkoff < 0 ? INT64_MIN - s->clkoff : INT64_MIN;
+		s->clk_hi = s->clkoff > 0 ? INT64_MAX - s->clkoff : INT64_MAX;
+	}
 	/* Room for the children of every slot (2n + 2), all sentinels past the
 	 * live slots (see merge.c). */
 	t->hkey = weft_xcalloc(2 * t->nstreams + 2, sizeof *t->hkey);

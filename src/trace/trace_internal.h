@@ -301,6 +301,10 @@ struct weft_wstream {
 	int64_t key;    /* the ordering clock of the pending event */
 	int64_t keyoff; /* key = rclock + keyoff (0 or clkoff) */
 	int64_t first_clock; /* rclock of the first event (when has_first) */
+	/* The rclocks that stay an int64 once the clock offset is added
+	 * (clk_lo <= rclock <= clk_hi; the whole range when clkoff is 0):
+	 * the framing refuses the first event outside them (chunk.c). */
+	int64_t clk_lo, clk_hi;
 	int has_peek;        /* the file holds a first event header */
 	int64_t peek_clock;  /* its rclock (read at open) */
 	/* WEFT_SORT_REGIONS: the producer takes the stream's bytes from its

@@ -72,6 +72,14 @@ def clock_overflow(root):
                 "0 vm 500000000000000000 0 0\n")
 
 
+def clock_overflow_later(root):
+    """The first clock fits with the offset, a later one does not."""
+    write_stream(root, T1, meta(1, 1), [ev("OHx", BIG, b"\0" * 16), ev("OHe", BIG + 10 ** 17)])
+    with open(os.path.join(root, "clock-offsets.txt"), "w", encoding="utf-8") as f:
+        f.write("rank hostname offset_median offset_mean offset_std\n"
+                "0 vm 200000000000000000 0 0\n")
+
+
 def w(tool, msg):
     return f"weft {tool}: warning: {msg}\n"
 
@@ -87,6 +95,8 @@ FIVE = ", ".join(f"t/loom.vm/proc.1/thread.{i}/stream.json" for i in (1, 2, 3)) 
 NO_APP = f"process 1 of loom 'vm': none of its streams gives ovni.app_id ({J1})"
 NO_APP5 = f"process 1 of loom 'vm': none of its streams gives ovni.app_id ({FIVE})"
 NO_CPU5 = f"loom 'vm' has no CPUs: none of its streams gives ovni.loom_cpus ({FIVE})"
+OVF2 = ("t/loom.vm/proc.1/thread.1/stream.obs: offset 36: clock 9100000000000000000 with the "
+        "clock offset 200000000000000000 of its loom is outside the signed 64-bit range")
 OVF = ("t/clock-offsets.txt: line 2: the offset 500000000000000000 of host 'vm' takes the first "
        "clock of t/loom.vm/proc.1/thread.1/stream.obs, 9000000000000000000, outside the signed "
        "64-bit range")
@@ -128,6 +138,9 @@ CASES = [
     ("clock-overflow-check", clock_overflow, ["check", "t"], (1, "", e("check", OVF))),
     ("clock-overflow-emu", clock_overflow, ["emu", "-q", "-o", "out", "t"],
      (1, "", e("emu", OVF))),
+    ("clock-overflow-later-check", clock_overflow_later, ["check", "t"], (1, "", e("check", OVF2))),
+    ("clock-overflow-later-emu", clock_overflow_later, ["emu", "-q", "-o", "out", "t"],
+     (1, "", e("emu", OVF2))),
     ("clock-overflow-dump", clock_overflow, ["dump", "t"],
      (0, "9000000000000000000  OHx  loom.vm/proc.1/thread.1  starts running on CPU 0; "
          "created by thread 0 with tag 0x0\n"

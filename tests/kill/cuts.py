@@ -251,6 +251,15 @@ def main():
                                             "process, 1 thread, 1 event, from %d to %d ns "
                                             "(span 0 ns)\n" % (m, m), ""),
              "INT64_MIN: the only clock")
+        # the widest span: INT64_MIN to INT64_MAX (2^64 - 1 ns, printed unsigned)
+        tracegen.write_stream(r, "ovni/" + a, tracegen.meta(1, 1),
+                              [tracegen.ev("OB.", u), tracegen.ev("OB.", (1 << 63) - 1)])
+        code, out, err = run(["check", "ovni"], cwd=r)
+        c.eq((code, out.decode(), err), (0, "weft check: ovni: valid: 1 stream, 1 loom, 1 "
+                                            "process, 1 thread, 2 events, from %d to %d ns "
+                                            "(span %d ns)\n" % (m, (1 << 63) - 1, (1 << 64) - 1),
+                                            ""),
+             "INT64_MIN to INT64_MAX: the span does not overflow")
     finally:
         shutil.rmtree(top, ignore_errors=True)
     c.done()
