@@ -130,6 +130,17 @@ struct weft_trace *weft_open(const char *path, const struct weft_open_opts *opts
 			s->unfinished = 1;
 			s->meta.has_finished = 1;
 			s->meta.finished = 1;
+			/* A thread killed before it flushed its metadata has no
+			 * ovni.require either: it requires no model then (the
+			 * always-enabled ones only; -a enables every model). */
+			if (!s->meta.has_require) {
+				if (opts->accept_unfinished == 1)
+					weft_warnf(&t->diag, "%s: ovni.require is missing too: the "
+						"thread is taken to require no model (its events of "
+						"other models than ovni are refused; -a enables every "
+						"model)", s->json_path);
+				s->meta.has_require = 1;
+			}
 		}
 	}
 	if (t->ra_mode != WEFT_READAHEAD_AUTO && t->ra_mode != WEFT_READAHEAD_OFF

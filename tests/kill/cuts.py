@@ -3,6 +3,7 @@
 header, mid payload, mid jumbo, mid stream header; exact messages and outputs
 of weft dump, top, check and emu. Also a trace whose clocks include INT64_MIN
 (no clock is a sentinel)."""
+import json
 import os
 import shutil
 import struct
@@ -185,6 +186,31 @@ def main():
         for f in sorted(outs[0]):
             c.expect(outs[1].get(f) == outs[0][f],
                      "whole: %s is the same with and without --salvage" % f)
+
+        # a thread killed before it flushed its metadata: no ovni.finished and no
+        # ovni.require in its stream.json (libovni writes them at
+        # ovni_thread_free or ovni_attr_flush)
+        r = os.path.join(top, "noreq")
+        copy_case(conf, "v3/multi-thread", r)
+        rel = rels_of(r)[1]
+        jpath = os.path.join(r, "ovni", rel, "stream.json")
+        with open(jpath, encoding="utf-8") as f:
+            doc = json.load(f)
+        del doc["ovni"]["require"], doc["ovni"]["finished"]
+        with open(jpath, "w", encoding="utf-8") as f:
+            json.dump(doc, f)
+        js = "ovni/%s/stream.json" % rel
+        code, out, err = run(["emu", "-q", "--salvage", "-o", "o", "ovni"], cwd=r)
+        c.eq((code, err), (0, "weft emu: warning: %s: ovni.finished is missing (the thread did "
+                              "not end with ovni_thread_free): accepted as a thread cut short\n"
+                              "weft emu: warning: %s: ovni.require is missing too: the thread is "
+                              "taken to require no model (its events of other models than ovni "
+                              "are refused; -a enables every model)\n" % (js, js)),
+             "no require, no finished: emu --salvage")
+        code, out, err = run(["check", "ovni"], cwd=r)
+        c.eq((code, out, err), (1, b"", "weft check: %s: ovni.finished is missing (the thread did "
+                                       "not end with ovni_thread_free)\n" % js),
+             "no require, no finished: check names the thread")
 
         # mid jumbo (the 102400-byte jumbo of v3/jumbo), and a stream header cut
         r = os.path.join(top, "jumbo")
