@@ -7,8 +7,7 @@
  * Hot path (ovni_ev_emit): take the thread's buffer (rt_hot.busy = 1),
  * one test ("fits, in clock order, nobody had the buffer and nothing is
  * pending": also fails when the thread is not ready because cur and end
- * are then NULL), a fixed-size copy, note where the event starts, a
- * pointer bump, give the buffer back, and one look at the pending ring.
+ * are then NULL), a fixed-size copy, a pointer bump, give the buffer back, and one look at the pending ring.
  * No locks, no system calls, nothing shared.
  *
  * Flushing, as the reference does it:
@@ -35,20 +34,21 @@
  * buffer in between (it has no owner then) first stores the pending
  * events older than its own.
  *
- * Clock order. A handler that runs after the interrupted code read its
- * clock but before it called ovni_ev_emit stores a newer event first.
- * Every store therefore also notes where its event starts, as the newest
- * start of its bucket of the buffer at two scales (two stores, no load):
- * this knows event starts among the last 256 bytes finely and the last
- * 16 KiB coarsely. An event older than the newest one stored is put back
- * in place: from the latest known start whose event is not newer (or the
- * buffer start, if nothing newer was written), forward to the first newer
- * event, within RT_SCAN_MAX bytes; failing that it is stored at the end,
- * as the reference would. An automatic flush keeps the newest events
- * (from the oldest known start, up to an eighth of the buffer, which has
- * that much room beyond its size, so flushes happen where they would
- * without it) so that this still works after a handler's event filled
- * the buffer.
+ * Clock order. A handler that runs after the thread read its clock
+ * (ovni_clock_now) but before it called ovni_ev_emit stores a newer event
+ * first; the thread's event then arrives older than the newest stored.
+ * Only that case is repaired: ovni_clock_now logs, per thread, the last
+ * RT_CLOG_N values it returned with the buffer position at each read,
+ * and an older event whose clock is a logged value goes before the first
+ * newer event stored after that position (within RT_SCAN_MAX bytes).
+ * Every other event is stored at the end, exactly as the reference does:
+ * unordered regions written on purpose (clocks set with
+ * ovni_ev_set_clock) keep their emit order. Flushes carry the logged
+ * positions over (or kill them), and an automatic flush holds back the
+ * bytes from the oldest logged position on (up to an eighth of the
+ * buffer, which has that much room beyond its size, so flushes happen
+ * where they would without it), so that the repair works across a flush
+ * that a handler's event caused.
  *
  * errno: the hot path does not touch it; everything that can reach a
  * write(2) keeps it (RT_KEEP_ERRNO).
@@ -92,11 +92,6 @@ static inline uint64_t clock_raw(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
-}
-
-uint64_t ovni_clock_now(void)
-{
-	return clock_raw();
 }
 
 void ovni_ev_set_mcv(struct ovni_ev *ev, const char *mcv)
@@ -169,79 +164,105 @@ static void lost_add(struct rt_thread *th)
 	__atomic_fetch_add(&th->lost, 1, __ATOMIC_RELAXED);
 }
 
-/* ---- recent event starts ---- */
+/* ---- the clock log ---- */
 
-static inline uint8_t **slot0_of(const uint8_t *p)
+/* The clock log (rt_hot.clog) remembers, for the last RT_CLOG_N values
+ * ovni_clock_now returned on this thread, where the buffer's cursor was
+ * when the value was read: the events stored from there on were stored
+ * after the read. Only the owner moves bytes in the buffer (flush, put
+ * back), and then bumps the epoch and carries over the entries whose
+ * positions it keeps; an entry of another epoch is dead. */
+
+static inline int clog_live(const struct rt_clog *e, const struct rt_thread *th)
 {
-	return &rt_hot.slot[((uintptr_t) p >> RT_SLOT0_SHIFT) & (RT_NSLOT0 - 1u)];
+	return e->ep == rt_hot.epoch && e->pos >= th->buf && e->pos <= rt_hot.cur;
 }
 
-static inline uint8_t **slot1_of(const uint8_t *p)
+/* Starts a new epoch: returns the old one (entries still of it are the
+ * live ones to carry over). */
+static inline uint32_t clog_new_epoch(void)
 {
-	return &rt_hot.slot[RT_NSLOT0 + (((uintptr_t) p >> RT_SLOT1_SHIFT) & (RT_NSLOT1 - 1u))];
+	uint32_t old = rt_hot.epoch;
+	uint32_t ep = old + 1u;
+	if (ep == 0)
+		ep = 1;
+	rt_hot.epoch = ep;
+	RT_SIGNAL_FENCE;
+	return old;
 }
 
-/* p starts an event (the newest in its buckets). */
-static inline void slots_note(uint8_t *p)
+/* Every entry dies. */
+static void clog_kill(void)
 {
-	*slot0_of(p) = p;
-	*slot1_of(p) = p;
+	clog_new_epoch();
 }
 
-static void slots_clear(void)
+/* The bytes [w, old_cur) moved to the buffer start (those before w were
+ * written out); a position equal to old_cur maps to `to` (where storing
+ * goes on). */
+static void clog_moved(const struct rt_thread *th, const uint8_t *w, const uint8_t *old_cur, uint8_t *to)
 {
-	for (unsigned i = 0; i < RT_NSLOTS; i++)
-		rt_hot.slot[i] = NULL;
-}
-
-/* Recomputes the slots from the known starts: the newest of a bucket is
- * kept. */
-static void slots_set(uint8_t *const *starts, unsigned n)
-{
-	slots_clear();
-	for (unsigned i = 0; i < n; i++) {
-		uint8_t *p = starts[i];
-		if (p == NULL)
+	uint32_t old = clog_new_epoch();
+	for (unsigned i = 0; i < RT_CLOG_N; i++) {
+		struct rt_clog *e = &rt_hot.clog[i];
+		if (e->ep != old || e->pos < w || e->pos > old_cur)
 			continue;
-		uint8_t **s0 = slot0_of(p), **s1 = slot1_of(p);
-		if (*s0 == NULL || *s0 < p)
-			*s0 = p;
-		if (*s1 == NULL || *s1 < p)
-			*s1 = p;
+		e->pos = e->pos == old_cur ? to : th->buf + (e->pos - w);
+		e->ep = rt_hot.epoch;
 	}
 }
 
-/* The bytes before w were written out and those from w on moved to the
- * start of the buffer. */
-static void slots_written(const struct rt_thread *th, const uint8_t *w, const uint8_t *old_cur)
+/* n bytes were inserted at `at`: the positions from there on move on. */
+static void clog_inserted(const uint8_t *at, size_t n)
 {
-	if (w == old_cur) {
-		slots_clear();
-		return;
+	uint32_t old = clog_new_epoch();
+	for (unsigned i = 0; i < RT_CLOG_N; i++) {
+		struct rt_clog *e = &rt_hot.clog[i];
+		if (e->ep != old)
+			continue;
+		if (e->pos >= at)
+			e->pos += n;
+		e->ep = rt_hot.epoch;
 	}
-	uint8_t *starts[RT_NSLOTS];
-	for (unsigned i = 0; i < RT_NSLOTS; i++) {
-		uint8_t *p = rt_hot.slot[i];
-		starts[i] = p != NULL && p >= w ? th->buf + (p - w) : NULL;
-	}
-	slots_set(starts, RT_NSLOTS);
 }
 
-/* n bytes were inserted at `at` (for an event now starting there). */
-static void slots_inserted(uint8_t *at, size_t n)
+uint64_t ovni_clock_now(void)
 {
-	uint8_t *starts[RT_NSLOTS + 1];
-	for (unsigned i = 0; i < RT_NSLOTS; i++) {
-		uint8_t *p = rt_hot.slot[i];
-		starts[i] = p != NULL && p >= at ? p + n : p;
-	}
-	starts[RT_NSLOTS] = at;
-	slots_set(starts, RT_NSLOTS + 1);
+	/* A signal handler that interrupted the owner's emit or flush (its
+	 * event goes to the pending ring, stored in clock order) does not
+	 * log: the owner may be moving the entries. */
+	if (rt_hot.busy != 0)
+		return clock_raw();
+	/* Claim an entry, mark it dead, then fill it: the epoch before the
+	 * cursor, so that an owner (a handler) moving bytes in between leaves
+	 * it dead rather than pointing at moved bytes; the cursor before the
+	 * clock, so that what a handler stores after the read is after the
+	 * position. */
+	uint32_t i = rt_hot.clog_head;
+	rt_hot.clog_head = i + 1u;
+	struct rt_clog *e = &rt_hot.clog[i & (RT_CLOG_N - 1u)];
+	e->ep = 0;
+	e->clock = UINT64_MAX;
+	RT_SIGNAL_FENCE;
+	uint32_t ep = rt_hot.epoch;
+	RT_SIGNAL_FENCE;
+	e->pos = rt_hot.cur;
+	RT_SIGNAL_FENCE;
+	e->ep = ep;
+	RT_SIGNAL_FENCE;
+	uint64_t t = clock_raw();
+	e->clock = t;
+	return t;
 }
 
 static inline uint64_t clock_at(const uint8_t *p)
 {
 	return weft_load_u64(p + WEFT_EV_OFF_CLOCK);
+}
+
+static inline int is_flush_mark(const uint8_t *p)
+{
+	return p[WEFT_EV_OFF_MODEL] == 'O' && p[WEFT_EV_OFF_CATEGORY] == 'F';
 }
 
 static size_t stored_size(const uint8_t *p)
@@ -252,40 +273,52 @@ static size_t stored_size(const uint8_t *p)
 	return WEFT_EV_HEADER_SIZE + weft_ev_payload_size(p[WEFT_EV_OFF_FLAGS]);
 }
 
-/* Where an event with clock c, older than the newest stored, goes: after
- * the latest known start whose event is not newer than c (or the buffer
- * start if the file has nothing newer), at the first newer event. NULL:
- * at the end (no such start, or the spot is too far). */
+/* Where an event with clock c, older than the newest stored, goes: only
+ * if c is a value ovni_clock_now returned on this thread (a live entry of
+ * the clock log, the newest such), at the first event newer than c stored
+ * after that read, within RT_SCAN_MAX bytes of it. That is the case a
+ * signal handler creates (the thread read its clock, a handler stored a
+ * newer event, then the thread emits). A flush mark as that first newer
+ * event counts only right at the logged position (a handler's ovni_flush
+ * between the read and the emit), not after events stored since the read
+ * (the thread's own flush after emitting with the same clock). NULL: at
+ * the end, as the reference stores it. */
 static uint8_t *insertion_point(const struct rt_thread *th, uint64_t c)
 {
-	uint8_t *cur = rt_hot.cur;
-	uint8_t *from = rt_hot.wlast <= c ? th->buf : NULL;
-	for (unsigned i = 0; i < RT_NSLOTS; i++) {
-		uint8_t *p = rt_hot.slot[i];
-		if (p != NULL && p < cur && (from == NULL || p > from) && clock_at(p) <= c)
-			from = p;
+	const struct rt_clog *hit = NULL;
+	uint32_t head = rt_hot.clog_head;
+	for (unsigned k = 1; k <= RT_CLOG_N; k++) {
+		const struct rt_clog *e = &rt_hot.clog[(head - k) & (RT_CLOG_N - 1u)];
+		if (e->clock == c && clog_live(e, th)) {
+			hit = e;
+			break;
+		}
 	}
-	if (from == NULL)
+	if (hit == NULL)
 		return NULL;
-	uint8_t *p = from;
-	while (p < cur && clock_at(p) <= c) {
+	uint8_t *cur = rt_hot.cur;
+	uint8_t *p = hit->pos;
+	if ((size_t) (cur - p) > RT_SCAN_MAX)
+		return NULL;
+	while (p < cur && clock_at(p) <= c)
 		p += stored_size(p);
-		if ((size_t) (p - from) > RT_SCAN_MAX)
-			return NULL;
-	}
-	return p < cur ? p : NULL;
+	if (p >= cur)
+		return NULL;
+	if (is_flush_mark(p) && p != hit->pos)
+		return NULL;
+	return p;
 }
 
-/* Where an automatic flush stops writing: at the oldest known start from
- * which the bytes fit in what the buffer may hold back. */
+/* Where an automatic flush stops writing: at the oldest live logged
+ * position from which the bytes fit in what the buffer may hold back. */
 static uint8_t *hold_point(const struct rt_thread *th)
 {
 	uint8_t *cur = rt_hot.cur;
 	uint8_t *w = cur;
-	for (unsigned i = 0; i < RT_NSLOTS; i++) {
-		uint8_t *p = rt_hot.slot[i];
-		if (p != NULL && p < w && (size_t) (cur - p) <= th->hold_max)
-			w = p;
+	for (unsigned i = 0; i < RT_CLOG_N; i++) {
+		const struct rt_clog *e = &rt_hot.clog[i];
+		if (clog_live(e, th) && e->pos < w && (size_t) (cur - e->pos) <= th->hold_max)
+			w = e->pos;
 	}
 	return w;
 }
@@ -302,10 +335,7 @@ static void put(uint8_t *at, const struct piece *ev)
 	uint8_t *p = cur;
 	if (at != NULL && at < cur) {
 		memmove(at + n, at, (size_t) (cur - at));
-		slots_inserted(at, n);
 		p = at;
-	} else {
-		slots_note(p);
 	}
 	memcpy(p, ev->hdr, WEFT_EV_HEADER_SIZE);
 	if (ev->n1 > 0)
@@ -313,6 +343,8 @@ static void put(uint8_t *at, const struct piece *ev)
 	if (ev->n2 > 0)
 		memcpy(p + WEFT_EV_HEADER_SIZE + ev->n1, ev->p2, ev->n2);
 	rt_hot.cur = cur + n;
+	if (p != cur)
+		clog_inserted(p, n);
 	if (c > rt_hot.last)
 		rt_hot.last = c;
 }
@@ -334,46 +366,59 @@ static void write_upto(const char *func, struct rt_thread *th, const uint8_t *up
 
 static void own_put(const char *func, struct rt_thread *th, const struct piece *ev);
 
-/* Stores the pending events in order, up to the first whose clock is not
- * below limit. In a flush (in_flush), an event is stored only if `keep`
- * bytes stay free after it, else it is dropped and counted; otherwise
- * each may flush the buffer. */
+/* Pending records: a 2-byte size (PEND_TAKEN set once stored), then the
+ * event. */
+#define PEND_TAKEN 0x8000u
+
+/* Stores the pending events in clock order (handlers interrupting
+ * handlers may leave the ring out of order), those older than limit. In a
+ * flush (in_flush), an event is stored only if `keep` bytes stay free
+ * after it, else it is dropped and counted; otherwise each may flush the
+ * buffer. */
 static void pend_drain(const char *func, struct rt_thread *th, uint64_t limit, size_t keep, int in_flush)
 {
 	for (;;) {
-		uint32_t len = pend_reserved();
-		uint32_t pos = th->pend_pos;
-		if (pos >= len) {
-			if (__atomic_compare_exchange_n(&rt_hot.pend, &len, 0, 0, __ATOMIC_RELAXED,
-							__ATOMIC_RELAXED)) {
+		uint32_t all = pend_reserved();
+		uint32_t len = all < RT_PEND_SIZE ? all : RT_PEND_SIZE;
+		/* Skip what was stored and find the oldest left. */
+		uint8_t *best = NULL;
+		uint32_t pos = th->pend_pos, lead = 1;
+		while (pos + 2u <= len) {
+			uint16_t n;
+			memcpy(&n, th->pend + pos, sizeof n);
+			if (n == PEND_END)
+				break; /* what follows did not fit in the ring (counted) */
+			if ((n & PEND_TAKEN) == 0) {
+				lead = 0;
+				if (best == NULL || clock_at(th->pend + pos + 2) < clock_at(best + 2))
+					best = th->pend + pos;
+			}
+			pos += 2u + (n & ~PEND_TAKEN);
+			if (lead)
+				th->pend_pos = pos;
+		}
+		if (best == NULL) {
+			/* Empty it, unless a handler reserved more meanwhile. */
+			if (__atomic_compare_exchange_n(&rt_hot.pend, &all, 0, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
 				th->pend_pos = 0;
 				return;
 			}
 			continue;
 		}
-		uint16_t n = PEND_END;
-		if (pos + 2u <= RT_PEND_SIZE)
-			memcpy(&n, th->pend + pos, sizeof n);
-		if (n == PEND_END) {
-			/* What follows did not fit in the ring (counted). */
-			th->pend_pos = len;
-			continue;
-		}
-		const uint8_t *rec = th->pend + pos + 2;
-		if (weft_load_u64(rec + WEFT_EV_OFF_CLOCK) >= limit)
+		const uint8_t *rec = best + 2;
+		if (clock_at(rec) >= limit)
 			return;
-		th->pend_pos = pos + 2u + n;
+		uint16_t n;
+		memcpy(&n, best, sizeof n);
+		uint16_t taken = (uint16_t) (n | PEND_TAKEN);
+		memcpy(best, &taken, sizeof taken);
 		struct piece ev = {rec, rec + WEFT_EV_HEADER_SIZE, (size_t) n - WEFT_EV_HEADER_SIZE, NULL, 0};
-		if (!in_flush) {
+		if (!in_flush)
 			own_put(func, th, &ev);
-		} else if ((size_t) (rt_hot.end - rt_hot.cur) >= (size_t) n + keep) {
-			/* Handlers interrupting handlers may leave the ring
-			 * out of clock order. */
-			uint64_t c = piece_clock(&ev);
-			put(c < rt_hot.last ? insertion_point(th, c) : NULL, &ev);
-		} else {
+		else if ((size_t) (rt_hot.end - rt_hot.cur) >= (size_t) n + keep)
+			put(NULL, &ev);
+		else
 			lost_add(th);
-		}
 	}
 }
 
@@ -395,7 +440,9 @@ static void flush_pair(const char *func, struct rt_thread *th, uint64_t t0)
 	put_mark(mcv_flush_end, t1);
 }
 
-/* Automatic flush: ev (to go at `at`, or at the end) does not fit. */
+/* Automatic flush: ev (to go at `at`, or at the end) does not fit. The
+ * bytes from the oldest live logged position on are held back (bounded),
+ * so that an event read there can still be put back in place. */
 static void flush_auto(const char *func, struct rt_thread *th, uint8_t *at, const struct piece *ev)
 {
 	uint8_t *w = hold_point(th);
@@ -403,15 +450,13 @@ static void flush_auto(const char *func, struct rt_thread *th, uint8_t *at, cons
 		at = NULL;
 	uint64_t t0 = clock_raw();
 	write_upto(func, th, w);
-	/* What was written is not newer than anything stored so far. */
-	rt_hot.wlast = rt_hot.last;
 	uint8_t *cur = rt_hot.cur;
 	size_t held = (size_t) (cur - w);
 	if (held > 0)
 		memmove(th->buf, w, held);
 	rt_hot.cur = th->buf + held;
 	rt_hot.end = th->buf + held + th->bufsize;
-	slots_written(th, w, cur);
+	clog_moved(th, w, cur, rt_hot.cur);
 	if (at != NULL)
 		at = th->buf + (at - w);
 	put(at, ev);
@@ -419,7 +464,8 @@ static void flush_auto(const char *func, struct rt_thread *th, uint8_t *at, cons
 	th->explicit_pair = 0;
 }
 
-/* Stores ev in clock order, flushing first if it does not fit. */
+/* Stores ev (in place if a handler made it older than the newest stored,
+ * see insertion_point), flushing first if it does not fit. */
 static void own_put(const char *func, struct rt_thread *th, const struct piece *ev)
 {
 	uint64_t c = piece_clock(ev);
@@ -561,7 +607,6 @@ void ovni_ev_emit(struct ovni_ev *ev)
 	/* The buffer has sizeof(struct ovni_ev) bytes of slack past its end:
 	 * a fixed-size copy is cheaper than a variable one. */
 	memcpy(cur, ev, sizeof *ev);
-	slots_note(cur);
 	rt_hot.cur = cur + size;
 	rt_hot.last = clock;
 	RT_SIGNAL_FENCE;
@@ -595,10 +640,12 @@ void ovni_flush(void)
 	uint64_t t0 = clock_raw();
 	uint8_t *cur = rt_hot.cur;
 	write_upto(func, th, cur);
-	rt_hot.wlast = rt_hot.last;
 	rt_hot.cur = th->buf;
 	rt_hot.end = th->buf + th->bufsize;
-	slots_clear();
+	/* What was read after the last event stored (a handler's flush
+	 * between the thread's clock read and its emit) goes before the
+	 * pair; every other logged read is dead. */
+	clog_moved(th, cur, cur, th->buf);
 	flush_pair(func, th, t0);
 	th->explicit_pair = 1;
 	release(func, th);
@@ -608,9 +655,8 @@ void ovni_flush(void)
 
 void rt_emit_open(struct rt_thread *th)
 {
-	slots_clear();
+	clog_kill();
 	rt_hot.last = 0;
-	rt_hot.wlast = 0;
 	rt_hot.busy = 0;
 	__atomic_store_n(&rt_hot.pend, 0, __ATOMIC_RELAXED);
 	th->pend_pos = 0;
@@ -637,7 +683,7 @@ void rt_emit_close(const char *func, struct rt_thread *th)
 	if (th->explicit_pair && rt_hot.cur == th->buf + RT_FLUSH_PAIR_SIZE)
 		rt_hot.cur = th->buf;
 	write_upto(func, th, rt_hot.cur);
-	slots_clear();
+	clog_kill();
 	rt_hot.cur = NULL;
 	rt_hot.end = NULL;
 	/* The buffer stays taken: ovni_thread_free gives it back once the
@@ -646,7 +692,7 @@ void rt_emit_close(const char *func, struct rt_thread *th)
 
 void rt_emit_forget(void)
 {
-	slots_clear();
+	clog_kill();
 	rt_hot.cur = NULL;
 	rt_hot.end = NULL;
 	rt_hot.last = 0;

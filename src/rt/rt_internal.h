@@ -10,7 +10,7 @@
  *     read by threads under its mutex (never on the emit path);
  *   - per thread, a small initial-exec TLS block (rt_hot: the emit
  *     cursor/limit, the owner flag that makes emitting from a signal
- *     handler safe, the recent clock reads) and a pointer to the cold state
+ *     handler safe, the log of recent ovni_clock_now reads) and a pointer to the cold state
  *     (struct rt_thread: stream file, metadata, buffer, pending events).
  *
  * Signal handlers (see emit.c and docs/runtime.md): the code that touches
@@ -53,20 +53,14 @@
  * interrupted the thread's own emit or flush (2-byte size, then the
  * event). Events that do not fit are dropped and counted. */
 #define RT_PEND_SIZE 8192u
-/* Recent event starts remembered per thread, at two scales: the latest
- * start in each 2^RT_SLOT0_SHIFT-byte bucket of the buffer, modulo
- * RT_NSLOT0 buckets, and likewise for 2^RT_SLOT1_SHIFT-byte buckets
- * (RT_NSLOT1 of them). They cover about the last 256 bytes finely and the
- * last 16 KiB coarsely, so that an event can be put back in clock order
- * among the newest ones (see emit.c). */
-#define RT_NSLOT0 8u
-#define RT_SLOT0_SHIFT 5u
-#define RT_NSLOT1 16u
-#define RT_SLOT1_SHIFT 10u
-#define RT_NSLOTS (RT_NSLOT0 + RT_NSLOT1)
-/* An older event is put in place only if the spot is found within this
- * many bytes after a known event start. */
-#define RT_SCAN_MAX 4096u
+/* The clock log of a thread: the last RT_CLOG_N values ovni_clock_now
+ * returned on it, each with the buffer position at that moment (a power
+ * of two). An event older than the newest stored is put back in place
+ * only if its clock is one of them (see emit.c). */
+#define RT_CLOG_N 16u
+/* ... and only among the events stored within this many bytes after the
+ * logged position. */
+#define RT_SCAN_MAX 16384u
 /* The compiler may not move memory accesses across this; the CPU never
  * reorders a thread's accesses as seen by its own signal handlers. */
 #define RT_SIGNAL_FENCE __atomic_signal_fence(__ATOMIC_SEQ_CST)
@@ -179,11 +173,16 @@ struct rt_hot {
 	uint64_t last;  /* the newest clock stored in the stream */
 	uint32_t busy;  /* the thread's own code is using the buffer */
 	uint32_t pend;  /* bytes reserved in the pending ring (atomic) */
-	/* Starts of recent events (NULL: none), by buffer bucket. */
-	uint8_t *slot[RT_NSLOTS];
-	/* Newest clock written to the file: an older event may go at the
-	 * start of the buffer only if it is not older than this. */
-	uint64_t wlast;
+	/* The clock log: entry i % RT_CLOG_N is the i-th read. An entry is
+	 * valid while its ep equals epoch (never 0); whatever moves bytes in
+	 * the buffer bumps epoch and carries the entries it keeps over. */
+	uint32_t clog_head;
+	uint32_t epoch;
+	struct rt_clog {
+		uint64_t clock;
+		uint8_t *pos;
+		uint32_t ep;
+	} clog[RT_CLOG_N];
 };
 
 extern _Thread_local struct rt_hot rt_hot __attribute__((tls_model("initial-exec")));

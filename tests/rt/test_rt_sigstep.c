@@ -93,10 +93,19 @@ static void on_trap(int sig, siginfo_t *si, void *ucv)
 	case KIND_FLUSH:
 		ovni_flush();
 		break;
-	case KIND_BURST:
-		for (int i = 0; i < BURST; i++)
-			h_emit(i & 1);
+	case KIND_BURST: {
+		/* One clock read: more than the clock log keeps (16) between
+		 * the thread's read and its emit would defeat the repair. */
+		uint64_t t = ovni_clock_now();
+		for (int i = 0; i < BURST; i++) {
+			struct ovni_ev ev;
+			uint64_t seq = h_seq;
+			h_seq = seq + 1;
+			rt_sig_mark_ev(&ev, RT_SIG_HANDLER, (int64_t) seq, t + (uint64_t) i);
+			ovni_ev_emit(&ev);
+		}
 		break;
+	}
 	case KIND_BURST_SMALL:
 		for (int i = 0; i < 4; i++)
 			h_emit(i & 1);
