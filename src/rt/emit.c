@@ -30,9 +30,9 @@
  * by clock, and those that no longer fit in the buffer are dropped and
  * counted (stream.json: weft.lost_events), as are events that do not fit
  * in the ring. An owner that sees the ring non-empty once it has given
- * the buffer back takes it again and stores them; a handler that gets the
- * buffer in between (it has no owner then) first stores the pending
- * events older than its own.
+ * the buffer back takes it again and stores them; a handler that finds the
+ * buffer free in between (events pending, no owner) adds its event to the
+ * ring too, for that owner to store (see defer_to_owner).
  *
  * Clock order. A handler that runs after the thread read its clock
  * (ovni_clock_now) but before it called ovni_ev_emit stores a newer event
@@ -494,15 +494,6 @@ static void release(const char *func, struct rt_thread *th)
 	}
 }
 
-/* A new owner first stores what handlers left pending while it had no
- * owner (they ran between an owner giving the buffer back and its last
- * look at the ring) when it is older than its own event (clock c). */
-static inline void take_pending(const char *func, struct rt_thread *th, uint64_t c)
-{
-	if (pend_reserved() != 0)
-		pend_drain(func, th, c, 0, 0);
-}
-
 /* In a signal handler that interrupted the owner: into the pending ring,
  * or dropped and counted. */
 static void pend_push(const char *func, const struct piece *ev)
@@ -537,6 +528,29 @@ static void pend_push(const char *func, const struct piece *ev)
 		memcpy(p + WEFT_EV_HEADER_SIZE + ev->n1, ev->p2, ev->n2);
 }
 
+/* The buffer was free but events were pending before the caller took it
+ * (before0: the ring's counter read before acquire; events pushed after
+ * it came from handlers that interrupted the caller, which stores them).
+ * That happens only between an owner giving the buffer back and its last
+ * look at the ring (release, the hot path), so the caller is a signal
+ * handler that interrupted that owner, which looks at the ring once the
+ * handler returns. Storing the
+ * pending events here would let one of them start an automatic flush whose
+ * OF[ is newer than the caller's event, which would then have to follow
+ * it: the event joins the ring instead (the owner stores them all in
+ * clock order, its flushes putting the older ones before OF[) and the
+ * buffer is given back. Returns nonzero if it did so. */
+static inline int defer_to_owner(const char *func, uint32_t before0, const struct piece *ev)
+{
+	if (RT_LIKELY(before0 == 0))
+		return 0;
+	pend_push(func, ev);
+	RT_SIGNAL_FENCE;
+	rt_hot.busy = 0;
+	RT_SIGNAL_FENCE;
+	return 1;
+}
+
 /* ---- the public emit calls ---- */
 
 void rt_emit_raw(const char *func, uint8_t flags, const char mcv[3], uint64_t clock, const void *payload,
@@ -553,11 +567,14 @@ void rt_emit_raw(const char *func, uint8_t flags, const char mcv[3], uint64_t cl
 	if (total > th->bufsize - RT_FLUSH_PAIR_SIZE)
 		rt_die(func, "an event of %zu bytes does not fit in the %zu-byte event buffer of '%s'", total,
 		       th->bufsize, th->obs_path);
+	uint32_t before0 = pend_reserved();
+	RT_SIGNAL_FENCE;
 	if (acquire() != 0) {
 		pend_push(func, &ev);
 		return;
 	}
-	take_pending(func, th, clock);
+	if (defer_to_owner(func, before0, &ev))
+		return;
 	own_put(func, th, &ev);
 	release(func, th);
 }
@@ -565,7 +582,7 @@ void rt_emit_raw(const char *func, uint8_t flags, const char mcv[3], uint64_t cl
 /* The event did not fit, is older than the newest stored, the buffer was
  * taken (a signal handler) or events are pending, or the thread is not
  * ready (dies). */
-__attribute__((noinline, cold)) static void emit_slow(const struct ovni_ev *ev, size_t size, uint32_t was)
+__attribute__((noinline, cold)) static void emit_slow(const struct ovni_ev *ev, size_t size, uint32_t was, uint32_t before0)
 {
 	static const char func[] = "ovni_ev_emit";
 	const uint8_t *bytes = (const uint8_t *) ev;
@@ -576,7 +593,8 @@ __attribute__((noinline, cold)) static void emit_slow(const struct ovni_ev *ev, 
 	}
 	RT_KEEP_ERRNO;
 	struct rt_thread *th = rt_thread_get(func);
-	take_pending(func, th, piece_clock(&pc));
+	if (defer_to_owner(func, before0, &pc))
+		return;
 	own_put(func, th, &pc);
 	release(func, th);
 }
@@ -595,13 +613,15 @@ __attribute__((noinline, cold)) static void emit_drain(void)
 void ovni_ev_emit(struct ovni_ev *ev)
 {
 	size_t size = WEFT_EV_HEADER_SIZE + weft_ev_payload_size(ev->header.flags);
+	uint32_t before0 = pend_reserved();
+	RT_SIGNAL_FENCE;
 	uint32_t was = acquire();
 	uint8_t *cur = rt_hot.cur;
 	uint64_t clock = ev->header.clock;
 	uint32_t slow = was | pend_reserved() | (uint32_t) ((uintptr_t) rt_hot.end - (uintptr_t) cur < size)
 			| (uint32_t) (clock < rt_hot.last);
 	if (RT_UNLIKELY(slow != 0)) {
-		emit_slow(ev, size, was);
+		emit_slow(ev, size, was, before0);
 		return;
 	}
 	/* The buffer has sizeof(struct ovni_ev) bytes of slack past its end:
@@ -636,7 +656,10 @@ void ovni_flush(void)
 	 * call is using the buffer; there is nothing to do. */
 	if (was != 0)
 		return;
-	take_pending(func, th, UINT64_MAX);
+	/* Interrupting an owner that gave the buffer back: store what is
+	 * pending (all read before this flush) first. */
+	if (pend_reserved() != 0)
+		pend_drain(func, th, UINT64_MAX, 0, 0);
 	uint64_t t0 = clock_raw();
 	uint8_t *cur = rt_hot.cur;
 	write_upto(func, th, cur);

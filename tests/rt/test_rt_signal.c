@@ -215,5 +215,8 @@ int main(void)
 		cmocka_unit_test(test_signal_flush),
 		cmocka_unit_test(test_signal_burst),
 	};
+	/* RT_SIG_ONLY=flush runs one case (debugging). */
+	if (getenv("RT_SIG_ONLY") != NULL)
+		cmocka_set_test_filter(getenv("RT_SIG_ONLY"));
 	return cmocka_run_group_tests(tests, rt_test_group_setup, rt_test_group_teardown);
 }
