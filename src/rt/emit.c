@@ -226,6 +226,21 @@ static void clog_inserted(const uint8_t *at, size_t n)
 	}
 }
 
+/* An event with clock c was stored: if c is the newest logged read, that
+ * read is done with (its entry goes, the slot is free again), so that a
+ * handler that reads and emits many times between a read and its emit
+ * (each of its reads consumed by its emit) does not push that read out of
+ * the log. Owner only (handlers do not log while it has the buffer). */
+static inline void clog_consume(uint64_t c)
+{
+	uint32_t h = rt_hot.clog_head - 1u;
+	struct rt_clog *e = &rt_hot.clog[h & (RT_CLOG_N - 1u)];
+	if (e->clock == c) {
+		e->ep = 0;
+		rt_hot.clog_head = h;
+	}
+}
+
 uint64_t ovni_clock_now(void)
 {
 	/* A signal handler that interrupted the owner's emit or flush (its
@@ -347,6 +362,7 @@ static void put(uint8_t *at, const struct piece *ev)
 		clog_inserted(p, n);
 	if (c > rt_hot.last)
 		rt_hot.last = c;
+	clog_consume(c);
 }
 
 static void put_mark(const uint8_t mcv[3], uint64_t clock)
@@ -629,6 +645,7 @@ void ovni_ev_emit(struct ovni_ev *ev)
 	memcpy(cur, ev, sizeof *ev);
 	rt_hot.cur = cur + size;
 	rt_hot.last = clock;
+	clog_consume(clock);
 	RT_SIGNAL_FENCE;
 	rt_hot.busy = 0;
 	RT_SIGNAL_FENCE;
