@@ -3,7 +3,8 @@
 # fuzz/run.sh BUILD_DIR SECONDS: runs each fuzz target for SECONDS, seeded
 # with the conformance traces (stream.obs files for fuzz_stream; stream.json,
 # metadata.json and clock-offsets.txt files for fuzz_meta) and the model
-# descriptions (fuzz_model). Fails if a target
+# descriptions (fuzz_model); then fuzz_rt_signal (libovni under signal
+# handlers) if it was built. Fails if a target
 # finds a crash (or cannot run). Crash inputs are left in BUILD_DIR/fuzz-out.
 set -euo pipefail
 if [ $# -ne 2 ]; then
@@ -45,4 +46,19 @@ for t in fuzz_stream fuzz_meta fuzz_model; do
     status=1
   fi
 done
+# fuzz_rt_signal: libovni with signal handlers emitting inside emits and
+# flushes (x86-64); seeded with a few small programs (4-byte steps).
+bin="$build/fuzz/fuzz_rt_signal"
+if [ -x "$bin" ] && [ "$(uname -m)" = x86_64 ]; then
+  mkdir -p "$work/rt"
+  printf '\000\005\020\000\001\000\040\003\004\100\000\000' > "$work/rt/seed-1"
+  printf '\004\200\000\000\000\000\030\003\003\000\050\004' > "$work/rt/seed-2"
+  printf '\004\377\000\000\002\100\060\002\001\000\200\003' > "$work/rt/seed-3"
+  echo "== fuzz_rt_signal for ${secs}s"
+  if ! (cd "$build/fuzz-out" && ASAN_OPTIONS=detect_leaks=1 "$bin" -max_total_time="$secs" \
+        -rss_limit_mb=2048 -max_len=256 -print_final_stats=1 "$work/rt" 2>&1 | tail -n 25); then
+    echo "fuzz/run.sh: fuzz_rt_signal FAILED (crash inputs in $build/fuzz-out)" >&2
+    status=1
+  fi
+fi
 exit $status

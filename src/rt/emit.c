@@ -1,12 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * emit.c - events: building them (ovni_ev_*, ovni_payload_*), the emit
- * hot path, jumbo events, and flushing the per-thread buffer.
+ * hot path, jumbo events, flushing the per-thread buffer, and emitting
+ * from signal handlers.
  *
- * Hot path (ovni_ev_emit): one thread-local cursor/limit pair, the size
- * from the nibble, one test ("fits?", which also fails when the thread is
- * not ready because both pointers are then NULL), a fixed-size copy and a
- * pointer bump. No locks, no system calls, nothing shared.
+ * Hot path (ovni_ev_emit): take the thread's buffer (rt_hot.busy = 1),
+ * one test ("fits, in clock order, nobody had the buffer and nothing is
+ * pending": also fails when the thread is not ready because cur and end
+ * are then NULL), a fixed-size copy, a pointer bump, give the buffer back, and one look at the pending ring.
+ * No locks, no system calls, nothing shared.
  *
  * Flushing, as the reference does it:
  *   automatic (an event does not fit): t0 = clock, write the buffer,
@@ -15,6 +17,38 @@
  *     t0 and OF] at t1 (written by the next flush, or by ovni_thread_free
  *     when events follow them; the pair of a last ovni_flush that nothing
  *     follows is dropped, as the reference loses it).
+ *
+ * Signal handlers. Everything that changes the buffer runs with
+ * rt_hot.busy set; whoever set it (the owner) is the only code writing the
+ * buffer. A signal handler that emits while the flag is set (it
+ * interrupted the owner: an emit, or a flush whose write(2) is in
+ * progress) does not touch the buffer: it appends its event to the
+ * thread's pending ring (a reservation by atomic add, so that handlers
+ * interrupting handlers do not collide). The owner, before giving the
+ * buffer back, stores the pending events after its own event (their
+ * clocks were read later); inside a flush they go between OF[ and OF]
+ * by clock, and those that no longer fit in the buffer are dropped and
+ * counted (stream.json: weft.lost_events), as are events that do not fit
+ * in the ring. An owner that sees the ring non-empty once it has given
+ * the buffer back takes it again and stores them; a handler that finds the
+ * buffer free in between (events pending, no owner) adds its event to the
+ * ring too, for that owner to store (see defer_to_owner).
+ *
+ * Clock order. A handler that runs after the thread read its clock
+ * (ovni_clock_now) but before it called ovni_ev_emit stores a newer event
+ * first; the thread's event then arrives older than the newest stored.
+ * Only that case is repaired: ovni_clock_now logs, per thread, the last
+ * RT_CLOG_N values it returned with the buffer position at each read,
+ * and an older event whose clock is a logged value goes before the first
+ * newer event stored after that position (within RT_SCAN_MAX bytes).
+ * Every other event is stored at the end, exactly as the reference does:
+ * unordered regions written on purpose (clocks set with
+ * ovni_ev_set_clock) keep their emit order. Flushes carry the logged
+ * positions over (or kill them), and an automatic flush holds back the
+ * bytes from the oldest logged position on (up to an eighth of the
+ * buffer, which has that much room beyond its size, so flushes happen
+ * where they would without it), so that the repair works across a flush
+ * that a handler's event caused.
  *
  * errno: the hot path does not touch it; everything that can reach a
  * write(2) keeps it (RT_KEEP_ERRNO).
@@ -26,10 +60,34 @@
 
 _Thread_local struct rt_hot rt_hot __attribute__((tls_model("initial-exec")));
 
-static const char mcv_flush_begin[3] = {'O', 'F', '['};
-static const char mcv_flush_end[3] = {'O', 'F', ']'};
+static const uint8_t mcv_flush_begin[3] = {'O', 'F', '['};
+static const uint8_t mcv_flush_end[3] = {'O', 'F', ']'};
 
-uint64_t ovni_clock_now(void)
+/* A pending record size that ends the ring (the reservation that did not
+ * fit). */
+#define PEND_END 0xffffu
+
+/* An event in pieces: its 12-byte header as stored, then two payload
+ * parts (a jumbo: the size field, then the data). */
+struct piece {
+	const uint8_t *hdr;
+	const void *p1;
+	size_t n1;
+	const void *p2;
+	size_t n2;
+};
+
+static inline size_t piece_size(const struct piece *ev)
+{
+	return WEFT_EV_HEADER_SIZE + ev->n1 + ev->n2;
+}
+
+static inline uint64_t piece_clock(const struct piece *ev)
+{
+	return weft_load_u64(ev->hdr + WEFT_EV_OFF_CLOCK);
+}
+
+static inline uint64_t clock_raw(void)
 {
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -84,94 +142,515 @@ void ovni_payload_add(struct ovni_ev *ev, const uint8_t *buf, int size)
 	ev->header.flags = (uint8_t) ((ev->header.flags & ~WEFT_EV_SIZE_MASK) | weft_ev_size_code((unsigned) total));
 }
 
-void rt_buffer_write(const char *func, struct rt_thread *th)
+/* ---- owning the buffer ---- */
+
+/* Takes the buffer; returns nonzero if someone had it (then the caller
+ * interrupted the owner: it runs in a signal handler). */
+static inline uint32_t acquire(void)
 {
-	size_t len = (size_t) (rt_hot.cur - th->buf);
+	uint32_t was = rt_hot.busy;
+	rt_hot.busy = 1;
+	RT_SIGNAL_FENCE;
+	return was;
+}
+
+static inline uint32_t pend_reserved(void)
+{
+	return __atomic_load_n(&rt_hot.pend, __ATOMIC_RELAXED);
+}
+
+static void lost_add(struct rt_thread *th)
+{
+	__atomic_fetch_add(&th->lost, 1, __ATOMIC_RELAXED);
+}
+
+/* ---- the clock log ---- */
+
+/* The clock log (rt_hot.clog) remembers, for the last RT_CLOG_N values
+ * ovni_clock_now returned on this thread, where the buffer's cursor was
+ * when the value was read: the events stored from there on were stored
+ * after the read. Only the owner moves bytes in the buffer (flush, put
+ * back), and then bumps the epoch and carries over the entries whose
+ * positions it keeps; an entry of another epoch is dead. */
+
+static inline int clog_live(const struct rt_clog *e, const struct rt_thread *th)
+{
+	return e->ep == rt_hot.epoch && e->pos >= th->buf && e->pos <= rt_hot.cur;
+}
+
+/* Starts a new epoch: returns the old one (entries still of it are the
+ * live ones to carry over). */
+static inline uint32_t clog_new_epoch(void)
+{
+	uint32_t old = rt_hot.epoch;
+	uint32_t ep = old + 1u;
+	if (ep == 0)
+		ep = 1;
+	rt_hot.epoch = ep;
+	RT_SIGNAL_FENCE;
+	return old;
+}
+
+/* Every entry dies. */
+static void clog_kill(void)
+{
+	clog_new_epoch();
+}
+
+/* The bytes [w, old_cur) moved to the buffer start (those before w were
+ * written out); a position equal to old_cur maps to `to` (where storing
+ * goes on). */
+static void clog_moved(const struct rt_thread *th, const uint8_t *w, const uint8_t *old_cur, uint8_t *to)
+{
+	uint32_t old = clog_new_epoch();
+	for (unsigned i = 0; i < RT_CLOG_N; i++) {
+		struct rt_clog *e = &rt_hot.clog[i];
+		if (e->ep != old || e->pos < w || e->pos > old_cur)
+			continue;
+		e->pos = e->pos == old_cur ? to : th->buf + (e->pos - w);
+		e->ep = rt_hot.epoch;
+	}
+}
+
+/* n bytes were inserted at `at`: the positions from there on move on. */
+static void clog_inserted(const uint8_t *at, size_t n)
+{
+	uint32_t old = clog_new_epoch();
+	for (unsigned i = 0; i < RT_CLOG_N; i++) {
+		struct rt_clog *e = &rt_hot.clog[i];
+		if (e->ep != old)
+			continue;
+		if (e->pos >= at)
+			e->pos += n;
+		e->ep = rt_hot.epoch;
+	}
+}
+
+/* An event with clock c was stored: if c is the newest logged read, that
+ * read is done with (its entry goes, the slot is free again), so that a
+ * handler that reads and emits many times between a read and its emit
+ * (each of its reads consumed by its emit) does not push that read out of
+ * the log. Owner only (handlers do not log while it has the buffer). */
+static inline void clog_consume(uint64_t c)
+{
+	uint32_t h = rt_hot.clog_head - 1u;
+	struct rt_clog *e = &rt_hot.clog[h & (RT_CLOG_N - 1u)];
+	if (e->clock == c) {
+		e->ep = 0;
+		rt_hot.clog_head = h;
+	}
+}
+
+uint64_t ovni_clock_now(void)
+{
+	/* A signal handler that interrupted the owner's emit or flush (its
+	 * event goes to the pending ring, stored in clock order) does not
+	 * log: the owner may be moving the entries. */
+	if (rt_hot.busy != 0)
+		return clock_raw();
+	/* Claim an entry, mark it dead, then fill it: the epoch before the
+	 * cursor, so that an owner (a handler) moving bytes in between leaves
+	 * it dead rather than pointing at moved bytes; the cursor before the
+	 * clock, so that what a handler stores after the read is after the
+	 * position. */
+	uint32_t i = rt_hot.clog_head;
+	rt_hot.clog_head = i + 1u;
+	struct rt_clog *e = &rt_hot.clog[i & (RT_CLOG_N - 1u)];
+	e->ep = 0;
+	e->clock = UINT64_MAX;
+	RT_SIGNAL_FENCE;
+	uint32_t ep = rt_hot.epoch;
+	RT_SIGNAL_FENCE;
+	e->pos = rt_hot.cur;
+	RT_SIGNAL_FENCE;
+	e->ep = ep;
+	RT_SIGNAL_FENCE;
+	uint64_t t = clock_raw();
+	e->clock = t;
+	return t;
+}
+
+static inline uint64_t clock_at(const uint8_t *p)
+{
+	return weft_load_u64(p + WEFT_EV_OFF_CLOCK);
+}
+
+static inline int is_flush_mark(const uint8_t *p)
+{
+	return p[WEFT_EV_OFF_MODEL] == 'O' && p[WEFT_EV_OFF_CATEGORY] == 'F';
+}
+
+static size_t stored_size(const uint8_t *p)
+{
+	if (weft_ev_is_jumbo(p[WEFT_EV_OFF_FLAGS]))
+		return WEFT_EV_HEADER_SIZE + WEFT_EV_JUMBO_SIZE_FIELD
+		       + weft_load_u32(p + WEFT_EV_OFF_PAYLOAD);
+	return WEFT_EV_HEADER_SIZE + weft_ev_payload_size(p[WEFT_EV_OFF_FLAGS]);
+}
+
+/* Where an event with clock c, older than the newest stored, goes: only
+ * if c is a value ovni_clock_now returned on this thread (a live entry of
+ * the clock log, the newest such), at the first event newer than c stored
+ * after that read, within RT_SCAN_MAX bytes of it. That is the case a
+ * signal handler creates (the thread read its clock, a handler stored a
+ * newer event, then the thread emits). A flush mark as that first newer
+ * event counts only right at the logged position (a handler's ovni_flush
+ * between the read and the emit), not after events stored since the read
+ * (the thread's own flush after emitting with the same clock). NULL: at
+ * the end, as the reference stores it. */
+static uint8_t *insertion_point(const struct rt_thread *th, uint64_t c)
+{
+	const struct rt_clog *hit = NULL;
+	uint32_t head = rt_hot.clog_head;
+	for (unsigned k = 1; k <= RT_CLOG_N; k++) {
+		const struct rt_clog *e = &rt_hot.clog[(head - k) & (RT_CLOG_N - 1u)];
+		if (e->clock == c && clog_live(e, th)) {
+			hit = e;
+			break;
+		}
+	}
+	if (hit == NULL)
+		return NULL;
+	uint8_t *cur = rt_hot.cur;
+	uint8_t *p = hit->pos;
+	if ((size_t) (cur - p) > RT_SCAN_MAX)
+		return NULL;
+	while (p < cur && clock_at(p) <= c)
+		p += stored_size(p);
+	if (p >= cur)
+		return NULL;
+	if (is_flush_mark(p) && p != hit->pos)
+		return NULL;
+	return p;
+}
+
+/* Where an automatic flush stops writing: at the oldest live logged
+ * position from which the bytes fit in what the buffer may hold back. */
+static uint8_t *hold_point(const struct rt_thread *th)
+{
+	uint8_t *cur = rt_hot.cur;
+	uint8_t *w = cur;
+	for (unsigned i = 0; i < RT_CLOG_N; i++) {
+		const struct rt_clog *e = &rt_hot.clog[i];
+		if (clog_live(e, th) && e->pos < w && (size_t) (cur - e->pos) <= th->hold_max)
+			w = e->pos;
+	}
+	return w;
+}
+
+/* ---- storing (owner only) ---- */
+
+/* Stores ev at `at` (moving the bytes from there on) or, if at is NULL,
+ * at the end. The caller made sure it fits. */
+static void put(uint8_t *at, const struct piece *ev)
+{
+	size_t n = piece_size(ev);
+	uint64_t c = piece_clock(ev);
+	uint8_t *cur = rt_hot.cur;
+	uint8_t *p = cur;
+	if (at != NULL && at < cur) {
+		memmove(at + n, at, (size_t) (cur - at));
+		p = at;
+	}
+	memcpy(p, ev->hdr, WEFT_EV_HEADER_SIZE);
+	if (ev->n1 > 0)
+		memcpy(p + WEFT_EV_HEADER_SIZE, ev->p1, ev->n1);
+	if (ev->n2 > 0)
+		memcpy(p + WEFT_EV_HEADER_SIZE + ev->n1, ev->p2, ev->n2);
+	rt_hot.cur = cur + n;
+	if (p != cur)
+		clog_inserted(p, n);
+	if (c > rt_hot.last)
+		rt_hot.last = c;
+	clog_consume(c);
+}
+
+static void put_mark(const uint8_t mcv[3], uint64_t clock)
+{
+	uint8_t hdr[WEFT_EV_HEADER_SIZE] = {0, mcv[0], mcv[1], mcv[2]};
+	weft_store_u64(hdr + WEFT_EV_OFF_CLOCK, clock);
+	struct piece ev = {hdr, NULL, 0, NULL, 0};
+	put(NULL, &ev);
+}
+
+static void write_upto(const char *func, struct rt_thread *th, const uint8_t *upto)
+{
+	size_t len = (size_t) (upto - th->buf);
 	if (len > 0)
 		rt_write_all(func, th->fd, th->buf, len, th->obs_path);
-	rt_hot.cur = th->buf;
 }
 
-/* Stores one event at the cursor; the caller made sure it fits. */
-static inline void store_event(uint8_t flags, const char mcv[3], uint64_t clock, const void *payload,
-			       size_t payload_size, const void *extra, size_t extra_size)
+static void own_put(const char *func, struct rt_thread *th, const struct piece *ev);
+
+/* Pending records: a 2-byte size (PEND_TAKEN set once stored), then the
+ * event. */
+#define PEND_TAKEN 0x8000u
+
+/* Stores the pending events in clock order (handlers interrupting
+ * handlers may leave the ring out of order), those older than limit. In a
+ * flush (in_flush), an event is stored only if `keep` bytes stay free
+ * after it, else it is dropped and counted; otherwise each may flush the
+ * buffer. */
+static void pend_drain(const char *func, struct rt_thread *th, uint64_t limit, size_t keep, int in_flush)
 {
-	uint8_t *p = rt_hot.cur;
-	p[WEFT_EV_OFF_FLAGS] = flags;
-	p[WEFT_EV_OFF_MODEL] = (uint8_t) mcv[0];
-	p[WEFT_EV_OFF_CATEGORY] = (uint8_t) mcv[1];
-	p[WEFT_EV_OFF_VALUE] = (uint8_t) mcv[2];
-	weft_store_u64(p + WEFT_EV_OFF_CLOCK, clock);
-	p += WEFT_EV_OFF_PAYLOAD;
-	if (payload_size > 0)
-		memcpy(p, payload, payload_size);
-	p += payload_size;
-	if (extra_size > 0)
-		memcpy(p, extra, extra_size);
-	rt_hot.cur = p + extra_size;
+	for (;;) {
+		uint32_t all = pend_reserved();
+		uint32_t len = all < RT_PEND_SIZE ? all : RT_PEND_SIZE;
+		/* Skip what was stored and find the oldest left. */
+		uint8_t *best = NULL;
+		uint32_t pos = th->pend_pos, lead = 1;
+		while (pos + 2u <= len) {
+			uint16_t n;
+			memcpy(&n, th->pend + pos, sizeof n);
+			if (n == PEND_END)
+				break; /* what follows did not fit in the ring (counted) */
+			if ((n & PEND_TAKEN) == 0) {
+				lead = 0;
+				if (best == NULL || clock_at(th->pend + pos + 2) < clock_at(best + 2))
+					best = th->pend + pos;
+			}
+			pos += 2u + (n & ~PEND_TAKEN);
+			if (lead)
+				th->pend_pos = pos;
+		}
+		if (best == NULL) {
+			/* Empty it, unless a handler reserved more meanwhile. */
+			if (__atomic_compare_exchange_n(&rt_hot.pend, &all, 0, 0, __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+				th->pend_pos = 0;
+				return;
+			}
+			continue;
+		}
+		const uint8_t *rec = best + 2;
+		if (clock_at(rec) >= limit)
+			return;
+		uint16_t n;
+		memcpy(&n, best, sizeof n);
+		uint16_t taken = (uint16_t) (n | PEND_TAKEN);
+		memcpy(best, &taken, sizeof taken);
+		struct piece ev = {rec, rec + WEFT_EV_HEADER_SIZE, (size_t) n - WEFT_EV_HEADER_SIZE, NULL, 0};
+		if (!in_flush)
+			own_put(func, th, &ev);
+		else if ((size_t) (rt_hot.end - rt_hot.cur) >= (size_t) n + keep)
+			put(NULL, &ev);
+		else
+			lost_add(th);
+	}
 }
 
-static void store_flush_pair(uint64_t t0, uint64_t t1)
+/* After a flush wrote the buffer (at t0): OF[ at t0 and OF] at t1, with
+ * the events of the handlers that interrupted the flush in clock order
+ * around OF[ and before OF] (t1 is read once none is pending). */
+static void flush_pair(const char *func, struct rt_thread *th, uint64_t t0)
 {
-	store_event(0, mcv_flush_begin, t0, NULL, 0, NULL, 0);
-	store_event(0, mcv_flush_end, t1, NULL, 0, NULL, 0);
+	pend_drain(func, th, t0, RT_FLUSH_PAIR_SIZE, 1);
+	put_mark(mcv_flush_begin, t0);
+	uint64_t t1;
+	for (;;) {
+		pend_drain(func, th, UINT64_MAX, RT_FLUSH_PAIR_SIZE / 2u, 1);
+		t1 = clock_raw();
+		RT_SIGNAL_FENCE;
+		if (pend_reserved() == 0)
+			break;
+	}
+	put_mark(mcv_flush_end, t1);
 }
 
-/* Writes the buffer and returns the clocks around the write. */
-static void timed_write(const char *func, struct rt_thread *th, uint64_t *t0, uint64_t *t1)
+/* Automatic flush: ev (to go at `at`, or at the end) does not fit. The
+ * bytes from the oldest live logged position on are held back (bounded),
+ * so that an event read there can still be put back in place. */
+static void flush_auto(const char *func, struct rt_thread *th, uint8_t *at, const struct piece *ev)
 {
-	*t0 = ovni_clock_now();
-	rt_buffer_write(func, th);
-	*t1 = ovni_clock_now();
+	uint8_t *w = hold_point(th);
+	if (at != NULL && at < w)
+		at = NULL;
+	uint64_t t0 = clock_raw();
+	write_upto(func, th, w);
+	uint8_t *cur = rt_hot.cur;
+	size_t held = (size_t) (cur - w);
+	if (held > 0)
+		memmove(th->buf, w, held);
+	rt_hot.cur = th->buf + held;
+	rt_hot.end = th->buf + held + th->bufsize;
+	clog_moved(th, w, cur, rt_hot.cur);
+	if (at != NULL)
+		at = th->buf + (at - w);
+	put(at, ev);
+	flush_pair(func, th, t0);
+	th->explicit_pair = 0;
 }
+
+/* Stores ev (in place if a handler made it older than the newest stored,
+ * see insertion_point), flushing first if it does not fit. */
+static void own_put(const char *func, struct rt_thread *th, const struct piece *ev)
+{
+	uint64_t c = piece_clock(ev);
+	uint8_t *at = c < rt_hot.last ? insertion_point(th, c) : NULL;
+	if ((size_t) (rt_hot.end - rt_hot.cur) < piece_size(ev)) {
+		flush_auto(func, th, at, ev);
+		return;
+	}
+	put(at, ev);
+}
+
+/* Gives the buffer back, storing what handlers left pending first. */
+static void release(const char *func, struct rt_thread *th)
+{
+	for (;;) {
+		if (pend_reserved() != 0)
+			pend_drain(func, th, UINT64_MAX, 0, 0);
+		RT_SIGNAL_FENCE;
+		rt_hot.busy = 0;
+		RT_SIGNAL_FENCE;
+		/* A handler that runs from here on owns the buffer itself. */
+		if (pend_reserved() == 0)
+			return;
+		rt_hot.busy = 1;
+		RT_SIGNAL_FENCE;
+	}
+}
+
+/* In a signal handler that interrupted the owner: into the pending ring,
+ * or dropped and counted. */
+static void pend_push(const char *func, const struct piece *ev)
+{
+	struct rt_thread *th = rt_thread_peek();
+	if (th == NULL)
+		th = rt_thread_get(func); /* dies, saying why */
+	size_t n = piece_size(ev);
+	if (th->closing || n + 2u > RT_PEND_SIZE) {
+		lost_add(th);
+		return;
+	}
+	uint32_t need = (uint32_t) n + 2u;
+	uint32_t off = __atomic_fetch_add(&rt_hot.pend, need, __ATOMIC_RELAXED);
+	if (off >= RT_PEND_SIZE || RT_PEND_SIZE - off < need) {
+		/* Later reservations start past this one: mark the end. */
+		if (off <= RT_PEND_SIZE - 2u) {
+			uint16_t end = PEND_END;
+			memcpy(th->pend + off, &end, sizeof end);
+		}
+		lost_add(th);
+		return;
+	}
+	uint8_t *p = th->pend + off;
+	uint16_t n16 = (uint16_t) n;
+	memcpy(p, &n16, sizeof n16);
+	p += 2;
+	memcpy(p, ev->hdr, WEFT_EV_HEADER_SIZE);
+	if (ev->n1 > 0)
+		memcpy(p + WEFT_EV_HEADER_SIZE, ev->p1, ev->n1);
+	if (ev->n2 > 0)
+		memcpy(p + WEFT_EV_HEADER_SIZE + ev->n1, ev->p2, ev->n2);
+}
+
+/* The buffer was free but events were pending before the caller took it
+ * (before0: the ring's counter read before acquire; events pushed after
+ * it came from handlers that interrupted the caller, which stores them).
+ * That happens only between an owner giving the buffer back and its last
+ * look at the ring (release, the hot path), so the caller is a signal
+ * handler that interrupted that owner, which looks at the ring once the
+ * handler returns. Storing the
+ * pending events here would let one of them start an automatic flush whose
+ * OF[ is newer than the caller's event, which would then have to follow
+ * it: the event joins the ring instead (the owner stores them all in
+ * clock order, its flushes putting the older ones before OF[) and the
+ * buffer is given back. Returns nonzero if it did so. */
+static inline int defer_to_owner(const char *func, uint32_t before0, const struct piece *ev)
+{
+	if (RT_LIKELY(before0 == 0))
+		return 0;
+	pend_push(func, ev);
+	RT_SIGNAL_FENCE;
+	rt_hot.busy = 0;
+	RT_SIGNAL_FENCE;
+	return 1;
+}
+
+/* ---- the public emit calls ---- */
 
 void rt_emit_raw(const char *func, uint8_t flags, const char mcv[3], uint64_t clock, const void *payload,
 		 size_t payload_size, const void *extra, size_t extra_size)
 {
-	struct rt_thread *th = rt_thread_get(func);
-	size_t total = WEFT_EV_HEADER_SIZE + payload_size + extra_size;
+	RT_KEEP_ERRNO;
+	uint8_t hdr[WEFT_EV_HEADER_SIZE] = {flags, (uint8_t) mcv[0], (uint8_t) mcv[1], (uint8_t) mcv[2]};
+	weft_store_u64(hdr + WEFT_EV_OFF_CLOCK, clock);
+	struct piece ev = {hdr, payload, payload_size, extra, extra_size};
+	struct rt_thread *th = rt_thread_peek();
+	if (th == NULL)
+		th = rt_thread_get(func); /* dies, saying why */
+	size_t total = piece_size(&ev);
 	if (total > th->bufsize - RT_FLUSH_PAIR_SIZE)
 		rt_die(func, "an event of %zu bytes does not fit in the %zu-byte event buffer of '%s'", total,
 		       th->bufsize, th->obs_path);
-	if ((size_t) (rt_hot.end - rt_hot.cur) >= total) {
-		store_event(flags, mcv, clock, payload, payload_size, extra, extra_size);
+	uint32_t before0 = pend_reserved();
+	RT_SIGNAL_FENCE;
+	if (acquire() != 0) {
+		pend_push(func, &ev);
 		return;
 	}
-	/* Only the write can touch errno (marks and jumbo events come here). */
-	RT_KEEP_ERRNO;
-	uint64_t t0, t1;
-	timed_write(func, th, &t0, &t1);
-	th->explicit_pair = 0;
-	store_event(flags, mcv, clock, payload, payload_size, extra, extra_size);
-	store_flush_pair(t0, t1);
+	if (defer_to_owner(func, before0, &ev))
+		return;
+	own_put(func, th, &ev);
+	release(func, th);
 }
 
-/* The event did not fit, or the thread is not ready (dies). */
-__attribute__((noinline, cold)) static void emit_slow(const struct ovni_ev *ev, size_t size)
+/* The event did not fit, is older than the newest stored, the buffer was
+ * taken (a signal handler) or events are pending, or the thread is not
+ * ready (dies). */
+__attribute__((noinline, cold)) static void emit_slow(const struct ovni_ev *ev, size_t size, uint32_t was, uint32_t before0)
+{
+	static const char func[] = "ovni_ev_emit";
+	const uint8_t *bytes = (const uint8_t *) ev;
+	struct piece pc = {bytes, bytes + WEFT_EV_HEADER_SIZE, size - WEFT_EV_HEADER_SIZE, NULL, 0};
+	if (was != 0) {
+		pend_push(func, &pc);
+		return;
+	}
+	RT_KEEP_ERRNO;
+	struct rt_thread *th = rt_thread_get(func);
+	if (defer_to_owner(func, before0, &pc))
+		return;
+	own_put(func, th, &pc);
+	release(func, th);
+}
+
+/* Handlers left events while the hot path had the buffer. */
+__attribute__((noinline, cold)) static void emit_drain(void)
 {
 	static const char func[] = "ovni_ev_emit";
 	RT_KEEP_ERRNO;
-	struct rt_thread *th = rt_thread_get(func);
-	uint64_t t0, t1;
-	timed_write(func, th, &t0, &t1);
-	th->explicit_pair = 0;
-	memcpy(rt_hot.cur, ev, size);
-	rt_hot.cur += size;
-	store_flush_pair(t0, t1);
+	struct rt_thread *th = rt_thread_peek();
+	if (th == NULL || acquire() != 0)
+		return; /* cannot happen: handlers give the buffer back */
+	release(func, th);
 }
 
 void ovni_ev_emit(struct ovni_ev *ev)
 {
 	size_t size = WEFT_EV_HEADER_SIZE + weft_ev_payload_size(ev->header.flags);
+	uint32_t before0 = pend_reserved();
+	RT_SIGNAL_FENCE;
+	uint32_t was = acquire();
 	uint8_t *cur = rt_hot.cur;
-	if (RT_UNLIKELY((uintptr_t) rt_hot.end - (uintptr_t) cur < size)) {
-		emit_slow(ev, size);
+	uint64_t clock = ev->header.clock;
+	uint32_t slow = was | pend_reserved() | (uint32_t) ((uintptr_t) rt_hot.end - (uintptr_t) cur < size)
+			| (uint32_t) (clock < rt_hot.last);
+	if (RT_UNLIKELY(slow != 0)) {
+		emit_slow(ev, size, was, before0);
 		return;
 	}
 	/* The buffer has sizeof(struct ovni_ev) bytes of slack past its end:
 	 * a fixed-size copy is cheaper than a variable one. */
 	memcpy(cur, ev, sizeof *ev);
 	rt_hot.cur = cur + size;
+	rt_hot.last = clock;
+	clog_consume(clock);
+	RT_SIGNAL_FENCE;
+	rt_hot.busy = 0;
+	RT_SIGNAL_FENCE;
+	if (RT_UNLIKELY(pend_reserved() != 0))
+		emit_drain();
 }
 
 void ovni_ev_jumbo_emit(struct ovni_ev *ev, const uint8_t *buf, uint32_t bufsize)
@@ -188,9 +667,75 @@ void ovni_flush(void)
 {
 	static const char func[] = "ovni_flush";
 	RT_KEEP_ERRNO;
+	uint32_t was = acquire();
 	struct rt_thread *th = rt_thread_get(func);
-	uint64_t t0, t1;
-	timed_write(func, th, &t0, &t1);
-	store_flush_pair(t0, t1);
+	/* In a handler that interrupted this thread's emit or flush: that
+	 * call is using the buffer; there is nothing to do. */
+	if (was != 0)
+		return;
+	/* Interrupting an owner that gave the buffer back: store what is
+	 * pending (all read before this flush) first. */
+	if (pend_reserved() != 0)
+		pend_drain(func, th, UINT64_MAX, 0, 0);
+	uint64_t t0 = clock_raw();
+	uint8_t *cur = rt_hot.cur;
+	write_upto(func, th, cur);
+	rt_hot.cur = th->buf;
+	rt_hot.end = th->buf + th->bufsize;
+	/* What was read after the last event stored (a handler's flush
+	 * between the thread's clock read and its emit) goes before the
+	 * pair; every other logged read is dead. */
+	clog_moved(th, cur, cur, th->buf);
+	flush_pair(func, th, t0);
 	th->explicit_pair = 1;
+	release(func, th);
+}
+
+/* ---- thread start and end ---- */
+
+void rt_emit_open(struct rt_thread *th)
+{
+	clog_kill();
+	rt_hot.last = 0;
+	rt_hot.busy = 0;
+	__atomic_store_n(&rt_hot.pend, 0, __ATOMIC_RELAXED);
+	th->pend_pos = 0;
+	RT_SIGNAL_FENCE;
+	rt_hot.end = th->buf + th->bufsize;
+	rt_hot.cur = th->buf;
+}
+
+void rt_emit_close(const char *func, struct rt_thread *th)
+{
+	if (acquire() != 0)
+		rt_die(func, "called in a signal handler that interrupted this thread's emit or flush");
+	if (pend_reserved() != 0)
+		pend_drain(func, th, UINT64_MAX, 0, 0);
+	/* From here on, handlers' events are dropped (and counted). */
+	th->closing = 1;
+	RT_SIGNAL_FENCE;
+	if (pend_reserved() != 0)
+		pend_drain(func, th, UINT64_MAX, 0, 0);
+	/* The reference does not flush here, so the OF[/OF] pair that its
+	 * last ovni_flush left in the buffer never reaches the file: drop it
+	 * when nothing followed it. Events emitted after it are written (with
+	 * the pair before them), and so is the pair of an automatic flush. */
+	if (th->explicit_pair && rt_hot.cur == th->buf + RT_FLUSH_PAIR_SIZE)
+		rt_hot.cur = th->buf;
+	write_upto(func, th, rt_hot.cur);
+	clog_kill();
+	rt_hot.cur = NULL;
+	rt_hot.end = NULL;
+	/* The buffer stays taken: ovni_thread_free gives it back once the
+	 * thread is finished. */
+}
+
+void rt_emit_forget(void)
+{
+	clog_kill();
+	rt_hot.cur = NULL;
+	rt_hot.end = NULL;
+	rt_hot.last = 0;
+	rt_hot.busy = 0;
+	__atomic_store_n(&rt_hot.pend, 0, __ATOMIC_RELAXED);
 }

@@ -77,6 +77,16 @@ void rt_meta_write(const char *func, struct rt_thread *th, enum rt_meta_stage st
 			set_or_die(func, ovni, WEFT_KEY_LOOM_CPUS, json_incref(th->loom_cpus));
 		if (stage == RT_META_FINAL)
 			set_or_die(func, ovni, WEFT_KEY_FINISHED, json_integer(1));
+		/* Events of signal handlers that could not be stored. */
+		uint64_t lost = __atomic_load_n(&th->lost, __ATOMIC_RELAXED);
+		if (lost > 0) {
+			json_t *weft = json_object_get(th->meta, WEFT_KEY_WEFT);
+			if (!json_is_object(weft)) {
+				weft = obj_or_die(func);
+				set_or_die(func, th->meta, WEFT_KEY_WEFT, weft);
+			}
+			set_or_die(func, weft, RT_KEY_LOST_EVENTS, json_integer((json_int_t) lost));
+		}
 	}
 	char *text = json_dumps(th->meta, JSON_INDENT(4) | JSON_REAL_PRECISION(17));
 	if (text == NULL)

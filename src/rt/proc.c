@@ -13,6 +13,14 @@
  *   WEFT_BUFSIZE   per-thread event buffer size in bytes
  * A process is initialized once: ovni_proc_init after ovni_proc_fini is
  * misuse, as in the reference.
+ *
+ * fork(): the child of a traced process starts untraced. pthread_atfork
+ * handlers (installed by the first ovni_proc_init) hold the process and
+ * thread mutexes across the fork, and in the child forget the process and
+ * close the inherited stream files without writing anything (the parent's
+ * files are not touched). The child may then call ovni_proc_init with its
+ * own pid and becomes a process of its own in the trace; emitting without
+ * that is misuse, with a message that says so.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -39,7 +47,51 @@ static struct {
 	int rank_set;
 	int rank;
 	int nranks;
+	int forked; /* a fork() child of a traced process, not initialized */
 } proc = {.mu = PTHREAD_MUTEX_INITIALIZER};
+
+static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
+
+static void atfork_prepare(void)
+{
+	pthread_mutex_lock(&proc.mu);
+	rt_threads_lock();
+}
+
+static void atfork_parent(void)
+{
+	rt_threads_unlock();
+	pthread_mutex_unlock(&proc.mu);
+}
+
+static void atfork_child(void)
+{
+	if (proc.ready || proc.finished) {
+		free(proc.loom);
+		free(proc.final_proc_dir);
+		free(proc.tmp_dir);
+		free(proc.tmp_loom_dir);
+		free(proc.tmp_proc_dir);
+		proc.loom = NULL;
+		proc.final_proc_dir = NULL;
+		proc.tmp_dir = NULL;
+		proc.tmp_loom_dir = NULL;
+		proc.tmp_proc_dir = NULL;
+		proc.ready = 0;
+		proc.finished = 0;
+		proc.rank_set = 0;
+		proc.forked = 1;
+		rt_threads_forked();
+	}
+	rt_threads_unlock();
+	pthread_mutex_unlock(&proc.mu);
+}
+
+static void atfork_install(void)
+{
+	if (pthread_atfork(atfork_prepare, atfork_parent, atfork_child) != 0)
+		rt_die("ovni_proc_init", "cannot install the fork() handlers (pthread_atfork failed)");
+}
 
 static const char *env_nonempty(const char *name)
 {
@@ -84,6 +136,7 @@ void ovni_proc_init(int app, const char *loom, int pid)
 {
 	static const char func[] = "ovni_proc_init";
 	RT_KEEP_ERRNO;
+	pthread_once(&atfork_once, atfork_install);
 	pthread_mutex_lock(&proc.mu);
 	if (proc.ready)
 		rt_die(func, "the process is already initialized");
@@ -123,6 +176,7 @@ void ovni_proc_init(int app, const char *loom, int pid)
 	proc.rank_set = 0;
 	proc.rank = 0;
 	proc.nranks = 0;
+	proc.forked = 0;
 	proc.ready = 1;
 	pthread_mutex_unlock(&proc.mu);
 }
@@ -132,6 +186,9 @@ static void check_ready(const char *func)
 {
 	if (proc.finished)
 		rt_die(func, "the process was already finished by ovni_proc_fini");
+	if (!proc.ready && proc.forked)
+		rt_die(func, "the process is not initialized: it is a fork() child of a traced process, which "
+			     "starts untraced (call ovni_proc_init with its own pid first)");
 	if (!proc.ready)
 		rt_die(func, "the process is not initialized (call ovni_proc_init first)");
 }

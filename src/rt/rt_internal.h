@@ -8,15 +8,23 @@
  * State:
  *   - one process (struct rt_proc, proc.c), set up by ovni_proc_init and
  *     read by threads under its mutex (never on the emit path);
- *   - per thread, a small initial-exec TLS block: the emit cursor/limit
- *     (rt_hot, the only thing the hot path touches) and a pointer to the
- *     cold state (struct rt_thread: stream file, metadata, buffer start).
+ *   - per thread, a small initial-exec TLS block (rt_hot: the emit
+ *     cursor/limit, the owner flag that makes emitting from a signal
+ *     handler safe, the log of recent ovni_clock_now reads) and a pointer to the cold state
+ *     (struct rt_thread: stream file, metadata, buffer, pending events).
+ *
+ * Signal handlers (see emit.c and docs/runtime.md): the code that touches
+ * a thread's buffer runs with rt_hot.busy set. An emit that finds it set
+ * interrupted that code (it runs in a signal handler): it appends its
+ * event to the thread's pending ring instead, and the interrupted code
+ * stores the pending events when it is done, in clock order.
  */
 #ifndef WEFT_RT_INTERNAL_H
 #define WEFT_RT_INTERNAL_H
 
 #include <errno.h>
 #include <jansson.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -35,6 +43,29 @@
 #define RT_BUFSIZE_MAX (1024ull * 1024ull * 1024ull)
 /* Bytes kept free after any event for the OF[/OF] pair of a flush. */
 #define RT_FLUSH_PAIR_SIZE (2u * 12u)
+/* An automatic flush may keep the newest events in the buffer (those an
+ * older event may still have to go before, see emit.c): up to an eighth
+ * of the buffer, within these bounds. The buffer has that much room
+ * beyond WEFT_BUFSIZE, so flushes happen where they would without it. */
+#define RT_HOLD_MIN 512u
+#define RT_HOLD_MAX 16384u
+/* The pending ring of a thread: events emitted by signal handlers that
+ * interrupted the thread's own emit or flush (2-byte size, then the
+ * event). Events that do not fit are dropped and counted. */
+#define RT_PEND_SIZE 8192u
+/* The clock log of a thread: the last RT_CLOG_N values ovni_clock_now
+ * returned on it, each with the buffer position at that moment (a power
+ * of two). An event older than the newest stored is put back in place
+ * only if its clock is one of them (see emit.c). */
+#define RT_CLOG_N 16u
+/* ... and only among the events stored within this many bytes after the
+ * logged position. */
+#define RT_SCAN_MAX 16384u
+/* The compiler may not move memory accesses across this; the CPU never
+ * reorders a thread's accesses as seen by its own signal handlers. */
+#define RT_SIGNAL_FENCE __atomic_signal_fence(__ATOMIC_SEQ_CST)
+/* stream.json: weft.lost_events, present when events were dropped. */
+#define RT_KEY_LOST_EVENTS "lost_events"
 
 /* ---- errno ----
  *
@@ -100,6 +131,9 @@ enum rt_thread_state {
 	RT_THREAD_NONE = 0,
 	RT_THREAD_READY = 1,
 	RT_THREAD_FINISHED = 2,
+	/* In a fork() child of a traced process: untraced until it calls
+	 * ovni_proc_init and ovni_thread_init itself. */
+	RT_THREAD_FORKED = 3,
 };
 
 struct rt_thread {
@@ -109,6 +143,7 @@ struct rt_thread {
 	char *json_path; /* .../stream.json */
 	uint8_t *buf;    /* event buffer: bufsize bytes + slack */
 	size_t bufsize;
+	size_t hold_max; /* what an automatic flush may keep, see emit.c */
 	json_t *meta;      /* the stream.json document */
 	json_t *require;   /* model -> version, in call order */
 	json_t *loom_cpus; /* array, NULL until ovni_add_cpu */
@@ -116,30 +151,71 @@ struct rt_thread {
 	 * starts with that flush's OF[/OF] pair. ovni_thread_free drops the
 	 * pair if nothing followed it, as the reference loses it. */
 	int explicit_pair;
+	/* Pending ring (RT_PEND_SIZE bytes; rt_hot.pend bytes reserved) and
+	 * how far the owner has stored it. */
+	uint8_t *pend;
+	uint32_t pend_pos;
+	/* Set by ovni_thread_free: handlers' events are then dropped. */
+	int closing;
+	/* Events dropped (atomic: handlers count too). */
+	uint64_t lost;
+	/* All the process's threads (thread.c, under its mutex): a fork()
+	 * child closes their files. */
+	struct rt_thread *next;
 };
 
-/* The emit cursor: the only per-thread data the hot path touches. Both
- * NULL while the thread is not ready, so "not ready" and "does not fit"
- * are the same test. */
+/* Per-thread state of the emit path. cur and end are both NULL while the
+ * thread is not ready, so "not ready" and "does not fit" are the same
+ * test. */
 struct rt_hot {
 	uint8_t *cur;
 	uint8_t *end;
+	uint64_t last;  /* the newest clock stored in the stream */
+	uint32_t busy;  /* the thread's own code is using the buffer */
+	uint32_t pend;  /* bytes reserved in the pending ring (atomic) */
+	/* The clock log: entry i % RT_CLOG_N is the i-th read. An entry is
+	 * valid while its ep equals epoch (never 0); whatever moves bytes in
+	 * the buffer bumps epoch and carries the entries it keeps over. */
+	uint32_t clog_head;
+	uint32_t epoch;
+	struct rt_clog {
+		uint64_t clock;
+		uint8_t *pos;
+		uint32_t ep;
+	} clog[RT_CLOG_N];
 };
 
 extern _Thread_local struct rt_hot rt_hot __attribute__((tls_model("initial-exec")));
 
 /* The ready thread's state, or dies naming func. */
 struct rt_thread *rt_thread_get(const char *func);
+/* The ready thread's state, or NULL (async-signal-safe). */
+struct rt_thread *rt_thread_peek(void);
+/* Forgets every stream in a fork() child, without writing (proc.c calls
+ * it from its pthread_atfork child handler, with the registry locked by
+ * rt_threads_lock in the prepare handler). */
+void rt_threads_lock(void);
+void rt_threads_unlock(void);
+void rt_threads_forked(void);
 
 /* ---- buffer and flush (emit.c) ---- */
 
-/* Writes the buffer to the stream, leaving it empty (no OF events). */
-void rt_buffer_write(const char *func, struct rt_thread *th);
 /* Stores an event with an optional payload into the buffer, flushing
- * first (with the OF[/OF] pair after it) if it does not fit. */
+ * first (with the OF[/OF] pair after it) if it does not fit. From a signal
+ * handler that interrupted the thread's emit or flush, the event goes to
+ * the pending ring. */
 void rt_emit_raw(const char *func, uint8_t flags, const char mcv[3], uint64_t clock,
 		 const void *payload, size_t payload_size, const void *extra,
 		 size_t extra_size);
+/* ovni_thread_free's part: takes the buffer for good, stores what is
+ * pending, writes everything (but the pair of a last ovni_flush that
+ * nothing followed) and detaches the emit path. */
+void rt_emit_close(const char *func, struct rt_thread *th);
+/* ovni_thread_init's part: attaches the emit path to th's buffer. */
+void rt_emit_open(struct rt_thread *th);
+/* In a fork() child: the emit path of the calling thread forgets its
+ * buffer. */
+void rt_emit_forget(void);
 
 /* ---- metadata (meta.c) ---- */
 

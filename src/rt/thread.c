@@ -8,9 +8,15 @@
  * before any event can reach the file, so that a program dying early
  * leaves streams the tools can name; rewritten by ovni_attr_flush and
  * ovni_thread_free).
+ *
+ * The process's threads are in a list (under a mutex of their own) so
+ * that a fork() child can close their stream files without writing: the
+ * child starts untraced (proc.c's pthread_atfork handlers call
+ * rt_threads_forked).
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -21,14 +27,78 @@
 RT_TLS int th_state;
 RT_TLS struct rt_thread *th_cur;
 
+static pthread_mutex_t threads_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct rt_thread *threads;
+/* The threads of the parent, in a fork() child: never written, never
+ * freed (other threads may have been using them), kept reachable. */
+static struct rt_thread *forked_threads;
+
 struct rt_thread *rt_thread_get(const char *func)
 {
 	if (RT_UNLIKELY(th_state != RT_THREAD_READY)) {
 		if (th_state == RT_THREAD_FINISHED)
 			rt_die(func, "the thread was already finished by ovni_thread_free");
+		if (th_state == RT_THREAD_FORKED)
+			rt_die(func, "the thread is not initialized in this process, a fork() child of a traced "
+				     "process: a child starts untraced (call ovni_proc_init with its own pid, then "
+				     "ovni_thread_init)");
 		rt_die(func, "the thread is not initialized (call ovni_thread_init first)");
 	}
 	return th_cur;
+}
+
+struct rt_thread *rt_thread_peek(void)
+{
+	return th_state == RT_THREAD_READY ? th_cur : NULL;
+}
+
+void rt_threads_lock(void)
+{
+	pthread_mutex_lock(&threads_mu);
+}
+
+void rt_threads_unlock(void)
+{
+	pthread_mutex_unlock(&threads_mu);
+}
+
+void rt_threads_forked(void)
+{
+	/* Only close(2): the child must not write the parent's streams, and
+	 * closing its copies of their descriptors does not touch them. */
+	struct rt_thread **tail = &forked_threads;
+	while (*tail != NULL)
+		tail = &(*tail)->next;
+	for (struct rt_thread *th = threads; th != NULL; th = th->next) {
+		if (th->fd >= 0)
+			close(th->fd);
+		th->fd = -1;
+	}
+	*tail = threads;
+	threads = NULL;
+	rt_emit_forget();
+	th_cur = NULL;
+	th_state = RT_THREAD_FORKED;
+}
+
+static void threads_add(struct rt_thread *th)
+{
+	pthread_mutex_lock(&threads_mu);
+	th->next = threads;
+	threads = th;
+	pthread_mutex_unlock(&threads_mu);
+}
+
+static void threads_remove(struct rt_thread *th)
+{
+	pthread_mutex_lock(&threads_mu);
+	for (struct rt_thread **p = &threads; *p != NULL; p = &(*p)->next) {
+		if (*p == th) {
+			*p = th->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&threads_mu);
 }
 
 static void write_stream_header(const char *func, struct rt_thread *th)
@@ -65,10 +135,17 @@ void ovni_thread_init(pid_t tid)
 	write_stream_header(func, th);
 
 	th->bufsize = info.bufsize;
-	/* Slack after the end: the emit path copies a whole struct ovni_ev
-	 * and advances by the real size. */
-	th->buf = malloc(th->bufsize + sizeof(struct ovni_ev));
-	if (th->buf == NULL)
+	/* Room for the events an automatic flush holds back, and slack
+	 * after the end: the emit path copies a whole struct ovni_ev and
+	 * advances by the real size. */
+	th->hold_max = th->bufsize / 8u;
+	if (th->hold_max < RT_HOLD_MIN)
+		th->hold_max = RT_HOLD_MIN;
+	if (th->hold_max > RT_HOLD_MAX)
+		th->hold_max = RT_HOLD_MAX;
+	th->buf = malloc(th->bufsize + th->hold_max + sizeof(struct ovni_ev));
+	th->pend = malloc(RT_PEND_SIZE);
+	if (th->buf == NULL || th->pend == NULL)
 		rt_die(func, "out of memory for the %zu-byte event buffer of '%s'", th->bufsize, th->obs_path);
 
 	th->meta = rt_meta_new(func, &info, tid);
@@ -79,10 +156,10 @@ void ovni_thread_init(pid_t tid)
 	rt_meta_write(func, th, RT_META_INITIAL);
 	rt_proc_info_free(&info);
 
+	threads_add(th);
 	th_cur = th;
 	th_state = RT_THREAD_READY;
-	rt_hot.cur = th->buf;
-	rt_hot.end = th->buf + th->bufsize;
+	rt_emit_open(th);
 }
 
 static int valid_model_name(const char *s)
@@ -145,27 +222,26 @@ void ovni_thread_free(void)
 	RT_KEEP_ERRNO;
 	struct rt_thread *th = rt_thread_get(func);
 
-	/* The reference does not flush here, so the OF[/OF] pair that its
-	 * last ovni_flush left in the buffer never reaches the file: drop it
-	 * when nothing followed it. Events emitted after it are written (with
-	 * the pair before them), and so is the pair of an automatic flush. */
-	if (th->explicit_pair && rt_hot.cur == th->buf + RT_FLUSH_PAIR_SIZE)
-		rt_hot.cur = th->buf;
-	rt_buffer_write(func, th);
+	/* Writes what is buffered (see there) and keeps the buffer taken:
+	 * from here on, a signal handler's event is dropped and counted. */
+	rt_emit_close(func, th);
 	if (close(th->fd) != 0)
 		rt_die_errno(func, errno, "cannot close the stream file '%s'", th->obs_path);
 	th->fd = -1;
 	rt_meta_write(func, th, RT_META_FINAL);
+	threads_remove(th);
 
-	rt_hot.cur = NULL;
-	rt_hot.end = NULL;
 	th_state = RT_THREAD_FINISHED;
 	th_cur = NULL;
+	RT_SIGNAL_FENCE;
+	/* A handler emitting now is told the thread is finished. */
+	rt_hot.busy = 0;
 
 	json_decref(th->meta);
 	json_decref(th->require);
 	json_decref(th->loom_cpus);
 	free(th->buf);
+	free(th->pend);
 	free(th->dir);
 	free(th->obs_path);
 	free(th->json_path);

@@ -3,7 +3,8 @@
  * test_rt_bytes - the three example events of trace spec v3, produced
  * through the public API, must be on disk byte for byte; stream.json must
  * hold exactly the keys and values of a finished v3 thread stream (and the
- * initial one, exactly those of a running stream).
+ * initial one, exactly those of a running stream); an unordered region
+ * written on purpose is stored in emit order.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -191,12 +192,93 @@ static void test_event_builders(void **state)
 	assert_int_equal(ovni_thread_isready(), 0);
 }
 
+/* An unordered region written on purpose (clocks set with
+ * ovni_ev_set_clock, some older than the newest stored), an older event
+ * after it, and a clock value of ovni_clock_now emitted again after the
+ * thread's own ovni_flush: all stored in emit order, as the reference
+ * does (only what a signal handler causes is put back in place). */
+struct unordered {
+	char dir[4096];
+	uint64_t t, c;
+};
+
+static void emit_at(const char *mcv, uint64_t clock)
+{
+	struct ovni_ev ev = {0};
+	ovni_ev_set_mcv(&ev, mcv);
+	ovni_ev_set_clock(&ev, clock);
+	ovni_ev_emit(&ev);
+}
+
+static void unordered_proc(void *p)
+{
+	struct unordered *u = p;
+	setenv("OVNI_TRACEDIR", u->dir, 1);
+	unsetenv("WEFT_BUFSIZE");
+	ovni_proc_init(APP, LOOM, PID);
+	ovni_thread_init(TID);
+	uint64_t t = ovni_clock_now();
+	u->t = t;
+	emit_at("OU[", t);
+	emit_at("OB.", t + 2);
+	emit_at("OB.", t + 1);
+	emit_at("OB.", t + 3);
+	emit_at("OU]", t + 4);
+	emit_at("OB.", t - 5);
+	uint64_t c = ovni_clock_now();
+	u->c = c;
+	emit_at("OB.", c);
+	ovni_flush();
+	emit_at("OB.", c);
+	ovni_thread_free();
+	ovni_proc_fini();
+}
+
+static void test_unordered_region(void **state)
+{
+	(void) state;
+	char *dir = rt_test_mkdtemp();
+	struct unordered u = {0};
+	snprintf(u.dir, sizeof u.dir, "%s", dir);
+	assert_true(rt_test_in_proc(unordered_proc, &u, sizeof u));
+	char *obs_path = rt_test_path("%s/loom." LOOM "/proc.%d/thread.%d/stream.obs", dir, PID, TID);
+	size_t len = 0;
+	uint8_t *obs = (uint8_t *) rt_test_read(obs_path, &len);
+	assert_non_null(obs);
+	const char *mcv[] = {"OU[", "OB.", "OB.", "OB.", "OU]", "OB.", "OB.", "OF[", "OF]", "OB."};
+	uint64_t t = u.t, c = u.c;
+	const uint64_t clock[] = {t, t + 2, t + 1, t + 3, t + 4, t - 5, c, 0, 0, c};
+	const size_t n = sizeof clock / sizeof clock[0];
+	assert_int_equal(len, 8 + 12 * n);
+	uint64_t t0 = 0, t1 = 0;
+	for (size_t i = 0; i < n; i++) {
+		const uint8_t *ev = obs + 8 + 12 * i;
+		uint64_t got;
+		memcpy(&got, ev + 4, sizeof got);
+		assert_int_equal(ev[0], 0);
+		assert_memory_equal(ev + 1, mcv[i], 3);
+		if (i == 7)
+			t0 = got;
+		else if (i == 8)
+			t1 = got;
+		else
+			assert_int_equal(got, clock[i]);
+	}
+	/* The pair of the flush: read after c, before the last emit. */
+	assert_true(t0 > c && t1 >= t0);
+	free(obs);
+	free(obs_path);
+	rt_test_rm_rf(dir);
+	free(dir);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_spec_examples),
 		cmocka_unit_test(test_version),
 		cmocka_unit_test(test_event_builders),
+		cmocka_unit_test(test_unordered_region),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
