@@ -233,6 +233,8 @@ def synthetic(tmp):
                                                                 "0.17ms"])
     compare("synthetic-from", big, [], 199000, 1 << 62, tmp, args=["--from", "199000ns"])
     compare("synthetic-to", big, [], 0, 2500, tmp, args=["--to", "2500ns"])
+    # T0 before the first event (clock 1000): times shifted by 1000, no state at T0
+    compare("synthetic-before", big, [], -1000, 1000, tmp, args=["--from", "0", "--to", "2000"])
 
     # the summary says the window; a run stopped after T1 makes no end checks
     open_run = tmp / "open"
