@@ -12,7 +12,8 @@
  * weft binary of the same bin directory (`weft emu --paraver -q -o TMP/out`,
  * the previous run's output deleted before each run, untimed), `-r` runs
  * each, and prints for each the best and the median time and events/s, and,
- * last, `emu/read ratio: R` (best against best).
+ * last, `emu/read ratio: R` (best against best), then the same emulation
+ * with `--from` at the last 1% of the trace and `window/full emu time: R`.
  *
  * Then does the same on a second, runtime-shaped trace of the same size and
  * layout (threads c and c+4 share CPU c and take turns), whose threads require
@@ -482,6 +483,31 @@ static int emu_run(const char *weft, const char *trace, const char *out, int lin
 	return 0;
 }
 
+/* `weft emu --paraver -q --from FROM -o out trace`, timed: the window of
+ * the last 1% (every event is emulated up to the end, only the window's
+ * records are written). */
+static double window_pass(const char *weft, const char *trace, const char *out,
+		const char *from)
+{
+	char *argv[] = { (char *) weft, "emu", "--paraver", "-q", "--from", (char *) from, "-o",
+		(char *) out, (char *) trace, NULL };
+	double t0 = now_s();
+	pid_t pid;
+	int e = posix_spawn(&pid, weft, NULL, NULL, argv, environ);
+	if (e != 0) {
+		errno = e;
+		die(weft);
+	}
+	int st;
+	if (waitpid(pid, &st, 0) < 0)
+		die("waitpid");
+	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
+		fprintf(stderr, "bench_emu: %s emu --from %s failed (status %d)\n", weft, from, st);
+		exit(1);
+	}
+	return now_s() - t0;
+}
+
 static double emu_pass(const char *weft, const char *trace, const char *out)
 {
 	double t0 = now_s();
@@ -601,6 +627,23 @@ int main(int argc, char **argv)
 	double rread, remu;
 	time_trace(weft, trace, out, runs, "", &rread, &remu);
 	printf("emu/read ratio: %.3f\n", remu / rread);
+	/* A window of the last 1% (--from at the clock of the event at 99%:
+	 * clocks rise by 1 an event from 1000), against the full run above. */
+	{
+		char from[32];
+		snprintf(from, sizeof from, "%" PRIu64, (uint64_t) 1000 + total / 100 * 99);
+		double *tw = calloc((size_t) runs, sizeof *tw);
+		if (tw == NULL)
+			die("calloc");
+		for (int i = 0; i < runs; i++) {
+			nftw(out, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+			tw[i] = window_pass(weft, trace, out, from);
+		}
+		nftw(out, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+		double best = report("emu --from (the last 1%, weft emu --paraver --from)", tw, runs);
+		printf("window/full emu time: %.3f\n", best / ((double) total / remu));
+		free(tw);
+	}
 	if (!keep)
 		nftw(trace, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 

@@ -20,7 +20,7 @@ static void emu_usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: weft emu [--paraver] [--perfetto] [-o DIR] [-b] [-a] [--model FILE]...\n"
-		"                [--lint] [--salvage] [-q] [-v] PATH\n"
+		"                [--lint] [--salvage] [--from T0] [--to T1] [-q] [-v] PATH\n"
 		"\n"
 		"Emulate the trace at PATH (a trace directory) through the models it requires\n"
 		"(ovni always; nosv, nanos6, openmp, mpi, tampi, nodes, kernel and the models\n"
@@ -47,6 +47,19 @@ static void emu_usage(FILE *f)
 		"                checks (for it only); the summary names each one with its\n"
 		"                last clock. Without it, a stream cut short is refused\n"
 		"                (exit 1), naming it and offset\n"
+		"  --from T0, --to T1  write the timelines of the window [T0, T1] only: they\n"
+		"                start with the state of every row at T0 (its time 0; the state\n"
+		"                after every event up to T0, included) and hold the records of\n"
+		"                the events after T0 up to T1, included; the .prv duration is\n"
+		"                T1 - T0 (up to the last event if the trace ends first). Events\n"
+		"                before T0 are emulated without records; reading stops at the\n"
+		"                first event after T1, and then the models' end checks (threads\n"
+		"                dead, stacks empty) are not made. A time is either a clock, whole\n"
+		"                nanoseconds (e.g. 1500000: the trace clock with the loom offsets\n"
+		"                applied, as weft check prints it; weft dump's raw clock when\n"
+		"                there are no offsets), or a number with a unit ns, us, ms, s or\n"
+		"                min: a time after the trace's first event (e.g. 2.5s). Both bounds\n"
+		"                are of one kind; either may be left out (the start, the end)\n"
 		"  -q, --quiet   no summary on stdout\n"
 		"  -v, --verbose information lines on stderr (burst statistics)\n"
 		"  -h, --help    this help\n"
@@ -101,6 +114,77 @@ static void print_where(const char *dir, int paraver, int perfetto)
 				"Open trace file)\n", dir, sep);
 }
 
+/* A window bound (--from, --to): digits, a clock in ns; or a decimal number
+ * with a unit (ns, us, ms, s, min), ns after the first event. 0, or 2 after
+ * printing why. */
+static int parse_time(const char *opt, const char *s, int64_t *out, int *rel)
+{
+	static const struct { const char *name; uint64_t ns; } units[] = {
+		{ "ns", 1 }, { "us", 1000 }, { "ms", 1000000 }, { "s", 1000000000 },
+		{ "min", UINT64_C(60000000000) },
+	};
+	const char *p = s;
+	if (*p == '-') {
+		fprintf(stderr, "weft emu: %s '%s': a time cannot be negative\n", opt, s);
+		return 2;
+	}
+	const char *ip = p;
+	while (*p >= '0' && *p <= '9')
+		p++;
+	const char *ie = p, *fp = NULL, *fe = NULL;
+	if (*p == '.') {
+		fp = ++p;
+		while (*p >= '0' && *p <= '9')
+			p++;
+		fe = p;
+	}
+	uint64_t mult = 0;
+	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+		if (strcmp(p, units[i].name) == 0)
+			mult = units[i].ns;
+	if (ie == ip || (fp != NULL && fe == fp) || (*p != '\0' && mult == 0)) {
+		fprintf(stderr, "weft emu: %s '%s' is not a time: give a clock in nanoseconds (e.g. "
+				"1500000) or a time after the trace's first event with a unit ns, us, "
+				"ms, s or min (e.g. 2.5s); run `weft emu --help`\n", opt, s);
+		return 2;
+	}
+	if (mult == 0 && fp != NULL) {
+		fprintf(stderr, "weft emu: %s '%s': a clock (a number without a unit) is whole "
+				"nanoseconds; give a unit for a time after the trace's first event "
+				"(e.g. %ss)\n", opt, s, s);
+		return 2;
+	}
+	*rel = mult != 0;
+	if (mult == 0)
+		mult = 1;
+	uint64_t v = 0;
+	int over = 0;
+	for (const char *q = ip; q < ie; q++)
+		over |= __builtin_mul_overflow(v, 10, &v) ||
+			__builtin_add_overflow(v, (uint64_t) (*q - '0'), &v);
+	over |= __builtin_mul_overflow(v, mult, &v);
+	uint64_t scale = mult;
+	for (const char *q = fp; fp != NULL && q < fe; q++) {
+		uint64_t d = (uint64_t) (*q - '0');
+		if (scale % 10 != 0) {
+			if (d != 0) {
+				fprintf(stderr, "weft emu: %s '%s': finer than a nanosecond\n", opt, s);
+				return 2;
+			}
+			continue;
+		}
+		scale /= 10;
+		over |= __builtin_add_overflow(v, d * scale, &v);
+	}
+	if (over || v > (uint64_t) INT64_MAX) {
+		fprintf(stderr, "weft emu: %s '%s': out of range (at most %" PRId64 " ns)\n", opt, s,
+				INT64_MAX);
+		return 2;
+	}
+	*out = (int64_t) v;
+	return 0;
+}
+
 static void list_models(void)
 {
 	printf("%-8s %-4s %-8s %s\n", "model", "byte", "version", "what");
@@ -114,7 +198,7 @@ int weft_cmd_emu(int argc, char **argv)
 {
 	int salvage = 0;
 	int paraver = 0, perfetto = 0, lint = 0, quiet = 0, verbose = 0, bd = 0, all = 0, list = 0;
-	const char *outdir = NULL;
+	const char *outdir = NULL, *from_arg = NULL, *to_arg = NULL;
 	static const struct option longopts[] = {
 		{ "paraver", no_argument, NULL, 'P' },
 		{ "perfetto", no_argument, NULL, 'F' },
@@ -125,6 +209,8 @@ int weft_cmd_emu(int argc, char **argv)
 		{ "list-models", no_argument, NULL, 'L' },
 		{ "lint", no_argument, NULL, 'N' },
 		{ "salvage", no_argument, NULL, 'S' },
+		{ "from", required_argument, NULL, 'T' },
+		{ "to", required_argument, NULL, 'U' },
 		{ "quiet", no_argument, NULL, 'q' },
 		{ "verbose", no_argument, NULL, 'v' },
 		{ "help", no_argument, NULL, 'h' },
@@ -149,6 +235,8 @@ int weft_cmd_emu(int argc, char **argv)
 		case 'L': list = 1; break;
 		case 'N': lint = 1; break;
 		case 'S': salvage = 1; break;
+		case 'T': from_arg = optarg; break;
+		case 'U': to_arg = optarg; break;
 		case 'q': quiet = 1; break;
 		case 'v': verbose = 1; break;
 		case 'M':
@@ -180,6 +268,25 @@ int weft_cmd_emu(int argc, char **argv)
 				"`weft emu --help`\n");
 		return 2;
 	}
+	int64_t from = 0, to = 0;
+	int from_rel = 0, to_rel = 0;
+	if (from_arg != NULL && parse_time("--from", from_arg, &from, &from_rel) != 0)
+		return 2;
+	if (to_arg != NULL && parse_time("--to", to_arg, &to, &to_rel) != 0)
+		return 2;
+	if (from_arg != NULL && to_arg != NULL) {
+		if (from_rel != to_rel) {
+			fprintf(stderr, "weft emu: --from '%s' and --to '%s' are of different kinds: give "
+					"both as clocks (nanoseconds, no unit) or both with a unit (after the "
+					"trace's first event)\n", from_arg, to_arg);
+			return 2;
+		}
+		if (to <= from) {
+			fprintf(stderr, "weft emu: --to '%s' is not after --from '%s': the window would "
+					"be empty\n", to_arg, from_arg);
+			return 2;
+		}
+	}
 	const char *formats[3];
 	size_t nf = 0;
 	if (paraver)
@@ -194,6 +301,14 @@ int weft_cmd_emu(int argc, char **argv)
 	o.formats = formats;
 	o.lint = lint;
 	o.salvage = salvage;
+	o.has_from = from_arg != NULL;
+	o.has_to = to_arg != NULL;
+	o.from = from;
+	o.to = to;
+	o.from_rel = from_rel;
+	o.to_rel = to_rel;
+	o.from_arg = from_arg;
+	o.to_arg = to_arg;
 	o.breakdown = bd;
 	o.all_models = all;
 	o.warn = warn_cb;

@@ -231,6 +231,21 @@ static int closer_run(struct closer *C, struct emu *e, int64_t before, int all)
 	return 0;
 }
 
+/* After a run with a window: a window outside the trace is refused (the
+ * files are still closed, with no records of the window). */
+static void window_refusal(struct run *R, const struct weft_emulate_opts *o, char *err,
+		size_t errlen)
+{
+	int64_t from, last;
+	int started = emu_window_span(R->emu, &from, &last);
+	if (emu_window_stopped(R->emu) && emu_nevents(R->emu) == 0)
+		snprintf(err, errlen, "--to %s is before the first event of the trace; the window "
+				"holds nothing", o->to_arg);
+	else if (o->has_from && !emu_window_stopped(R->emu) && (!started || last <= from))
+		snprintf(err, errlen, "--from %s is at or after the last event of the trace (%"
+				PRId64 " ns into the run); the window holds nothing", o->from_arg, last);
+}
+
 /* Everything before the first event. */
 static int prepare(struct run *R, const struct weft_emulate_opts *o, char *err, size_t errlen)
 {
@@ -299,6 +314,11 @@ static int prepare(struct run *R, const struct weft_emulate_opts *o, char *err, 
 	R->emu = emu_create(&R->sys, R->models, nmodels, &eo, err, errlen);
 	if (R->emu == NULL)
 		return -1;
+	if (o->has_from || o->has_to) {
+		struct emu_window w = { o->has_from, o->has_to, o->from_rel, o->to_rel, o->from,
+			o->to };
+		emu_set_window(R->emu, &w);
+	}
 	const char *outdir = o->outdir ? o->outdir : o->path;
 	if (mkdir_p(outdir) != 0) {
 		snprintf(err, errlen, "cannot create %s: %s", outdir, strerror(errno));
@@ -353,6 +373,7 @@ int weft_emulate(const struct weft_emulate_opts *o, char *err, size_t errlen)
 	double t0 = now_s(), last_progress = t0;
 	uint64_t n = 0, next_check = 1u << 20;
 	const char *fail = NULL;
+	int stopped = 0;
 	long got = 0;
 	char rerr[WEFT_ERR_MAX] = "";
 	struct closer C;
@@ -364,8 +385,14 @@ int weft_emulate(const struct weft_emulate_opts *o, char *err, size_t errlen)
 			 * before the first event after it */
 			closer_scan(&C, R.t);
 			for (long i = 0; i < got; i++) {
-				if (closer_run(&C, R.emu, evs[i].sclock, 0) != 0 ||
-						emu_event(R.emu, &evs[i]) != 0) {
+				int er = closer_run(&C, R.emu, evs[i].sclock, 0);
+				if (er == 0)
+					er = emu_event(R.emu, &evs[i]);
+				if (er > 0) {
+					stopped = 1;
+					break;
+				}
+				if (er != 0) {
 					fail = emu_error(R.emu);
 					break;
 				}
@@ -377,7 +404,12 @@ int weft_emulate(const struct weft_emulate_opts *o, char *err, size_t errlen)
 			if (cut_refusal(R.t, rerr, sizeof rerr))
 				break;
 			for (long i = 0; i < got; i++) {
-				if (emu_event(R.emu, &evs[i]) != 0) {
+				int er = emu_event(R.emu, &evs[i]);
+				if (er > 0) {
+					stopped = 1;
+					break;
+				}
+				if (er != 0) {
 					fail = emu_error(R.emu);
 					break;
 				}
@@ -385,6 +417,11 @@ int weft_emulate(const struct weft_emulate_opts *o, char *err, size_t errlen)
 		}
 		if (fail != NULL)
 			break;
+		if (stopped) {
+			/* the window ends: the rest of the trace is not read */
+			got = 0;
+			break;
+		}
 		n += (uint64_t) got;
 		if (n >= next_check) {
 			next_check = n + (1u << 20);
@@ -412,6 +449,8 @@ int weft_emulate(const struct weft_emulate_opts *o, char *err, size_t errlen)
 	/* The models' end step runs also after an error, as the reference's. */
 	int ended = emu_finish(R.emu, fail == NULL && got == 0 && rerr[0] == '\0');
 	int status = 0;
+	if (rerr[0] == '\0' && fail == NULL && ended == 0 && (o->has_from || o->has_to))
+		window_refusal(&R, o, rerr, sizeof rerr);
 	if (rerr[0] != '\0') {
 		snprintf(err, errlen, "%s", rerr);
 		status = -1;

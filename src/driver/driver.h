@@ -32,6 +32,15 @@ struct weft_emulate_opts {
 	 * is closed at its last event without the models' end checks, and
 	 * named in the summary. */
 	int salvage;
+	/* --from/--to: a time window (emu_set_window in src/emu/emu.h): the
+	 * timelines hold only [T0, T1], starting with the state at T0; the
+	 * run stops at the first event after T1 (the models' end checks are
+	 * then not made). A bound is a clock (the loom offsets applied) or,
+	 * when *_rel, ns after the trace's first event. from_arg, to_arg: the
+	 * options as given, for messages. */
+	int has_from, has_to, from_rel, to_rel;
+	int64_t from, to;
+	const char *from_arg, *to_arg;
 };
 
 /* 0 on success; -1 with the reason in err (the files written so far are

@@ -283,6 +283,18 @@ int emu_bd_commit(struct emu *e)
 	return 0;
 }
 
+int emu_bd_snapshot(struct emu *e)
+{
+	for (size_t k = 0; k < e->nbd; k++) {
+		struct bd_rt *b = e->bd[k];
+		for (size_t s = 0; s < b->nphy; s++)
+			if (b->written[s] && b->last[s] != 0 &&
+					emu_rec(e, (int) b->view, s, b->d->prv_type, b->last[s]) != 0)
+				return -1;
+	}
+	return 0;
+}
+
 int emu_bd_finish(struct emu *e, size_t bd)
 {
 	struct bd_rt *b = e->bd[bd];

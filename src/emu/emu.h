@@ -217,7 +217,36 @@ void emu_destroy(struct emu *e);
 /* Up to 4 sinks; each gets every record of every accepted event. */
 int emu_add_sink(struct emu *e, const struct emu_sink *sink);
 
-/* Processes one event: 0, or -1 (emu_error) and the emulation must stop.
+/* A time window (weft emu --from/--to): the engine emulates every event up
+ * to T1 but makes records only for the window. Events at clocks up to T0
+ * (included) are emulated muted: the state and the views' last values are
+ * kept, no record is made and nothing reaches the sinks. Before the first
+ * event after T0 (or at the end, if there is none) the state at T0 is
+ * written at T0: for every row and Paraver type whose value is not null
+ * (not 0), a record; for sinks with internal records, each CPU's running
+ * thread and count, and each thread's raw channels (a set, or a push per
+ * stack value, bottom first). Record times are then relative to T0 (T0 is
+ * time 0). The first event after T1 is not emulated: emu_event() returns 1
+ * and the run should stop; emu_finish() then skips the models' end checks.
+ * A bound is a clock (sclock, the loom offsets applied) or, when rel, ns
+ * after the first event (the emulation's time 0). Call before the first
+ * event. */
+struct emu_window {
+	int has_from, has_to;
+	int from_rel, to_rel;
+	int64_t from, to;
+};
+void emu_set_window(struct emu *e, const struct emu_window *w);
+/* After the run: 1 when a window was set and emu_event() refused an event
+ * after T1 (the run stopped there). */
+int emu_window_stopped(const struct emu *e);
+/* After the run, with a window: the dclocks (ns after the first event) of
+ * T0 (0 without --from) and of the last emulated event; 0 when no event
+ * reached the engine. */
+int emu_window_span(const struct emu *e, int64_t *from, int64_t *last);
+
+/* Processes one event: 0, or -1 (emu_error) and the emulation must stop;
+ * with a window (emu_set_window), 1 for an event after T1, not emulated.
  * Records are handed to the sinks in batches: call emu_flush() (or
  * emu_finish()) before closing the sinks. */
 int emu_event(struct emu *e, const struct weft_event *ev);
@@ -256,7 +285,9 @@ int emu_thread_close(struct emu *e, size_t t, int64_t sclock);
 
 const char *emu_error(const struct emu *e);
 const struct emu_sys *emu_system(const struct emu *e);
-/* dclock of the last event that reached the model (the PRV duration). */
+/* dclock of the last event that reached the model (the PRV duration);
+ * with a window, the window's duration: from T0 to T1 when the run stopped
+ * after T1, else to the last event. */
 int64_t emu_duration(const struct emu *e);
 uint64_t emu_nevents(const struct emu *e);
 

@@ -188,6 +188,14 @@ struct emu {
 	struct emu_rec *irecs;
 	size_t nirecs, ireccap;
 
+	/* weft emu --from/--to (emu_set_window) */
+	struct emu_window win;
+	int muted;         /* before T0: no records */
+	int win_stopped;   /* an event after T1 was refused */
+	int64_t win_from, win_to; /* dclocks, once started */
+	int64_t rbase;     /* subtracted from record times (T0's dclock) */
+	uint64_t nmuted;   /* events emulated before the window */
+
 	int started;
 	int64_t first_clock;
 	int64_t duration;
@@ -225,6 +233,8 @@ int emu_grow(void **p, size_t *cap, size_t need, size_t elem);
 int emu_get_val(struct emu *e, const struct emu_val *v, int64_t *out, int *isnull);
 /* A raw write on channel ch of thread t (op: EMU_OP_SET, PUSH or POP). */
 int emu_raw_write(struct emu *e, size_t t, size_t ch, enum emu_op op, int64_t v, int isnull);
+/* The window's start: the state at T0 written at T0; unmutes. */
+int emu_win_snapshot(struct emu *e);
 int emu_irec(struct emu *e, int kind, size_t row, int type, int64_t value, int isnull);
 /* The value the CPU view of channel ch on CPU c has now (R(C)'s raw value,
  * or the channel's fallback without a running thread). */
@@ -241,12 +251,14 @@ static inline int emu_qpush(struct emu *e, uint32_t kind, size_t a, size_t b)
 
 static inline int emu_rec(struct emu *e, int file, size_t row, int type, int64_t value)
 {
+	if (__builtin_expect(e->muted, 0))
+		return 0;
 	if (__builtin_expect(e->nprv[file] == e->prvcap[file], 0) &&
 			emu_grow((void **) &e->prv[file], &e->prvcap[file], e->nprv[file] + 1,
 				sizeof *e->prv[file]) != 0)
 		return emu_fail(e, "out of memory");
 	struct emu_prv_rec *r = &e->prv[file][e->nprv[file]++];
-	r->time = e->dclock;
+	r->time = e->dclock - e->rbase;
 	r->value = value;
 	r->row = (uint32_t) row;
 	r->type = type;
@@ -332,6 +344,8 @@ void emu_bd_destroy(struct bd_rt *b);
 int emu_bd_input(struct emu *e, size_t c, size_t ch, int isnull, int64_t v);
 /* End of an event: write the changed slots. */
 int emu_bd_commit(struct emu *e);
+/* The window's start: a record of every slot written with a value not 0. */
+int emu_bd_snapshot(struct emu *e);
 int emu_bd_finish(struct emu *e, size_t bd);
 
 #endif

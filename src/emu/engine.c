@@ -93,13 +93,13 @@ int emu_grow(void **p, size_t *cap, size_t need, size_t elem)
 
 int emu_irec(struct emu *e, int kind, size_t row, int type, int64_t value, int isnull)
 {
-	if (!e->internal)
+	if (!e->internal || e->muted)
 		return 0;
 	if (__builtin_expect(e->nirecs == e->ireccap, 0) &&
 			emu_grow((void **) &e->irecs, &e->ireccap, e->nirecs + 1, sizeof *e->irecs) != 0)
 		return emu_fail(e, "out of memory");
 	struct emu_rec *r = &e->irecs[e->nirecs++];
-	r->time = e->dclock;
+	r->time = e->dclock - e->rbase;
 	r->value = isnull ? 0 : value;
 	r->row = (uint32_t) row;
 	r->type = type;
@@ -527,7 +527,13 @@ int emu_add_sink(struct emu *e, const struct emu_sink *sink)
 
 const char *emu_error(const struct emu *e) { return e->err; }
 const struct emu_sys *emu_system(const struct emu *e) { return e->sys; }
-int64_t emu_duration(const struct emu *e) { return e->duration; }
+int64_t emu_duration(const struct emu *e)
+{
+	if (!e->win.has_from && !e->win.has_to)
+		return e->duration;
+	int64_t end = e->win_stopped ? e->win_to : e->duration;
+	return end > e->rbase ? end - e->rbase : 0;
+}
 uint64_t emu_nevents(const struct emu *e) { return e->nevents; }
 size_t emu_nchans(const struct emu *e) { return e->nchans; }
 const struct emu_chan_info *emu_chan_at(const struct emu *e, size_t i) { return &e->chans[i].info; }
@@ -975,6 +981,114 @@ static void bd_save(const struct emu *e, size_t *nb)
 		nb[b] = e->nprv[2 + b];
 }
 
+/* ---- the window (--from/--to) ---- */
+
+void emu_set_window(struct emu *e, const struct emu_window *w)
+{
+	e->win = *w;
+	e->muted = w->has_from;
+}
+
+int emu_window_stopped(const struct emu *e)
+{
+	return e->win_stopped;
+}
+
+int emu_window_span(const struct emu *e, int64_t *from, int64_t *last)
+{
+	*from = e->rbase;
+	*last = e->duration;
+	return e->started;
+}
+
+/* A bound as a dclock: clocks saturate at the int64 range. */
+static int64_t win_dclock(const struct emu *e, int rel, int64_t v)
+{
+	if (rel)
+		return v;
+	int64_t d;
+	if (__builtin_sub_overflow(v, e->first_clock, &d))
+		d = e->first_clock < 0 ? INT64_MAX : INT64_MIN;
+	return d;
+}
+
+/* At the first event: the bounds as dclocks. */
+static void win_start(struct emu *e)
+{
+	e->win_from = e->win.has_from ? win_dclock(e, e->win.from_rel, e->win.from) : 0;
+	e->win_to = e->win.has_to ? win_dclock(e, e->win.to_rel, e->win.to) : INT64_MAX;
+	e->rbase = e->win.has_from ? e->win_from : 0;
+}
+
+/* The state at T0, written at T0 (time 0 of the window): every row and
+ * Paraver type with a value other than 0, then the internal records. */
+int emu_win_snapshot(struct emu *e)
+{
+	e->muted = 0;
+	int64_t saved = e->dclock;
+	e->dclock = e->win_from;
+	size_t nch = e->nchans;
+	int r = 0;
+	for (size_t t = 0; t < e->nthreads && r == 0; t++) {
+		const struct thr *T = &e->thr[t];
+		if (T->tidv != 0)
+			r |= emu_rec(e, EMU_FILE_THREAD, t, 2, T->tidv);
+		if (T->state != EMU_ST_UNKNOWN)
+			r |= emu_rec(e, EMU_FILE_THREAD, t, 4, T->state);
+		if (T->aff != 0)
+			r |= emu_rec(e, EMU_FILE_THREAD, t, 6, T->aff);
+		for (size_t ch = 0; ch < nch; ch++) {
+			const struct last *L = &e->tview[t * nch + ch];
+			int type = e->chans[ch].info.prv_type;
+			if (type != 0 && L->st == 2 && L->v != 0)
+				r |= emu_rec(e, EMU_FILE_THREAD, t, type, L->v);
+		}
+	}
+	for (size_t c = 0; c < e->ncpus && r == 0; c++) {
+		const struct cpu *C = &e->cpu[c];
+		if (C->pidv != 0)
+			r |= emu_rec(e, EMU_FILE_CPU, c, 1, C->pidv);
+		if (C->tidv != 0)
+			r |= emu_rec(e, EMU_FILE_CPU, c, 2, C->tidv);
+		if (C->nrun_written && C->nrun_v != 0)
+			r |= emu_rec(e, EMU_FILE_CPU, c, 3, C->nrun_v);
+		for (size_t ch = 0; ch < nch; ch++) {
+			const struct last *L = &e->cview[c * nch + ch];
+			int type = e->chans[ch].info.prv_type;
+			if (type != 0 && L->st == 2 && L->v != 0)
+				r |= emu_rec(e, EMU_FILE_CPU, c, type, L->v);
+		}
+	}
+	if (r == 0 && e->nbd)
+		r = emu_bd_snapshot(e);
+	/* the internal records: running threads, then the raw channels */
+	for (size_t c = 0; c < e->ncpus && r == 0 && e->internal; c++) {
+		const struct cpu *C = &e->cpu[c];
+		if (C->rsel >= 0)
+			r |= emu_irec(e, EMU_REC_RSEL, c, 0, C->rsel, 0);
+		if (C->nrun_written && C->nrun_v != 0)
+			r |= emu_irec(e, EMU_REC_NRUN, c, 0, C->nrun_v, 0);
+	}
+	for (size_t t = 0; t < e->nthreads && r == 0 && e->internal; t++) {
+		for (size_t ch = 0; ch < nch && r == 0; ch++) {
+			const struct raw *R = &e->raw[t * nch + ch];
+			const struct chan *C = &e->chans[ch];
+			/* a value never written by an event (a channel's initial
+			 * value) made no internal record in a full run either */
+			if (R->depth == 0 || R->stamp == 0)
+				continue;
+			if (C->kind != EMU_CHAN_STACK) {
+				r |= emu_irec(e, EMU_REC_RAW_SET, t, C->info.prv_type, R->val, 0);
+				continue;
+			}
+			for (uint32_t k = 0; k < R->depth && r == 0; k++)
+				r |= emu_irec(e, EMU_REC_RAW_PUSH, t, C->info.prv_type, R->stack[k], 0);
+		}
+	}
+	e->dclock = saved;
+	return r ? -1 : 0;
+}
+
 int emu_event(struct emu *e, const struct weft_event *ev)
 {
 	if (e->failed)
@@ -993,8 +1107,20 @@ int emu_event(struct emu *e, const struct weft_event *ev)
 	if (!e->started) {
 		e->started = 1;
 		e->first_clock = ev->sclock;
+		win_start(e);
 	}
-	e->dclock = ev->sclock - e->first_clock;
+	int64_t dclock = ev->sclock - e->first_clock;
+	if (__builtin_expect(dclock > e->win_to, 0)) {
+		e->win_stopped = 1;
+		return 1;
+	}
+	if (__builtin_expect(e->muted, 0)) {
+		if (dclock <= e->win_from)
+			e->nmuted++;
+		else if (emu_win_snapshot(e) != 0)
+			return -1;
+	}
+	e->dclock = dclock;
 	e->duration = e->dclock;
 	e->seq++;
 	e->nevents++;
@@ -1028,6 +1154,8 @@ int emu_thread_close(struct emu *e, size_t t, int64_t sclock)
 		return -1;
 	if (t >= e->nthreads || !e->started)
 		return 0;
+	if (sclock - e->first_clock > e->win_to)
+		return 0; /* after the window: not emulated */
 	enum emu_state st = e->thr[t].state;
 	if (st == EMU_ST_UNKNOWN || st == EMU_ST_DEAD)
 		return 0; /* it never started, or it ended */
@@ -1053,7 +1181,12 @@ int emu_thread_close(struct emu *e, size_t t, int64_t sclock)
 	e->ev = &ev;
 	int64_t dclock = sclock - e->first_clock;
 	/* records go in time order: never before what was written */
-	e->dclock = dclock > e->dclock ? dclock : e->dclock;
+	dclock = dclock > e->dclock ? dclock : e->dclock;
+	if (e->muted && dclock > e->win_from && emu_win_snapshot(e) != 0) {
+		e->ev = NULL;
+		return -1;
+	}
+	e->dclock = dclock;
 	if (e->dclock > e->duration)
 		e->duration = e->dclock;
 	e->seq++;

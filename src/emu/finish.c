@@ -5,7 +5,8 @@
  * and completes the values known only at the end (task types for the PCF,
  * the breakdown labels). A run stopped by an error still gets the steps the
  * models make in that case, and its first error is kept. Threads cut short
- * (weft emu --salvage, emu_thread_cut) are exempt from the end checks.
+ * (weft emu --salvage, emu_thread_cut) are exempt from the end checks, and
+ * a run that a window (--to) stopped makes none.
  */
 #include <inttypes.h>
 #include <stdio.h>
@@ -90,6 +91,13 @@ int emu_finish(struct emu *e, int complete)
 		return e->failed ? -1 : 0;
 	e->finished = 1;
 	int status = e->failed ? -1 : 0;
+	/* a window without events: its state at T0 (the run stopped after
+	 * T1 with nothing in between) */
+	if (!e->failed && e->muted && e->win_stopped && emu_win_snapshot(e) != 0)
+		status = -1;
+	/* a window stopped the run after T1: what follows was not emulated,
+	 * so the end checks do not apply */
+	int checks = !e->win_stopped;
 	if (emu_flush(e) != 0)
 		status = -1;
 	if (e->failed)
@@ -109,6 +117,8 @@ int emu_finish(struct emu *e, int complete)
 			status = -1;
 			continue;
 		}
+		if (!checks)
+			continue;
 		check_stacks(e, m, complete, &status);
 		if (m->desc->end_threads_dead && complete)
 			check_dead(e, &status);

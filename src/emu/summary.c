@@ -55,10 +55,29 @@ static void model_shares(const struct emu *e, FILE *out)
 	}
 }
 
+static int64_t sat_add(int64_t a, int64_t b)
+{
+	int64_t r;
+	if (__builtin_add_overflow(a, b, &r))
+		return a < 0 ? INT64_MIN : INT64_MAX;
+	return r;
+}
+
 void emu_summary(const struct emu *e, FILE *out)
 {
 	int64_t end = e->duration;
 	fprintf(out, "duration: %" PRId64 " ns, %" PRIu64 " events\n", end, e->nevents);
+	if ((e->win.has_from || e->win.has_to) && e->started) {
+		int64_t wend = e->win_stopped ? e->win_to : end;
+		fprintf(out, "window: %" PRId64 " to %" PRId64 " ns into the run (clocks %" PRId64
+				" to %" PRId64 "): the timelines hold %" PRId64 " ns; %" PRIu64
+				" events before it emulated without records, %" PRIu64 " in it\n",
+				e->rbase, wend, sat_add(e->rbase, e->first_clock), sat_add(wend, e->first_clock),
+				emu_duration(e), e->nmuted, e->nevents - e->nmuted);
+		if (e->win_stopped)
+			fprintf(out, "the run stopped at the first event after the window: the rest of "
+					"the trace was not read and the models' end checks were not made\n");
+	}
 	fprintf(out, "%-24s %14s %14s %14s %14s %14s\n", "thread (time in ns)", "Running",
 			"Paused", "Cooling", "Warming", "Dead");
 	static const int order[] = { EMU_ST_RUNNING, EMU_ST_PAUSED, EMU_ST_COOLING,
