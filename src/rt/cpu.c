@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cpu.c - ovni_add_cpu: the loom CPUs, recorded in the calling thread's
- * ovni.loom_cpus (written by ovni_attr_flush and ovni_thread_free).
+ * ovni.loom_cpus (written at once, so that a run killed later still has
+ * its CPUs on disk: rt_meta_touch).
  */
 #include "obs_format.h"
 #include "rt_internal.h"
@@ -25,4 +26,5 @@ void ovni_add_cpu(int index, int phyid)
 	    || json_object_set_new(cpu, WEFT_KEY_CPU_PHYID, json_integer(phyid)) != 0
 	    || json_array_append_new(th->loom_cpus, cpu) != 0)
 		rt_die(func, "out of memory for the CPU list of '%s'", th->json_path);
+	rt_meta_touch(func, th);
 }

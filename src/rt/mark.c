@@ -38,6 +38,7 @@ void ovni_mark_type(int32_t type, long flags, const char *title)
 	    || json_object_set_new(def, WEFT_KEY_MARK_CHAN_TYPE, json_string(chan)) != 0)
 		rt_die(func, "out of memory while defining mark type %" PRId32, type);
 	rt_meta_dotset(func, th->meta, key, def);
+	rt_meta_touch(func, th);
 }
 
 void ovni_mark_label(int32_t type, int64_t value, const char *label)

@@ -228,6 +228,16 @@ enum rt_meta_stage {
 };
 /* Writes stream.json (atomically) from the thread's document. */
 void rt_meta_write(const char *func, struct rt_thread *th, enum rt_meta_stage stage);
+/* After ovni_thread_require, ovni_add_cpu and ovni_mark_type (a few calls
+ * per thread, at its start): stream.json is rewritten at once
+ * (RT_META_UPDATE), so that a run killed before ovni_thread_free or
+ * ovni_attr_flush leaves the models, CPUs and mark types the tools need
+ * (weft emu --salvage). Labels and user attributes, which may be many, wait
+ * for ovni_attr_flush or ovni_thread_free, as in the reference. */
+static inline void rt_meta_touch(const char *func, struct rt_thread *th)
+{
+	rt_meta_write(func, th, RT_META_UPDATE);
+}
 /* Sets value (stolen) under a dotted key ("a.b.c") of doc, creating the
  * intermediate objects; dies naming func on a malformed key. */
 void rt_meta_dotset(const char *func, json_t *doc, const char *key, json_t *value);

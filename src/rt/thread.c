@@ -214,6 +214,7 @@ void ovni_thread_require(const char *model, const char *version)
 	 * metadata is written). A model keeps the place of its first call. */
 	if (json_object_set_new(th->require, model, json_string(version)) != 0)
 		rt_die(func, "out of memory for the metadata of '%s'", th->json_path);
+	rt_meta_touch(func, th);
 }
 
 void ovni_thread_free(void)

@@ -78,7 +78,9 @@ static void *worker(void *arg)
 {
 	int cpu = (int) (intptr_t) arg;
 	ovni_thread_init((pid_t) syscall(SYS_gettid));
-	ovni_attr_flush(); /* stream.json with ovni.require */
+	/* written to stream.json at once (no ovni_attr_flush): the run is
+	 * killed before ovni_thread_free */
+	ovni_thread_require("ovni", OVNI_MODEL_VERSION);
 	pthread_barrier_wait(&ready);
 	run(cpu, (unsigned) cpu * 7919u + 1u);
 	return NULL;
@@ -98,8 +100,7 @@ int main(int argc, char **argv)
 	ovni_proc_init(1, "vm", getpid());
 	ovni_thread_init((pid_t) syscall(SYS_gettid));
 	for (int i = 0; i < n; i++)
-		ovni_add_cpu(i, i);
-	ovni_attr_flush();
+		ovni_add_cpu(i, i); /* each written to stream.json at once */
 	pthread_barrier_init(&ready, NULL, (unsigned) n);
 	pthread_t *th = calloc((size_t) n, sizeof *th);
 	if (th == NULL)

@@ -26,6 +26,7 @@ struct job {
 	int tid;
 	const char *ovni_version; /* emu cases: required with ovni_thread_require, or NULL */
 	char after_attr_flush[JSON_MAX];
+	char after_require[JSON_MAX]; /* stream.json right after a require, no flush */
 };
 
 static void requires_body(void *p)
@@ -35,6 +36,11 @@ static void requires_body(void *p)
 	ovni_thread_init(j->tid);
 	ovni_thread_require("nosv", "2.0.0");
 	ovni_thread_require("mymodel", "1.0.0");
+	/* written at once (a run killed now keeps it) */
+	char *now = rt_test_read(json, NULL);
+	if (now != NULL)
+		snprintf(j->after_require, sizeof j->after_require, "%s", now);
+	free(now);
 	ovni_thread_require("nosv", "2.1.0");
 	ovni_thread_require("ovni", "1.0.0");
 	ovni_attr_flush();
@@ -121,6 +127,9 @@ static void test_require_last_wins(void **st)
 	struct job j = {.tracedir = rt_test_dir, .tid = PID + 1};
 	run_job(requires_body, &j);
 
+	/* ovni's own version is added when the metadata is written */
+	static const char *const at_require[][2] = {{"ovni", "1.1.0"}, {"nosv", "2.0.0"}, {"mymodel", "1.0.0"}};
+	check_require(j.after_require, at_require, 3);
 	static const char *const at_flush[][2] = {{"ovni", "1.0.0"}, {"nosv", "2.1.0"}, {"mymodel", "1.0.0"}};
 	check_require(j.after_attr_flush, at_flush, 3);
 
