@@ -181,6 +181,10 @@ struct weft_open_opts {
 	 * weft_stream_unfinished() tells which. (Addition, for weft emu
 	 * --salvage and weft check; 0 keeps the rule.) */
 	int accept_unfinished;
+	/* 1: the iteration starts at seek_clock, as after weft_seek(t,
+	 * seek_clock). (Addition; 0 reads every event.) */
+	int seek;
+	int64_t seek_clock;
 };
 
 /* Opens the trace at path. opts may be NULL (strict, no warnings).
@@ -400,6 +404,42 @@ static inline uint32_t weft_ref_payload_size(const struct weft_ref *r)
 	uint32_t code = r->raw[0] & 0x0fu;
 	return code + (code != 0); /* 0, or code + 1: without a branch */
 }
+
+/*
+ * Seeking (addition). Before the first weft_next*() call, positions every
+ * stream at its first event whose ordering clock (sclock, or rclock with
+ * WEFT_CLOCK_RAW) is clock or later, reading nothing before: the stream's
+ * index (stream.idx, see docs/reader.md) gives by a binary search the last
+ * flushed buffer that starts before clock, and the events from there up to
+ * clock are read and dropped (at most one buffer). A stream whose index is
+ * missing, stale (older than the stream) or corrupted is read from its start
+ * instead, with one warning naming the index file and what is wrong; the
+ * events yielded are the same. The iteration then goes on as usual: the
+ * events yielded are those a full iteration yields at clock or later, in
+ * the same order, provided that no event before the chosen buffer has a
+ * clock at or after `clock` (always so outside unordered regions; see
+ * docs/reader.md for unordered regions). With WEFT_SORT_REGIONS the streams
+ * are read from their starts (the sorter needs them) and the events before
+ * clock are dropped. An unordered region that began before the seek point
+ * is not known as one: a clock going back before the stream's next OU[ or
+ * OU] is taken as inside a region. Returns 0, or -1 once the iteration has
+ * begun (weft_error).
+ */
+int weft_seek(struct weft_trace *t, int64_t clock);
+
+/* Streams that weft_seek() positioned by their index (the others were read
+ * from their starts), known once the iteration began. (Addition.) */
+size_t weft_nindexed(const struct weft_trace *t);
+
+/* Writes the index of stream i (stream.idx beside stream.obs; for a v1
+ * stream thread.TID.idx) from its events, atomically (a temporary file
+ * beside it, then a rename): the entries libovni writes (the first event,
+ * then every OF[ event, see docs/reader.md), so running it again gives the
+ * same file. A stream cut short is indexed up to its last whole event. path
+ * (may be NULL) receives the index's path, nentries (may be NULL) the
+ * number of entries. Returns 0, or -1 (weft_error). (Addition.) */
+int weft_stream_write_index(struct weft_trace *t, size_t i, char *path, size_t pathlen,
+		uint64_t *nentries);
 
 /* Number of events yielded so far. */
 uint64_t weft_nevents(const struct weft_trace *t);

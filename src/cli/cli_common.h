@@ -164,6 +164,163 @@ static inline int cli_parse(int argc, char **argv, const char *cmd, const char *
 	return 0;
 }
 
+/* A window bound (--from, --to): digits, a clock in ns; or a decimal number
+ * with a unit (ns, us, ms, s, min), ns after the first event. 0, or 2 after
+ * printing why. */
+static inline int cli_parse_time(const char *cmd, const char *opt, const char *s, int64_t *out, int *rel)
+{
+	static const struct { const char *name; uint64_t ns; } units[] = {
+		{ "ns", 1 }, { "us", 1000 }, { "ms", 1000000 }, { "s", 1000000000 },
+		{ "min", UINT64_C(60000000000) },
+	};
+	const char *p = s;
+	if (*p == '-') {
+		fprintf(stderr, "weft %s: %s '%s': a time cannot be negative\n", cmd, opt, s);
+		return 2;
+	}
+	const char *ip = p;
+	while (*p >= '0' && *p <= '9')
+		p++;
+	const char *ie = p, *fp = NULL, *fe = NULL;
+	if (*p == '.') {
+		fp = ++p;
+		while (*p >= '0' && *p <= '9')
+			p++;
+		fe = p;
+	}
+	uint64_t mult = 0;
+	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+		if (strcmp(p, units[i].name) == 0)
+			mult = units[i].ns;
+	if (ie == ip || (fp != NULL && fe == fp) || (*p != '\0' && mult == 0)) {
+		fprintf(stderr, "weft %s: %s '%s' is not a time: give a clock in nanoseconds (e.g. "
+				"1500000) or a time after the trace's first event with a unit ns, us, "
+				"ms, s or min (e.g. 2.5s); run `weft %s --help`\n", cmd, opt, s, cmd);
+		return 2;
+	}
+	if (mult == 0 && fp != NULL) {
+		fprintf(stderr, "weft %s: %s '%s': a clock (a number without a unit) is whole "
+				"nanoseconds; give a unit for a time after the trace's first event "
+				"(e.g. %ss)\n", cmd, opt, s, s);
+		return 2;
+	}
+	*rel = mult != 0;
+	if (mult == 0)
+		mult = 1;
+	uint64_t v = 0;
+	int over = 0;
+	for (const char *q = ip; q < ie; q++)
+		over |= __builtin_mul_overflow(v, 10, &v) ||
+			__builtin_add_overflow(v, (uint64_t) (*q - '0'), &v);
+	over |= __builtin_mul_overflow(v, mult, &v);
+	uint64_t scale = mult;
+	for (const char *q = fp; fp != NULL && q < fe; q++) {
+		uint64_t d = (uint64_t) (*q - '0');
+		if (scale % 10 != 0) {
+			if (d != 0) {
+				fprintf(stderr, "weft %s: %s '%s': finer than a nanosecond\n", cmd, opt, s);
+				return 2;
+			}
+			continue;
+		}
+		scale /= 10;
+		over |= __builtin_add_overflow(v, d * scale, &v);
+	}
+	if (over || v > (uint64_t) INT64_MAX) {
+		fprintf(stderr, "weft %s: %s '%s': out of range (at most %" PRId64 " ns)\n", cmd, opt, s,
+				INT64_MAX);
+		return 2;
+	}
+	*out = (int64_t) v;
+	return 0;
+}
+
+
+/* --from and --to of weft dump and weft top: taken out of argv. */
+struct cli_window {
+	const char *from_arg, *to_arg;
+	int64_t from, to;
+	int from_rel, to_rel;
+};
+
+/* Takes --from T / --from=T / --to T / --to=T out of argv[1..] (before a
+ * "--"), compacting it. 0, or 2 after printing why. */
+static inline int cli_window_args(const char *cmd, int *argc, char **argv, struct cli_window *w)
+{
+	memset(w, 0, sizeof *w);
+	int n = 1;
+	for (int i = 1; i < *argc; i++) {
+		if (strcmp(argv[i], "--") == 0) {
+			while (i < *argc)
+				argv[n++] = argv[i++];
+			break;
+		}
+		const char **dst = NULL;
+		const char *val = NULL;
+		if (strcmp(argv[i], "--from") == 0 || strcmp(argv[i], "--to") == 0) {
+			dst = argv[i][2] == 'f' ? &w->from_arg : &w->to_arg;
+			if (i + 1 == *argc) {
+				fprintf(stderr, "weft %s: %s needs a time; run `weft %s --help`\n", cmd,
+						argv[i], cmd);
+				return 2;
+			}
+			val = argv[++i];
+		} else if (strncmp(argv[i], "--from=", 7) == 0) {
+			dst = &w->from_arg;
+			val = argv[i] + 7;
+		} else if (strncmp(argv[i], "--to=", 5) == 0) {
+			dst = &w->to_arg;
+			val = argv[i] + 5;
+		} else {
+			argv[n++] = argv[i];
+			continue;
+		}
+		*dst = val;
+	}
+	*argc = n;
+	argv[n] = NULL;
+	if (w->from_arg != NULL && cli_parse_time(cmd, "--from", w->from_arg, &w->from,
+				&w->from_rel) != 0)
+		return 2;
+	if (w->to_arg != NULL && cli_parse_time(cmd, "--to", w->to_arg, &w->to, &w->to_rel) != 0)
+		return 2;
+	if (w->from_arg != NULL && w->to_arg != NULL && w->from_rel == w->to_rel
+			&& w->to < w->from) {
+		fprintf(stderr, "weft %s: --to '%s' is before --from '%s'\n", cmd, w->to_arg,
+				w->from_arg);
+		return 2;
+	}
+	if (w->to_arg == NULL)
+		w->to = INT64_MAX;
+	return 0;
+}
+
+/* After weft_open (raw clock order): a time with a unit becomes a clock
+ * after the trace's first event, and --from seeks. */
+static inline void cli_window_apply(struct weft_trace *t, struct cli_window *w)
+{
+	if (w->from_rel || w->to_rel) {
+		int64_t start = 0;
+		int any = 0;
+		for (size_t i = 0; i < weft_nstreams(t); i++) {
+			int64_t c;
+			if (weft_stream_first_sclock(t, i, &c)) {
+				c = (int64_t) ((uint64_t) c
+					- (uint64_t) weft_stream_at(t, i)->clock_offset);
+				if (!any || c < start)
+					start = c;
+				any = 1;
+			}
+		}
+		if (w->from_rel)
+			w->from = __builtin_add_overflow(start, w->from, &w->from) ? INT64_MAX : w->from;
+		if (w->to_rel && w->to_arg != NULL)
+			w->to = __builtin_add_overflow(start, w->to, &w->to) ? INT64_MAX : w->to;
+	}
+	if (w->from_arg != NULL)
+		weft_seek(t, w->from);
+}
+
 /* A big stdout buffer written with write(2). */
 struct cli_out {
 	char *buf;

@@ -10,7 +10,7 @@
 #include "model.h"
 
 static const char usage[] =
-	"Usage: weft dump [-x] [--sort] [--model FILE]... PATH\n"
+	"Usage: weft dump [-x] [--sort] [--model FILE]... [--from T0] [--to T1] PATH\n"
 	"\n"
 	"Print every event of the trace at PATH (a trace directory, a directory inside\n"
 	"it, or one stream directory) in one global order by raw clock, one per line:\n"
@@ -27,6 +27,14 @@ static const char usage[] =
 	"              as they are)\n"
 	"  --model FILE  also decode the events of the model FILE describes\n"
 	"              (repeatable; see docs/models.md)\n"
+	"  --from T0   start at the first event whose raw clock is T0 or later,\n"
+	"              without reading the trace before it (the stream indexes,\n"
+	"              stream.idx, are used; a stream without a usable one is read\n"
+	"              from its start, with a warning; `weft index` writes them)\n"
+	"  --to T1     stop at the first event whose raw clock is after T1\n"
+	"              A time is a clock, whole nanoseconds (e.g. 1500000), or a\n"
+	"              number with a unit ns, us, ms, s or min: a time after the\n"
+	"              trace's first event (e.g. 2.5s)\n"
 	"  -h, --help  show this help\n"
 	"\n"
 	"Metadata problems are warnings; corrupt binary data stops the output after the\n"
@@ -263,7 +271,10 @@ int weft_cmd_dump(int argc, char **argv)
 			return CLI_EXIT_TRACE;
 		}
 	}
-	int r = cli_parse(nargs, args, "dump", usage, "x", longs, set, &path);
+	struct cli_window win;
+	int r = cli_window_args("dump", &nargs, args, &win);
+	if (r == 0)
+		r = cli_parse(nargs, args, "dump", usage, "x", longs, set, &path);
 	free(args);
 	if (r == 1)
 		return CLI_EXIT_OK;
@@ -282,6 +293,7 @@ int weft_cmd_dump(int argc, char **argv)
 		cli_message("dump", "", err);
 		return CLI_EXIT_TRACE;
 	}
+	cli_window_apply(t, &win);
 	struct dump d;
 	memset(&d, 0, sizeof d);
 	d.hex = set[0];
@@ -296,10 +308,20 @@ int weft_cmd_dump(int argc, char **argv)
 	struct cli_progress prog;
 	cli_progress_start(&prog, "dump");
 	prog.tty = prog.tty && !isatty(STDOUT_FILENO);
-	while ((n = weft_next_batch(t, evs, 256)) > 0 && !d.out.failed) {
+	int past = 0;
+	while (!past && (n = weft_next_batch(t, evs, 256)) > 0 && !d.out.failed) {
 		cli_progress_tick(&prog, weft_nevents(t));
-		for (long i = 0; i < n; i++)
-			dump_event(&d, &evs[i]);
+		for (long i = 0; i < n; i++) {
+			if (__builtin_expect(evs[i].rclock > win.to, 0)) {
+				past = 1;
+				n = 0;
+				break;
+			}
+			/* after a seek, only a clock gone back in an unordered
+			 * region can be before --from */
+			if (__builtin_expect(evs[i].rclock >= win.from || win.from_arg == NULL, 1))
+				dump_event(&d, &evs[i]);
+		}
 	}
 	cli_progress_end(&prog);
 	r = n < 0 ? -1 : 0;

@@ -14,6 +14,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "cli_common.h"
 #include "commands.h"
 
 static void emu_usage(FILE *f)
@@ -114,77 +115,6 @@ static void print_where(const char *dir, int paraver, int perfetto)
 				"Open trace file)\n", dir, sep);
 }
 
-/* A window bound (--from, --to): digits, a clock in ns; or a decimal number
- * with a unit (ns, us, ms, s, min), ns after the first event. 0, or 2 after
- * printing why. */
-static int parse_time(const char *opt, const char *s, int64_t *out, int *rel)
-{
-	static const struct { const char *name; uint64_t ns; } units[] = {
-		{ "ns", 1 }, { "us", 1000 }, { "ms", 1000000 }, { "s", 1000000000 },
-		{ "min", UINT64_C(60000000000) },
-	};
-	const char *p = s;
-	if (*p == '-') {
-		fprintf(stderr, "weft emu: %s '%s': a time cannot be negative\n", opt, s);
-		return 2;
-	}
-	const char *ip = p;
-	while (*p >= '0' && *p <= '9')
-		p++;
-	const char *ie = p, *fp = NULL, *fe = NULL;
-	if (*p == '.') {
-		fp = ++p;
-		while (*p >= '0' && *p <= '9')
-			p++;
-		fe = p;
-	}
-	uint64_t mult = 0;
-	for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
-		if (strcmp(p, units[i].name) == 0)
-			mult = units[i].ns;
-	if (ie == ip || (fp != NULL && fe == fp) || (*p != '\0' && mult == 0)) {
-		fprintf(stderr, "weft emu: %s '%s' is not a time: give a clock in nanoseconds (e.g. "
-				"1500000) or a time after the trace's first event with a unit ns, us, "
-				"ms, s or min (e.g. 2.5s); run `weft emu --help`\n", opt, s);
-		return 2;
-	}
-	if (mult == 0 && fp != NULL) {
-		fprintf(stderr, "weft emu: %s '%s': a clock (a number without a unit) is whole "
-				"nanoseconds; give a unit for a time after the trace's first event "
-				"(e.g. %ss)\n", opt, s, s);
-		return 2;
-	}
-	*rel = mult != 0;
-	if (mult == 0)
-		mult = 1;
-	uint64_t v = 0;
-	int over = 0;
-	for (const char *q = ip; q < ie; q++)
-		over |= __builtin_mul_overflow(v, 10, &v) ||
-			__builtin_add_overflow(v, (uint64_t) (*q - '0'), &v);
-	over |= __builtin_mul_overflow(v, mult, &v);
-	uint64_t scale = mult;
-	for (const char *q = fp; fp != NULL && q < fe; q++) {
-		uint64_t d = (uint64_t) (*q - '0');
-		if (scale % 10 != 0) {
-			if (d != 0) {
-				fprintf(stderr, "weft emu: %s '%s': finer than a nanosecond\n", opt, s);
-				return 2;
-			}
-			continue;
-		}
-		scale /= 10;
-		over |= __builtin_add_overflow(v, d * scale, &v);
-	}
-	if (over || v > (uint64_t) INT64_MAX) {
-		fprintf(stderr, "weft emu: %s '%s': out of range (at most %" PRId64 " ns)\n", opt, s,
-				INT64_MAX);
-		return 2;
-	}
-	*out = (int64_t) v;
-	return 0;
-}
-
 static void list_models(void)
 {
 	printf("%-8s %-4s %-8s %s\n", "model", "byte", "version", "what");
@@ -270,9 +200,9 @@ int weft_cmd_emu(int argc, char **argv)
 	}
 	int64_t from = 0, to = 0;
 	int from_rel = 0, to_rel = 0;
-	if (from_arg != NULL && parse_time("--from", from_arg, &from, &from_rel) != 0)
+	if (from_arg != NULL && cli_parse_time("emu", "--from", from_arg, &from, &from_rel) != 0)
 		return 2;
-	if (to_arg != NULL && parse_time("--to", to_arg, &to, &to_rel) != 0)
+	if (to_arg != NULL && cli_parse_time("emu", "--to", to_arg, &to, &to_rel) != 0)
 		return 2;
 	if (from_arg != NULL && to_arg != NULL) {
 		if (from_rel != to_rel) {

@@ -8,13 +8,18 @@
 #include "commands.h"
 
 static const char usage[] =
-	"Usage: weft top PATH\n"
+	"Usage: weft top [--from T0] [--to T1] PATH\n"
 	"\n"
 	"Count the events of the trace at PATH per MCV (model, category, value) and\n"
 	"print one line per MCV, most frequent first, then by MCV, as ovnitop does:\n"
 	"  MCV COUNT   (the count right-aligned in 10 columns)\n"
 	"\n"
 	"Options:\n"
+	"  --from T0   count from the first event whose raw clock is T0 or later,\n"
+	"              without reading the trace before it (see `weft dump --help`)\n"
+	"  --to T1     stop at the first event whose raw clock is after T1\n"
+	"              A time is a clock, whole nanoseconds, or a number with a\n"
+	"              unit ns, us, ms, s or min after the trace's first event\n"
 	"  -h, --help  show this help\n"
 	"\n"
 	"Metadata problems are warnings; corrupt binary data is an error (nothing is\n"
@@ -75,7 +80,16 @@ int weft_cmd_top(int argc, char **argv)
 	static const char *const longs[] = { NULL };
 	int set[1] = { 0 };
 	const char *path;
-	int r = cli_parse(argc, argv, "top", usage, "", longs, set, &path);
+	struct cli_window win;
+	char **args = calloc((size_t) argc + 1, sizeof *args);
+	if (args == NULL)
+		abort();
+	memcpy(args, argv, (size_t) argc * sizeof *args);
+	int nargs = argc;
+	int r = cli_window_args("top", &nargs, args, &win);
+	if (r == 0)
+		r = cli_parse(nargs, args, "top", usage, "", longs, set, &path);
+	free(args);
 	if (r == 1)
 		return CLI_EXIT_OK;
 	if (r != 0)
@@ -84,15 +98,27 @@ int weft_cmd_top(int argc, char **argv)
 			WEFT_BACKWARDS_WARN, WEFT_CUT_WARN);
 	if (t == NULL)
 		return CLI_EXIT_TRACE;
+	cli_window_apply(t, &win);
 	struct table tab = { NULL, 0, 0 };
 	static struct weft_ref refs[256]; /* the MCV is all top needs */
 	uint32_t last = 0;
 	long run = 0, n;
 	struct cli_progress prog;
 	cli_progress_start(&prog, "top");
-	while ((n = weft_next_refs(t, refs, 256)) > 0) {
+	int windowed = win.from_arg != NULL || win.to_arg != NULL, past = 0;
+	while (!past && (n = weft_next_refs(t, refs, 256)) > 0) {
 		cli_progress_tick(&prog, weft_nevents(t));
 		for (long i = 0; i < n; i++) {
+			if (__builtin_expect(windowed, 0)) {
+				int64_t c = weft_ref_rclock(&refs[i]);
+				if (c > win.to) {
+					past = 1;
+					n = 0;
+					break;
+				}
+				if (c < win.from && win.from_arg != NULL)
+					continue;
+			}
 			uint32_t k = mcv_key(refs[i].raw + 1);
 			if (k == last) {
 				run++;

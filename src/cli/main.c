@@ -20,6 +20,7 @@ static const struct command commands[] = {
 	{ "top", weft_cmd_top, "count the events of a trace per MCV" },
 	{ "check", weft_cmd_check, "validate a trace strictly and summarise it" },
 	{ "emu", weft_cmd_emu, "emulate the trace into Paraver and Perfetto timelines" },
+	{ "index", weft_cmd_index, "write the index of every stream (for seeking: dump/top --from)" },
 	{ "sort", weft_cmd_sort, "sort the unordered regions of every stream (ovnisort)" },
 	{ "version", weft_cmd_version, "weft's version and the libovni programs would load" },
 };

@@ -376,8 +376,10 @@ static void put_mark(const uint8_t mcv[3], uint64_t clock)
 static void write_upto(const char *func, struct rt_thread *th, const uint8_t *upto)
 {
 	size_t len = (size_t) (upto - th->buf);
-	if (len > 0)
+	if (len > 0) {
 		rt_write_all(func, th->fd, th->buf, len, th->obs_path);
+		rt_index_note(func, th, th->buf, len);
+	}
 }
 
 static void own_put(const char *func, struct rt_thread *th, const struct piece *ev);

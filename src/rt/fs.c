@@ -96,8 +96,9 @@ void rt_write_file_atomic(const char *func, const char *path, const char *text)
 	free(tmp);
 }
 
-static void copy_file(const char *func, const char *src, const char *dst, mode_t mode)
+static void copy_file(const char *func, const char *src, const char *dst, const struct stat *st)
 {
+	mode_t mode = st->st_mode;
 	int in = open(src, O_RDONLY | O_CLOEXEC);
 	if (in < 0)
 		rt_die_errno(func, errno, "cannot open '%s' to move it into the trace directory", src);
@@ -121,6 +122,11 @@ static void copy_file(const char *func, const char *src, const char *dst, mode_t
 	}
 	free(buf);
 	close(in);
+	/* The times too: a reader tells a stale stream.idx by its mtime
+	 * against stream.obs's. */
+	struct timespec ts[2] = { st->st_atim, st->st_mtim };
+	if (futimens(out, ts) != 0)
+		rt_die_errno(func, errno, "cannot set the times of '%s'", dst);
 	if (close(out) != 0)
 		rt_die_errno(func, errno, "cannot close '%s' in the trace directory", dst);
 }
@@ -145,7 +151,7 @@ static void copy_tree(const char *func, const char *src, const char *dst)
 		if (S_ISDIR(st.st_mode)) {
 			copy_tree(func, s, t);
 		} else {
-			copy_file(func, s, t, st.st_mode);
+			copy_file(func, s, t, &st);
 			if (unlink(s) != 0)
 				rt_die_errno(func, errno, "cannot remove '%s' after copying it", s);
 		}

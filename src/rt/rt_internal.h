@@ -140,6 +140,9 @@ struct rt_thread {
 	int fd;          /* stream.obs */
 	char *dir;       /* thread.<tid> directory */
 	char *obs_path;  /* .../stream.obs */
+	int idx_fd;      /* stream.idx (index.c) */
+	char *idx_path;  /* .../stream.idx */
+	uint64_t obs_off;/* bytes written to stream.obs so far */
 	char *json_path; /* .../stream.json */
 	uint8_t *buf;    /* event buffer: bufsize bytes + slack */
 	size_t bufsize;
@@ -197,6 +200,15 @@ struct rt_thread *rt_thread_peek(void);
 void rt_threads_lock(void);
 void rt_threads_unlock(void);
 void rt_threads_forked(void);
+
+/* ---- the stream index (index.c) ---- */
+
+/* Creates th->idx_path and writes its header (after the stream header). */
+void rt_index_open(const char *func, struct rt_thread *th);
+/* After len bytes of buf were written to stream.obs at th->obs_off:
+ * appends their entry (see idx_format.h) and moves obs_off on. */
+void rt_index_note(const char *func, struct rt_thread *th, const uint8_t *buf, size_t len);
+void rt_index_close(const char *func, struct rt_thread *th);
 
 /* ---- buffer and flush (emit.c) ---- */
 

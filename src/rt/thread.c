@@ -4,7 +4,7 @@
  * ovni_thread_free, ovni_thread_isready.
  *
  * A thread owns <proc dir>/thread.<tid>/ with stream.obs (opened at init,
- * 8-byte header written at once) and stream.json (written at init too,
+ * 8-byte header written at once), its index stream.idx (index.c) and stream.json (written at init too,
  * before any event can reach the file, so that a program dying early
  * leaves streams the tools can name; rewritten by ovni_attr_flush and
  * ovni_thread_free).
@@ -73,6 +73,9 @@ void rt_threads_forked(void)
 		if (th->fd >= 0)
 			close(th->fd);
 		th->fd = -1;
+		if (th->idx_fd >= 0)
+			close(th->idx_fd);
+		th->idx_fd = -1;
 	}
 	*tail = threads;
 	threads = NULL;
@@ -133,6 +136,8 @@ void ovni_thread_init(pid_t tid)
 	if (th->fd < 0)
 		rt_die_errno(func, errno, "cannot create the stream file '%s'", th->obs_path);
 	write_stream_header(func, th);
+	th->obs_off = WEFT_OBS_HEADER_SIZE;
+	rt_index_open(func, th);
 
 	th->bufsize = info.bufsize;
 	/* Room for the events an automatic flush holds back, and slack
@@ -229,6 +234,7 @@ void ovni_thread_free(void)
 	if (close(th->fd) != 0)
 		rt_die_errno(func, errno, "cannot close the stream file '%s'", th->obs_path);
 	th->fd = -1;
+	rt_index_close(func, th);
 	rt_meta_write(func, th, RT_META_FINAL);
 	threads_remove(th);
 
@@ -245,6 +251,7 @@ void ovni_thread_free(void)
 	free(th->pend);
 	free(th->dir);
 	free(th->obs_path);
+	free(th->idx_path);
 	free(th->json_path);
 	free(th);
 }

@@ -24,6 +24,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "idx_format.h"
 #include "trace_internal.h"
 
 #define MAX_DEPTH 64
@@ -95,6 +96,16 @@ static int is_v1_stream_name(const char *name)
 	if (n > el && strcmp(rest + n - el, WEFT_V1_STREAM_EXT) == 0)
 		n -= el;
 	return is_digits(rest, n);
+}
+
+/* thread.TID.idx: the index of a v1 stream (idx_format.h) */
+static int is_v1_index_name(const char *name)
+{
+	size_t pl = strlen(WEFT_THREAD_PREFIX), n = strlen(name);
+	size_t el = strlen(WEFT_V1_IDX_EXT);
+	return strncmp(name, WEFT_THREAD_PREFIX, pl) == 0 && n > pl + el
+		&& strcmp(name + n - el, WEFT_V1_IDX_EXT) == 0
+		&& is_digits(name + pl, n - pl - el);
 }
 
 static char *rel_join(const char *rel, const char *name)
@@ -273,7 +284,10 @@ static int walk_dir(struct walk *w, const char *rel, const char *root_base, int 
 			continue;
 		char *frel = rel_join(rel, name);
 		if (has_json && (strcmp(name, WEFT_STREAM_JSON) == 0
-					|| strcmp(name, WEFT_STREAM_OBS) == 0)) {
+					|| strcmp(name, WEFT_STREAM_OBS) == 0
+					|| strcmp(name, WEFT_STREAM_IDX) == 0)) {
+			free(frel);
+		} else if (v1proc && is_v1_index_name(name)) {
 			free(frel);
 		} else if (v1proc && strcmp(name, WEFT_V1_METADATA) == 0) {
 			free(frel);

@@ -180,6 +180,8 @@ int weft_stream_open(struct weft_trace *t, struct weft_wstream *s)
 	s->dev = (uint64_t) st.st_dev;
 	s->ino = (uint64_t) st.st_ino;
 	s->pub.obs_size = s->fsize;
+	s->mtime_sec = (int64_t) st.st_mtim.tv_sec;
+	s->mtime_nsec = (int64_t) st.st_mtim.tv_nsec;
 	uint8_t hdr[WEFT_OBS_HEADER_SIZE];
 	size_t hlen = s->fsize < WEFT_OBS_HEADER_SIZE ? (size_t) s->fsize : WEFT_OBS_HEADER_SIZE;
 	if (read_full(t, s, hdr, hlen, 0) < 0)

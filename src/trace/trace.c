@@ -83,6 +83,8 @@ struct weft_trace *weft_open(const char *path, const struct weft_open_opts *opts
 	t->sort = opts ? opts->sort : WEFT_SORT_NONE;
 	t->sort_look_back = opts ? opts->sort_look_back : 0;
 	t->cut = opts ? opts->cut : WEFT_CUT_ERROR;
+	t->seek = opts ? opts->seek != 0 : 0;
+	t->seek_clock = opts ? opts->seek_clock : 0;
 	t->path = weft_strdup(path);
 	if (t->cut != WEFT_CUT_ERROR && t->cut != WEFT_CUT_WARN && t->cut != WEFT_CUT_QUIET) {
 		weft_fail(&t->diag, "weft_open: unknown choice %d for streams cut short",
@@ -199,6 +201,21 @@ fail:
 		snprintf(err, errlen, "%s", t->errbuf);
 	weft_close(t);
 	return NULL;
+}
+
+int weft_seek(struct weft_trace *t, int64_t clock)
+{
+	if (t->started)
+		return weft_fail(&t->diag, "weft_seek: the iteration has begun; seek before the "
+				"first weft_next call");
+	t->seek = 1;
+	t->seek_clock = clock;
+	return 0;
+}
+
+size_t weft_nindexed(const struct weft_trace *t)
+{
+	return (size_t) t->nindexed;
 }
 
 const char *weft_error(const struct weft_trace *t)
@@ -420,6 +437,21 @@ static int start(struct weft_trace *t)
 	for (size_t i = 0; i < t->nstreams; i++) {
 		struct weft_wstream *s = t->streams[i];
 		s->index = i;
+		s->keyoff = t->raw_order ? 0 : s->clkoff;
+		if (t->seek && t->sort == WEFT_SORT_NONE) {
+			uint64_t off;
+			if (weft_index_seek(t, s, t->seek_clock, &off) > 0) {
+				t->nindexed++;
+				if (off > s->prod_off) {
+					s->prod_off = off;
+					/* The region state there is not known: a
+					 * clock going back before the next OU[ or
+					 * OU] is taken as inside a region. */
+					s->reg_off = off;
+					s->reg_in = 1;
+				}
+			}
+		}
 		if (t->sort == WEFT_SORT_REGIONS && need_sorter(t, s) < 0)
 			return -1;
 		s->unord = t->backwards != WEFT_BACKWARDS_ERROR;
@@ -431,8 +463,11 @@ static int start(struct weft_trace *t)
 		weft_warnf(&t->diag, "cannot start the read-ahead thread; reading without it");
 	for (size_t i = 0; i < t->nstreams; i++) {
 		struct weft_wstream *s = t->streams[i];
-		s->keyoff = t->raw_order ? 0 : s->clkoff;
 		int r = weft_stream_step(t, s, 1);
+		/* Seeking: the events before the seek clock are dropped, up to
+		 * the stream's first one at or after it. */
+		while (t->seek && r > 0 && s->key < t->seek_clock)
+			r = weft_stream_step(t, s, 1);
 		if (r < 0)
 			return -1;
 		if (r > 0) {

@@ -329,6 +329,8 @@ struct weft_wstream {
 	int unfinished;       /* no ovni.finished, accepted (accept_unfinished) */
 	int ended;            /* the merge reached its end (after its last
 	                       * event, or its cut): weft_stream_ended() */
+	/* ---- branch seek ---- */
+	int64_t mtime_sec, mtime_nsec; /* of the stream file at open (a stale index) */
 };
 
 struct weft_sorter;
@@ -395,6 +397,10 @@ struct weft_trace {
 	/* ---- branch kill: streams cut short ---- */
 	enum weft_cut cut;     /* what a cut is */
 	size_t ncut;           /* streams found cut */
+	/* ---- branch seek ---- */
+	int seek;              /* weft_seek() or weft_open_opts.seek */
+	int64_t seek_clock;    /* in the ordering clock */
+	uint64_t nindexed;     /* streams positioned by their index */
 };
 
 struct weft_iloom {
@@ -544,6 +550,13 @@ extern size_t weft_chunk_override;
 
 /* trace.c: for tests, disables the fast path (every event goes through the heap). */
 void weft_trace_set_no_fast(struct weft_trace *t, int no_fast);
+
+/* index.c: the index file of a stream file (malloc'ed). */
+char *weft_index_path(const char *obs_path);
+/* Where reading s must start for its events whose key (rclock + s->keyoff)
+ * is T or later, by its index: 1 with *off set; 0 with *off at the first
+ * event (no usable index: warned, except for a stream without events). */
+int weft_index_seek(struct weft_trace *t, struct weft_wstream *s, int64_t T, uint64_t *off);
 
 /* util */
 static inline void weft_sort(void *base, size_t n, size_t size,

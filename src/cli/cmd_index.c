@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/* cmd_index.c - `weft index PATH`: writes the index of every stream. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli_common.h"
+#include "commands.h"
+
+static const char usage[] =
+	"Usage: weft index [-q] PATH\n"
+	"\n"
+	"Write the index of every stream of the trace at PATH (a trace directory, a\n"
+	"directory inside it, or one stream directory): stream.idx beside each\n"
+	"stream.obs (for the v1 layouts, thread.TID.idx beside thread.TID[.obs]), the\n"
+	"index libovni writes as it traces (docs/reader.md): one entry per flushed\n"
+	"buffer, which `weft dump --from` and `weft top --from` use to start reading\n"
+	"where the asked time is. For traces written without one (by the reference's\n"
+	"libovni, or weft's before the index) or whose stream files changed since\n"
+	"(weft sort). Each index is written to a temporary file beside it, then\n"
+	"renamed over it: a reader never sees half an index, and running it again\n"
+	"writes the same files. One line per stream:\n"
+	"  INDEX  N entries\n"
+	"\n"
+	"Options:\n"
+	"  -q, --quiet  no lines on stdout\n"
+	"  -h, --help   show this help\n"
+	"\n"
+	"Metadata problems are warnings. A stream cut short is indexed up to its last\n"
+	"whole event. The reference's tools ignore the index files; weft check does\n"
+	"not report them.\n"
+	"Exit status: 0 success, 1 trace error (an index could not be written),\n"
+	"2 usage error.\n";
+
+int weft_cmd_index(int argc, char **argv)
+{
+	static const char *const longs[] = { "--quiet" };
+	int set[1] = { 0 };
+	const char *path;
+	int r = cli_parse(argc, argv, "index", usage, "q", longs, set, &path);
+	if (r == 1)
+		return CLI_EXIT_OK;
+	if (r != 0)
+		return CLI_EXIT_USAGE;
+	struct weft_trace *t = cli_open_cut("index", path, WEFT_LENIENT, WEFT_CLOCK_RAW,
+			WEFT_BACKWARDS_WARN, WEFT_CUT_QUIET);
+	if (t == NULL)
+		return CLI_EXIT_TRACE;
+	int code = CLI_EXIT_OK;
+	for (size_t i = 0; i < weft_nstreams(t); i++) {
+		char ip[4096];
+		uint64_t n = 0;
+		if (weft_stream_write_index(t, i, ip, sizeof ip, &n) != 0) {
+			cli_message("index", "", weft_error(t));
+			code = CLI_EXIT_TRACE;
+			break;
+		}
+		if (!set[0]) {
+			char esc[4 * 4096 + 1];
+			size_t k = weft_escape(ip, strlen(ip), esc, sizeof esc);
+			if (k >= sizeof esc)
+				k = sizeof esc - 1;
+			printf("%.*s  %" PRIu64 " entr%s\n", (int) k, esc, n, n == 1 ? "y" : "ies");
+		}
+	}
+	if (fflush(stdout) != 0 && code == CLI_EXIT_OK) {
+		fprintf(stderr, "weft index: cannot write the output\n");
+		code = CLI_EXIT_TRACE;
+	}
+	weft_close(t);
+	return code;
+}

@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * idx_format.h - the one definition of the stream index (stream.idx).
+ *
+ * Written by libovni (src/rt) beside each stream.obs and by `weft index`
+ * for traces written without one; read by libweft (src/trace) to seek.
+ * The index is a hint: the reader checks what it uses against the stream.
+ *
+ * File (host endian, like stream.obs):
+ *   header, 16 bytes:
+ *     4-byte magic "ovix"
+ *     u32 version 1
+ *     u32 entry size (16)
+ *     u32 reserved (0)
+ *   entries, 16 bytes each, ascending offsets:
+ *     u64 byte offset in stream.obs of an event
+ *     u64 that event's clock (as in its header)
+ *
+ * Which events (weft_idx_marks_buffer): one entry per flushed buffer.
+ * Entry 0 is the first event of the stream (offset 8), the start of its
+ * first buffer. Every later buffer holds the OF[ (flush begins) event of the
+ * flush that emptied the buffer before it, near its start (after at most the
+ * event that did not fit, and what signal handlers left pending): its entry
+ * is that OF[ event. So the entries are the first event and every OF[ event
+ * of the stream, in file order, and their clocks, taken by libovni at each
+ * flush, never go backwards (beyond entry 0), inside unordered regions too.
+ * `weft index` finds them by reading the stream; libovni records them as it
+ * writes each buffer, without reading anything back but the buffer's first
+ * event headers.
+ */
+#ifndef WEFT_FORMAT_IDX_FORMAT_H
+#define WEFT_FORMAT_IDX_FORMAT_H
+
+#include <stdint.h>
+
+#include "obs_format.h"
+
+#define WEFT_STREAM_IDX "stream.idx"       /* beside stream.obs */
+#define WEFT_V1_IDX_EXT ".idx"             /* v1: thread.TID.idx beside thread.TID[.obs] */
+#define WEFT_IDX_MAGIC "ovix"
+#define WEFT_IDX_MAGIC_LEN 4u
+#define WEFT_IDX_VERSION 1u
+#define WEFT_IDX_HEADER_SIZE 16u
+#define WEFT_IDX_ENTRY_SIZE 16u
+#define WEFT_IDX_OFF_VERSION 4u
+#define WEFT_IDX_OFF_ENTRY_SIZE 8u
+#define WEFT_IDX_OFF_RESERVED 12u
+/* in an entry */
+#define WEFT_IDX_ENT_OFF_OFFSET 0u
+#define WEFT_IDX_ENT_OFF_CLOCK 8u
+/* libovni looks for the OF[ of a buffer among its first events only. */
+#define WEFT_IDX_SCAN_EVENTS 4096u
+
+/* The 16-byte header. */
+static inline void weft_idx_header(uint8_t h[WEFT_IDX_HEADER_SIZE])
+{
+	memcpy(h, WEFT_IDX_MAGIC, WEFT_IDX_MAGIC_LEN);
+	weft_store_u32(h + WEFT_IDX_OFF_VERSION, WEFT_IDX_VERSION);
+	weft_store_u32(h + WEFT_IDX_OFF_ENTRY_SIZE, WEFT_IDX_ENTRY_SIZE);
+	weft_store_u32(h + WEFT_IDX_OFF_RESERVED, 0);
+}
+
+static inline void weft_idx_entry(uint8_t e[WEFT_IDX_ENTRY_SIZE], uint64_t offset,
+		uint64_t clock)
+{
+	weft_store_u64(e + WEFT_IDX_ENT_OFF_OFFSET, offset);
+	weft_store_u64(e + WEFT_IDX_ENT_OFF_CLOCK, clock);
+}
+
+/* Whether the event header at p is an OF[ (the mark an index entry of a
+ * buffer after the first points at). */
+static inline int weft_idx_is_flush_begin(const uint8_t *p)
+{
+	return p[WEFT_EV_OFF_MODEL] == 'O' && p[WEFT_EV_OFF_CATEGORY] == 'F'
+		&& p[WEFT_EV_OFF_VALUE] == '[';
+}
+
+#endif /* WEFT_FORMAT_IDX_FORMAT_H */
