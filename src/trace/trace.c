@@ -428,6 +428,22 @@ static int need_sorter(struct weft_trace *t, struct weft_wstream *s)
 	return 0;
 }
 
+struct seek_push {
+	struct weft_wstream *s;
+	int64_t prev;  /* the key of the last event dropped */
+	int has_prev;
+};
+
+static int cmp_seek_push(const void *a, const void *b)
+{
+	const struct seek_push *x = a, *y = b;
+	if (x->has_prev != y->has_prev)
+		return x->has_prev - y->has_prev;
+	if (x->has_prev && x->prev != y->prev)
+		return x->prev < y->prev ? -1 : 1;
+	return (x->s->index > y->s->index) - (x->s->index < y->s->index);
+}
+
 static int start(struct weft_trace *t)
 {
 	t->started = 1;
@@ -461,22 +477,49 @@ static int start(struct weft_trace *t)
 	}
 	if (ra && weft_readahead_start(t) < 0)
 		weft_warnf(&t->diag, "cannot start the read-ahead thread; reading without it");
+	struct seek_push *sp = NULL;
+	size_t nsp = 0;
+	if (t->seek)
+		sp = weft_xcalloc(t->nstreams ? t->nstreams : 1, sizeof *sp);
 	for (size_t i = 0; i < t->nstreams; i++) {
 		struct weft_wstream *s = t->streams[i];
 		int r = weft_stream_step(t, s, 1);
 		/* Seeking: the events before the seek clock are dropped, up to
 		 * the stream's first one at or after it. */
-		while (t->seek && r > 0 && s->key < t->seek_clock)
+		int has_prev = 0;
+		int64_t prev = 0;
+		while (t->seek && r > 0 && s->key < t->seek_clock) {
+			has_prev = 1;
+			prev = s->key;
 			r = weft_stream_step(t, s, 1);
-		if (r < 0)
+		}
+		if (r < 0) {
+			free(sp);
 			return -1;
+		}
 		if (r > 0) {
 			s->first_clock = s->last_clock;
 			s->has_first = 1;
-			weft_heap_push(t, s);
+			if (t->seek)
+				sp[nsp++] = (struct seek_push) { s, prev, has_prev };
+			else
+				weft_heap_push(t, s);
 		} else {
 			s->ended = 1;
 		}
+	}
+	if (t->seek) {
+		/* The heap as a full read would have it, as far as the dropped
+		 * events tell (events of equal clocks in several streams come
+		 * out in the heap's order): a full read pushes a stream with
+		 * its first event at or after the seek clock when the event
+		 * before it is yielded, so the streams that had none are
+		 * pushed first (in stream order, as at the start), then the
+		 * others in the order of the last event each dropped. */
+		weft_sort(sp, nsp, sizeof *sp, cmp_seek_push);
+		for (size_t i = 0; i < nsp; i++)
+			weft_heap_push(t, sp[i].s);
+		free(sp);
 	}
 	return 0;
 }

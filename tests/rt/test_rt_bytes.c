@@ -138,8 +138,21 @@ static void test_spec_examples(void **state)
 	assert_json_text(final_json, expected_meta(1));
 	/* Pretty-printed with a 4-space indent, like the reference. */
 	assert_non_null(strstr(final_json, "{\n    \"version\": 3,\n    \"ovni\": {\n        \"lib\": {"));
-	/* Exactly the two stream files, and no temporary file left. */
-	assert_int_equal(rt_test_count_entries(tdir), 2);
+	/* The index: its header, then one entry for the one buffer written
+	 * (at ovni_thread_free): the first event's offset and clock. */
+	char *idx_path = rt_test_path("%s/stream.idx", tdir);
+	size_t ilen = 0;
+	uint8_t *idx = (uint8_t *) rt_test_read(idx_path, &ilen);
+	assert_non_null(idx);
+	assert_int_equal(ilen, 32);
+	static const uint8_t ihdr[16] = {'o', 'v', 'i', 'x', 1, 0, 0, 0, 16, 0, 0, 0, 0, 0, 0, 0};
+	assert_memory_equal(idx, ihdr, 16);
+	assert_int_equal(weft_load_u64(idx + 16), 8);
+	assert_memory_equal(idx + 24, ev_ohx + 4, 8);
+	free(idx);
+	free(idx_path);
+	/* Exactly the three stream files, and no temporary file left. */
+	assert_int_equal(rt_test_count_entries(tdir), 3);
 
 	free(final_json);
 	free(obs);

@@ -83,6 +83,29 @@ def expected(t, n):
     yield mark("]", 1, 1)
 
 
+def check_index(tdir):
+    """stream.idx: its 16-byte header, then (offset, clock) of the first
+    event and of every OF[ of stream.obs (docs/reader.md)."""
+    with open(os.path.join(tdir, "stream.obs"), "rb") as f:
+        data = f.read()
+    want = [b"ovix" + struct.pack("<III", 1, 16, 0)]
+    off = 8
+    while off < len(data):
+        flags = data[off]
+        mcv = data[off + 1:off + 4]
+        if off == 8 or mcv == b"OF[":
+            want.append(struct.pack("<QQ", off, struct.unpack_from("<Q", data, off + 4)[0]))
+        if flags & 0x10:
+            off += 16 + struct.unpack_from("<I", data, off + 12)[0]
+        else:
+            off += 12 + ((flags & 0x0F) + 1 if flags & 0x0F else 0)
+    with open(os.path.join(tdir, "stream.idx"), "rb") as f:
+        got = f.read()
+    if got != b"".join(want):
+        err(f"{tdir}/stream.idx: {len(got)} bytes, not the {len(b''.join(want))} of the "
+            "first event and every OF[")
+
+
 def check_stream(tdir, meta, t, n):
     path = os.path.join(tdir, "stream.obs")
     exp = expected(t, n)
@@ -202,8 +225,10 @@ def check_trace(trace, weft_version):
             continue
         tdir = os.path.join(pdir, name)
         files = sorted(os.listdir(tdir))
-        if files != ["stream.json", "stream.obs"]:
+        if files != ["stream.idx", "stream.json", "stream.obs"]:
             err(f"{tdir}: files {files}")
+        else:
+            check_index(tdir)
         tid = int(name[7:])
         with open(os.path.join(tdir, "stream.json")) as f:
             meta = json.load(f)

@@ -35,7 +35,10 @@ if ldd "$work/user_prog_static" | grep -q libovni; then
 	ldd "$work/user_prog_static" >&2
 	exit 1
 fi
-nm "$work/user_prog_static" | grep -q ' T ovni_proc_init$' ||
+# (nm into a file: grep -q stops reading at the match, and nm writing on
+# into the closed pipe would fail the pipeline under pipefail)
+nm "$work/user_prog_static" >"$work/nm.txt"
+grep -q ' T ovni_proc_init$' "$work/nm.txt" ||
 	{ echo "run.sh: ovni_proc_init is not in user_prog_static" >&2; exit 1; }
 
 # The program must load the installed library, not the build tree's.
