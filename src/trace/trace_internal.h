@@ -14,6 +14,7 @@
  *   sort.c      sorting unordered regions (OU[ ... OU]) as ovnisort does:
  *               on read (the chunks of a stream come from its sorter) and
  *               into a new file (weft_sort_stream, weft sort)
+ *   index.c     the stream index (stream.idx): seeking with it, weft index
  *   trace.c     the public API
  */
 #ifndef WEFT_TRACE_INTERNAL_H
