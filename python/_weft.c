@@ -676,8 +676,16 @@ static PyObject *m_open(PyObject *Py_UNUSED(mod), PyObject *args)
 		return NULL;
 	}
 	if (t == NULL) {
+		/* the warnings before the failure go with the exception */
+		PyObject *cls = WeftError != NULL ? WeftError : PyExc_RuntimeError;
+		PyObject *exc = PyObject_CallFunction(cls, "s", err);
+		if (exc != NULL) {
+			if (PyObject_SetAttrString(exc, "warnings", self->warnings) == 0)
+				PyErr_SetObject(cls, exc);
+			Py_DECREF(exc);
+		}
 		Py_DECREF(self);
-		return raise_weft(err);
+		return NULL;
 	}
 	size_t ns = weft_nstreams(t);
 	self->nstreams = ns;

@@ -33,7 +33,10 @@ _MSG_NOOFF = re.compile(r"^(?P<file>/?[^ :]*[/.][^ :]*): (?P<reason>.*)$", re.S)
 
 class Error(Exception):
     """A weft error. str(e) is weft's message; file, offset (or None) and
-    reason are its parts, when the message names them."""
+    reason are its parts, when the message names them; warnings: those
+    reported before a failed weft.open()."""
+
+    warnings = ()
 
     def __init__(self, message):
         super().__init__(message)
