@@ -1,0 +1,76 @@
+# SPDX-License-Identifier: MIT
+"""bench_python: how fast the Python module reads events into NumPy columns,
+against weft_next_batch in C, in one run on one trace.
+
+Writes a synthetic trace (bench_python_c write: 8 streams, 20,000,000 events
+by default) into a temporary directory (removed at the end), then takes the
+best of 3 runs of each, in turns, over a warm page cache:
+  - C: open + weft_next_batch over every event (bench_python_c batch, a
+    child process), touching each event's clock, MCV and payload size;
+  - Python: weft.open + Trace.batches() (1M-event batches of NumPy columns:
+    clocks, MCV bytes, stream, thread, payload bytes and offsets) over
+    every event, summing each batch's clocks with NumPy;
+and, for scale, a per-event Python loop over the first 1,000,000 events of
+the columns (a plain `for` over the clock column). The last line is
+`python/c ratio: R`, the Python events/s over the C events/s.
+Usage: bench_python [EVENTS]  (run by the bin/bench_python wrapper)
+"""
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import weft
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--c", required=True)
+ap.add_argument("events", nargs="?", type=int, default=20_000_000)
+a = ap.parse_args()
+
+
+def c_pass(root):
+    out = subprocess.run([a.c, "batch", root], check=True, stdout=subprocess.PIPE).stdout.split()
+    return float(out[0]), int(out[1])
+
+
+def py_pass(root):
+    t0 = time.perf_counter()
+    n = 0
+    s = 0
+    with weft.open(root) as t:
+        for b in t.batches(1 << 20):
+            n += len(b)
+            s += int(b["rclock"].sum() & 1)
+    return time.perf_counter() - t0, n
+
+
+tmp = tempfile.mkdtemp(prefix="weft-bench-python-")
+try:
+    subprocess.run([a.c, "write", tmp, str(a.events)], check=True)
+    c_best = py_best = None
+    for _ in range(3):
+        ct, cn = c_pass(tmp)
+        pt, pn = py_pass(tmp)
+        if cn != a.events or pn != a.events:
+            sys.exit(f"bench_python: read {cn} (C) and {pn} (Python) events, wrote {a.events}")
+        c_best = ct if c_best is None else min(c_best, ct)
+        py_best = pt if py_best is None else min(py_best, pt)
+    with weft.open(tmp) as t:
+        b = t.read(1_000_000)
+    t0 = time.perf_counter()
+    s = 0
+    for x in b["rclock"]:  # the per-event Python loop
+        s += int(x)
+    loop = len(b) / (time.perf_counter() - t0)
+    c_rate, py_rate = a.events / c_best, a.events / py_best
+    print(f"trace: {a.events} events, 8 streams")
+    print(f"C weft_next_batch:             {c_rate / 1e6:8.2f} Mevents/s ({c_best:.3f} s)")
+    print(f"Python weft batches (NumPy):   {py_rate / 1e6:8.2f} Mevents/s ({py_best:.3f} s)")
+    print(f"Python per-event loop (scale): {loop / 1e6:8.2f} Mevents/s")
+    print(f"python/c ratio: {py_rate / c_rate:.2f}")
+finally:
+    shutil.rmtree(tmp, ignore_errors=True)

@@ -1,0 +1,1011 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * _weft.c - the C part of the Python module `weft` (python/weft/__init__.py
+ * is the rest): a trace opened with libweft's reader, its system as plain
+ * tuples, its events in batches of NumPy columns filled at C speed, the
+ * payload fields of the models' events, and the emulation through the
+ * driver of `weft emu` (src/driver) with its Paraver records read back as
+ * NumPy columns.
+ *
+ * Nothing here may abort the interpreter: every allocation is checked (a
+ * failure is MemoryError), every weft error is a weft.Error carrying weft's
+ * message, and warnings (which libweft may report from its read-ahead
+ * thread) are queued under a lock and handed to Python with the GIL held.
+ */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/arrayobject.h>
+#include <structmember.h>
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "weft/weft.h"
+#include "driver.h"
+#include "model.h"
+
+PyMODINIT_FUNC PyInit__weft(void);
+
+static PyObject *WeftError; /* set by the package: weft.Error */
+
+/* Raises weft.Error (or the class the package registered) with msg. */
+static PyObject *raise_weft(const char *msg)
+{
+	PyErr_SetString(WeftError != NULL ? WeftError : PyExc_RuntimeError, msg);
+	return NULL;
+}
+
+/* ---- warnings, queued from any thread ---- */
+
+struct warnq {
+	pthread_mutex_t mu;
+	char *text; /* messages, each ended by '\0' */
+	size_t len, cap;
+	size_t dropped; /* lost for lack of memory */
+};
+
+static void warnq_push(void *ctx, const char *msg)
+{
+	struct warnq *q = ctx;
+	size_t n = strlen(msg) + 1;
+	pthread_mutex_lock(&q->mu);
+	if (q->len + n > q->cap) {
+		size_t cap = q->cap ? q->cap : 1024;
+		while (cap < q->len + n)
+			cap *= 2;
+		char *p = realloc(q->text, cap);
+		if (p == NULL) {
+			q->dropped++;
+			pthread_mutex_unlock(&q->mu);
+			return;
+		}
+		q->text = p;
+		q->cap = cap;
+	}
+	memcpy(q->text + q->len, msg, n);
+	q->len += n;
+	pthread_mutex_unlock(&q->mu);
+}
+
+/* Hands the queued warnings to sink (a list: appended; else a callable:
+ * called with each). -1 with a Python error set. */
+static int warnq_deliver(struct warnq *q, PyObject *list, PyObject *cb)
+{
+	pthread_mutex_lock(&q->mu);
+	char *text = q->text;
+	size_t len = q->len, dropped = q->dropped;
+	q->text = NULL;
+	q->len = q->cap = 0;
+	q->dropped = 0;
+	pthread_mutex_unlock(&q->mu);
+	int r = 0;
+	for (size_t i = 0; i < len && r == 0;) {
+		size_t n = strlen(text + i);
+		PyObject *s = PyUnicode_DecodeUTF8(text + i, (Py_ssize_t) n, "backslashreplace");
+		if (s == NULL) {
+			r = -1;
+			break;
+		}
+		if (list != NULL && PyList_Append(list, s) != 0)
+			r = -1;
+		if (r == 0 && cb != NULL && cb != Py_None) {
+			PyObject *x = PyObject_CallOneArg(cb, s);
+			if (x == NULL)
+				r = -1;
+			Py_XDECREF(x);
+		}
+		Py_DECREF(s);
+		i += n + 1;
+	}
+	free(text);
+	if (r == 0 && dropped > 0) {
+		PyErr_NoMemory();
+		r = -1;
+	}
+	return r;
+}
+
+/* ---- the Trace type ---- */
+
+struct smap {
+	const struct weft_stream *s;
+	int32_t stream;
+	int32_t thread;
+};
+
+typedef struct {
+	PyObject_HEAD
+	struct weft_trace *t;
+	struct warnq wq;
+	PyObject *warnings; /* list of str */
+	PyObject *warn_cb;  /* callable or None */
+	size_t nstreams;
+	struct smap *map;   /* sorted by stream pointer */
+	struct weft_ref *refs;
+	uint8_t *pay;       /* payload bytes of the batch being read */
+	size_t paycap;
+	int busy;           /* a read is running (another thread must wait) */
+	int ended;          /* the iteration reached the end or an error */
+} TraceObject;
+
+#define REFS 4096
+
+static int smap_cmp(const void *a, const void *b)
+{
+	uintptr_t x = (uintptr_t) ((const struct smap *) a)->s;
+	uintptr_t y = (uintptr_t) ((const struct smap *) b)->s;
+	return x < y ? -1 : x > y;
+}
+
+static void Trace_dealloc(TraceObject *self)
+{
+	if (self->t != NULL)
+		weft_close(self->t);
+	free(self->map);
+	free(self->refs);
+	free(self->pay);
+	free(self->wq.text);
+	pthread_mutex_destroy(&self->wq.mu);
+	Py_XDECREF(self->warnings);
+	Py_XDECREF(self->warn_cb);
+	Py_TYPE(self)->tp_free((PyObject *) self);
+}
+
+static int trace_ok(TraceObject *self)
+{
+	if (self->t == NULL) {
+		PyErr_SetString(PyExc_ValueError, "the trace is closed");
+		return 0;
+	}
+	if (self->busy) {
+		PyErr_SetString(PyExc_RuntimeError, "the trace is being read by another thread");
+		return 0;
+	}
+	return 1;
+}
+
+static int deliver(TraceObject *self)
+{
+	return warnq_deliver(&self->wq, self->warnings, self->warn_cb);
+}
+
+static PyObject *Trace_close(TraceObject *self, PyObject *Py_UNUSED(args))
+{
+	if (self->busy) {
+		PyErr_SetString(PyExc_RuntimeError, "the trace is being read by another thread");
+		return NULL;
+	}
+	if (self->t != NULL) {
+		weft_close(self->t);
+		self->t = NULL;
+	}
+	if (deliver(self) != 0)
+		return NULL;
+	Py_RETURN_NONE;
+}
+
+static PyObject *str_or_none(const char *s)
+{
+	if (s == NULL)
+		Py_RETURN_NONE;
+	return PyUnicode_DecodeUTF8(s, (Py_ssize_t) strlen(s), "surrogateescape");
+}
+
+/* Looms: (name, hostname, clock_offset, has_rank, rank_min, cpus, procs) with
+ * cpus [(index, phyid)] and procs [(pid, app_id, rank, nranks, [(tid, stream
+ * index or -1)])]. Streams: (relpath, obs_path, meta_version, thread index
+ * or -1, obs_size, finished, lib_version, lib_commit, [(model, version)],
+ * clock_offset, json_path). Marks: (type, title, stack, [(value, label)]). */
+static PyObject *Trace_system(TraceObject *self, PyObject *Py_UNUSED(args))
+{
+	if (!trace_ok(self))
+		return NULL;
+	struct weft_trace *t = self->t;
+	PyObject *looms = NULL, *streams = NULL, *marks = NULL, *res = NULL;
+	if ((looms = PyList_New(0)) == NULL || (streams = PyList_New(0)) == NULL
+			|| (marks = PyList_New(0)) == NULL)
+		goto out;
+	for (size_t i = 0; i < weft_nlooms(t); i++) {
+		const struct weft_loom *l = weft_loom_at(t, i);
+		PyObject *cpus = PyList_New((Py_ssize_t) l->ncpus);
+		PyObject *procs = PyList_New((Py_ssize_t) l->nprocs);
+		if (cpus == NULL || procs == NULL) {
+			Py_XDECREF(cpus);
+			Py_XDECREF(procs);
+			goto out;
+		}
+		int bad = 0;
+		for (size_t c = 0; c < l->ncpus && !bad; c++) {
+			PyObject *x = Py_BuildValue("(ii)", l->cpus[c].index, l->cpus[c].phyid);
+			if (x == NULL)
+				bad = 1;
+			else
+				PyList_SET_ITEM(cpus, (Py_ssize_t) c, x);
+		}
+		for (size_t p = 0; p < l->nprocs && !bad; p++) {
+			const struct weft_proc *pr = l->procs[p];
+			PyObject *ths = PyList_New((Py_ssize_t) pr->nthreads);
+			if (ths == NULL) {
+				bad = 1;
+				break;
+			}
+			for (size_t k = 0; k < pr->nthreads && !bad; k++) {
+				const struct weft_thread *th = pr->threads[k];
+				struct smap key = { th->stream, 0, 0 }, *m = NULL;
+				if (th->stream != NULL)
+					m = bsearch(&key, self->map, self->nstreams, sizeof *m, smap_cmp);
+				PyObject *x = Py_BuildValue("(ii)", th->tid, m ? (int) m->stream : -1);
+				if (x == NULL)
+					bad = 1;
+				else
+					PyList_SET_ITEM(ths, (Py_ssize_t) k, x);
+			}
+			PyObject *x = bad ? NULL : Py_BuildValue("(iiiiN)", pr->pid, pr->app_id,
+					pr->rank, pr->nranks, ths);
+			if (x == NULL) {
+				if (!bad)
+					ths = NULL; /* stolen by N even on failure */
+				Py_XDECREF(ths);
+				bad = 1;
+			} else {
+				PyList_SET_ITEM(procs, (Py_ssize_t) p, x);
+			}
+		}
+		PyObject *name = bad ? NULL : str_or_none(l->name);
+		PyObject *host = name == NULL ? NULL : str_or_none(l->hostname);
+		PyObject *x = host == NULL ? NULL : Py_BuildValue("(NNLiiNN)", name, host,
+				(long long) l->clock_offset, l->has_rank, l->rank_min, cpus, procs);
+		if (x == NULL) {
+			if (host == NULL) {
+				Py_XDECREF(name);
+				Py_DECREF(cpus);
+				Py_DECREF(procs);
+			}
+			goto out;
+		}
+		int r = PyList_Append(looms, x);
+		Py_DECREF(x);
+		if (r != 0)
+			goto out;
+	}
+	for (size_t i = 0; i < self->nstreams; i++) {
+		const struct weft_stream *s = weft_stream_at(t, i);
+		int32_t thread = -1;
+		for (size_t k = 0; k < self->nstreams; k++)
+			if (self->map[k].stream == (int32_t) i)
+				thread = self->map[k].thread;
+		PyObject *reqs = PyList_New((Py_ssize_t) s->nreqs);
+		if (reqs == NULL)
+			goto out;
+		for (size_t k = 0; k < s->nreqs; k++) {
+			PyObject *x = Py_BuildValue("(NN)", str_or_none(s->reqs[k].model),
+					str_or_none(s->reqs[k].version));
+			if (x == NULL) {
+				Py_DECREF(reqs);
+				goto out;
+			}
+			PyList_SET_ITEM(reqs, (Py_ssize_t) k, x);
+		}
+		PyObject *x = Py_BuildValue("(NNiiKiNNNLN)", str_or_none(s->relpath),
+				str_or_none(s->obs_path), s->meta_version, (int) thread,
+				(unsigned long long) s->obs_size, s->finished, str_or_none(s->lib_version),
+				str_or_none(s->lib_commit), reqs, (long long) s->clock_offset,
+				str_or_none(weft_stream_json_path(t, i)));
+		if (x == NULL)
+			goto out;
+		int r = PyList_Append(streams, x);
+		Py_DECREF(x);
+		if (r != 0)
+			goto out;
+	}
+	for (size_t i = 0; i < weft_nmark_types(t); i++) {
+		const struct weft_mark_type *m = weft_mark_type_at(t, i);
+		PyObject *labels = PyList_New((Py_ssize_t) m->nlabels);
+		if (labels == NULL)
+			goto out;
+		for (size_t k = 0; k < m->nlabels; k++) {
+			PyObject *x = Py_BuildValue("(LN)", (long long) m->labels[k].value,
+					str_or_none(m->labels[k].label));
+			if (x == NULL) {
+				Py_DECREF(labels);
+				goto out;
+			}
+			PyList_SET_ITEM(labels, (Py_ssize_t) k, x);
+		}
+		PyObject *x = Py_BuildValue("(iNiN)", (int) m->type, str_or_none(m->title), m->stack,
+				labels);
+		if (x == NULL)
+			goto out;
+		int r = PyList_Append(marks, x);
+		Py_DECREF(x);
+		if (r != 0)
+			goto out;
+	}
+	res = Py_BuildValue("(OOO)", looms, streams, marks);
+out:
+	Py_XDECREF(looms);
+	Py_XDECREF(streams);
+	Py_XDECREF(marks);
+	return res;
+}
+
+/* stream_attr(i, key): the attribute's JSON text, or None. */
+static PyObject *Trace_stream_attr(TraceObject *self, PyObject *args)
+{
+	Py_ssize_t i;
+	const char *key;
+	if (!PyArg_ParseTuple(args, "ns", &i, &key))
+		return NULL;
+	if (!trace_ok(self))
+		return NULL;
+	if (i < 0 || (size_t) i >= self->nstreams) {
+		PyErr_SetString(PyExc_IndexError, "stream index out of range");
+		return NULL;
+	}
+	const struct weft_stream *s = weft_stream_at(self->t, (size_t) i);
+	char small[256];
+	int n = weft_stream_attr_json(s, key, small, sizeof small);
+	if (n == 0)
+		Py_RETURN_NONE;
+	if ((size_t) n < sizeof small)
+		return PyUnicode_DecodeUTF8(small, n, "surrogateescape");
+	char *buf = malloc((size_t) n + 1);
+	if (buf == NULL)
+		return PyErr_NoMemory();
+	weft_stream_attr_json(s, key, buf, (size_t) n + 1);
+	PyObject *r = PyUnicode_DecodeUTF8(buf, n, "surrogateescape");
+	free(buf);
+	return r;
+}
+
+static PyObject *new_array(npy_intp n, int type)
+{
+	return PyArray_SimpleNew(1, &n, type);
+}
+
+/* Shrinks a 1-d array to n elements (its only reference is ours). */
+static int shrink(PyObject *a, npy_intp n)
+{
+	PyArray_Dims d = { &n, 1 };
+	PyObject *r = PyArray_Resize((PyArrayObject *) a, &d, 0, NPY_CORDER);
+	if (r == NULL)
+		return -1;
+	Py_DECREF(r);
+	return 0;
+}
+
+enum { C_RCLOCK, C_SCLOCK, C_FLAGS, C_MODEL, C_CAT, C_VAL, C_STREAM, C_THREAD, C_POFF,
+	C_OFFSET, NCOLS };
+static const char *const col_names[NCOLS] = { "rclock", "sclock", "flags", "model", "category",
+	"value", "stream", "thread", "payload_offset", "offset" };
+static const int col_types[NCOLS] = { NPY_INT64, NPY_INT64, NPY_UINT8, NPY_UINT8, NPY_UINT8,
+	NPY_UINT8, NPY_INT32, NPY_INT32, NPY_INT64, NPY_UINT64 };
+
+/* The fill loop, without the GIL: up to cap events into the columns.
+ * Returns the count, or -1 (weft_error) / -2 (out of memory). */
+static long fill(TraceObject *self, void *const *col, size_t cap, int offsets, size_t *paylen,
+		int *end)
+{
+	int64_t *rclock = col[C_RCLOCK], *sclock = col[C_SCLOCK], *poff = col[C_POFF];
+	uint8_t *flags = col[C_FLAGS], *model = col[C_MODEL], *cat = col[C_CAT], *val = col[C_VAL];
+	int32_t *stream = col[C_STREAM], *thread = col[C_THREAD];
+	uint64_t *off = offsets ? col[C_OFFSET] : NULL;
+	size_t n = 0, plen = 0;
+	const struct weft_stream *last = NULL;
+	int32_t last_s = -1, last_t = -1;
+	poff[0] = 0;
+	while (n < cap) {
+		size_t want = cap - n < REFS ? cap - n : REFS;
+		long r = weft_next_refs(self->t, self->refs, want);
+		if (r < 0) {
+			*paylen = plen;
+			return n > 0 ? (long) n : -1; /* the error again next call */
+		}
+		if (r == 0) {
+			*end = 1;
+			break;
+		}
+		for (long i = 0; i < r; i++) {
+			const struct weft_ref *ref = &self->refs[i];
+			const uint8_t *raw = ref->raw;
+			if (ref->stream != last) {
+				struct smap key = { ref->stream, 0, 0 };
+				struct smap *m = bsearch(&key, self->map, self->nstreams, sizeof *m,
+						smap_cmp);
+				last = ref->stream;
+				last_s = m ? m->stream : -1;
+				last_t = m ? m->thread : -1;
+			}
+			uint8_t f = raw[0];
+			int64_t c;
+			memcpy(&c, raw + 4, sizeof c);
+			rclock[n] = c;
+			sclock[n] = (int64_t) ((uint64_t) c + (uint64_t) ref->stream->clock_offset);
+			flags[n] = f;
+			model[n] = raw[1];
+			cat[n] = raw[2];
+			val[n] = raw[3];
+			stream[n] = last_s;
+			thread[n] = last_t;
+			uint32_t ps = weft_ref_payload_size(ref);
+			if (ps > 0) {
+				if (plen + ps > self->paycap) {
+					size_t nc = self->paycap ? self->paycap : 1u << 16;
+					while (nc < plen + ps)
+						nc *= 2;
+					uint8_t *p = realloc(self->pay, nc);
+					if (p == NULL)
+						return -2;
+					self->pay = p;
+					self->paycap = nc;
+				}
+				memcpy(self->pay + plen, raw + 12, ps);
+				plen += ps;
+			}
+			poff[n + 1] = (int64_t) plen;
+			if (off != NULL) {
+				struct weft_event ev;
+				weft_ref_event(self->t, ref, &ev);
+				off[n] = ev.offset;
+			}
+			n++;
+		}
+	}
+	*paylen = plen;
+	return (long) n;
+}
+
+/* read(max, offsets=False): a dict of columns of the next events (at most
+ * max), or None at the end. */
+static PyObject *Trace_read(TraceObject *self, PyObject *args, PyObject *kw)
+{
+	static char *kwlist[] = { "max", "offsets", NULL };
+	Py_ssize_t max = 1 << 20;
+	int offsets = 0;
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "|np", kwlist, &max, &offsets))
+		return NULL;
+	if (!trace_ok(self))
+		return NULL;
+	if (max <= 0) {
+		PyErr_SetString(PyExc_ValueError, "max must be positive");
+		return NULL;
+	}
+	if (self->ended) {
+		if (deliver(self) != 0)
+			return NULL;
+		Py_RETURN_NONE;
+	}
+	PyObject *cols[NCOLS] = { 0 };
+	void *data[NCOLS] = { 0 };
+	PyObject *res = NULL;
+	for (int c = 0; c < NCOLS; c++) {
+		if (c == C_OFFSET && !offsets)
+			continue;
+		cols[c] = new_array(max + (c == C_POFF), col_types[c]);
+		if (cols[c] == NULL)
+			goto out;
+		data[c] = PyArray_DATA((PyArrayObject *) cols[c]);
+	}
+	size_t paylen = 0;
+	int end = 0;
+	long n;
+	self->busy = 1;
+	Py_BEGIN_ALLOW_THREADS
+	n = fill(self, data, (size_t) max, offsets, &paylen, &end);
+	Py_END_ALLOW_THREADS
+	self->busy = 0;
+	if (deliver(self) != 0)
+		goto out;
+	if (n == -2) {
+		PyErr_NoMemory();
+		goto out;
+	}
+	if (n < 0) {
+		self->ended = 1;
+		raise_weft(weft_error(self->t));
+		goto out;
+	}
+	if (n == 0 && end) {
+		self->ended = 1;
+		res = Py_None;
+		Py_INCREF(res);
+		goto out;
+	}
+	for (int c = 0; c < NCOLS; c++)
+		if (cols[c] != NULL && n < max && shrink(cols[c], n + (c == C_POFF)) != 0)
+			goto out;
+	PyObject *pay = new_array((npy_intp) paylen, NPY_UINT8);
+	if (pay == NULL)
+		goto out;
+	if (paylen > 0)
+		memcpy(PyArray_DATA((PyArrayObject *) pay), self->pay, paylen);
+	if ((res = PyDict_New()) == NULL) {
+		Py_DECREF(pay);
+		goto out;
+	}
+	int bad = PyDict_SetItemString(res, "payload", pay) != 0;
+	Py_DECREF(pay);
+	for (int c = 0; c < NCOLS && !bad; c++)
+		if (cols[c] != NULL)
+			bad = PyDict_SetItemString(res, col_names[c], cols[c]) != 0;
+	if (bad)
+		Py_CLEAR(res);
+	if (end)
+		self->ended = 1;
+out:
+	for (int c = 0; c < NCOLS; c++)
+		Py_XDECREF(cols[c]);
+	return res;
+}
+
+/* counters(): (nevents, first_clock, last_clock, nbackwards in regions,
+ * outside, ncut, nsorted). */
+static PyObject *Trace_counters(TraceObject *self, PyObject *Py_UNUSED(args))
+{
+	if (!trace_ok(self))
+		return NULL;
+	struct weft_trace *t = self->t;
+	return Py_BuildValue("(KLLKKnK)", (unsigned long long) weft_nevents(t),
+			(long long) weft_first_clock(t), (long long) weft_last_clock(t),
+			(unsigned long long) weft_nbackwards(t, 1),
+			(unsigned long long) weft_nbackwards(t, 0), (Py_ssize_t) weft_ncut(t),
+			(unsigned long long) weft_nsorted(t));
+}
+
+/* cut(i): None, or (header, offset, bytes, why) for a stream found cut;
+ * unfinished(i): bool. */
+static PyObject *Trace_cut(TraceObject *self, PyObject *args)
+{
+	Py_ssize_t i;
+	if (!PyArg_ParseTuple(args, "n", &i) || !trace_ok(self))
+		return NULL;
+	struct weft_cut_info ci;
+	if (i < 0 || !weft_stream_cut(self->t, (size_t) i, &ci))
+		Py_RETURN_NONE;
+	return Py_BuildValue("(iKKN)", ci.header, (unsigned long long) ci.offset,
+			(unsigned long long) ci.bytes, str_or_none(ci.why));
+}
+
+static PyObject *Trace_unfinished(TraceObject *self, PyObject *args)
+{
+	Py_ssize_t i;
+	if (!PyArg_ParseTuple(args, "n", &i) || !trace_ok(self))
+		return NULL;
+	return PyBool_FromLong(i >= 0 && weft_stream_unfinished(self->t, (size_t) i));
+}
+
+static PyMethodDef Trace_methods[] = {
+	{ "close", (PyCFunction) Trace_close, METH_NOARGS, "Closes the trace." },
+	{ "system", (PyCFunction) Trace_system, METH_NOARGS, "The system as tuples." },
+	{ "stream_attr", (PyCFunction) Trace_stream_attr, METH_VARARGS,
+		"A stream.json attribute by dotted key, as JSON text, or None." },
+	{ "read", (PyCFunction) (void (*)(void)) Trace_read, METH_VARARGS | METH_KEYWORDS,
+		"The next events as a dict of NumPy columns, or None at the end." },
+	{ "counters", (PyCFunction) Trace_counters, METH_NOARGS, "Counters of the reading." },
+	{ "cut", (PyCFunction) Trace_cut, METH_VARARGS, "How stream i was cut, or None." },
+	{ "unfinished", (PyCFunction) Trace_unfinished, METH_VARARGS,
+		"Stream i was accepted without ovni.finished." },
+	{ NULL, NULL, 0, NULL },
+};
+
+static PyMemberDef Trace_members[] = {
+	{ "warnings", T_OBJECT_EX, offsetof(TraceObject, warnings), READONLY,
+		"The warnings so far (list of str)." },
+	{ NULL, 0, 0, 0, NULL },
+};
+
+static PyTypeObject TraceType = {
+	PyVarObject_HEAD_INIT(NULL, 0)
+	.tp_name = "weft._weft.Trace",
+	.tp_basicsize = sizeof(TraceObject),
+	.tp_flags = Py_TPFLAGS_DEFAULT,
+	.tp_doc = "An open trace (see weft.open).",
+	.tp_dealloc = (destructor) Trace_dealloc,
+	.tp_methods = Trace_methods,
+	.tp_members = Trace_members,
+};
+
+/* open(path, mode, clock, readahead, all_models, backwards, sort,
+ * sort_look_back, cut, accept_unfinished, seek, seek_clock, warn) */
+static PyObject *m_open(PyObject *Py_UNUSED(mod), PyObject *args)
+{
+	PyObject *pathobj, *warn;
+	int mode, clock, readahead, all_models, backwards, sort, cut, accept_unfinished, seek;
+	Py_ssize_t look_back;
+	long long seek_clock;
+	if (!PyArg_ParseTuple(args, "O&iiiiiiniiiLO", PyUnicode_FSConverter, &pathobj, &mode,
+			&clock, &readahead, &all_models, &backwards, &sort, &look_back, &cut,
+			&accept_unfinished, &seek, &seek_clock, &warn))
+		return NULL;
+	TraceObject *self = PyObject_New(TraceObject, &TraceType);
+	if (self == NULL) {
+		Py_DECREF(pathobj);
+		return NULL;
+	}
+	self->t = NULL;
+	memset(&self->wq, 0, sizeof self->wq);
+	pthread_mutex_init(&self->wq.mu, NULL);
+	self->map = NULL;
+	self->refs = NULL;
+	self->pay = NULL;
+	self->paycap = 0;
+	self->busy = 0;
+	self->ended = 0;
+	self->nstreams = 0;
+	self->warn_cb = warn;
+	Py_INCREF(warn);
+	self->warnings = PyList_New(0);
+	self->refs = malloc(REFS * sizeof *self->refs);
+	if (self->warnings == NULL || self->refs == NULL) {
+		int oom = self->refs == NULL;
+		Py_DECREF(pathobj);
+		Py_DECREF(self);
+		return oom ? PyErr_NoMemory() : NULL;
+	}
+	struct weft_open_opts o;
+	memset(&o, 0, sizeof o);
+	o.mode = (enum weft_mode) mode;
+	o.warn = warnq_push;
+	o.warn_ctx = &self->wq;
+	o.clock = (enum weft_clock) clock;
+	o.readahead = (enum weft_readahead) readahead;
+	o.all_models = all_models;
+	o.backwards = (enum weft_backwards) backwards;
+	o.sort = (enum weft_sort) sort;
+	o.sort_look_back = (size_t) look_back;
+	o.cut = (enum weft_cut) cut;
+	o.accept_unfinished = accept_unfinished;
+	o.seek = seek;
+	o.seek_clock = seek_clock;
+	char err[WEFT_ERR_MAX];
+	const char *path = PyBytes_AS_STRING(pathobj);
+	struct weft_trace *t;
+	Py_BEGIN_ALLOW_THREADS
+	t = weft_open(path, &o, err, sizeof err);
+	Py_END_ALLOW_THREADS
+	Py_DECREF(pathobj);
+	self->t = t;
+	if (deliver(self) != 0) {
+		Py_DECREF(self);
+		return NULL;
+	}
+	if (t == NULL) {
+		/* the warnings before the failure go with the exception */
+		PyObject *cls = WeftError != NULL ? WeftError : PyExc_RuntimeError;
+		PyObject *exc = PyObject_CallFunction(cls, "s", err);
+		if (exc != NULL) {
+			if (PyObject_SetAttrString(exc, "warnings", self->warnings) == 0)
+				PyErr_SetObject(cls, exc);
+			Py_DECREF(exc);
+		}
+		Py_DECREF(self);
+		return NULL;
+	}
+	size_t ns = weft_nstreams(t);
+	self->nstreams = ns;
+	self->map = calloc(ns ? ns : 1, sizeof *self->map);
+	if (self->map == NULL) {
+		Py_DECREF(self);
+		return PyErr_NoMemory();
+	}
+	for (size_t i = 0; i < ns; i++) {
+		self->map[i].s = weft_stream_at(t, i);
+		self->map[i].stream = (int32_t) i;
+		self->map[i].thread = -1;
+	}
+	qsort(self->map, ns, sizeof *self->map, smap_cmp);
+	/* thread index: looms, processes, threads in the order weft gives */
+	int32_t ti = 0;
+	for (size_t i = 0; i < weft_nlooms(t); i++) {
+		const struct weft_loom *l = weft_loom_at(t, i);
+		for (size_t p = 0; p < l->nprocs; p++)
+			for (size_t k = 0; k < l->procs[p]->nthreads; k++, ti++) {
+				const struct weft_thread *th = l->procs[p]->threads[k];
+				struct smap key = { th->stream, 0, 0 };
+				struct smap *m = th->stream ? bsearch(&key, self->map, ns, sizeof *m,
+						smap_cmp) : NULL;
+				if (m != NULL)
+					m->thread = ti;
+			}
+	}
+	return (PyObject *) self;
+}
+
+/* ---- the models' event table ---- */
+
+static int models_ready(void)
+{
+	char err[512];
+	if (weft_models_load(err, sizeof err) != 0) {
+		raise_weft(err);
+		return 0;
+	}
+	return 1;
+}
+
+static const char *const ftype_names[] = { "i8", "i16", "i32", "i64", "u8", "u16", "u32",
+	"u64", "str" };
+
+/* event_spec(mcv bytes): None, or (desc, [(name, type, offset)]). */
+static PyObject *m_event_spec(PyObject *Py_UNUSED(mod), PyObject *args)
+{
+	const char *mcv;
+	Py_ssize_t n;
+	if (!PyArg_ParseTuple(args, "y#", &mcv, &n))
+		return NULL;
+	if (n != 3) {
+		PyErr_SetString(PyExc_ValueError, "an MCV is 3 bytes");
+		return NULL;
+	}
+	if (!models_ready())
+		return NULL;
+	const struct weft_event_spec *e = weft_model_event(mcv);
+	if (e == NULL)
+		Py_RETURN_NONE;
+	PyObject *fl = PyList_New((Py_ssize_t) e->nfields);
+	if (fl == NULL)
+		return NULL;
+	for (size_t i = 0; i < e->nfields; i++) {
+		PyObject *x = Py_BuildValue("(Nsk)", str_or_none(e->fields[i].name),
+				ftype_names[e->fields[i].type], (unsigned long) e->fields[i].offset);
+		if (x == NULL) {
+			Py_DECREF(fl);
+			return NULL;
+		}
+		PyList_SET_ITEM(fl, (Py_ssize_t) i, x);
+	}
+	return Py_BuildValue("(NN)", str_or_none(e->desc), fl);
+}
+
+/* describe(mcv, payload): the text `weft dump` prints, or None (no model
+ * describes it, or the payload is too short). */
+static PyObject *m_describe(PyObject *Py_UNUSED(mod), PyObject *args)
+{
+	const char *mcv, *pay;
+	Py_ssize_t n, pn;
+	if (!PyArg_ParseTuple(args, "y#y#", &mcv, &n, &pay, &pn))
+		return NULL;
+	if (n != 3) {
+		PyErr_SetString(PyExc_ValueError, "an MCV is 3 bytes");
+		return NULL;
+	}
+	if (!models_ready())
+		return NULL;
+	const struct weft_event_spec *e = weft_model_event(mcv);
+	if (e == NULL)
+		Py_RETURN_NONE;
+	char small[1024];
+	long len = weft_event_describe(e, (const uint8_t *) pay, (size_t) pn, small, sizeof small);
+	if (len < 0)
+		Py_RETURN_NONE;
+	if ((size_t) len < sizeof small)
+		return PyUnicode_DecodeUTF8(small, len, "surrogateescape");
+	char *buf = malloc((size_t) len + 1);
+	if (buf == NULL)
+		return PyErr_NoMemory();
+	weft_event_describe(e, (const uint8_t *) pay, (size_t) pn, buf, (size_t) len + 1);
+	PyObject *r = PyUnicode_DecodeUTF8(buf, len, "surrogateescape");
+	free(buf);
+	return r;
+}
+
+/* ---- the emulation ---- */
+
+struct emu_msgs {
+	struct warnq q;
+};
+
+/* emulate(path, outdir, lint, breakdown, all_models, salvage, has_from,
+ * from, from_rel, has_to, to, to_rel, warn list): runs weft_emulate() with
+ * the Paraver output into outdir. */
+static PyObject *m_emulate(PyObject *Py_UNUSED(mod), PyObject *args)
+{
+	PyObject *pathobj, *dirobj, *list;
+	int lint, bd, all, salvage, has_from, from_rel, has_to, to_rel;
+	long long from, to;
+	if (!PyArg_ParseTuple(args, "O&O&iiiiiLiiLiO!", PyUnicode_FSConverter, &pathobj,
+			PyUnicode_FSConverter, &dirobj, &lint, &bd, &all, &salvage, &has_from, &from,
+			&from_rel, &has_to, &to, &to_rel, &PyList_Type, &list))
+		return NULL;
+	struct warnq q;
+	memset(&q, 0, sizeof q);
+	pthread_mutex_init(&q.mu, NULL);
+	static const char *const formats[] = { "paraver", NULL };
+	struct weft_emulate_opts o;
+	memset(&o, 0, sizeof o);
+	o.path = PyBytes_AS_STRING(pathobj);
+	o.outdir = PyBytes_AS_STRING(dirobj);
+	o.formats = formats;
+	o.lint = lint;
+	o.breakdown = bd;
+	o.all_models = all;
+	o.salvage = salvage;
+	o.warn = warnq_push;
+	o.ctx = &q;
+	o.has_from = has_from;
+	o.from = from;
+	o.from_rel = from_rel;
+	o.has_to = has_to;
+	o.to = to;
+	o.to_rel = to_rel;
+	char err[WEFT_ERR_MAX + 256];
+	int r;
+	Py_BEGIN_ALLOW_THREADS
+	r = weft_emulate(&o, err, sizeof err);
+	Py_END_ALLOW_THREADS
+	Py_DECREF(pathobj);
+	Py_DECREF(dirobj);
+	int d = warnq_deliver(&q, list, NULL);
+	pthread_mutex_destroy(&q.mu);
+	if (d != 0)
+		return NULL;
+	if (r != 0)
+		return raise_weft(err);
+	Py_RETURN_NONE;
+}
+
+/* prv_records(path): the event records of a .prv file as columns (row
+ * 0-based, time, type, value), and the duration from its header. */
+static PyObject *m_prv_records(PyObject *Py_UNUSED(mod), PyObject *args)
+{
+	PyObject *pathobj;
+	if (!PyArg_ParseTuple(args, "O&", PyUnicode_FSConverter, &pathobj))
+		return NULL;
+	const char *path = PyBytes_AS_STRING(pathobj);
+	FILE *f = fopen(path, "r");
+	if (f == NULL) {
+		char msg[WEFT_ERR_MAX];
+		snprintf(msg, sizeof msg, "cannot open %s: %s", path, strerror(errno));
+		Py_DECREF(pathobj);
+		return raise_weft(msg);
+	}
+	size_t cap = 1024, n = 0;
+	int64_t *time = malloc(cap * sizeof *time), *value = malloc(cap * sizeof *value);
+	int32_t *row = malloc(cap * sizeof *row), *type = malloc(cap * sizeof *type);
+	char *line = NULL;
+	size_t lcap = 0;
+	ssize_t len;
+	long long duration = -1;
+	unsigned long lineno = 0;
+	PyObject *res = NULL;
+	char msg[WEFT_ERR_MAX];
+	msg[0] = '\0';
+	if (time == NULL || value == NULL || row == NULL || type == NULL)
+		goto oom;
+	while ((len = getline(&line, &lcap, f)) > 0) {
+		lineno++;
+		if (line[0] == '#') {
+			char *p = strstr(line, "):");
+			if (p != NULL)
+				duration = strtoll(p + 2, NULL, 10);
+			continue;
+		}
+		if (line[0] != '2') {
+			continue; /* weft writes only event records */
+		}
+		long long cpu, appl, task, th, t;
+		int k = 0;
+		if (sscanf(line, "2:%lld:%lld:%lld:%lld:%lld:%n", &cpu, &appl, &task, &th, &t, &k) < 5
+				|| k == 0) {
+			snprintf(msg, sizeof msg, "%s:%lu: not a Paraver event record", path, lineno);
+			goto fail;
+		}
+		char *p = line + k;
+		while (*p != '\0' && *p != '\n') {
+			char *e;
+			long long ty = strtoll(p, &e, 10);
+			if (e == p || *e != ':') {
+				snprintf(msg, sizeof msg, "%s:%lu: bad type:value pair", path, lineno);
+				goto fail;
+			}
+			p = e + 1;
+			long long v = strtoll(p, &e, 10);
+			if (e == p) {
+				snprintf(msg, sizeof msg, "%s:%lu: bad value", path, lineno);
+				goto fail;
+			}
+			p = *e == ':' ? e + 1 : e;
+			if (n == cap) {
+				cap *= 2;
+				int64_t *a = realloc(time, cap * sizeof *a);
+				if (a != NULL)
+					time = a;
+				int64_t *b = realloc(value, cap * sizeof *b);
+				if (b != NULL)
+					value = b;
+				int32_t *c = realloc(row, cap * sizeof *c);
+				if (c != NULL)
+					row = c;
+				int32_t *d = realloc(type, cap * sizeof *d);
+				if (d != NULL)
+					type = d;
+				if (a == NULL || b == NULL || c == NULL || d == NULL)
+					goto oom;
+			}
+			time[n] = t;
+			value[n] = v;
+			row[n] = (int32_t) (th - 1);
+			type[n] = (int32_t) ty;
+			n++;
+		}
+	}
+	{
+		PyObject *a[4] = { new_array((npy_intp) n, NPY_INT32), new_array((npy_intp) n, NPY_INT64),
+			new_array((npy_intp) n, NPY_INT32), new_array((npy_intp) n, NPY_INT64) };
+		if (a[0] && a[1] && a[2] && a[3]) {
+			memcpy(PyArray_DATA((PyArrayObject *) a[0]), row, n * sizeof *row);
+			memcpy(PyArray_DATA((PyArrayObject *) a[1]), time, n * sizeof *time);
+			memcpy(PyArray_DATA((PyArrayObject *) a[2]), type, n * sizeof *type);
+			memcpy(PyArray_DATA((PyArrayObject *) a[3]), value, n * sizeof *value);
+			res = Py_BuildValue("(OOOOL)", a[0], a[1], a[2], a[3], duration);
+		}
+		for (int i = 0; i < 4; i++)
+			Py_XDECREF(a[i]);
+	}
+	goto done;
+oom:
+	PyErr_NoMemory();
+	goto done;
+fail:
+	raise_weft(msg);
+done:
+	fclose(f);
+	free(line);
+	free(time);
+	free(value);
+	free(row);
+	free(type);
+	Py_DECREF(pathobj);
+	return res;
+}
+
+/* set_error_class(cls): the class weft errors are raised as. */
+static PyObject *m_set_error_class(PyObject *Py_UNUSED(mod), PyObject *cls)
+{
+	if (!PyType_Check(cls) || !PyType_IsSubtype((PyTypeObject *) cls,
+			(PyTypeObject *) PyExc_Exception)) {
+		PyErr_SetString(PyExc_TypeError, "an exception class is needed");
+		return NULL;
+	}
+	Py_INCREF(cls);
+	Py_XSETREF(WeftError, cls);
+	Py_RETURN_NONE;
+}
+
+static PyMethodDef module_methods[] = {
+	{ "open", m_open, METH_VARARGS, "Opens a trace (use weft.open)." },
+	{ "event_spec", m_event_spec, METH_VARARGS, "The models' table entry for an MCV." },
+	{ "describe", m_describe, METH_VARARGS, "An event's description, as weft dump." },
+	{ "emulate", m_emulate, METH_VARARGS, "Runs weft_emulate (use weft.emulate)." },
+	{ "prv_records", m_prv_records, METH_VARARGS, "The records of a .prv file." },
+	{ "set_error_class", m_set_error_class, METH_O, "The exception class of weft errors." },
+	{ NULL, NULL, 0, NULL },
+};
+
+static struct PyModuleDef module_def = {
+	PyModuleDef_HEAD_INIT, "_weft", "The C part of the weft module.", -1, module_methods,
+	NULL, NULL, NULL, NULL,
+};
+
+PyMODINIT_FUNC PyInit__weft(void)
+{
+	import_array();
+	if (PyType_Ready(&TraceType) < 0)
+		return NULL;
+	PyObject *m = PyModule_Create(&module_def);
+	if (m == NULL)
+		return NULL;
+	Py_INCREF(&TraceType);
+	if (PyModule_AddObject(m, "Trace", (PyObject *) &TraceType) != 0) {
+		Py_DECREF(&TraceType);
+		Py_DECREF(m);
+		return NULL;
+	}
+	return m;
+}

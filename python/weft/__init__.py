@@ -1,0 +1,607 @@
+# SPDX-License-Identifier: MIT
+"""weft: ovni traces as data (docs/python.md).
+
+    import weft
+    with weft.open("ovni") as t:
+        print(t.looms, t.threads)
+        ev = t.read_all()              # weft.Events: NumPy columns
+        ev["rclock"], ev.mcv, ev.payload(0)
+    tl = weft.emulate("ovni")          # the timelines of `weft emu`
+    tl["thread"].to_pandas()           # when pandas is installed
+
+Reading goes through libweft's reader and the emulation through the driver
+of `weft emu`, both in C (weft._weft). Errors are weft.Error, carrying weft's
+message (the file, the byte offset, the reason).
+"""
+import json
+import os
+import re
+import shutil
+import tempfile
+
+import numpy as np
+
+from . import _weft
+
+__all__ = ["Error", "open", "Trace", "Events", "Loom", "Process", "Thread", "Cpu", "Stream",
+           "MarkType", "emulate", "Emulation", "Timeline", "concat", "event_fields",
+           "describe"]
+
+_MSG = re.compile(r"^(?P<file>.*?): offset (?P<offset>\d+): (?P<reason>.*)$", re.S)
+_MSG_NOOFF = re.compile(r"^(?P<file>/?[^ :]*[/.][^ :]*): (?P<reason>.*)$", re.S)
+
+
+class Error(Exception):
+    """A weft error. str(e) is weft's message; file, offset (or None) and
+    reason are its parts, when the message names them; warnings: those
+    reported before a failed weft.open()."""
+
+    warnings = ()
+
+    def __init__(self, message):
+        super().__init__(message)
+        self.message = message
+        self.file = None
+        self.offset = None
+        self.reason = message
+        m = _MSG.match(message)
+        if m:
+            self.file, self.offset, self.reason = m["file"], int(m["offset"]), m["reason"]
+        else:
+            m = _MSG_NOOFF.match(message)
+            if m:
+                self.file, self.reason = m["file"], m["reason"]
+
+
+_weft.set_error_class(Error)
+
+
+def _plain(cls):
+    """A small value class: fields from __slots__, repr, equality."""
+    def __init__(self, *args):
+        for k, v in zip(cls.__slots__, args):
+            setattr(self, k, v)
+
+    def __repr__(self):
+        shown = [k for k in cls.__slots__ if k not in getattr(cls, "_hide", ())]
+        return "%s(%s)" % (cls.__name__, ", ".join("%s=%r" % (k, getattr(self, k))
+                                                  for k in shown))
+    cls.__init__ = __init__
+    cls.__repr__ = __repr__
+    return cls
+
+
+@_plain
+class Cpu:
+    """A CPU of a loom: its logical index and its physical id."""
+    __slots__ = ("index", "phyid", "loom")
+    _hide = ("loom",)
+
+
+@_plain
+class Loom:
+    """A loom (a machine): name, hostname, clock_offset (ns), has_rank,
+    rank_min, cpus, processes."""
+    __slots__ = ("name", "hostname", "clock_offset", "has_rank", "rank_min", "cpus",
+                 "processes")
+    _hide = ("cpus", "processes")
+
+
+@_plain
+class Process:
+    """A process: pid, app_id (0: absent), rank (-1: absent), nranks, its
+    loom and threads."""
+    __slots__ = ("pid", "app_id", "rank", "nranks", "loom", "threads")
+    _hide = ("loom", "threads")
+
+
+@_plain
+class Thread:
+    """A thread: tid, its process, its stream, and index (its place in
+    Trace.threads: the events' `thread` column)."""
+    __slots__ = ("tid", "process", "stream", "index")
+    _hide = ("process", "stream")
+
+
+@_plain
+class Stream:
+    """A stream (one thread's files): relpath, obs_path, meta_version,
+    thread (or None), obs_size, finished, lib_version, lib_commit, requires
+    [(model, version)], clock_offset, json_path, and index (the events'
+    `stream` column). attr(key) reads any stream.json attribute."""
+    __slots__ = ("relpath", "obs_path", "meta_version", "thread", "obs_size", "finished",
+                 "lib_version", "lib_commit", "requires", "clock_offset", "json_path", "index",
+                 "_trace")
+    _hide = ("thread", "_trace", "obs_path", "json_path")
+
+    def attr(self, key, default=None):
+        """The stream.json attribute at a dotted key ("ovni.lib.version"),
+        decoded from JSON; default when absent."""
+        text = self._trace._c.stream_attr(self.index, key)
+        return default if text is None else json.loads(text)
+
+
+@_plain
+class MarkType:
+    """A mark type (ovni_mark_type): type, title, stack, labels {value: label}."""
+    __slots__ = ("type", "title", "stack", "labels")
+
+
+_MODES = {"strict": 0, "lenient": 1}
+_CLOCKS = {"offset": 0, "raw": 1}
+_READAHEAD = {"auto": 0, "off": 1, "on": 2}
+_BACKWARDS = {"error": 0, "regions": 1, "warn": 2}
+_CUT = {"error": 0, "warn": 1, "quiet": 2}
+
+
+def _choice(name, table, v):
+    if v not in table:
+        raise ValueError("%s must be one of %s, not %r" % (name, ", ".join(table), v))
+    return table[v]
+
+
+def open(path, mode="strict", clock="offset", backwards="error", sort=False,
+         sort_look_back=0, cut="error", all_models=False, accept_unfinished=0,
+         readahead="auto", seek=None, warn=None):
+    """Opens the trace at path (a trace directory, a directory in it, or a
+    stream directory) with the reader's options (struct weft_open_opts):
+    mode "strict"|"lenient", clock "offset" (ordered by sclock) | "raw",
+    backwards "error"|"regions"|"warn", sort (unordered regions sorted on
+    read), sort_look_back, cut "error"|"warn"|"quiet", all_models,
+    accept_unfinished (0, 1, 2), readahead "auto"|"off"|"on", seek (a
+    clock: start there). warn: a callable given each warning (they are also
+    kept in Trace.warnings). Raises weft.Error."""
+    c = _weft.open(os.fspath(path), _choice("mode", _MODES, mode),
+                   _choice("clock", _CLOCKS, clock), _choice("readahead", _READAHEAD, readahead),
+                   int(bool(all_models)), _choice("backwards", _BACKWARDS, backwards),
+                   int(bool(sort)), int(sort_look_back), _choice("cut", _CUT, cut),
+                   int(accept_unfinished), int(seek is not None),
+                   int(seek) if seek is not None else 0, warn)
+    return Trace(c, os.fspath(path))
+
+
+class Trace:
+    """An open trace: its system (looms, processes, threads, cpus,
+    streams, mark_types) as plain objects, and its events in batches of
+    NumPy columns (batches(), read(), read_all())."""
+
+    def __init__(self, c, path):
+        self._c = c
+        self.path = path
+        looms, streams, marks = c.system()
+        self.streams = [Stream(*s[:3], None, *s[4:], i, self) for i, s in enumerate(streams)]
+        self.looms, self.processes, self.threads, self.cpus = [], [], [], []
+        for (name, host, off, has_rank, rank_min, cpus, procs) in looms:
+            loom = Loom(name, host, off, bool(has_rank), rank_min, [], [])
+            for (index, phyid) in cpus:
+                cpu = Cpu(index, phyid, loom)
+                loom.cpus.append(cpu)
+                self.cpus.append(cpu)
+            for (pid, app_id, rank, nranks, threads) in procs:
+                p = Process(pid, app_id, rank, nranks, loom, [])
+                for (tid, si) in threads:
+                    s = self.streams[si] if si >= 0 else None
+                    th = Thread(tid, p, s, len(self.threads))
+                    if s is not None:
+                        s.thread = th
+                    p.threads.append(th)
+                    self.threads.append(th)
+                loom.processes.append(p)
+                self.processes.append(p)
+            self.looms.append(loom)
+        for s in self.streams:
+            s.finished = bool(s.finished)
+        self.mark_types = [MarkType(t, title, bool(st), dict(labels))
+                           for (t, title, st, labels) in marks]
+
+    @property
+    def warnings(self):
+        """The warnings so far (list of str, one sentence each)."""
+        return self._c.warnings
+
+    def close(self):
+        self._c.close()
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        self.close()
+        return False
+
+    def read(self, max=1 << 20, offsets=False):
+        """The next events (at most max) as weft.Events, or None at the
+        end. offsets: also the `offset` column (byte offset of each event
+        in its stream file). Raises weft.Error on a bad trace."""
+        cols = self._c.read(max, offsets)
+        return None if cols is None else Events(cols, self)
+
+    def batches(self, size=1 << 20, offsets=False):
+        """Iterates over the events in batches of weft.Events."""
+        while True:
+            b = self.read(size, offsets)
+            if b is None:
+                return
+            yield b
+
+    def read_all(self, offsets=False):
+        """Every (remaining) event, as one weft.Events."""
+        return concat(list(self.batches(offsets=offsets)), self)
+
+    def __iter__(self):
+        return self.batches()
+
+    @property
+    def nevents(self):
+        """Events yielded so far."""
+        return self._c.counters()[0]
+
+    @property
+    def first_clock(self):
+        """Smallest first sclock of the streams read so far (0: none)."""
+        return self._c.counters()[1]
+
+    @property
+    def last_clock(self):
+        """Largest last sclock of the streams read so far (0: none)."""
+        return self._c.counters()[2]
+
+    def nbackwards(self, in_regions=True):
+        """Events whose clock went back within their stream."""
+        return self._c.counters()[3 if in_regions else 4]
+
+    def cut(self, stream):
+        """None, or (header, offset, bytes, why) for a stream found cut."""
+        return self._c.cut(stream.index if isinstance(stream, Stream) else int(stream))
+
+    def unfinished(self, stream):
+        """The stream was accepted without ovni.finished."""
+        return self._c.unfinished(stream.index if isinstance(stream, Stream) else int(stream))
+
+
+_COLS = ("rclock", "sclock", "flags", "model", "category", "value", "stream", "thread")
+
+
+class Events:
+    """Events as NumPy columns, one element per event: rclock (the clock in
+    the file), sclock (with the loom's offset), flags, model, category,
+    value (uint8 each), stream (index into Trace.streams), thread (index
+    into Trace.threads, -1: none), and optionally offset. Payloads: the
+    bytes of all events in `payload` (uint8), event i's from
+    payload_offset[i] to payload_offset[i + 1] (as in the file: a jumbo
+    payload starts with its u32 size)."""
+
+    def __init__(self, cols, trace=None):
+        self.columns = cols
+        self.trace = trace
+
+    def __len__(self):
+        return len(self.columns["rclock"])
+
+    def __getitem__(self, name):
+        return self.columns[name]
+
+    def __getattr__(self, name):
+        cols = self.__dict__.get("columns")
+        if cols is not None and name in cols:
+            return cols[name]
+        raise AttributeError(name)
+
+    @property
+    def mcv(self):
+        """The MCVs as a NumPy array of 3-byte strings (dtype S3)."""
+        a = np.empty((len(self), 3), dtype=np.uint8)
+        a[:, 0] = self.columns["model"]
+        a[:, 1] = self.columns["category"]
+        a[:, 2] = self.columns["value"]
+        return a.view("S3").reshape(len(self))
+
+    @property
+    def payload_size(self):
+        return np.diff(self.columns["payload_offset"])
+
+    def payload(self, i):
+        """The payload of event i, as bytes."""
+        o = self.columns["payload_offset"]
+        return self.columns["payload"][o[i]:o[i + 1]].tobytes()
+
+    def payload_fixed(self, width=16):
+        """The payloads as an (n, width) uint8 array, zero-padded (longer
+        ones cut at width: jumbo payloads)."""
+        n = len(self)
+        out = np.zeros((n, width), dtype=np.uint8)
+        off = self.columns["payload_offset"]
+        size = np.minimum(np.diff(off), width)
+        data = self.columns["payload"]
+        for k in range(width):
+            has = size > k
+            out[has, k] = data[off[:-1][has] + k]
+        return out
+
+    def select(self, mask):
+        """The events where mask (a boolean array or index array) holds."""
+        idx = np.arange(len(self))[mask]
+        cols = {k: v[idx] for k, v in self.columns.items()
+                if k not in ("payload", "payload_offset")}
+        off = self.columns["payload_offset"]
+        sizes = off[idx + 1] - off[idx]
+        newoff = np.zeros(len(idx) + 1, dtype=np.int64)
+        np.cumsum(sizes, out=newoff[1:])
+        total = int(newoff[-1])
+        pos = np.repeat(off[idx] - newoff[:-1], sizes) + np.arange(total, dtype=np.int64)
+        cols["payload"] = self.columns["payload"][pos]
+        cols["payload_offset"] = newoff
+        return Events(cols, self.trace)
+
+    def fields(self, mcv):
+        """The payload fields of the events with this MCV (b"OHx" or
+        "OHx"), decoded by name as the models describe them (weft dump's
+        table): a dict name -> NumPy column (integers, or an object column
+        of str for a string field), plus "index" (the events' positions)."""
+        m = mcv.encode() if isinstance(mcv, str) else bytes(mcv)
+        spec = _weft.event_spec(m)
+        if spec is None:
+            raise KeyError("no model describes the events %r" % m.decode("latin-1"))
+        idx = np.nonzero(self.mcv == m)[0]
+        out = {"index": idx}
+        off = self.columns["payload_offset"]
+        data = self.columns["payload"]
+        size = off[idx + 1] - off[idx]
+        for (name, ftype, foff) in spec[1]:
+            if ftype == "str":
+                col = np.empty(len(idx), dtype=object)
+                for j, i in enumerate(idx):
+                    raw = data[off[i] + foff:off[i + 1]].tobytes()
+                    col[j] = raw.split(b"\0", 1)[0].decode("utf-8", "replace")
+                out[name] = col
+                continue
+            dt = np.dtype(("<" if np.little_endian else ">") + ftype[0]
+                          + str(int(ftype[1:]) // 8))
+            w = dt.itemsize
+            ok = size >= foff + w
+            col = np.zeros(len(idx), dtype=dt)
+            if ok.any():
+                start = off[idx[ok]] + foff
+                b = data[start[:, None] + np.arange(w)]
+                col[ok] = np.ascontiguousarray(b).view(dt).reshape(-1)
+            out[name] = col
+        return out
+
+    def decode(self, i):
+        """Event i's payload fields by name (dict), from the models' table;
+        {} when no model describes it."""
+        m = bytes([self.columns["model"][i], self.columns["category"][i],
+                   self.columns["value"][i]])
+        spec = _weft.event_spec(m)
+        if spec is None:
+            return {}
+        p = self.payload(i)
+        out = {}
+        for (name, ftype, foff) in spec[1]:
+            if ftype == "str":
+                out[name] = p[foff:].split(b"\0", 1)[0].decode("utf-8", "replace")
+            else:
+                w = int(ftype[1:]) // 8
+                if foff + w <= len(p):
+                    out[name] = int.from_bytes(p[foff:foff + w], "little" if np.little_endian
+                                               else "big", signed=ftype[0] == "i")
+        return out
+
+    def describe(self, i):
+        """Event i as `weft dump` describes it, or None."""
+        m = bytes([self.columns["model"][i], self.columns["category"][i],
+                   self.columns["value"][i]])
+        return _weft.describe(m, self.payload(i))
+
+    def to_pandas(self):
+        """A pandas DataFrame (needs pandas): the columns, mcv as str and
+        payload as bytes."""
+        import pandas as pd  # optional: only this method needs it
+        d = {k: v for k, v in self.columns.items() if k not in ("payload", "payload_offset")}
+        d["mcv"] = self.mcv.astype("U3")
+        d["payload"] = [self.payload(i) for i in range(len(self))]
+        return pd.DataFrame(d)
+
+
+def concat(parts, trace=None):
+    """One weft.Events from several (in order)."""
+    if not parts:
+        cols = {k: np.zeros(0, dtype=np.int64 if "clock" in k else
+                            np.int32 if k in ("stream", "thread") else np.uint8)
+                for k in _COLS}
+        cols["payload"] = np.zeros(0, dtype=np.uint8)
+        cols["payload_offset"] = np.zeros(1, dtype=np.int64)
+        return Events(cols, trace)
+    if len(parts) == 1:
+        return parts[0]
+    cols = {}
+    for k in parts[0].columns:
+        if k == "payload_offset":
+            offs = [parts[0][k]]
+            base = parts[0][k][-1]
+            for p in parts[1:]:
+                offs.append(p[k][1:] + base)
+                base += p[k][-1]
+            cols[k] = np.concatenate(offs)
+        else:
+            cols[k] = np.concatenate([p[k] for p in parts])
+    return Events(cols, trace or parts[0].trace)
+
+
+def event_fields(mcv):
+    """The models' table entry for an MCV: (description, [(name, type,
+    offset)]) or None."""
+    m = mcv.encode() if isinstance(mcv, str) else bytes(mcv)
+    return _weft.event_spec(m)
+
+
+def describe(mcv, payload=b""):
+    """An event's description as `weft dump` prints it, or None."""
+    m = mcv.encode() if isinstance(mcv, str) else bytes(mcv)
+    return _weft.describe(m, bytes(payload))
+
+
+# ---- the emulation ----
+
+def _read_pcf(path):
+    """{type: (label, {value: label})} from a .pcf file."""
+    types = {}
+    cur = []
+    state = None
+    with builtins_open(path, encoding="utf-8", errors="replace") as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if line == "EVENT_TYPE":
+                cur, state = [], "type"
+                continue
+            if line == "VALUES":
+                state = "values"
+                continue
+            if not line.strip():
+                state = None if state == "values" else state
+                continue
+            if state == "type":
+                parts = line.split(None, 2)
+                if len(parts) >= 2 and parts[1].lstrip("-").isdigit():
+                    t = int(parts[1])
+                    types[t] = (parts[2] if len(parts) > 2 else "", {})
+                    cur.append(t)
+            elif state == "values":
+                parts = line.split(None, 1)
+                if parts and parts[0].lstrip("-").isdigit():
+                    for t in cur:
+                        types[t][1][int(parts[0])] = parts[1] if len(parts) > 1 else ""
+    return types
+
+
+def _read_row(path):
+    rows = []
+    with builtins_open(path, encoding="utf-8", errors="replace") as f:
+        lines = f.read().split("\n")
+    for i, line in enumerate(lines):
+        if line.startswith("LEVEL THREAD SIZE"):
+            n = int(line.split()[3])
+            rows = lines[i + 1:i + 1 + n]
+    return rows
+
+
+class Timeline:
+    """The timelines of one view (thread, cpu, a breakdown) as an interval
+    table: NumPy columns row (0-based), type (Paraver type), start, end
+    (ns), value; an interval per value other than 0 (null) that a row's
+    channel holds, from its record to the next record of the same row and
+    type (or the end of the emulation). row_labels, channels {type: name}
+    and value_labels {type: {value: label}} name them; channel(i) and
+    label(i) for one interval, to_pandas() all of them."""
+
+    def __init__(self, name, row, time, type_, value, duration, pcf, rows):
+        self.name = name
+        self.duration = duration
+        self.row_labels = rows
+        self.channels = {t: v[0] for t, v in pcf.items()}
+        self.value_labels = {t: v[1] for t, v in pcf.items()}
+        n = len(row)
+        order = np.lexsort((np.arange(n), type_, row))
+        r, t, ty, v = row[order], time[order], type_[order], value[order]
+        end = np.empty(n, dtype=np.int64)
+        if n:
+            end[:-1] = t[1:]
+            end[-1] = duration
+            last = np.ones(n, dtype=bool)
+            last[:-1] = (r[1:] != r[:-1]) | (ty[1:] != ty[:-1])
+            end[last] = duration
+        keep = v != 0
+        sel = np.nonzero(keep)[0]
+        # in the order of the records (time, then as written)
+        sel = sel[np.lexsort((order[sel],))]
+        self.columns = {"row": r[sel], "type": ty[sel], "start": t[sel], "end": end[sel],
+                        "value": v[sel]}
+
+    def __len__(self):
+        return len(self.columns["row"])
+
+    def __getitem__(self, name):
+        return self.columns[name]
+
+    def channel(self, i):
+        return self.channels.get(int(self.columns["type"][i]))
+
+    def label(self, i):
+        return self.value_labels.get(int(self.columns["type"][i]), {}).get(
+            int(self.columns["value"][i]))
+
+    def to_pandas(self):
+        """A pandas DataFrame: row, row_label, type, channel, start, end,
+        value, label (needs pandas)."""
+        import pandas as pd  # optional
+        c = self.columns
+        d = dict(c)
+        d["row_label"] = [self.row_labels[x] if x < len(self.row_labels) else None
+                          for x in c["row"]]
+        d["channel"] = [self.channels.get(int(x)) for x in c["type"]]
+        d["label"] = [self.label(i) for i in range(len(self))]
+        cols = ["row", "row_label", "type", "channel", "start", "end", "value", "label"]
+        return pd.DataFrame({k: d[k] for k in cols})
+
+
+class Emulation:
+    """The result of weft.emulate(): views {name: Timeline} ("thread",
+    "cpu", and the breakdowns with breakdown=True), duration (ns), warnings
+    (the driver's warnings and information lines)."""
+
+    def __init__(self, views, warnings):
+        self.views = views
+        self.warnings = warnings
+        self.duration = max((v.duration for v in views.values()), default=0)
+
+    def __getitem__(self, name):
+        return self.views[name]
+
+
+def _bound(v):
+    """A window bound: int (a clock) or "+N" / ("rel", N): ns after the
+    first event."""
+    if v is None:
+        return 0, 0, 0
+    if isinstance(v, str):
+        if v.startswith("+"):
+            return 1, int(v[1:]), 1
+        return 1, int(v), 0
+    if isinstance(v, tuple):
+        return 1, int(v[1]), int(v[0] == "rel")
+    return 1, int(v), 0
+
+
+def emulate(path, models="required", window=None, breakdown=False, lint=False,
+            salvage=False):
+    """Emulates the trace at path through the driver of `weft emu` and
+    returns the timelines as interval tables (weft.Emulation). models:
+    "required" (those the streams require) or "all" (weft emu -a). window:
+    (from, to), each None, a clock, or "+N" (ns after the first event), as
+    weft emu --from/--to. Raises weft.Error with weft emu's message."""
+    if models not in ("required", "all"):
+        raise ValueError('models must be "required" or "all"')
+    f, t = window if window is not None else (None, None)
+    hf, vf, rf = _bound(f)
+    ht, vt, rt = _bound(t)
+    warnings = []
+    tmp = tempfile.mkdtemp(prefix="weft-emu-")
+    try:
+        _weft.emulate(os.fspath(path), tmp, int(bool(lint)), int(bool(breakdown)),
+                      int(models == "all"), int(bool(salvage)), hf, vf, rf, ht, vt, rt, warnings)
+        views = {}
+        for name in sorted(os.listdir(tmp)):
+            if not name.endswith(".prv"):
+                continue
+            stem = name[:-4]
+            row, time, type_, value, duration = _weft.prv_records(os.path.join(tmp, name))
+            pcf = _read_pcf(os.path.join(tmp, stem + ".pcf"))
+            rows = _read_row(os.path.join(tmp, stem + ".row"))
+            views[stem] = Timeline(stem, row, time, type_, value, duration, pcf, rows)
+        return Emulation(views, warnings)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+import builtins as _builtins  # noqa: E402  (open is shadowed above)
+builtins_open = _builtins.open
