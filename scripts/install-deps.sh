@@ -7,9 +7,9 @@
 # so) when all are there. Runs apt-get through sudo when not root.
 #
 #   (default)   build-essential cmake pkg-config libjansson-dev libyaml-dev
-#               libcmocka-dev python3 libopenmpi-dev openmpi-bin, and the tools
-#               the tests call: util-linux (unshare, setpriv), gzip, diffutils,
-#               binutils (nm, readelf)
+#               libcmocka-dev python3 libsqlite3-dev libopenmpi-dev openmpi-bin,
+#               and the tools the tests call: util-linux (unshare, setpriv),
+#               gzip, diffutils, binutils (nm, readelf)
 #   --ci        also clang libclang-rt-14-dev (sanitizer and fuzz builds);
 #               the same as WEFT_DEPS_CI=1
 #   --dry-run   only say what is missing (exit 0), install nothing
@@ -34,6 +34,7 @@ pkgs=(
   build-essential cmake pkg-config       # compiler, make, CMake, pkg-config
   libjansson-dev libyaml-dev             # libweft/weft: JSON metadata, model descriptions
   libcmocka-dev python3                  # the tests
+  libsqlite3-dev                         # weft sql: the trace as a SQLite database
   libopenmpi-dev openmpi-bin             # MPI clock-sync tool; its tests need mpirun
   util-linux gzip diffutils binutils     # tools the tests call (unshare, setpriv, nm, readelf)
 )
