@@ -21,6 +21,7 @@ static const struct command commands[] = {
 	{ "check", weft_cmd_check, "validate a trace strictly and summarise it" },
 	{ "emu", weft_cmd_emu, "emulate the trace into Paraver and Perfetto timelines" },
 	{ "sort", weft_cmd_sort, "sort the unordered regions of every stream (ovnisort)" },
+	{ "sql", weft_cmd_sql, "write a trace as a SQLite database and query it" },
 	{ "version", weft_cmd_version, "weft's version and the libovni programs would load" },
 };
 
