@@ -326,7 +326,7 @@ static int build(const char *path, char *tmpdir, char *dbpath, size_t dblen)
 	if (sqlite3_open_v2(dbpath, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
 		r = db_error(db, dbpath);
 	} else if (sqlite3_exec(db, "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; "
-			"PRAGMA locking_mode = EXCLUSIVE; PRAGMA cache_size = -65536; "
+			"PRAGMA locking_mode = EXCLUSIVE; PRAGMA cache_size = -262144; "
 			"PRAGMA threads = 2; BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
 		r = db_error(db, dbpath);
 	} else {

@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <sqlite3.h>
@@ -48,8 +49,7 @@ static const char schema[] =
 
 static const char indexes[] =
 	"CREATE INDEX interval_row ON interval (view, row, start);\n"
-	"CREATE INDEX interval_time ON interval (start);\n"
-	"CREATE INDEX interval_channel ON interval (channel, value);\n";
+	"CREATE INDEX interval_channel ON interval (channel);\n";
 
 /* The records the engine makes itself (engine.c), not of a channel. */
 struct builtin {
@@ -109,6 +109,8 @@ struct sq {
 	size_t nchans;
 	struct open_iv *cur[2]; /* per view: row * nchans + channel */
 	int failed;
+	int timing;
+	double t_open;
 };
 
 static int sq_fail(struct sq *s, const char *what, char *err, size_t errlen)
@@ -155,6 +157,22 @@ static int64_t chan_of(const struct sq *s, size_t view, int type)
 			hi = mid;
 	}
 	return lo < s->nmap[view] && m[lo].type == type ? (int64_t) m[lo].chan : -1;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
+}
+
+/* WEFT_SQL_TIMING set: the time of each step on stderr (weft sql). */
+static void timing(const struct sq *s, const char *what, double *t0)
+{
+	double t = now_s();
+	if (s->timing)
+		fprintf(stderr, "weft sql: sqlite output: %s: %.2f s\n", what, t - *t0);
+	*t0 = t;
 }
 
 static void sq_free(struct sq *s)
@@ -442,6 +460,7 @@ static int sq_close(struct out *o, int64_t duration, char *err, size_t errlen)
 	int r = s->failed ? -1 : 0;
 	if (r != 0)
 		snprintf(err, errlen, "%s: the database was not completed", s->path);
+	timing(s, "emulation and intervals", &s->t_open);
 	/* what is open ends at the end of the run */
 	for (size_t v = 0; v < 2 && r == 0; v++)
 		for (size_t row = 0; row < s->nrows[v] && r == 0; row++)
@@ -480,6 +499,11 @@ static int sq_close(struct out *o, int64_t duration, char *err, size_t errlen)
 	}
 	if (st != NULL)
 		sqlite3_finalize(st);
+	double t0 = now_s();
+	/* the indexes first: the update below finds its rows by channel */
+	if (r == 0)
+		r = exec(s, indexes, err, errlen);
+	timing(s, "interval indexes", &t0);
 	if (r == 0 && any_dyn) {
 		char sql[512] = "UPDATE interval SET label = (SELECT label FROM value_label v WHERE "
 			"v.channel = interval.channel AND v.value = interval.value) WHERE channel IN (";
@@ -502,10 +526,10 @@ static int sq_close(struct out *o, int64_t duration, char *err, size_t errlen)
 			free(big);
 		}
 	}
-	if (r == 0)
-		r = exec(s, indexes, err, errlen);
+	timing(s, "labels of the values known at the end", &t0);
 	if (r == 0)
 		r = exec(s, "COMMIT", err, errlen);
+	timing(s, "commit", &t0);
 	if (r != 0)
 		unlink(s->path);
 	sq_free(s);
@@ -523,6 +547,8 @@ struct out *out_sqlite_open(const char *dir, const struct emu *emu, char *err, s
 	}
 	s->base.ops = &sq_ops;
 	s->emu = emu;
+	s->timing = getenv("WEFT_SQL_TIMING") != NULL;
+	s->t_open = now_s();
 	size_t n = strlen(dir) + sizeof "/" SQLITE_DB_NAME;
 	s->path = malloc(n);
 	if (s->path == NULL) {
@@ -544,7 +570,7 @@ struct out *out_sqlite_open(const char *dir, const struct emu *emu, char *err, s
 	}
 	/* Written once, renamed or removed if it fails: no journal needed. */
 	if (exec(s, "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; "
-			"PRAGMA locking_mode = EXCLUSIVE; PRAGMA cache_size = -65536; "
+			"PRAGMA locking_mode = EXCLUSIVE; PRAGMA cache_size = -262144; "
 			"PRAGMA threads = 2; BEGIN", err, errlen) != 0 ||
 			exec(s, schema, err, errlen) != 0 || write_system(s, err, errlen) != 0 ||
 			build_chans(s, err, errlen) != 0 || write_chans(s, err, errlen) != 0)
