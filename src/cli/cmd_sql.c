@@ -47,6 +47,8 @@ static const char usage[] =
 	"\n"
 	"Options:\n"
 	"  -o, --output FILE  write the database to FILE\n"
+	"  -a, --all-models   enable every model, whatever ovni.require says (as\n"
+	"                     weft emu -a)\n"
 	"      --csv          print results as CSV (RFC 4180: CRLF line ends,\n"
 	"                     quoted fields; NULL is an empty field)\n"
 	"  -h, --help         show this help\n"
@@ -289,7 +291,7 @@ static void remove_tmp(const char *dir, const char *db)
 
 /* Builds the database of the trace at path in a new directory tmpdir
  * (a template, filled in) as tmpdir/timeline.db (written into dbpath). */
-static int build(const char *path, char *tmpdir, char *dbpath, size_t dblen)
+static int build(const char *path, int all_models, char *tmpdir, char *dbpath, size_t dblen)
 {
 	if (mkdtemp(tmpdir) == NULL) {
 		fprintf(stderr, "weft sql: cannot create a directory %s: %s\n", tmpdir,
@@ -303,6 +305,7 @@ static int build(const char *path, char *tmpdir, char *dbpath, size_t dblen)
 	o.path = path;
 	o.outdir = tmpdir;
 	o.formats = formats;
+	o.all_models = all_models;
 	o.warn = cli_warn;
 	o.ctx = (void *) CMD;
 	o.progress = on_progress;
@@ -614,7 +617,7 @@ static int check_db(const char *path)
 int weft_cmd_sql(int argc, char **argv)
 {
 	const char *path = NULL, *query = NULL, *out = NULL;
-	int csv = 0, only_args = 0;
+	int csv = 0, all_models = 0, only_args = 0;
 	for (int i = 1; i < argc; i++) {
 		const char *a = argv[i];
 		if (!only_args && (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)) {
@@ -625,6 +628,8 @@ int weft_cmd_sql(int argc, char **argv)
 			only_args = 1;
 		} else if (!only_args && strcmp(a, "--csv") == 0) {
 			csv = 1;
+		} else if (!only_args && (strcmp(a, "-a") == 0 || strcmp(a, "--all-models") == 0)) {
+			all_models = 1;
 		} else if (!only_args && (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0)) {
 			if (i + 1 == argc)
 				return usage_error("-o needs a FILE");
@@ -672,7 +677,7 @@ int weft_cmd_sql(int argc, char **argv)
 		if (snprintf(tmpdir, sizeof tmpdir, "%s/weft-sql-XXXXXX", td) >= (int) sizeof tmpdir)
 			return usage_error("TMPDIR is too long");
 	}
-	if (build(path, tmpdir, dbpath, sizeof dbpath) != 0)
+	if (build(path, all_models, tmpdir, dbpath, sizeof dbpath) != 0)
 		return CLI_EXIT_TRACE;
 	const char *target = dbpath;
 	if (out != NULL) {

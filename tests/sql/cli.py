@@ -5,7 +5,8 @@ each with its exact output and exit status: --help; usage errors (exit 2);
 a malformed query (`weft sql: SQL error: <SQLite's message>`, exit 1, the
 results of the statements before it printed); a statement that writes on a
 database (opened read-only); an unreadable trace (weft's message, as weft
-emu prints it) and a file that is no database; NULL, BLOB, text with a
+emu prints it), a model no stream requires (refused without -a), and a
+file that is no database; NULL, BLOB, text with a
 newline and numbers in a table and in CSV (RFC 4180); several statements;
 -o with a query; the temporary database removed after a query, and nothing
 left when a build fails. Everything is written into a temporary directory,
@@ -69,6 +70,14 @@ def main():
              "a bad trace: weft's message")
         c.eq([x for x in os.listdir(tmp) if x.startswith("bad.db")], [],
              "a failed build leaves nothing")
+        # a model no stream requires: refused as weft emu does, enabled by -a
+        every = os.path.join(corpus, "models", "enable-all", "ovni")
+        code, _, emu_err = run(["emu", "-o", os.path.join(tmp, "emu"), every])
+        c.eq(code, 1, "weft emu on enable-all without -a")
+        c.eq(run(["sql", every, "SELECT 1"]),
+             (1, b"", emu_err.replace("weft emu: ", "weft sql: ", 1)), "enable-all without -a")
+        c.eq(run(["sql", "-a", every, "SELECT count(*) AS n FROM channel WHERE model = 'kernel'"]),
+             (0, b"n\n-\n1\n", ""), "enable-all with -a")
         c.eq(run(["sql", os.path.join(tmp, "nosuch"), "SELECT 1"]),
              (1, b"", f"weft sql: {tmp}/nosuch: No such file or directory\n"), "no trace")
 
