@@ -7,6 +7,8 @@ models/ whose reference run succeeded, with -a where the reference had it,
 and a set of v3 cases):
   - event: as many rows as `weft check` counts events, and per MCV exactly
     the counts of `weft top` (the same lines, formatted as top prints them);
+    the raw clock, MCV, stream and payload of every event as `weft dump -x`
+    prints them;
     ids 0..n-1 in time order, time = clock - the first clock, clock =
     rclock + the stream's clock offset, the trace table's first clock and
     duration as `weft check` prints them;
@@ -144,6 +146,15 @@ def check_case(c, name, case_dir, tmp, models, flags):
         c.eq(top_lines(db), top.decode(), f"{name}: events per MCV as weft top counts them")
         ne = sum(int(x.split()[-1]) for x in top.decode().splitlines())
         c.eq(count("event"), ne, f"{name}: event rows as weft top counts")
+        # every event as weft dump -x prints it (clock, MCV, stream, payload bytes)
+        code, dump, _ = run(["dump", "-x", trace])
+        want = sorted(tuple(x.lstrip().split("  ", 3)) for x in dump.decode().splitlines())
+        got = sorted((str(rc), mcv, path, "".join(":" + b[k:k + 2].lower()
+                                                  for k in range(0, len(b), 2)))
+                     for rc, mcv, path, b in db.execute(
+                         "SELECT e.rclock, e.mcv, s.path, hex(e.payload) FROM event e "
+                         "JOIN stream s ON s.id = e.stream"))
+        c.eq(got == want, True, f"{name}: events as weft dump -x prints them")
         code, so, _ = run(["check", trace])
         m = CHECK.search(so.decode() if code == 0 else "")
         # weft check refuses events of models no stream requires (-a cases)
