@@ -14,6 +14,7 @@
  */
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -285,10 +286,42 @@ static int insert_events(sqlite3 *db, const char *path)
 	return r;
 }
 
+/* The temporary directory and its database, removed also when a signal ends
+ * the program meanwhile (Ctrl-C, a closed pipe: `weft sql TRACE Q | head`);
+ * unlink and rmdir are async-signal-safe. */
+static char armed_dir[4200], armed_db[4300];
+static volatile sig_atomic_t armed;
+
+static void on_signal(int sig)
+{
+	if (armed) {
+		unlink(armed_db);
+		rmdir(armed_dir);
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void arm_tmp(const char *dir, const char *db)
+{
+	snprintf(armed_dir, sizeof armed_dir, "%s", dir);
+	snprintf(armed_db, sizeof armed_db, "%s", db);
+	armed = 1;
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
+	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+		struct sigaction sa;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = on_signal;
+		sigemptyset(&sa.sa_mask);
+		sigaction(sigs[i], &sa, NULL);
+	}
+}
+
 static void remove_tmp(const char *dir, const char *db)
 {
 	unlink(db);
 	rmdir(dir);
+	armed = 0;
 }
 
 /* Builds the database of the trace at path in a new directory tmpdir
@@ -301,6 +334,7 @@ static int build(const char *path, int all_models, char *tmpdir, char *dbpath, s
 		return -1;
 	}
 	snprintf(dbpath, dblen, "%s/%s", tmpdir, TIMELINE_DB);
+	arm_tmp(tmpdir, dbpath);
 	const char *formats[] = { "sqlite", NULL };
 	struct weft_emulate_opts o;
 	memset(&o, 0, sizeof o);
@@ -689,6 +723,7 @@ int weft_cmd_sql(int argc, char **argv)
 			return CLI_EXIT_TRACE;
 		}
 		rmdir(tmpdir);
+		armed = 0;
 		target = out;
 	}
 	int r = CLI_EXIT_OK;

@@ -8,8 +8,8 @@ database (opened read-only); an unreadable trace (weft's message, as weft
 emu prints it), a model no stream requires (refused without -a), and a
 file that is no database; NULL, BLOB, text with a
 newline and numbers in a table and in CSV (RFC 4180); several statements;
--o with a query; the temporary database removed after a query, and nothing
-left when a build fails. Everything is written into a temporary directory,
+-o with a query; the temporary database removed after a query (also when a
+closed pipe ends weft sql), and nothing left when a build fails. Everything is written into a temporary directory,
 removed at the end."""
 import os
 import sys
@@ -17,6 +17,7 @@ import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
 from wefttest import Checker, conformance_dir, run, weft_bin  # noqa: E402
+import signal  # noqa: E402
 import subprocess  # noqa: E402
 
 HELP = "run `weft sql --help`\n"
@@ -117,6 +118,15 @@ def main():
                            stderr=subprocess.PIPE)
         c.eq((p.returncode, p.stdout, p.stderr), (0, b"n\n-\n4\n", b""), "a query on a trace")
         c.eq(os.listdir(qtmp), [], "the temporary database is removed")
+        # ... also when a closed pipe ends the program (`weft sql TRACE Q | head`)
+        rfd, wfd = os.pipe()
+        os.close(rfd)
+        p = subprocess.run([weft_bin(), "sql", trace, "SELECT 1"],
+                           env=dict(os.environ, TMPDIR=qtmp), stdout=wfd,
+                           stderr=subprocess.PIPE)
+        os.close(wfd)
+        c.eq((p.returncode, p.stderr), (-signal.SIGPIPE, b""), "a closed pipe: SIGPIPE")
+        c.eq(os.listdir(qtmp), [], "the temporary database is removed after SIGPIPE")
     c.done()
 
 
