@@ -414,8 +414,10 @@ static int put_interval(struct sq *s, size_t view, uint32_t row, size_t chan, in
 static int sq_records(void *self, const struct emu_batch *b, char *err, size_t errlen)
 {
 	struct sq *s = self;
-	if (s->failed)
+	if (s->failed) {
+		snprintf(err, errlen, "%s: the database was not completed", s->path);
 		return -1;
+	}
 	for (size_t v = 0; v < 2; v++) {
 		for (size_t i = 0; i < b->nprv[v]; i++) {
 			const struct emu_prv_rec *r = &b->prv[v][i];
