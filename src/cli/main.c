@@ -22,6 +22,7 @@ static const struct command commands[] = {
 	{ "emu", weft_cmd_emu, "emulate the trace into Paraver and Perfetto timelines" },
 	{ "index", weft_cmd_index, "write the index of every stream (for seeking: dump/top --from)" },
 	{ "sort", weft_cmd_sort, "sort the unordered regions of every stream (ovnisort)" },
+	{ "sql", weft_cmd_sql, "write a trace as a SQLite database and query it" },
 	{ "version", weft_cmd_version, "weft's version and the libovni programs would load" },
 };
 

@@ -32,6 +32,8 @@ struct out {
 struct out *out_paraver_open(const char *dir, const struct emu *emu, char *err, size_t errlen);
 /* perfetto.pftrace (protobuf TrackEvent) in dir. */
 struct out *out_perfetto_open(const char *dir, const struct emu *emu, char *err, size_t errlen);
+/* timeline.db (SQLite: system, channels, intervals) in dir (sqlite.c). */
+struct out *out_sqlite_open(const char *dir, const struct emu *emu, char *err, size_t errlen);
 
 /* The output registry: every format by name. */
 struct out_format {

@@ -1,0 +1,735 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * cmd_sql.c - `weft sql`: a trace as a SQLite database (docs/sql.md).
+ *
+ *   weft sql TRACE -o FILE      writes the database
+ *   weft sql TRACE 'QUERY'      builds it in a temporary file, runs QUERY
+ *   weft sql FILE.db 'QUERY'    runs QUERY on a database written before
+ *
+ * The emulation (the driver, with the "sqlite" output: src/out/sqlite.c)
+ * writes the system, the channels and the intervals into timeline.db in a
+ * fresh directory; this file then adds the streams and the events (a second
+ * read of the trace), in one transaction with prepared statements, makes
+ * the indexes, and renames the file to FILE (or queries and removes it).
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "cli_common.h"
+#include "commands.h"
+#include "driver.h"
+
+#define CMD "sql"
+#define SQL_BATCH 4096
+/* The file the sqlite output writes into its directory (src/out/sqlite.c). */
+#define TIMELINE_DB "timeline.db"
+
+static const char usage[] =
+	"Usage: weft sql [options] TRACE -o FILE [QUERY]\n"
+	"       weft sql [options] TRACE QUERY\n"
+	"       weft sql [options] FILE QUERY\n"
+	"\n"
+	"Turn the trace at TRACE (a directory) into a SQLite database: its looms,\n"
+	"processes, threads, CPUs and streams, every event, and the emulated\n"
+	"timelines as intervals per thread and CPU, in the tables loom, process,\n"
+	"thread, cpu, stream, event, channel, value_label, interval and trace\n"
+	"(docs/sql.md). With -o the database is written to FILE (replaced if it\n"
+	"exists); with a QUERY it is built in a temporary file (in $TMPDIR, else\n"
+	"/tmp), QUERY is run on it and the file is removed. A FILE (a database\n"
+	"written by -o) is opened read-only and QUERY run on it. The result of each\n"
+	"statement is printed as a table: a header, aligned columns (numbers\n"
+	"right-aligned), NULL shown as NULL.\n"
+	"\n"
+	"Options:\n"
+	"  -o, --output FILE  write the database to FILE\n"
+	"  -a, --all-models   enable every model, whatever ovni.require says (as\n"
+	"                     weft emu -a)\n"
+	"      --csv          print results as CSV (RFC 4180: CRLF line ends,\n"
+	"                     quoted fields; NULL is an empty field)\n"
+	"  -h, --help         show this help\n"
+	"\n"
+	"The trace must emulate (as `weft emu` would, without -b): a trace error\n"
+	"is reported with weft's message and nothing is written.\n"
+	"Exit status: 0 success, 1 trace or SQL error (\"weft sql: SQL error: ...\"),\n"
+	"2 usage error.\n";
+
+static int usage_error(const char *msg)
+{
+	fprintf(stderr, "weft sql: %s; run `weft sql --help`\n", msg);
+	return CLI_EXIT_USAGE;
+}
+
+/* ---- building ---- */
+
+struct progress {
+	int tty, shown;
+};
+static struct progress emu_progress;
+
+static void on_progress(void *ctx, uint64_t events, double seconds)
+{
+	(void) ctx;
+	if (!emu_progress.tty || seconds < 2.0)
+		return;
+	emu_progress.shown = 1;
+	fprintf(stderr, "\rweft sql: %" PRIu64 " events emulated (%.1f M events/s)   ", events,
+			seconds > 0 ? (double) events / seconds * 1e-6 : 0.0);
+}
+
+static int db_error(sqlite3 *db, const char *what)
+{
+	char msg[1024];
+	snprintf(msg, sizeof msg, "%s: %s", what, sqlite3_errmsg(db));
+	cli_message(CMD, "", msg);
+	return -1;
+}
+
+static int stream_cmp(const void *a, const void *b)
+{
+	const struct weft_stream *const *x = a, *const *y = b;
+	return *x < *y ? -1 : *x > *y;
+}
+
+struct smap {
+	const struct weft_stream *s;
+	size_t index;
+};
+
+static size_t stream_index(const struct smap *m, size_t n, const struct weft_stream *s)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (m[mid].s < s)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n ? m[lo].index : 0;
+}
+
+static const char events_schema[] =
+	"CREATE TABLE stream (id INTEGER PRIMARY KEY, path TEXT NOT NULL,"
+	" thread INTEGER REFERENCES thread, clock_offset INTEGER NOT NULL,"
+	" size INTEGER NOT NULL, meta_version INTEGER NOT NULL, finished INTEGER NOT NULL,"
+	" lib_version TEXT);\n"
+	"CREATE TABLE event (id INTEGER PRIMARY KEY, time INTEGER NOT NULL,"
+	" clock INTEGER NOT NULL, rclock INTEGER NOT NULL, thread INTEGER REFERENCES thread,"
+	" stream INTEGER NOT NULL REFERENCES stream, mcv TEXT NOT NULL, payload BLOB);\n"
+	"CREATE TABLE trace (path TEXT NOT NULL, first_clock INTEGER, duration INTEGER,"
+	" nevents INTEGER NOT NULL);\n";
+
+static const char events_indexes[] =
+	"CREATE INDEX event_time ON event (time);\n"
+	"CREATE INDEX event_thread ON event (thread, time);\n";
+
+/* The MCV as weft dump prints it: its three bytes, escaped when one is not
+ * printable ASCII. */
+static const char *mcv_text(const char mcv[4], char *buf, size_t cap)
+{
+	if ((unsigned char) mcv[0] - 0x20u < 0x5fu && (unsigned char) mcv[1] - 0x20u < 0x5fu &&
+			(unsigned char) mcv[2] - 0x20u < 0x5fu)
+		return mcv;
+	weft_escape(mcv, 3, buf, cap);
+	return buf;
+}
+
+static int insert_streams(sqlite3 *db, struct weft_trace *t, int64_t *thread_of)
+{
+	sqlite3_stmt *find = NULL, *ins = NULL;
+	int r = 0;
+	if (sqlite3_prepare_v2(db, "SELECT id FROM thread WHERE stream_path = ?", -1, &find,
+			NULL) != SQLITE_OK ||
+			sqlite3_prepare_v2(db, "INSERT INTO stream VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+			-1, &ins, NULL) != SQLITE_OK)
+		r = db_error(db, "cannot prepare the streams");
+	for (size_t i = 0; r == 0 && i < weft_nstreams(t); i++) {
+		const struct weft_stream *s = weft_stream_at(t, i);
+		thread_of[i] = -1;
+		sqlite3_bind_text(find, 1, s->relpath, -1, SQLITE_STATIC);
+		if (sqlite3_step(find) == SQLITE_ROW)
+			thread_of[i] = sqlite3_column_int64(find, 0);
+		sqlite3_reset(find);
+		sqlite3_bind_int64(ins, 1, (sqlite3_int64) i);
+		sqlite3_bind_text(ins, 2, s->relpath, -1, SQLITE_STATIC);
+		if (thread_of[i] >= 0)
+			sqlite3_bind_int64(ins, 3, thread_of[i]);
+		else
+			sqlite3_bind_null(ins, 3);
+		sqlite3_bind_int64(ins, 4, s->clock_offset);
+		sqlite3_bind_int64(ins, 5, (sqlite3_int64) s->obs_size);
+		sqlite3_bind_int64(ins, 6, s->meta_version);
+		sqlite3_bind_int64(ins, 7, s->finished);
+		if (s->lib_version != NULL)
+			sqlite3_bind_text(ins, 8, s->lib_version, -1, SQLITE_STATIC);
+		else
+			sqlite3_bind_null(ins, 8);
+		if (sqlite3_step(ins) != SQLITE_DONE)
+			r = db_error(db, "cannot write the streams");
+		sqlite3_reset(ins);
+	}
+	sqlite3_finalize(find);
+	sqlite3_finalize(ins);
+	return r;
+}
+
+/* The second read of the trace: the streams and every event. */
+static int insert_events(sqlite3 *db, const char *path)
+{
+	struct weft_open_opts oo;
+	memset(&oo, 0, sizeof oo);
+	/* As the emulation read it (driver.c), which has accepted it. */
+	oo.mode = WEFT_STRICT;
+	oo.all_models = 1;
+	oo.sort = WEFT_SORT_REGIONS;
+	oo.cut = WEFT_CUT_QUIET;
+	oo.accept_unfinished = 2;
+	char err[WEFT_ERR_MAX];
+	struct weft_trace *t = weft_open(path, &oo, err, sizeof err);
+	if (t == NULL) {
+		cli_message(CMD, "", err);
+		return -1;
+	}
+	size_t ns = weft_nstreams(t);
+	int64_t *thread_of = calloc(ns + 1, sizeof *thread_of);
+	struct smap *m = calloc(ns + 1, sizeof *m);
+	struct weft_ref *refs = malloc(SQL_BATCH * sizeof *refs);
+	sqlite3_stmt *ins = NULL;
+	int r = 0;
+	if (thread_of == NULL || m == NULL || refs == NULL) {
+		cli_message(CMD, "", "out of memory");
+		r = -1;
+	}
+	if (r == 0 && sqlite3_exec(db, events_schema, NULL, NULL, NULL) != SQLITE_OK)
+		r = db_error(db, "cannot write the database");
+	if (r == 0)
+		r = insert_streams(db, t, thread_of);
+	for (size_t i = 0; r == 0 && i < ns; i++) {
+		m[i].s = weft_stream_at(t, i);
+		m[i].index = i;
+	}
+	if (r == 0)
+		qsort(m, ns, sizeof *m, stream_cmp);
+	if (r == 0 && sqlite3_prepare_v3(db, "INSERT INTO event VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+			-1, SQLITE_PREPARE_PERSISTENT, &ins, NULL) != SQLITE_OK)
+		r = db_error(db, "cannot prepare the events");
+	struct cli_progress prog;
+	cli_progress_start(&prog, CMD);
+	uint64_t n = 0;
+	int64_t first = 0, last = 0;
+	long got = 0;
+	while (r == 0 && (got = weft_next_refs(t, refs, SQL_BATCH)) > 0) {
+		for (long k = 0; k < got && r == 0; k++) {
+			const struct weft_ref *e = &refs[k];
+			int64_t clock = weft_ref_sclock(e);
+			if (n == 0)
+				first = clock;
+			last = clock;
+			size_t si = stream_index(m, ns, e->stream);
+			char mcv[4], buf[16];
+			weft_ref_mcv(e, mcv);
+			sqlite3_bind_int64(ins, 1, (sqlite3_int64) n);
+			sqlite3_bind_int64(ins, 2, (sqlite3_int64) ((uint64_t) clock - (uint64_t) first));
+			sqlite3_bind_int64(ins, 3, clock);
+			sqlite3_bind_int64(ins, 4, weft_ref_rclock(e));
+			if (thread_of[si] >= 0)
+				sqlite3_bind_int64(ins, 5, thread_of[si]);
+			else
+				sqlite3_bind_null(ins, 5);
+			sqlite3_bind_int64(ins, 6, (sqlite3_int64) si);
+			sqlite3_bind_text(ins, 7, mcv_text(mcv, buf, sizeof buf), -1, SQLITE_STATIC);
+			uint32_t ps = weft_ref_payload_size(e);
+			if (ps > 0)
+				sqlite3_bind_blob(ins, 8, weft_ref_payload(e), (int) ps, SQLITE_STATIC);
+			else
+				sqlite3_bind_null(ins, 8);
+			if (sqlite3_step(ins) != SQLITE_DONE)
+				r = db_error(db, "cannot write the events");
+			sqlite3_reset(ins);
+			n++;
+		}
+		cli_progress_tick(&prog, n);
+	}
+	cli_progress_end(&prog);
+	if (r == 0 && got < 0) {
+		cli_message(CMD, "", weft_error(t));
+		r = -1;
+	}
+	sqlite3_finalize(ins);
+	sqlite3_stmt *st = NULL;
+	if (r == 0 && sqlite3_prepare_v2(db, "INSERT INTO trace VALUES (?, ?, ?, ?)", -1, &st,
+			NULL) != SQLITE_OK)
+		r = db_error(db, "cannot prepare");
+	if (r == 0) {
+		sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
+		if (n > 0) {
+			sqlite3_bind_int64(st, 2, first);
+			sqlite3_bind_int64(st, 3, (sqlite3_int64) ((uint64_t) last - (uint64_t) first));
+		}
+		sqlite3_bind_int64(st, 4, (sqlite3_int64) n);
+		if (sqlite3_step(st) != SQLITE_DONE)
+			r = db_error(db, "cannot write the database");
+	}
+	sqlite3_finalize(st);
+	free(thread_of);
+	free(m);
+	free(refs);
+	weft_close(t);
+	return r;
+}
+
+/* The temporary directory and its database, removed also when a signal ends
+ * the program meanwhile (Ctrl-C, a closed pipe: `weft sql TRACE Q | head`);
+ * unlink and rmdir are async-signal-safe. */
+static char armed_dir[4200], armed_db[4300];
+static volatile sig_atomic_t armed;
+
+static void on_signal(int sig)
+{
+	if (armed) {
+		unlink(armed_db);
+		rmdir(armed_dir);
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+static void arm_tmp(const char *dir, const char *db)
+{
+	snprintf(armed_dir, sizeof armed_dir, "%s", dir);
+	snprintf(armed_db, sizeof armed_db, "%s", db);
+	armed = 1;
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
+	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+		struct sigaction sa;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = on_signal;
+		sigemptyset(&sa.sa_mask);
+		sigaction(sigs[i], &sa, NULL);
+	}
+}
+
+static void remove_tmp(const char *dir, const char *db)
+{
+	unlink(db);
+	rmdir(dir);
+	armed = 0;
+}
+
+/* Builds the database of the trace at path in a new directory tmpdir
+ * (a template, filled in) as tmpdir/timeline.db (written into dbpath). */
+static int build(const char *path, int all_models, char *tmpdir, char *dbpath, size_t dblen)
+{
+	if (mkdtemp(tmpdir) == NULL) {
+		fprintf(stderr, "weft sql: cannot create a directory %s: %s\n", tmpdir,
+				strerror(errno));
+		return -1;
+	}
+	snprintf(dbpath, dblen, "%s/%s", tmpdir, TIMELINE_DB);
+	arm_tmp(tmpdir, dbpath);
+	const char *formats[] = { "sqlite", NULL };
+	struct weft_emulate_opts o;
+	memset(&o, 0, sizeof o);
+	o.path = path;
+	o.outdir = tmpdir;
+	o.formats = formats;
+	o.all_models = all_models;
+	o.warn = cli_warn;
+	o.ctx = (void *) CMD;
+	o.progress = on_progress;
+	emu_progress.tty = isatty(STDERR_FILENO);
+	emu_progress.shown = 0;
+	char err[WEFT_ERR_MAX];
+	int timing = getenv("WEFT_SQL_TIMING") != NULL;
+	double t0 = cli_now();
+	int r = weft_emulate(&o, err, sizeof err);
+	if (emu_progress.shown)
+		fprintf(stderr, "\n");
+	if (timing)
+		fprintf(stderr, "weft sql: timelines (emulation, intervals, their indexes): "
+				"%.2f s\n", cli_now() - t0);
+	if (r != 0) {
+		cli_message(CMD, "", err);
+		remove_tmp(tmpdir, dbpath);
+		return -1;
+	}
+	sqlite3 *db = NULL;
+	if (sqlite3_open_v2(dbpath, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+		r = db_error(db, dbpath);
+	} else if (sqlite3_exec(db, "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; "
+			"PRAGMA locking_mode = EXCLUSIVE; PRAGMA cache_size = -262144; "
+			"PRAGMA threads = 2; BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
+		r = db_error(db, dbpath);
+	} else {
+		t0 = cli_now();
+		r = insert_events(db, path);
+		if (timing)
+			fprintf(stderr, "weft sql: streams and events: %.2f s\n", cli_now() - t0);
+		t0 = cli_now();
+		if (r == 0 && sqlite3_exec(db, events_indexes, NULL, NULL, NULL) != SQLITE_OK)
+			r = db_error(db, "cannot index the events");
+		if (r == 0 && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+			r = db_error(db, "cannot write the database");
+		if (timing)
+			fprintf(stderr, "weft sql: event indexes, commit: %.2f s\n", cli_now() - t0);
+	}
+	if (sqlite3_close(db) != SQLITE_OK && r == 0)
+		r = db_error(db, "cannot close the database");
+	if (r != 0)
+		remove_tmp(tmpdir, dbpath);
+	return r;
+}
+
+/* ---- querying ---- */
+
+struct cell {
+	char *text; /* as printed (NULL: a NULL) */
+	int num;
+};
+
+static size_t width(const char *s)
+{
+	size_t w = 0;
+	for (; *s; s++)
+		w += ((unsigned char) *s & 0xc0u) != 0x80u;
+	return w;
+}
+
+static char *hex_blob(const unsigned char *b, size_t n, int table)
+{
+	char *s = malloc(2 * n + 4);
+	if (s == NULL)
+		abort();
+	size_t k = 0;
+	if (table) {
+		s[k++] = 'x';
+		s[k++] = '\'';
+	}
+	for (size_t i = 0; i < n; i++) {
+		s[k++] = "0123456789abcdef"[b[i] >> 4];
+		s[k++] = "0123456789abcdef"[b[i] & 15];
+	}
+	if (table)
+		s[k++] = '\'';
+	s[k] = '\0';
+	return s;
+}
+
+static char *dup_or_die(const char *s)
+{
+	char *d = strdup(s);
+	if (d == NULL)
+		abort();
+	return d;
+}
+
+static char *cell_text(sqlite3_stmt *st, int i, int csv, int *num)
+{
+	int ty = sqlite3_column_type(st, i);
+	*num = ty == SQLITE_INTEGER || ty == SQLITE_FLOAT;
+	if (ty == SQLITE_NULL)
+		return NULL;
+	if (ty == SQLITE_BLOB)
+		return hex_blob(sqlite3_column_blob(st, i), (size_t) sqlite3_column_bytes(st, i),
+				!csv);
+	const char *t = (const char *) sqlite3_column_text(st, i);
+	if (t == NULL)
+		t = "";
+	if (csv)
+		return dup_or_die(t);
+	char buf[256], *heap;
+	const char *e = cli_escaped(t, buf, sizeof buf, &heap);
+	if (heap != NULL)
+		return heap;
+	return dup_or_die(e);
+}
+
+static void csv_field(const char *s)
+{
+	if (s == NULL)
+		return;
+	if (strpbrk(s, ",\"\r\n") == NULL) {
+		fputs(s, stdout);
+		return;
+	}
+	putchar('"');
+	for (; *s; s++) {
+		if (*s == '"')
+			putchar('"');
+		putchar(*s);
+	}
+	putchar('"');
+}
+
+static void pad(size_t n)
+{
+	while (n-- > 0)
+		putchar(' ');
+}
+
+static void print_table(sqlite3_stmt *st, int ncol, struct cell *cells, size_t nrows)
+{
+	size_t *w = calloc((size_t) ncol, sizeof *w);
+	int *right = calloc((size_t) ncol, sizeof *right);
+	char **names = calloc((size_t) ncol, sizeof *names);
+	if (w == NULL || right == NULL || names == NULL)
+		abort();
+	for (int c = 0; c < ncol; c++) {
+		const char *nm = sqlite3_column_name(st, c);
+		char buf[256], *heap;
+		const char *e = cli_escaped(nm ? nm : "", buf, sizeof buf, &heap);
+		names[c] = heap ? heap : dup_or_die(e);
+		w[c] = width(names[c]);
+		int any = 0, all = 1;
+		for (size_t r = 0; r < nrows; r++) {
+			const struct cell *x = &cells[r * (size_t) ncol + (size_t) c];
+			size_t cw = x->text ? width(x->text) : 4;
+			if (cw > w[c])
+				w[c] = cw;
+			if (x->text != NULL) {
+				any = 1;
+				all &= x->num;
+			}
+		}
+		right[c] = any && all;
+	}
+	for (int c = 0; c < ncol; c++) {
+		size_t cw = width(names[c]);
+		if (c > 0)
+			fputs("  ", stdout);
+		if (right[c])
+			pad(w[c] - cw);
+		fputs(names[c], stdout);
+		if (!right[c] && c + 1 < ncol)
+			pad(w[c] - cw);
+	}
+	putchar('\n');
+	for (int c = 0; c < ncol; c++) {
+		if (c > 0)
+			fputs("  ", stdout);
+		for (size_t k = 0; k < w[c]; k++)
+			putchar('-');
+	}
+	putchar('\n');
+	for (size_t r = 0; r < nrows; r++) {
+		for (int c = 0; c < ncol; c++) {
+			const struct cell *x = &cells[r * (size_t) ncol + (size_t) c];
+			const char *s = x->text ? x->text : "NULL";
+			size_t cw = width(s);
+			if (c > 0)
+				fputs("  ", stdout);
+			if (right[c])
+				pad(w[c] - cw);
+			fputs(s, stdout);
+			if (!right[c] && c + 1 < ncol)
+				pad(w[c] - cw);
+		}
+		putchar('\n');
+	}
+	for (int c = 0; c < ncol; c++)
+		free(names[c]);
+	free(names);
+	free(w);
+	free(right);
+}
+
+/* Runs every statement of sql; prints the result of each that has columns
+ * (a blank line between results). 0, or 1 on an SQL error (reported). */
+static int run_query(sqlite3 *db, const char *sql, int csv)
+{
+	const char *tail = sql;
+	int nresults = 0;
+	while (tail != NULL && *tail != '\0') {
+		sqlite3_stmt *st = NULL;
+		const char *next = NULL;
+		if (sqlite3_prepare_v2(db, tail, -1, &st, &next) != SQLITE_OK) {
+			cli_message(CMD, "SQL error: ", sqlite3_errmsg(db));
+			return CLI_EXIT_TRACE;
+		}
+		tail = next;
+		if (st == NULL)
+			continue; /* only blanks or a comment */
+		int ncol = sqlite3_column_count(st);
+		struct cell *cells = NULL;
+		size_t nrows = 0, cap = 0;
+		int rc;
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			if (ncol == 0)
+				continue;
+			if (nrows == cap) {
+				cap = cap ? 2 * cap : 64;
+				cells = realloc(cells, cap * (size_t) ncol * sizeof *cells);
+				if (cells == NULL)
+					abort();
+			}
+			for (int c = 0; c < ncol; c++) {
+				struct cell *x = &cells[nrows * (size_t) ncol + (size_t) c];
+				x->text = cell_text(st, c, csv, &x->num);
+			}
+			nrows++;
+		}
+		int failed = rc != SQLITE_DONE;
+		if (failed) {
+			cli_message(CMD, "SQL error: ", sqlite3_errmsg(db));
+		} else if (ncol > 0) {
+			if (nresults++ > 0)
+				fputs(csv ? "\r\n" : "\n", stdout);
+			if (csv) {
+				for (int c = 0; c < ncol; c++) {
+					if (c > 0)
+						putchar(',');
+					csv_field(sqlite3_column_name(st, c));
+				}
+				fputs("\r\n", stdout);
+				for (size_t r = 0; r < nrows; r++) {
+					for (int c = 0; c < ncol; c++) {
+						if (c > 0)
+							putchar(',');
+						csv_field(cells[r * (size_t) ncol + (size_t) c].text);
+					}
+					fputs("\r\n", stdout);
+				}
+			} else {
+				print_table(st, ncol, cells, nrows);
+			}
+		}
+		for (size_t i = 0; i < nrows * (size_t) ncol; i++)
+			free(cells[i].text);
+		free(cells);
+		sqlite3_finalize(st);
+		if (failed)
+			return CLI_EXIT_TRACE;
+	}
+	return CLI_EXIT_OK;
+}
+
+static int query_file(const char *dbpath, const char *sql, int csv)
+{
+	sqlite3 *db = NULL;
+	if (sqlite3_open_v2(dbpath, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
+		db_error(db, dbpath);
+		sqlite3_close(db);
+		return CLI_EXIT_TRACE;
+	}
+	int r = run_query(db, sql, csv);
+	sqlite3_close(db);
+	if (fflush(stdout) != 0 || ferror(stdout)) {
+		fprintf(stderr, "weft sql: cannot write the output: %s\n", strerror(errno));
+		r = CLI_EXIT_TRACE;
+	}
+	return r;
+}
+
+/* A regular file is a database: it must start as one. */
+static int check_db(const char *path)
+{
+	static const char magic[16] = "SQLite format 3";
+	char head[16];
+	FILE *f = fopen(path, "rb");
+	if (f == NULL) {
+		fprintf(stderr, "weft sql: %s: cannot open: %s\n", path, strerror(errno));
+		return -1;
+	}
+	size_t n = fread(head, 1, sizeof head, f);
+	fclose(f);
+	if (n != sizeof head || memcmp(head, magic, sizeof magic) != 0) {
+		char msg[4200];
+		snprintf(msg, sizeof msg, "%s: not a SQLite database (a trace is a directory)",
+				path);
+		cli_message(CMD, "", msg);
+		return -1;
+	}
+	return 0;
+}
+
+int weft_cmd_sql(int argc, char **argv)
+{
+	const char *path = NULL, *query = NULL, *out = NULL;
+	int csv = 0, all_models = 0, only_args = 0;
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+		if (!only_args && (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)) {
+			fputs(usage, stdout);
+			return CLI_EXIT_OK;
+		}
+		if (!only_args && strcmp(a, "--") == 0) {
+			only_args = 1;
+		} else if (!only_args && strcmp(a, "--csv") == 0) {
+			csv = 1;
+		} else if (!only_args && (strcmp(a, "-a") == 0 || strcmp(a, "--all-models") == 0)) {
+			all_models = 1;
+		} else if (!only_args && (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0)) {
+			if (i + 1 == argc)
+				return usage_error("-o needs a FILE");
+			out = argv[++i];
+		} else if (!only_args && strncmp(a, "--output=", 9) == 0) {
+			out = a + 9;
+		} else if (!only_args && a[0] == '-' && a[1] != '\0') {
+			fprintf(stderr, "weft sql: unknown option '%s'; run `weft sql --help`\n", a);
+			return CLI_EXIT_USAGE;
+		} else if (path == NULL) {
+			path = a;
+		} else if (query == NULL) {
+			query = a;
+		} else {
+			return usage_error("more than a PATH and a QUERY (quote the query)");
+		}
+	}
+	if (path == NULL)
+		return usage_error("missing TRACE (a trace directory) or FILE (a database)");
+	if (out != NULL && out[0] == '\0')
+		return usage_error("-o needs a FILE");
+	struct stat sb;
+	if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode)) {
+		if (out != NULL)
+			return usage_error("-o writes the database of a trace directory, and "
+					"PATH is a file");
+		if (query == NULL)
+			return usage_error("missing QUERY to run on the database");
+		if (check_db(path) != 0)
+			return CLI_EXIT_TRACE;
+		return query_file(path, query, csv);
+	}
+	if (out == NULL && query == NULL)
+		return usage_error("nothing to do: give -o FILE, a QUERY, or both");
+
+	char tmpdir[4200], dbpath[4300];
+	if (out != NULL) {
+		/* next to FILE: renamed within one file system */
+		if (snprintf(tmpdir, sizeof tmpdir, "%s.weft-sql-XXXXXX", out) >= (int) sizeof tmpdir)
+			return usage_error("FILE is too long");
+	} else {
+		const char *td = getenv("TMPDIR");
+		if (td == NULL || td[0] == '\0')
+			td = "/tmp";
+		if (snprintf(tmpdir, sizeof tmpdir, "%s/weft-sql-XXXXXX", td) >= (int) sizeof tmpdir)
+			return usage_error("TMPDIR is too long");
+	}
+	if (build(path, all_models, tmpdir, dbpath, sizeof dbpath) != 0)
+		return CLI_EXIT_TRACE;
+	const char *target = dbpath;
+	if (out != NULL) {
+		if (rename(dbpath, out) != 0) {
+			fprintf(stderr, "weft sql: cannot write %s: %s\n", out, strerror(errno));
+			remove_tmp(tmpdir, dbpath);
+			return CLI_EXIT_TRACE;
+		}
+		rmdir(tmpdir);
+		armed = 0;
+		target = out;
+	}
+	int r = CLI_EXIT_OK;
+	if (query != NULL)
+		r = query_file(target, query, csv);
+	if (out == NULL)
+		remove_tmp(tmpdir, dbpath);
+	return r;
+}

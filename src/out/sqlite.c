@@ -1,0 +1,601 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sqlite.c - the emulated timelines as a SQLite database: <dir>/timeline.db
+ * with the system (loom, process, thread, cpu), the channels and their value
+ * labels, and the intervals of every view row (docs/sql.md). `weft sql`
+ * builds on it: it adds the streams and the events to the same file.
+ *
+ * Intervals: each (view, row, Paraver type) holds a value from one record
+ * to the next; a value is an interval [start, end) with its label; a null
+ * value (0) ends the open interval and starts none; a record repeating the
+ * open value changes nothing; an interval of no length (two records at the
+ * same time) is not stored; what is open at the end of the run ends at the
+ * run's duration. Everything is written inside one transaction with
+ * prepared statements; the indexes are made after the inserts.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <sqlite3.h>
+
+#include "out.h"
+
+#define SQLITE_DB_NAME "timeline.db"
+
+static const char schema[] =
+	"CREATE TABLE loom (id INTEGER PRIMARY KEY, name TEXT NOT NULL, hostname TEXT,"
+	" clock_offset INTEGER NOT NULL, ncpus INTEGER NOT NULL);\n"
+	"CREATE TABLE process (id INTEGER PRIMARY KEY, loom INTEGER NOT NULL REFERENCES loom,"
+	" pid INTEGER NOT NULL, app_id INTEGER, rank INTEGER);\n"
+	"CREATE TABLE thread (id INTEGER PRIMARY KEY, process INTEGER NOT NULL REFERENCES process,"
+	" loom INTEGER NOT NULL REFERENCES loom, tid INTEGER NOT NULL, label TEXT NOT NULL,"
+	" stream_path TEXT);\n"
+	"CREATE TABLE cpu (id INTEGER PRIMARY KEY, loom INTEGER NOT NULL REFERENCES loom,"
+	" idx INTEGER, phyid INTEGER, virtual INTEGER NOT NULL, label TEXT NOT NULL);\n"
+	"CREATE TABLE channel (id INTEGER PRIMARY KEY, name TEXT NOT NULL, model TEXT,"
+	" type INTEGER NOT NULL, thread_label TEXT, cpu_label TEXT);\n"
+	"CREATE TABLE value_label (channel INTEGER NOT NULL REFERENCES channel,"
+	" value INTEGER NOT NULL, label TEXT NOT NULL, PRIMARY KEY (channel, value))"
+	" WITHOUT ROWID;\n"
+	"CREATE TABLE interval (id INTEGER PRIMARY KEY, view TEXT NOT NULL, row INTEGER NOT NULL,"
+	" channel INTEGER NOT NULL REFERENCES channel, start INTEGER NOT NULL,"
+	" end INTEGER NOT NULL, value INTEGER NOT NULL, label TEXT,"
+	" dur INTEGER GENERATED ALWAYS AS (end - start) VIRTUAL);\n";
+
+static const char indexes[] =
+	"CREATE INDEX interval_row ON interval (view, row, start);\n"
+	"CREATE INDEX interval_channel ON interval (channel);\n";
+
+/* The records the engine makes itself (engine.c), not of a channel. */
+struct builtin {
+	size_t view;
+	int type;
+	const char *name, *label;
+};
+static const struct builtin builtins[] = {
+	{ EMU_FILE_THREAD, 2, "thread.tid", "Thread: TID of the ACTIVE thread" },
+	{ EMU_FILE_THREAD, 4, "thread.state", "Thread: thread state" },
+	{ EMU_FILE_THREAD, 6, "thread.affinity", "Thread: CPU affinity" },
+	{ EMU_FILE_CPU, 1, "cpu.pid", "CPU: PID of the RUNNING thread" },
+	{ EMU_FILE_CPU, 2, "cpu.tid", "CPU: TID of the RUNNING thread" },
+	{ EMU_FILE_CPU, 3, "cpu.nrunning", "CPU: number of RUNNING threads" },
+};
+#define NBUILTIN (sizeof builtins / sizeof builtins[0])
+
+static const char *const state_labels[] = {
+	"Unknown", "Running", "Paused", "Dead", "Cooling", "Warming",
+};
+
+struct tmap {
+	int type;
+	uint32_t chan;
+};
+
+struct label {
+	int64_t value;
+	const char *label;
+};
+
+struct chan {
+	struct label *labels; /* sorted by value */
+	size_t nlabels;
+	int dyn;              /* labels known at the end: filled then */
+	const struct emu_chan_info *info; /* NULL for a builtin */
+};
+
+/* Per (row, channel): the open interval, and the last one ended (not yet
+ * stored: the same value set again at its end continues it). */
+struct open_iv {
+	int64_t start, value; /* value 0: none open */
+	int64_t pstart, pend, pvalue; /* pvalue 0: none pending */
+};
+
+struct sq {
+	struct out base;
+	const struct emu *emu;
+	sqlite3 *db;
+	sqlite3_stmt *ins;
+	char *path;
+	size_t nviews;
+	size_t nrows[2];
+	struct tmap *map[2]; /* per view: type -> channel, sorted by type */
+	size_t nmap[2];
+	struct chan *chans;
+	size_t nchans;
+	struct open_iv *cur[2]; /* per view: row * nchans + channel */
+	int failed;
+	int timing;
+	double t_open;
+};
+
+static int sq_fail(struct sq *s, const char *what, char *err, size_t errlen)
+{
+	snprintf(err, errlen, "%s: %s: %s", s->path, what, sqlite3_errmsg(s->db));
+	s->failed = 1;
+	return -1;
+}
+
+static int cmp_tmap(const void *a, const void *b)
+{
+	const struct tmap *x = a, *y = b;
+	return x->type < y->type ? -1 : x->type > y->type;
+}
+
+static int cmp_label(const void *a, const void *b)
+{
+	const struct label *x = a, *y = b;
+	return x->value < y->value ? -1 : x->value > y->value;
+}
+
+static const char *label_of(const struct chan *c, int64_t v)
+{
+	size_t lo = 0, hi = c->nlabels;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (c->labels[mid].value < v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < c->nlabels && c->labels[lo].value == v ? c->labels[lo].label : NULL;
+}
+
+static int64_t chan_of(const struct sq *s, size_t view, int type)
+{
+	const struct tmap *m = s->map[view];
+	size_t lo = 0, hi = s->nmap[view];
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (m[mid].type < type)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < s->nmap[view] && m[lo].type == type ? (int64_t) m[lo].chan : -1;
+}
+
+static double now_s(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
+}
+
+/* WEFT_SQL_TIMING set: the time of each step on stderr (weft sql). */
+static void timing(const struct sq *s, const char *what, double *t0)
+{
+	double t = now_s();
+	if (s->timing)
+		fprintf(stderr, "weft sql: sqlite output: %s: %.2f s\n", what, t - *t0);
+	*t0 = t;
+}
+
+static void sq_free(struct sq *s)
+{
+	if (s->ins != NULL)
+		sqlite3_finalize(s->ins);
+	if (s->db != NULL)
+		sqlite3_close(s->db);
+	for (size_t i = 0; i < s->nchans; i++)
+		free(s->chans[i].labels);
+	free(s->chans);
+	for (size_t v = 0; v < 2; v++) {
+		free(s->map[v]);
+		free(s->cur[v]);
+	}
+	free(s->path);
+	free(s);
+}
+
+static int exec(struct sq *s, const char *sql, char *err, size_t errlen)
+{
+	if (sqlite3_exec(s->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+		return sq_fail(s, "cannot write the database", err, errlen);
+	return 0;
+}
+
+static int step_reset(struct sq *s, sqlite3_stmt *st, char *err, size_t errlen)
+{
+	int r = sqlite3_step(st);
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	if (r != SQLITE_DONE)
+		return sq_fail(s, "cannot write the database", err, errlen);
+	return 0;
+}
+
+static int bind_text(sqlite3_stmt *st, int i, const char *t)
+{
+	return t == NULL ? sqlite3_bind_null(st, i) : sqlite3_bind_text(st, i, t, -1, SQLITE_STATIC);
+}
+
+static int write_system(struct sq *s, char *err, size_t errlen)
+{
+	const struct emu_sys *sys = emu_system(s->emu);
+	sqlite3_stmt *st = NULL;
+	int r = 0;
+	if (sqlite3_prepare_v2(s->db, "INSERT INTO loom VALUES (?, ?, ?, ?, ?)", -1, &st,
+			NULL) != SQLITE_OK)
+		return sq_fail(s, "cannot prepare", err, errlen);
+	for (size_t i = 0; i < sys->nlooms && r == 0; i++) {
+		const struct emu_loom *l = &sys->looms[i];
+		sqlite3_bind_int64(st, 1, (sqlite3_int64) i);
+		bind_text(st, 2, l->name);
+		bind_text(st, 3, l->hostname);
+		sqlite3_bind_int64(st, 4, l->clock_offset);
+		sqlite3_bind_int64(st, 5, (sqlite3_int64) l->nphys);
+		r = step_reset(s, st, err, errlen);
+	}
+	sqlite3_finalize(st);
+	if (r != 0 || sqlite3_prepare_v2(s->db, "INSERT INTO process VALUES (?, ?, ?, ?, ?)", -1,
+			&st, NULL) != SQLITE_OK)
+		return r != 0 ? r : sq_fail(s, "cannot prepare", err, errlen);
+	for (size_t i = 0; i < sys->nprocs && r == 0; i++) {
+		const struct emu_proc *p = &sys->procs[i];
+		sqlite3_bind_int64(st, 1, (sqlite3_int64) i);
+		sqlite3_bind_int64(st, 2, (sqlite3_int64) p->loom);
+		sqlite3_bind_int64(st, 3, p->pid);
+		if (p->app_id != 0)
+			sqlite3_bind_int64(st, 4, p->app_id);
+		if (p->rank >= 0)
+			sqlite3_bind_int64(st, 5, p->rank);
+		r = step_reset(s, st, err, errlen);
+	}
+	sqlite3_finalize(st);
+	if (r != 0 || sqlite3_prepare_v2(s->db, "INSERT INTO thread VALUES (?, ?, ?, ?, ?, ?)", -1,
+			&st, NULL) != SQLITE_OK)
+		return r != 0 ? r : sq_fail(s, "cannot prepare", err, errlen);
+	for (size_t i = 0; i < sys->nthreads && r == 0; i++) {
+		const struct emu_sys_thread *t = &sys->threads[i];
+		sqlite3_bind_int64(st, 1, (sqlite3_int64) i);
+		sqlite3_bind_int64(st, 2, (sqlite3_int64) t->proc);
+		sqlite3_bind_int64(st, 3, (sqlite3_int64) t->loom);
+		sqlite3_bind_int64(st, 4, t->tid);
+		bind_text(st, 5, t->label);
+		bind_text(st, 6, t->stream != NULL ? t->stream->relpath : NULL);
+		r = step_reset(s, st, err, errlen);
+	}
+	sqlite3_finalize(st);
+	if (r != 0 || sqlite3_prepare_v2(s->db, "INSERT INTO cpu VALUES (?, ?, ?, ?, ?, ?)", -1,
+			&st, NULL) != SQLITE_OK)
+		return r != 0 ? r : sq_fail(s, "cannot prepare", err, errlen);
+	for (size_t i = 0; i < sys->ncpus && r == 0; i++) {
+		const struct emu_sys_cpu *c = &sys->cpus[i];
+		sqlite3_bind_int64(st, 1, (sqlite3_int64) i);
+		sqlite3_bind_int64(st, 2, (sqlite3_int64) c->loom);
+		if (!c->is_virtual) {
+			sqlite3_bind_int64(st, 3, c->index);
+			sqlite3_bind_int64(st, 4, c->phyid);
+		}
+		sqlite3_bind_int64(st, 5, c->is_virtual != 0);
+		bind_text(st, 6, c->label);
+		r = step_reset(s, st, err, errlen);
+	}
+	sqlite3_finalize(st);
+	return r;
+}
+
+static int add_label(struct chan *c, size_t *cap, int64_t v, const char *label)
+{
+	if (c->nlabels == *cap) {
+		size_t n = *cap ? 2 * *cap : 8;
+		struct label *l = realloc(c->labels, n * sizeof *l);
+		if (l == NULL)
+			return -1;
+		c->labels = l;
+		*cap = n;
+	}
+	c->labels[c->nlabels].value = v;
+	c->labels[c->nlabels++].label = label;
+	return 0;
+}
+
+/* The channels: the builtins, then the engine's (with a Paraver type). */
+static int build_chans(struct sq *s, char *err, size_t errlen)
+{
+	const struct emu_sys *sys = emu_system(s->emu);
+	size_t n = emu_nchans(s->emu);
+	s->chans = calloc(NBUILTIN + n + 1, sizeof *s->chans);
+	for (size_t v = 0; v < 2; v++)
+		s->map[v] = calloc(NBUILTIN + n + 1, sizeof *s->map[v]);
+	if (s->chans == NULL || s->map[0] == NULL || s->map[1] == NULL)
+		goto oom;
+	for (size_t i = 0; i < NBUILTIN; i++) {
+		const struct builtin *b = &builtins[i];
+		struct chan *c = &s->chans[s->nchans];
+		size_t cap = 0;
+		if (b->view == EMU_FILE_THREAD && b->type == 4) {
+			for (size_t k = 0; k < sizeof state_labels / sizeof state_labels[0]; k++)
+				if (add_label(c, &cap, (int64_t) k, state_labels[k]) != 0)
+					goto oom;
+		} else if (b->view == EMU_FILE_THREAD && b->type == 6) {
+			for (size_t k = 0; k < sys->ncpus; k++)
+				if (add_label(c, &cap, (int64_t) k + 1, sys->cpus[k].label) != 0)
+					goto oom;
+		}
+		s->map[b->view][s->nmap[b->view]].type = b->type;
+		s->map[b->view][s->nmap[b->view]++].chan = (uint32_t) s->nchans;
+		s->nchans++;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const struct emu_chan_info *ci = emu_chan_at(s->emu, i);
+		if (ci->prv_type == 0)
+			continue;
+		struct chan *c = &s->chans[s->nchans];
+		size_t cap = 0;
+		c->info = ci;
+		c->dyn = ci->dyn_values;
+		for (size_t k = 0; k < ci->nvalues; k++) {
+			int64_t v = ci->values != NULL ? ci->values[k].value : ci->mvalues[k].value;
+			const char *l = ci->values != NULL ? ci->values[k].label : ci->mvalues[k].label;
+			if (add_label(c, &cap, v, l) != 0)
+				goto oom;
+		}
+		for (size_t v = 0; v < 2; v++) {
+			if (chan_of(s, v, ci->prv_type) >= 0)
+				continue; /* a builtin's type: keep the first */
+			s->map[v][s->nmap[v]].type = ci->prv_type;
+			s->map[v][s->nmap[v]++].chan = (uint32_t) s->nchans;
+		}
+		s->nchans++;
+	}
+	for (size_t i = 0; i < s->nchans; i++)
+		if (s->chans[i].nlabels > 1)
+			qsort(s->chans[i].labels, s->chans[i].nlabels, sizeof *s->chans[i].labels,
+					cmp_label);
+	for (size_t v = 0; v < 2; v++)
+		qsort(s->map[v], s->nmap[v], sizeof *s->map[v], cmp_tmap);
+	return 0;
+oom:
+	snprintf(err, errlen, "out of memory");
+	return -1;
+}
+
+static int write_chans(struct sq *s, char *err, size_t errlen)
+{
+	sqlite3_stmt *st;
+	int r = 0;
+	if (sqlite3_prepare_v2(s->db, "INSERT INTO channel VALUES (?, ?, ?, ?, ?, ?)", -1, &st,
+			NULL) != SQLITE_OK)
+		return sq_fail(s, "cannot prepare", err, errlen);
+	for (size_t i = 0; i < s->nchans && r == 0; i++) {
+		const struct chan *c = &s->chans[i];
+		sqlite3_bind_int64(st, 1, (sqlite3_int64) i);
+		if (c->info == NULL) {
+			const struct builtin *b = &builtins[i];
+			bind_text(st, 2, b->name);
+			bind_text(st, 3, "ovni");
+			sqlite3_bind_int64(st, 4, b->type);
+			bind_text(st, b->view == EMU_FILE_THREAD ? 5 : 6, b->label);
+		} else {
+			bind_text(st, 2, c->info->name);
+			bind_text(st, 3, c->info->model);
+			sqlite3_bind_int64(st, 4, c->info->prv_type);
+			bind_text(st, 5, c->info->thread_label);
+			bind_text(st, 6, c->info->cpu_label);
+		}
+		r = step_reset(s, st, err, errlen);
+	}
+	sqlite3_finalize(st);
+	return r;
+}
+
+static const char *view_name(size_t v)
+{
+	return v == EMU_FILE_THREAD ? "thread" : "cpu";
+}
+
+static int put_interval(struct sq *s, size_t view, uint32_t row, size_t chan, int64_t start,
+		int64_t end, int64_t value, char *err, size_t errlen)
+{
+	if (end <= start)
+		return 0;
+	sqlite3_stmt *st = s->ins;
+	sqlite3_bind_text(st, 1, view_name(view), -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, row);
+	sqlite3_bind_int64(st, 3, (sqlite3_int64) chan);
+	sqlite3_bind_int64(st, 4, start);
+	sqlite3_bind_int64(st, 5, end);
+	sqlite3_bind_int64(st, 6, value);
+	const char *l = s->chans[chan].dyn ? NULL : label_of(&s->chans[chan], value);
+	bind_text(st, 7, l);
+	int r = sqlite3_step(st);
+	sqlite3_reset(st);
+	if (r != SQLITE_DONE)
+		return sq_fail(s, "cannot write the intervals", err, errlen);
+	return 0;
+}
+
+static int sq_records(void *self, const struct emu_batch *b, char *err, size_t errlen)
+{
+	struct sq *s = self;
+	if (s->failed) {
+		snprintf(err, errlen, "%s: the database was not completed", s->path);
+		return -1;
+	}
+	for (size_t v = 0; v < 2; v++) {
+		for (size_t i = 0; i < b->nprv[v]; i++) {
+			const struct emu_prv_rec *r = &b->prv[v][i];
+			int64_t c = chan_of(s, v, r->type);
+			if (c < 0 || r->row >= s->nrows[v])
+				continue; /* a type of no channel: not stored */
+			struct open_iv *o = &s->cur[v][(size_t) r->row * s->nchans + (size_t) c];
+			if (o->value == r->value)
+				continue;
+			if (o->value != 0 && o->start < r->time) {
+				/* ends now; stored once something else follows (one
+				 * that started now has no length: dropped) */
+				if (o->pvalue != 0 && put_interval(s, v, r->row, (size_t) c,
+						o->pstart, o->pend, o->pvalue, err, errlen) != 0)
+					return -1;
+				o->pstart = o->start;
+				o->pend = r->time;
+				o->pvalue = o->value;
+			}
+			o->value = r->value;
+			o->start = r->time;
+			if (r->value == 0)
+				continue;
+			if (o->pvalue == r->value && o->pend == r->time) {
+				/* the same value again where it ended: one interval */
+				o->start = o->pstart;
+				o->pvalue = 0;
+			} else if (o->pvalue != 0 && o->pend < r->time) {
+				if (put_interval(s, v, r->row, (size_t) c, o->pstart, o->pend,
+						o->pvalue, err, errlen) != 0)
+					return -1;
+				o->pvalue = 0;
+			}
+		}
+	}
+	return 0;
+}
+
+static int sq_close(struct out *o, int64_t duration, char *err, size_t errlen)
+{
+	struct sq *s = (struct sq *) o;
+	int r = s->failed ? -1 : 0;
+	if (r != 0)
+		snprintf(err, errlen, "%s: the database was not completed", s->path);
+	timing(s, "emulation and intervals", &s->t_open);
+	/* what is open ends at the end of the run */
+	for (size_t v = 0; v < 2 && r == 0; v++)
+		for (size_t row = 0; row < s->nrows[v] && r == 0; row++)
+			for (size_t c = 0; c < s->nchans && r == 0; c++) {
+				struct open_iv *iv = &s->cur[v][row * s->nchans + c];
+				if (iv->pvalue != 0)
+					r = put_interval(s, v, (uint32_t) row, c, iv->pstart, iv->pend,
+							iv->pvalue, err, errlen);
+				if (iv->value != 0 && r == 0)
+					r = put_interval(s, v, (uint32_t) row, c, iv->start, duration,
+							iv->value, err, errlen);
+			}
+	/* the value labels, those known only at the end (task types) too */
+	sqlite3_stmt *st = NULL;
+	if (r == 0 && sqlite3_prepare_v2(s->db, "INSERT OR IGNORE INTO value_label "
+			"VALUES (?, ?, ?)", -1, &st, NULL) != SQLITE_OK)
+		r = sq_fail(s, "cannot prepare", err, errlen);
+	int any_dyn = 0;
+	for (size_t i = 0; i < s->nchans && r == 0; i++) {
+		const struct chan *c = &s->chans[i];
+		for (size_t k = 0; k < c->nlabels && r == 0; k++) {
+			sqlite3_bind_int64(st, 1, (sqlite3_int64) i);
+			sqlite3_bind_int64(st, 2, c->labels[k].value);
+			bind_text(st, 3, c->labels[k].label);
+			r = step_reset(s, st, err, errlen);
+		}
+		if (c->info != NULL && c->dyn) {
+			any_dyn = 1;
+			for (size_t k = 0; k < c->info->ndyn && r == 0; k++) {
+				sqlite3_bind_int64(st, 1, (sqlite3_int64) i);
+				sqlite3_bind_int64(st, 2, c->info->dyn[k].value);
+				bind_text(st, 3, c->info->dyn[k].label);
+				r = step_reset(s, st, err, errlen);
+			}
+		}
+	}
+	if (st != NULL)
+		sqlite3_finalize(st);
+	double t0 = now_s();
+	/* the indexes first: the update below finds its rows by channel */
+	if (r == 0)
+		r = exec(s, indexes, err, errlen);
+	timing(s, "interval indexes", &t0);
+	if (r == 0 && any_dyn) {
+		char sql[512] = "UPDATE interval SET label = (SELECT label FROM value_label v WHERE "
+			"v.channel = interval.channel AND v.value = interval.value) WHERE channel IN (";
+		size_t len = strlen(sql);
+		char *big = malloc(len + 24 * s->nchans + 8);
+		if (big == NULL) {
+			snprintf(err, errlen, "out of memory");
+			r = -1;
+		} else {
+			memcpy(big, sql, len);
+			int first = 1;
+			for (size_t i = 0; i < s->nchans; i++) {
+				if (s->chans[i].info == NULL || !s->chans[i].dyn)
+					continue;
+				len += (size_t) sprintf(big + len, "%s%zu", first ? "" : ", ", i);
+				first = 0;
+			}
+			strcpy(big + len, ")");
+			r = exec(s, big, err, errlen);
+			free(big);
+		}
+	}
+	timing(s, "labels of the values known at the end", &t0);
+	if (r == 0)
+		r = exec(s, "COMMIT", err, errlen);
+	timing(s, "commit", &t0);
+	if (r != 0)
+		unlink(s->path);
+	sq_free(s);
+	return r;
+}
+
+static const struct out_ops sq_ops = { "sqlite", 0, sq_records, sq_close };
+
+struct out *out_sqlite_open(const char *dir, const struct emu *emu, char *err, size_t errlen)
+{
+	struct sq *s = calloc(1, sizeof *s);
+	if (s == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	s->base.ops = &sq_ops;
+	s->emu = emu;
+	s->timing = getenv("WEFT_SQL_TIMING") != NULL;
+	s->t_open = now_s();
+	size_t n = strlen(dir) + sizeof "/" SQLITE_DB_NAME;
+	s->path = malloc(n);
+	if (s->path == NULL) {
+		free(s);
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	snprintf(s->path, n, "%s/%s", dir, SQLITE_DB_NAME);
+	if (unlink(s->path) != 0 && errno != ENOENT) {
+		snprintf(err, errlen, "cannot replace %s: %s", s->path, strerror(errno));
+		sq_free(s);
+		return NULL;
+	}
+	if (sqlite3_open_v2(s->path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+			NULL) != SQLITE_OK) {
+		sq_fail(s, "cannot create the database", err, errlen);
+		sq_free(s);
+		return NULL;
+	}
+	/* Written once, renamed or removed if it fails: no journal needed. */
+	if (exec(s, "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; "
+			"PRAGMA locking_mode = EXCLUSIVE; PRAGMA cache_size = -262144; "
+			"PRAGMA threads = 2; BEGIN", err, errlen) != 0 ||
+			exec(s, schema, err, errlen) != 0 || write_system(s, err, errlen) != 0 ||
+			build_chans(s, err, errlen) != 0 || write_chans(s, err, errlen) != 0)
+		goto fail;
+	const struct emu_sys *sys = emu_system(emu);
+	s->nrows[EMU_FILE_THREAD] = sys->nthreads;
+	s->nrows[EMU_FILE_CPU] = sys->ncpus;
+	for (size_t v = 0; v < 2; v++) {
+		s->cur[v] = calloc(s->nrows[v] * s->nchans + 1, sizeof *s->cur[v]);
+		if (s->cur[v] == NULL) {
+			snprintf(err, errlen, "out of memory");
+			goto fail;
+		}
+	}
+	if (sqlite3_prepare_v3(s->db, "INSERT INTO interval (view, row, channel, start, end, "
+			"value, label) VALUES (?, ?, ?, ?, ?, ?, ?)", -1,
+			SQLITE_PREPARE_PERSISTENT, &s->ins, NULL) != SQLITE_OK) {
+		sq_fail(s, "cannot prepare", err, errlen);
+		goto fail;
+	}
+	return &s->base;
+fail:
+	unlink(s->path);
+	sq_free(s);
+	return NULL;
+}
