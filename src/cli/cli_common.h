@@ -503,10 +503,12 @@ static inline int cli_follow(const char *cmd, const char *path, unsigned timeout
 			for (size_t i = 0; i < ns; i++)
 				nun += !weft_follow_stream_done(f, i);
 			if (ns == 0) {
-				fprintf(stderr, "weft %s: no stream appeared under '%s' in %.1f s\n", cmd,
-						path, timeout_ms / 1000.0);
+				char esc[1024];
+				weft_escape(path, strlen(path), esc, sizeof esc);
+				fprintf(stderr, "weft %s: no stream appeared under '%s' in %g s\n", cmd,
+						esc, timeout_ms / 1000.0);
 			} else {
-				fprintf(stderr, "weft %s: the trace stopped growing: nothing new for %.1f s "
+				fprintf(stderr, "weft %s: the trace stopped growing: nothing new for %g s "
 						"with %zu unfinished stream%s (", cmd, timeout_ms / 1000.0,
 						nun, nun == 1 ? "" : "s");
 				size_t k = 0;
