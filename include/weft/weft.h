@@ -548,6 +548,70 @@ int weft_stream_ended(const struct weft_trace *t, size_t i);
 int64_t weft_first_clock(const struct weft_trace *t);
 int64_t weft_last_clock(const struct weft_trace *t);
 
+/* ---- following a trace being written (addition) ----
+ *
+ * For a trace that a running program is writing with libovni (in place:
+ * without OVNI_TMPDIR; with WEFT_FLUSH_MS so that its buffers reach the
+ * disk while it runs). Each weft_follow_poll() looks for new stream
+ * directories, reads what the stream files gained and moves the frontier;
+ * weft_follow_next() then yields the events up to the frontier in one
+ * order: by rclock (the raw clock; no clock offsets), ties by stream
+ * relpath. The frontier is the smallest, over the streams not yet done, of
+ * the clock of their last whole event read (a stream without events: see
+ * docs/reader.md), and the reader's CLOCK_MONOTONIC at the poll's scan
+ * (a stream that appears later was created after it). A stream is done
+ * once its stream.json has ovni.finished and its file was read to its end;
+ * a partial event at the end of a stream not done is "not yet". The trace
+ * is DONE when every stream is done (and no new one appeared); STOPPED
+ * when nothing grew (no new bytes, stream.json or stream) for timeout_ms
+ * while a stream was not done: the frontier then goes past every event
+ * read. Streams cut short are warned about at DONE or STOPPED. Events are
+ * not checked against their models, unordered regions are not sorted, and
+ * v1 traces are not followed. The streams' struct weft_stream has relpath,
+ * obs_path, meta_version, obs_size (bytes read) and finished; thread is
+ * NULL.
+ */
+struct weft_follow;
+
+struct weft_follow_opts {
+	void (*warn)(void *ctx, const char *msg); /* NULL: warnings dropped */
+	void *warn_ctx;
+	/* ms without growth while a stream is not done: STOPPED (0: 5000) */
+	unsigned timeout_ms;
+	/* ms a stream without events, present at the first poll, holds the
+	 * frontier back (0: 2000) */
+	unsigned grace_ms;
+};
+
+enum weft_follow_state {
+	WEFT_FOLLOW_LIVE = 0,    /* the program may still write */
+	WEFT_FOLLOW_DONE = 1,    /* every stream finished and was read */
+	WEFT_FOLLOW_STOPPED = 2, /* nothing grew for the timeout, streams unfinished */
+};
+
+/* path: a trace directory, a loom, process or stream directory; it need
+ * not exist yet. NULL with err on failure (path is not a directory). */
+struct weft_follow *weft_follow_open(const char *path, const struct weft_follow_opts *opts,
+		char *err, size_t errlen);
+/* One poll (reads nothing more once DONE or STOPPED): the state, or -1
+ * (weft_follow_error). Call it every few tens of ms; it does not sleep. */
+int weft_follow_poll(struct weft_follow *f);
+/* Up to max events at or before the frontier (0: none now; poll again).
+ * The payload pointers stay valid until the next weft_follow_poll(). */
+long weft_follow_next(struct weft_follow *f, struct weft_event *evs, size_t max);
+const char *weft_follow_error(const struct weft_follow *f);
+/* Every event up to this clock was yielded or is ready (INT64_MIN: none). */
+int64_t weft_follow_frontier(const struct weft_follow *f);
+uint64_t weft_follow_nevents(const struct weft_follow *f);
+/* Streams found cut short (warned) at DONE or STOPPED. */
+size_t weft_follow_ncut(const struct weft_follow *f);
+/* Streams in the order they were found. */
+size_t weft_follow_nstreams(const struct weft_follow *f);
+const struct weft_stream *weft_follow_stream_at(const struct weft_follow *f, size_t i);
+/* 1 if stream i is done (finished and read to its end). */
+int weft_follow_stream_done(const struct weft_follow *f, size_t i);
+void weft_follow_close(struct weft_follow *f);
+
 #pragma GCC visibility pop
 
 #ifdef __cplusplus

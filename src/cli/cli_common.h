@@ -9,6 +9,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -392,6 +393,154 @@ static inline int cli_out_finish(struct cli_out *o, const char *cmd)
 		return 1;
 	}
 	return 0;
+}
+
+/* ---- --follow (weft dump, weft top): see docs/cli.md ---- */
+
+#define CLI_FOLLOW_POLL_MS 20
+
+static volatile sig_atomic_t cli_follow_stop;
+
+static inline void cli_follow_on_sigint(int sig)
+{
+	(void) sig;
+	cli_follow_stop = 1;
+}
+
+/* "--follow-timeout T" / "--follow-timeout=T" at argv[*i] (T: ms, or a
+ * number with a unit ms, s or min): 1 consumed (with *i moved past it), 0
+ * not this option, -1 a usage error (printed). */
+static inline int cli_follow_timeout_arg(const char *cmd, int argc, char **argv, int *i,
+		unsigned *ms)
+{
+	const char *v;
+	if (strcmp(argv[*i], "--follow-timeout") == 0) {
+		if (*i + 1 == argc) {
+			fprintf(stderr, "weft %s: --follow-timeout needs a time; run `weft %s --help`\n",
+					cmd, cmd);
+			return -1;
+		}
+		v = argv[++*i];
+	} else if (strncmp(argv[*i], "--follow-timeout=", 17) == 0) {
+		v = argv[*i] + 17;
+	} else {
+		return 0;
+	}
+	char *end = NULL;
+	errno = 0;
+	double x = strtod(v, &end);
+	double mul = 1;
+	if (end != NULL && strcmp(end, "s") == 0)
+		mul = 1000;
+	else if (end != NULL && strcmp(end, "min") == 0)
+		mul = 60000;
+	else if (end == NULL || (strcmp(end, "ms") != 0 && *end != '\0'))
+		x = -1;
+	x *= mul;
+	if (end == v || errno != 0 || !(x >= 1) || x > 86400000.0) {
+		fprintf(stderr, "weft %s: --follow-timeout '%s' is not a time between 1 ms and 1 day "
+				"(e.g. 500, 2s)\n", cmd, v);
+		return -1;
+	}
+	*ms = (unsigned) x;
+	return 1;
+}
+
+/* The follow loop: polls path every CLI_FOLLOW_POLL_MS (sleeping between
+ * polls), gives each batch of safe events to each(ctx, evs, n) and, after
+ * each poll, calls tick(ctx, final) (final: the last call). Ends when every
+ * stream finished (0, or 1 with streams cut short), when the trace stopped
+ * growing with unfinished streams (1, with a message naming them), on an
+ * error (1), or on SIGINT (0, after what was safe). */
+static inline int cli_follow(const char *cmd, const char *path, unsigned timeout_ms,
+		void (*each)(void *ctx, const struct weft_event *evs, long n),
+		int (*tick)(void *ctx, int final), void *ctx)
+{
+	struct weft_follow_opts fo = { 0 };
+	fo.warn = cli_warn;
+	fo.warn_ctx = (void *) cmd;
+	fo.timeout_ms = timeout_ms;
+	char err[WEFT_ERR_MAX];
+	struct weft_follow *f = weft_follow_open(path, &fo, err, sizeof err);
+	if (f == NULL) {
+		cli_message(cmd, "", err);
+		return CLI_EXIT_TRACE;
+	}
+	struct sigaction sa, old;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = cli_follow_on_sigint;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, &old);
+	static struct weft_event evs[256];
+	int code = CLI_EXIT_OK;
+	for (;;) {
+		int st = weft_follow_poll(f);
+		long n = 0;
+		while (st >= 0 && (n = weft_follow_next(f, evs, 256)) > 0)
+			each(ctx, evs, n);
+		if (st < 0 || n < 0) {
+			tick(ctx, 1);
+			cli_message(cmd, "", weft_follow_error(f));
+			code = CLI_EXIT_TRACE;
+			break;
+		}
+		int final = st != WEFT_FOLLOW_LIVE || cli_follow_stop;
+		if (tick(ctx, final) != 0) {
+			code = CLI_EXIT_TRACE;
+			break;
+		}
+		if (st == WEFT_FOLLOW_DONE) {
+			size_t nc = weft_follow_ncut(f);
+			if (nc > 0) {
+				fprintf(stderr, "weft %s: %zu stream%s cut short: every whole event was read\n",
+						cmd, nc, nc == 1 ? "" : "s");
+				code = CLI_EXIT_TRACE;
+			}
+			break;
+		}
+		if (st == WEFT_FOLLOW_STOPPED) {
+			size_t ns = weft_follow_nstreams(f), nun = 0;
+			for (size_t i = 0; i < ns; i++)
+				nun += !weft_follow_stream_done(f, i);
+			if (ns == 0) {
+				char esc[1024];
+				weft_escape(path, strlen(path), esc, sizeof esc);
+				fprintf(stderr, "weft %s: no stream appeared under '%s' in %g s\n", cmd,
+						esc, timeout_ms / 1000.0);
+			} else {
+				fprintf(stderr, "weft %s: the trace stopped growing: nothing new for %g s "
+						"with %zu unfinished stream%s (", cmd, timeout_ms / 1000.0,
+						nun, nun == 1 ? "" : "s");
+				size_t k = 0;
+				for (size_t i = 0; i < ns; i++) {
+					if (weft_follow_stream_done(f, i))
+						continue;
+					if (k++ == 8) {
+						fprintf(stderr, ", ...");
+						break;
+					}
+					char esc[1024];
+					const char *rp = weft_follow_stream_at(f, i)->relpath;
+					weft_escape(rp, strlen(rp), esc, sizeof esc);
+					fprintf(stderr, "%s%s", k > 1 ? ", " : "", esc);
+				}
+				fprintf(stderr, "); every whole event read was printed\n");
+			}
+			code = CLI_EXIT_TRACE;
+			break;
+		}
+		if (cli_follow_stop)
+			break;
+		struct timespec ts = { 0, CLI_FOLLOW_POLL_MS * 1000000L };
+		nanosleep(&ts, NULL);
+		if (cli_follow_stop) {
+			/* what is safe now, then the end */
+			continue;
+		}
+	}
+	sigaction(SIGINT, &old, NULL);
+	weft_follow_close(f);
+	return code;
 }
 
 #endif

@@ -11,6 +11,7 @@
 
 static const char usage[] =
 	"Usage: weft dump [-x] [--sort] [--model FILE]... [--from T0] [--to T1] PATH\n"
+	"       weft dump [-x] [--model FILE]... --follow [--follow-timeout T] PATH\n"
 	"\n"
 	"Print every event of the trace at PATH (a trace directory, a directory inside\n"
 	"it, or one stream directory) in one global order by raw clock, one per line:\n"
@@ -35,6 +36,16 @@ static const char usage[] =
 	"              A time is a clock, whole nanoseconds (e.g. 1500000), or a\n"
 	"              number with a unit ns, us, ms, s or min: a time after the\n"
 	"              trace's first event (e.g. 2.5s)\n"
+	"  --follow    follow a trace that a running program is writing (libovni\n"
+	"              with WEFT_FLUSH_MS set, without OVNI_TMPDIR): print the\n"
+	"              events as they reach the disk, in clock order, up to the\n"
+	"              clock every unfinished stream has passed; find the threads\n"
+	"              and processes that start later; end when every stream is\n"
+	"              finished (ovni.finished), or on Ctrl-C (exit status 0)\n"
+	"  --follow-timeout T  with --follow: when nothing grew for T (ms, or with\n"
+	"              a unit ms, s, min; 5s by default) while streams are\n"
+	"              unfinished, the program stopped: print every whole event\n"
+	"              read, name the unfinished streams and exit with status 1\n"
 	"  -h, --help  show this help\n"
 	"\n"
 	"Metadata problems are warnings; corrupt binary data stops the output after the\n"
@@ -229,6 +240,42 @@ static void dump_event(struct dump *d, const struct weft_event *ev)
 	cli_out_put(o, "\n", 1);
 }
 
+static void follow_each(void *ctx, const struct weft_event *evs, long n)
+{
+	struct dump *d = ctx;
+	for (long i = 0; i < n && !d->out.failed; i++)
+		dump_event(d, &evs[i]);
+}
+
+/* After each poll: what was printed reaches the output. */
+static int follow_tick(void *ctx, int final)
+{
+	struct dump *d = ctx;
+	(void) final;
+	cli_out_flush(&d->out);
+	return d->out.failed;
+}
+
+static int dump_follow(const char *path, int hex, unsigned timeout_ms)
+{
+	struct dump *d = calloc(1, sizeof *d);
+	if (d == NULL)
+		abort();
+	d->hex = hex;
+	d->desccap = 1024;
+	d->desc = malloc(d->desccap);
+	if (d->desc == NULL)
+		abort();
+	cli_out_init(&d->out, 1u << 20);
+	int code = cli_follow("dump", path, timeout_ms, follow_each, follow_tick, d);
+	if (cli_out_finish(&d->out, "dump") != 0)
+		code = CLI_EXIT_TRACE;
+	free(d->desc);
+	free(d->rel);
+	free(d);
+	return code;
+}
+
 int weft_cmd_dump(int argc, char **argv)
 {
 	static const char *const longs[] = { "--hex" };
@@ -240,9 +287,21 @@ int weft_cmd_dump(int argc, char **argv)
 		abort();
 	int nargs = 0;
 	char err[WEFT_ERR_MAX];
-	int sort = 0;
+	int sort = 0, follow = 0;
+	unsigned follow_ms = 0;
 	for (int i = 0; i < argc; i++) {
 		const char *file = NULL;
+		if (i > 0 && strcmp(argv[i], "--follow") == 0) {
+			follow = 1;
+			continue;
+		}
+		int ft = i > 0 ? cli_follow_timeout_arg("dump", argc, argv, &i, &follow_ms) : 0;
+		if (ft < 0) {
+			free(args);
+			return CLI_EXIT_USAGE;
+		}
+		if (ft > 0)
+			continue;
 		if (i > 0 && strcmp(argv[i], "--") == 0) {
 			while (i < argc)
 				args[nargs++] = argv[i++];
@@ -280,6 +339,16 @@ int weft_cmd_dump(int argc, char **argv)
 		return CLI_EXIT_OK;
 	if (r != 0)
 		return CLI_EXIT_USAGE;
+	if (!follow && follow_ms != 0) {
+		fprintf(stderr, "weft dump: --follow-timeout goes with --follow; run `weft dump --help`\n");
+		return CLI_EXIT_USAGE;
+	}
+	if (follow && (sort || win.from_arg != NULL || win.to_arg != NULL)) {
+		fprintf(stderr, "weft dump: --follow does not go with --sort, --from or --to; run `weft dump --help`\n");
+		return CLI_EXIT_USAGE;
+	}
+	if (follow)
+		return dump_follow(path, set[0], follow_ms);
 	struct weft_open_opts opts = { 0 };
 	opts.mode = WEFT_LENIENT;
 	opts.warn = cli_warn;

@@ -9,6 +9,7 @@
 
 static const char usage[] =
 	"Usage: weft top [--from T0] [--to T1] PATH\n"
+	"       weft top --follow [--follow-timeout T] PATH\n"
 	"\n"
 	"Count the events of the trace at PATH per MCV (model, category, value) and\n"
 	"print one line per MCV, most frequent first, then by MCV, as ovnitop does:\n"
@@ -20,6 +21,14 @@ static const char usage[] =
 	"  --to T1     stop at the first event whose raw clock is after T1\n"
 	"              A time is a clock, whole nanoseconds, or a number with a\n"
 	"              unit ns, us, ms, s or min after the trace's first event\n"
+	"  --follow    follow a trace that a running program is writing (see\n"
+	"              `weft dump --help`): the counts are printed again at most\n"
+	"              every 0.5 s while they change, and at the end; to a\n"
+	"              terminal the screen is cleared and redrawn, otherwise each\n"
+	"              refresh is a block of lines, the blocks separated by a blank\n"
+	"              line (the last block is what `weft top` prints once the\n"
+	"              trace is finished)\n"
+	"  --follow-timeout T  with --follow: see `weft dump --help`\n"
 	"  -h, --help  show this help\n"
 	"\n"
 	"Metadata problems are warnings; corrupt binary data is an error (nothing is\n"
@@ -75,6 +84,78 @@ static int cmp_slot(const void *a, const void *b)
 	return (x->key > y->key) - (x->key < y->key);
 }
 
+/* The table as ovnitop prints it, into out; 0, or -1 on a write error. */
+static int print_table(const struct table *tab, FILE *out)
+{
+	struct slot *v = calloc(tab->n ? tab->n : 1, sizeof *v);
+	if (v == NULL)
+		abort();
+	size_t nv = 0;
+	for (size_t i = 0; i < tab->cap; i++)
+		if (tab->s[i].key)
+			v[nv++] = tab->s[i];
+	qsort(v, nv, sizeof *v, cmp_slot);
+	for (size_t i = 0; i < nv; i++) {
+		/* Escaped when not printable ASCII (the reference prints the
+		 * bytes raw, up to a NUL). */
+		char mcv[3] = { (char) (v[i].key >> 16), (char) (v[i].key >> 8), (char) v[i].key };
+		char esc[16];
+		weft_escape(mcv, 3, esc, sizeof esc);
+		fprintf(out, "%s %10ld\n", esc, v[i].count);
+	}
+	free(v);
+	return fflush(out) != 0 || ferror(out) ? -1 : 0;
+}
+
+#define TOP_REFRESH_S 0.5
+
+struct top_follow {
+	struct table tab;
+	int tty;
+	int printed;     /* blocks printed */
+	int changed;     /* counts changed since the last block */
+	double last;     /* when the last block was printed */
+};
+
+static void top_each(void *ctx, const struct weft_event *evs, long n)
+{
+	struct top_follow *tf = ctx;
+	for (long i = 0; i < n; i++)
+		tab_add(&tf->tab, mcv_key((const uint8_t *) evs[i].mcv), 1);
+	if (n > 0)
+		tf->changed = 1;
+}
+
+static int top_tick(void *ctx, int final)
+{
+	struct top_follow *tf = ctx;
+	double now = cli_now();
+	if (!tf->changed || (!final && tf->printed > 0 && now - tf->last < TOP_REFRESH_S))
+		return 0;
+	if (tf->tty)
+		fputs("\033[H\033[2J", stdout);
+	else if (tf->printed > 0)
+		fputs("\n", stdout);
+	tf->printed++;
+	tf->changed = 0;
+	tf->last = now;
+	if (print_table(&tf->tab, stdout) != 0) {
+		fprintf(stderr, "weft top: cannot write the output\n");
+		return -1;
+	}
+	return 0;
+}
+
+static int top_follow(const char *path, unsigned timeout_ms)
+{
+	struct top_follow tf;
+	memset(&tf, 0, sizeof tf);
+	tf.tty = isatty(STDOUT_FILENO);
+	int code = cli_follow("top", path, timeout_ms, top_each, top_tick, &tf);
+	free(tf.tab.s);
+	return code;
+}
+
 int weft_cmd_top(int argc, char **argv)
 {
 	static const char *const longs[] = { NULL };
@@ -84,8 +165,26 @@ int weft_cmd_top(int argc, char **argv)
 	char **args = calloc((size_t) argc + 1, sizeof *args);
 	if (args == NULL)
 		abort();
-	memcpy(args, argv, (size_t) argc * sizeof *args);
-	int nargs = argc;
+	int nargs = 0, follow = 0;
+	unsigned follow_ms = 0;
+	for (int i = 0; i < argc; i++) {
+		if (i > 0 && strcmp(argv[i], "--") == 0) {
+			while (i < argc)
+				args[nargs++] = argv[i++];
+			break;
+		}
+		if (i > 0 && strcmp(argv[i], "--follow") == 0) {
+			follow = 1;
+			continue;
+		}
+		int ft = i > 0 ? cli_follow_timeout_arg("top", argc, argv, &i, &follow_ms) : 0;
+		if (ft < 0) {
+			free(args);
+			return CLI_EXIT_USAGE;
+		}
+		if (ft == 0)
+			args[nargs++] = argv[i];
+	}
 	int r = cli_window_args("top", &nargs, args, &win);
 	if (r == 0)
 		r = cli_parse(nargs, args, "top", usage, "", longs, set, &path);
@@ -94,6 +193,16 @@ int weft_cmd_top(int argc, char **argv)
 		return CLI_EXIT_OK;
 	if (r != 0)
 		return CLI_EXIT_USAGE;
+	if (!follow && follow_ms != 0) {
+		fprintf(stderr, "weft top: --follow-timeout goes with --follow; run `weft top --help`\n");
+		return CLI_EXIT_USAGE;
+	}
+	if (follow && (win.from_arg != NULL || win.to_arg != NULL)) {
+		fprintf(stderr, "weft top: --follow does not go with --from or --to; run `weft top --help`\n");
+		return CLI_EXIT_USAGE;
+	}
+	if (follow)
+		return top_follow(path, follow_ms);
 	struct weft_trace *t = cli_open_cut("top", path, WEFT_LENIENT, WEFT_CLOCK_RAW,
 			WEFT_BACKWARDS_WARN, WEFT_CUT_WARN);
 	if (t == NULL)
@@ -140,25 +249,9 @@ int weft_cmd_top(int argc, char **argv)
 		weft_close(t);
 		return CLI_EXIT_TRACE;
 	}
-	struct slot *v = calloc(tab.n ? tab.n : 1, sizeof *v);
-	if (v == NULL)
-		abort();
-	size_t nv = 0;
-	for (size_t i = 0; i < tab.cap; i++)
-		if (tab.s[i].key)
-			v[nv++] = tab.s[i];
-	qsort(v, nv, sizeof *v, cmp_slot);
-	for (size_t i = 0; i < nv; i++) {
-		/* Escaped when not printable ASCII (the reference prints the
-		 * bytes raw, up to a NUL). */
-		char mcv[3] = { (char) (v[i].key >> 16), (char) (v[i].key >> 8), (char) v[i].key };
-		char esc[16];
-		weft_escape(mcv, 3, esc, sizeof esc);
-		printf("%s %10ld\n", esc, v[i].count);
-	}
-	free(v);
+	int werr = print_table(&tab, stdout);
 	free(tab.s);
-	if (fflush(stdout) != 0 || ferror(stdout)) {
+	if (werr != 0) {
 		fprintf(stderr, "weft top: cannot write the output\n");
 		weft_close(t);
 		return CLI_EXIT_TRACE;

@@ -50,6 +50,17 @@
  * where they would without it), so that the repair works across a flush
  * that a handler's event caused.
  *
+ * Timed flushes (WEFT_FLUSH_MS, for readers following a live trace): the
+ * emit compares the clock it already holds against rt_hot.flush_at (the
+ * clock of the first event stored since the last write, plus the age;
+ * UINT64_MAX when off, so that the compare never sends an event to the slow
+ * path). At or past it, the slow path does an automatic flush (the same
+ * write, the event after it, the OF[/OF] pair) whether or not the event
+ * fits. After a write flush_at is 0: the next event goes to the slow path
+ * once, which stores it and sets flush_at from its clock. No timer, no
+ * signal: a thread that stops emitting keeps its buffer until it emits
+ * again, flushes or ends.
+ *
  * errno: the hot path does not touch it; everything that can reach a
  * write(2) keeps it (RT_KEEP_ERRNO).
  */
@@ -275,6 +286,20 @@ static inline uint64_t clock_at(const uint8_t *p)
 	return weft_load_u64(p + WEFT_EV_OFF_CLOCK);
 }
 
+/* WEFT_FLUSH_MS: the deadline of a buffer whose first event has clock c. */
+static inline uint64_t flush_deadline(const struct rt_thread *th, uint64_t c)
+{
+	if (th->flush_ns == 0)
+		return UINT64_MAX;
+	return c > UINT64_MAX - th->flush_ns ? UINT64_MAX : c + th->flush_ns;
+}
+
+/* After a write that left no event of the thread's own in the buffer. */
+static inline uint64_t flush_unarmed(const struct rt_thread *th)
+{
+	return th->flush_ns != 0 ? 0 : UINT64_MAX;
+}
+
 static inline int is_flush_mark(const uint8_t *p)
 {
 	return p[WEFT_EV_OFF_MODEL] == 'O' && p[WEFT_EV_OFF_CATEGORY] == 'F';
@@ -480,6 +505,7 @@ static void flush_auto(const char *func, struct rt_thread *th, uint8_t *at, cons
 	put(at, ev);
 	flush_pair(func, th, t0);
 	th->explicit_pair = 0;
+	rt_hot.flush_at = flush_deadline(th, clock_at(th->buf));
 }
 
 /* Stores ev (in place if a handler made it older than the newest stored,
@@ -488,11 +514,14 @@ static void own_put(const char *func, struct rt_thread *th, const struct piece *
 {
 	uint64_t c = piece_clock(ev);
 	uint8_t *at = c < rt_hot.last ? insertion_point(th, c) : NULL;
-	if ((size_t) (rt_hot.end - rt_hot.cur) < piece_size(ev)) {
+	int timed = RT_UNLIKELY(c >= rt_hot.flush_at) && th->flush_ns != 0 && rt_hot.flush_at != 0;
+	if (timed || (size_t) (rt_hot.end - rt_hot.cur) < piece_size(ev)) {
 		flush_auto(func, th, at, ev);
 		return;
 	}
 	put(at, ev);
+	if (rt_hot.flush_at == 0)
+		rt_hot.flush_at = flush_deadline(th, c);
 }
 
 /* Gives the buffer back, storing what handlers left pending first. */
@@ -637,7 +666,7 @@ void ovni_ev_emit(struct ovni_ev *ev)
 	uint8_t *cur = rt_hot.cur;
 	uint64_t clock = ev->header.clock;
 	uint32_t slow = was | pend_reserved() | (uint32_t) ((uintptr_t) rt_hot.end - (uintptr_t) cur < size)
-			| (uint32_t) (clock < rt_hot.last);
+			| (uint32_t) (clock < rt_hot.last) | (uint32_t) (clock >= rt_hot.flush_at);
 	if (RT_UNLIKELY(slow != 0)) {
 		emit_slow(ev, size, was, before0);
 		return;
@@ -690,6 +719,7 @@ void ovni_flush(void)
 	clog_moved(th, cur, cur, th->buf);
 	flush_pair(func, th, t0);
 	th->explicit_pair = 1;
+	rt_hot.flush_at = flush_unarmed(th);
 	release(func, th);
 }
 
@@ -702,6 +732,7 @@ void rt_emit_open(struct rt_thread *th)
 	rt_hot.busy = 0;
 	__atomic_store_n(&rt_hot.pend, 0, __ATOMIC_RELAXED);
 	th->pend_pos = 0;
+	rt_hot.flush_at = flush_unarmed(th);
 	RT_SIGNAL_FENCE;
 	rt_hot.end = th->buf + th->bufsize;
 	rt_hot.cur = th->buf;
@@ -738,6 +769,7 @@ void rt_emit_forget(void)
 	rt_hot.cur = NULL;
 	rt_hot.end = NULL;
 	rt_hot.last = 0;
+	rt_hot.flush_at = UINT64_MAX;
 	rt_hot.busy = 0;
 	__atomic_store_n(&rt_hot.pend, 0, __ATOMIC_RELAXED);
 }

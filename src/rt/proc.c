@@ -11,6 +11,9 @@
  *                  the directories it created there, and the temporary
  *                  directory itself once it is empty (as the reference)
  *   WEFT_BUFSIZE   per-thread event buffer size in bytes
+ *   WEFT_FLUSH_MS  write a thread's buffer once it holds an event older
+ *                  than this many milliseconds (checked at each emit; off
+ *                  when unset or 0), for readers following a live trace
  * A process is initialized once: ovni_proc_init after ovni_proc_fini is
  * misuse, as in the reference.
  *
@@ -44,6 +47,7 @@ static struct {
 	char *tmp_loom_dir;   /* <tmpdir>/loom.<loom>, or NULL */
 	char *tmp_proc_dir;   /* <tmpdir>/loom.<loom>/proc.<pid>, or NULL */
 	size_t bufsize;
+	uint64_t flush_ns;
 	int rank_set;
 	int rank;
 	int nranks;
@@ -132,6 +136,26 @@ static size_t parse_bufsize(const char *func)
 	return (size_t) n;
 }
 
+static uint64_t parse_flush_ms(const char *func)
+{
+	const char *v = getenv("WEFT_FLUSH_MS");
+	if (v == NULL)
+		return 0;
+	unsigned long long n = 0;
+	int ok = v[0] != '\0';
+	for (const char *p = v; ok && *p != '\0'; p++) {
+		if (*p < '0' || *p > '9' || n > RT_FLUSH_MS_MAX) {
+			ok = 0;
+			break;
+		}
+		n = n * 10u + (unsigned long long) (*p - '0');
+	}
+	if (!ok || n > RT_FLUSH_MS_MAX)
+		rt_die(func, "WEFT_FLUSH_MS='%s' is not an age in milliseconds between 0 (off) and %llu", v,
+		       RT_FLUSH_MS_MAX);
+	return (uint64_t) n * 1000000ull;
+}
+
 void ovni_proc_init(int app, const char *loom, int pid)
 {
 	static const char func[] = "ovni_proc_init";
@@ -151,6 +175,7 @@ void ovni_proc_init(int app, const char *loom, int pid)
 	json_object_seed(0);
 
 	size_t bufsize = parse_bufsize(func);
+	uint64_t flush_ns = parse_flush_ms(func);
 	const char *tracedir = env_nonempty("OVNI_TRACEDIR");
 	if (tracedir == NULL)
 		tracedir = WEFT_TRACEDIR_DEFAULT;
@@ -173,6 +198,7 @@ void ovni_proc_init(int app, const char *loom, int pid)
 	proc.app = app;
 	proc.pid = pid;
 	proc.bufsize = bufsize;
+	proc.flush_ns = flush_ns;
 	proc.rank_set = 0;
 	proc.rank = 0;
 	proc.nranks = 0;
@@ -216,6 +242,7 @@ void rt_proc_get(const char *func, struct rt_proc_info *info)
 	info->loom = rt_strfmt(func, "%s", proc.loom);
 	info->proc_dir = rt_strfmt(func, "%s", proc.tmp_proc_dir != NULL ? proc.tmp_proc_dir : proc.final_proc_dir);
 	info->bufsize = proc.bufsize;
+	info->flush_ns = proc.flush_ns;
 	info->rank_set = proc.rank_set;
 	info->rank = proc.rank;
 	info->nranks = proc.nranks;

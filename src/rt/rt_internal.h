@@ -41,6 +41,8 @@
  * normal event plus the OF[/OF] pair an automatic flush appends. */
 #define RT_BUFSIZE_MIN 256ull
 #define RT_BUFSIZE_MAX (1024ull * 1024ull * 1024ull)
+/* WEFT_FLUSH_MS bound (one day). */
+#define RT_FLUSH_MS_MAX 86400000ull
 /* Bytes kept free after any event for the OF[/OF] pair of a flush. */
 #define RT_FLUSH_PAIR_SIZE (2u * 12u)
 /* An automatic flush may keep the newest events in the buffer (those an
@@ -114,6 +116,7 @@ struct rt_proc_info {
 	char *loom;      /* malloc'ed */
 	char *proc_dir;  /* malloc'ed: where this process writes its streams */
 	size_t bufsize;  /* WEFT_BUFSIZE or OVNI_MAX_EV_BUF */
+	uint64_t flush_ns; /* WEFT_FLUSH_MS in ns, 0 when off */
 	int rank_set;
 	int rank;
 	int nranks;
@@ -147,6 +150,7 @@ struct rt_thread {
 	uint8_t *buf;    /* event buffer: bufsize bytes + slack */
 	size_t bufsize;
 	size_t hold_max; /* what an automatic flush may keep, see emit.c */
+	uint64_t flush_ns; /* WEFT_FLUSH_MS in ns (0: off), see emit.c */
 	json_t *meta;      /* the stream.json document */
 	json_t *require;   /* model -> version, in call order */
 	json_t *loom_cpus; /* array, NULL until ovni_add_cpu */
@@ -175,6 +179,11 @@ struct rt_hot {
 	uint8_t *end;
 	uint64_t last;  /* the newest clock stored in the stream */
 	uint32_t busy;  /* the thread's own code is using the buffer */
+	/* WEFT_FLUSH_MS: an event with a clock at or after this goes to the
+	 * slow path, which writes the buffer (a timed flush) or, when 0 (the
+	 * buffer holds no event since the last write), sets it to the
+	 * event's clock + the age. UINT64_MAX when off. */
+	uint64_t flush_at;
 	uint32_t pend;  /* bytes reserved in the pending ring (atomic) */
 	/* The clock log: entry i % RT_CLOG_N is the i-th read. An entry is
 	 * valid while its ep equals epoch (never 0); whatever moves bytes in

@@ -140,6 +140,7 @@ void ovni_thread_init(pid_t tid)
 	rt_index_open(func, th);
 
 	th->bufsize = info.bufsize;
+	th->flush_ns = info.flush_ns;
 	/* Room for the events an automatic flush holds back, and slack
 	 * after the end: the emit path copies a whole struct ovni_ev and
 	 * advances by the real size. */
