@@ -321,7 +321,7 @@ struct weft_wstream {
 	 * lenient, its metadata could not be used (left out). */
 	int meta_only;
 	int meta_bad;
-	/* ---- branch kill: streams cut short, no clock as a sentinel ---- */
+	/* ---- streams cut short (a killed run); no clock as a sentinel ---- */
 	int has_first;        /* first_clock is set (the stream yielded an event) */
 	int cut;              /* the file ends inside an event or the header */
 	int cut_header;       /* ... inside the stream header */
@@ -330,7 +330,7 @@ struct weft_wstream {
 	int unfinished;       /* no ovni.finished, accepted (accept_unfinished) */
 	int ended;            /* the merge reached its end (after its last
 	                       * event, or its cut): weft_stream_ended() */
-	/* ---- branch seek ---- */
+	/* ---- seeking by the stream index ---- */
 	int64_t mtime_sec, mtime_nsec; /* of the stream file at open (a stale index) */
 };
 
@@ -395,10 +395,10 @@ struct weft_trace {
 	char *subrel;
 	size_t nmstreams;
 	struct weft_wstream **mstreams;
-	/* ---- branch kill: streams cut short ---- */
+	/* ---- streams cut short (a killed run) ---- */
 	enum weft_cut cut;     /* what a cut is */
 	size_t ncut;           /* streams found cut */
-	/* ---- branch seek ---- */
+	/* ---- seeking by the stream index ---- */
 	int seek;              /* weft_seek() or weft_open_opts.seek */
 	int64_t seek_clock;    /* in the ordering clock */
 	uint64_t nindexed;     /* streams positioned by their index */
