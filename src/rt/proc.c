@@ -68,19 +68,25 @@ static void atfork_parent(void)
 	pthread_mutex_unlock(&proc.mu);
 }
 
+/* Frees the process's paths (at ovni_proc_fini, and in a fork() child). */
+static void forget_paths(void)
+{
+	free(proc.loom);
+	free(proc.final_proc_dir);
+	free(proc.tmp_dir);
+	free(proc.tmp_loom_dir);
+	free(proc.tmp_proc_dir);
+	proc.loom = NULL;
+	proc.final_proc_dir = NULL;
+	proc.tmp_dir = NULL;
+	proc.tmp_loom_dir = NULL;
+	proc.tmp_proc_dir = NULL;
+}
+
 static void atfork_child(void)
 {
 	if (proc.ready || proc.finished) {
-		free(proc.loom);
-		free(proc.final_proc_dir);
-		free(proc.tmp_dir);
-		free(proc.tmp_loom_dir);
-		free(proc.tmp_proc_dir);
-		proc.loom = NULL;
-		proc.final_proc_dir = NULL;
-		proc.tmp_dir = NULL;
-		proc.tmp_loom_dir = NULL;
-		proc.tmp_proc_dir = NULL;
+		forget_paths();
 		proc.ready = 0;
 		proc.finished = 0;
 		proc.rank_set = 0;
@@ -306,16 +312,7 @@ void ovni_proc_fini(void)
 	check_ready(func);
 	if (proc.tmp_proc_dir != NULL)
 		move_tmp_streams(func);
-	free(proc.loom);
-	free(proc.final_proc_dir);
-	free(proc.tmp_dir);
-	free(proc.tmp_loom_dir);
-	free(proc.tmp_proc_dir);
-	proc.loom = NULL;
-	proc.final_proc_dir = NULL;
-	proc.tmp_dir = NULL;
-	proc.tmp_loom_dir = NULL;
-	proc.tmp_proc_dir = NULL;
+	forget_paths();
 	proc.ready = 0;
 	proc.finished = 1;
 	pthread_mutex_unlock(&proc.mu);
