@@ -15,7 +15,9 @@ def need_module():
     if os.environ.get("WEFT_PYTHON_BUILT") != "1":
         why = "the Python module was not built: " + (os.environ.get("WEFT_PYTHON_WHY")
                                                       or "unknown reason")
-        if os.environ.get("CI") == "true" and os.path.exists("/etc/debian_version"):
+        sanitizer = "sanitizer build" in os.environ.get("WEFT_PYTHON_WHY", "")
+        if os.environ.get("CI") == "true" and os.path.exists("/etc/debian_version") \
+                and not sanitizer:
             print(why + " (CI=true on Debian: this is a failure)", file=sys.stderr)
             sys.exit(1)
         print(why + ": skipped", file=sys.stderr)
