@@ -117,8 +117,10 @@ int weft_read_small_file(const char *path, size_t max, char **out, size_t *outle
 	}
 	size_t size = (size_t) st.st_size;
 	char *buf = malloc(size + 1);
-	if (buf == NULL)
-		abort();
+	if (buf == NULL) {
+		close(fd);
+		return weft_fail(d, "%s: out of memory reading it (%zu bytes)", path, size + 1);
+	}
 	size_t got = 0;
 	while (got < size) {
 		ssize_t r = read(fd, buf + got, size - got);
