@@ -12,7 +12,8 @@
  * (SIGSEGV), a read past the end of a file mapping (SIGBUS), a trap
  * instruction (SIGILL), an integer division by zero (SIGFPE, raise()
  * where the CPU does not trap), abort() (SIGABRT), kill() of the process
- * (SIGSEGV) and raise() (SIGILL). The parent checks the exit status
+ * (SIGSEGV) and raise() (SIGILL), and a NULL write in a program with a
+ * SIGSEGV handler of its own (which must run after libovni's). The parent checks the exit status
  * (WIFSIGNALED, WTERMSIG), that every stream holds exactly the marks
  * emitted (0, 1, 2, ... in order, the last one present; the runner at
  * least as many as it had emitted when the crasher crashed), weft.cut in
@@ -47,13 +48,14 @@
 
 static const long planned[NTHREADS] = {1234, 1000, 1537, 0, 2111};
 
-enum how { SEGV_NULL, BUS_MAP, ILL_TRAP, FPE_DIV, ABRT_ABORT, SEGV_KILL, ILL_RAISE, EXIT_NO_FINI };
+enum how { SEGV_NULL, BUS_MAP, ILL_TRAP, FPE_DIV, ABRT_ABORT, SEGV_KILL, ILL_RAISE, EXIT_NO_FINI, SEGV_PREV };
 
 /* Shared with the child (mmap). */
 struct shared {
 	long emitted[NTHREADS];
 	long runner_at_crash;
 	int ready; /* idle threads done emitting */
+	int prev_called; /* the program's own SIGSEGV handler ran */
 };
 
 static struct shared *sh;
@@ -135,6 +137,9 @@ static void crash(enum how how)
 	case ILL_RAISE:
 		raise(SIGILL);
 		break;
+	case SEGV_PREV:
+		*(volatile int *) (uintptr_t) zero_divisor = 1;
+		break;
 	case EXIT_NO_FINI:
 		break;
 	}
@@ -154,10 +159,20 @@ static void *crasher_thread(void *p)
 	return NULL;
 }
 
+/* The program's own SIGSEGV handler, installed before ovni_proc_init:
+ * it notes that it ran and lets the fault kill the process. */
+static void prev_handler(int sig)
+{
+	__atomic_store_n(&sh->prev_called, 1, __ATOMIC_SEQ_CST);
+	signal(sig, SIG_DFL);
+}
+
 /* The traced program (in the child). */
 static void child(enum how how)
 {
 	child_how = how;
+	if (how == SEGV_PREV)
+		signal(SIGSEGV, prev_handler);
 	ovni_proc_init(1, "vm", PID);
 	ovni_thread_init(TID_MAIN);
 	ovni_add_cpu(0, 0);
@@ -310,6 +325,7 @@ static void crash_case(enum how how, int sig)
 	int status = run_child(trace, "flush", how);
 	assert_true(WIFSIGNALED(status));
 	assert_int_equal(WTERMSIG(status), sig);
+	assert_int_equal(sh->prev_called, how == SEGV_PREV);
 
 	for (int t = 0; t < NTHREADS; t++) {
 		long n = count_marks(trace, t);
@@ -371,6 +387,15 @@ static void test_abrt_abort(void **st)
 {
 	(void) st;
 	crash_case(ABRT_ABORT, SIGABRT);
+}
+
+/* The handler that was there before ovni_proc_init runs after the
+ * buffers are written (the fault happens again once it returns). */
+static void test_segv_previous_handler(void **st)
+{
+	(void) st;
+	crash_case(SEGV_PREV, SIGSEGV);
+	assert_int_equal(sh->prev_called, 1);
 }
 
 static void test_segv_kill(void **st)
@@ -509,6 +534,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test(test_ill_trap),
 		cmocka_unit_test(test_fpe_div),
 		cmocka_unit_test(test_abrt_abort),
+		cmocka_unit_test(test_segv_previous_handler),
 		cmocka_unit_test(test_segv_kill),
 		cmocka_unit_test(test_ill_raise),
 		cmocka_unit_test(test_off),
