@@ -193,6 +193,30 @@ static void child(enum how how)
 	_exit(3); /* not reached */
 }
 
+/* Each case's temporary directory (its trace in trace/), removed by
+ * case_end whatever the outcome. */
+static char *case_dir, *case_trace;
+
+static char *case_begin(void)
+{
+	case_dir = rt_test_mkdtemp();
+	case_trace = rt_test_path("%s/trace", case_dir);
+	child_file = rt_test_path("%s/empty", case_dir);
+	return case_dir;
+}
+
+static int case_end(void **st)
+{
+	(void) st;
+	if (case_dir != NULL)
+		rt_test_rm_rf(case_dir);
+	free(case_dir);
+	free(case_trace);
+	free(child_file);
+	case_dir = case_trace = child_file = NULL;
+	return 0;
+}
+
 /* Runs a case in a child; returns its wait status. */
 static int run_child(const char *trace, const char *crash_env, enum how how)
 {
@@ -319,9 +343,8 @@ static int weft_check(const char *trace, int *nmissing)
 
 static void crash_case(enum how how, int sig)
 {
-	char *dir = rt_test_mkdtemp();
-	char *trace = rt_test_path("%s/trace", dir);
-	child_file = rt_test_path("%s/empty", dir);
+	case_begin();
+	const char *trace = case_trace;
 	int status = run_child(trace, "flush", how);
 	assert_true(WIFSIGNALED(status));
 	assert_int_equal(WTERMSIG(status), sig);
@@ -353,10 +376,6 @@ static void crash_case(enum how how, int sig)
 	for (int t = 0; t < NTHREADS; t++)
 		assert_true(named[t]);
 
-	rt_test_rm_rf(dir);
-	free(child_file);
-	free(trace);
-	free(dir);
 }
 
 static void test_segv_null(void **st)
@@ -414,9 +433,8 @@ static void test_ill_raise(void **st)
 static void test_off(void **st)
 {
 	(void) st;
-	char *dir = rt_test_mkdtemp();
-	char *trace = rt_test_path("%s/trace", dir);
-	child_file = rt_test_path("%s/empty", dir);
+	case_begin();
+	const char *trace = case_trace;
 	int status = run_child(trace, NULL, SEGV_NULL);
 	assert_true(WIFSIGNALED(status));
 	assert_int_equal(WTERMSIG(status), SIGSEGV);
@@ -432,10 +450,6 @@ static void test_off(void **st)
 	int nmissing = 0;
 	assert_int_equal(weft_check(trace, &nmissing), 1);
 	assert_int_equal(nmissing, NTHREADS);
-	rt_test_rm_rf(dir);
-	free(child_file);
-	free(trace);
-	free(dir);
 }
 
 /* exit() without ovni_proc_fini: main and idle 2 (ended without
@@ -443,9 +457,8 @@ static void test_off(void **st)
 static void test_exit_without_fini(void **st)
 {
 	(void) st;
-	char *dir = rt_test_mkdtemp();
-	char *trace = rt_test_path("%s/trace", dir);
-	child_file = rt_test_path("%s/empty", dir);
+	case_begin();
+	const char *trace = case_trace;
 	int status = run_child(trace, "flush", EXIT_NO_FINI);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
@@ -467,10 +480,6 @@ static void test_exit_without_fini(void **st)
 	assert_int_equal(weft_check(trace, &nmissing), 1);
 	assert_int_equal(nmissing, 2);
 	assert_true(named[T_MAIN] && named[2] && !named[1]);
-	rt_test_rm_rf(dir);
-	free(child_file);
-	free(trace);
-	free(dir);
 }
 
 /* The same program with ovni_proc_fini missing but WEFT_CRASH unset: the
@@ -478,19 +487,14 @@ static void test_exit_without_fini(void **st)
 static void test_exit_without_fini_off(void **st)
 {
 	(void) st;
-	char *dir = rt_test_mkdtemp();
-	char *trace = rt_test_path("%s/trace", dir);
-	child_file = rt_test_path("%s/empty", dir);
+	case_begin();
+	const char *trace = case_trace;
 	int status = run_child(trace, NULL, EXIT_NO_FINI);
 	assert_true(WIFEXITED(status));
 	assert_int_equal(WEXITSTATUS(status), 0);
 	assert_true(count_marks(trace, T_MAIN) < planned[T_MAIN]);
 	assert_int_equal(count_marks(trace, 1), planned[1]);
 	assert_true(count_marks(trace, 2) < planned[2]);
-	rt_test_rm_rf(dir);
-	free(child_file);
-	free(trace);
-	free(dir);
 }
 
 static void bad_value_body(void *arg)
@@ -503,7 +507,7 @@ static void bad_value_body(void *arg)
 static void test_bad_value(void **st)
 {
 	(void) st;
-	char *dir = rt_test_mkdtemp();
+	char *dir = case_begin();
 	setenv("OVNI_TRACEDIR", dir, 1);
 	char *err = NULL;
 	int status = rt_test_in_child(bad_value_body, NULL, &err);
@@ -513,8 +517,6 @@ static void test_bad_value(void **st)
 	assert_string_equal(err, "libovni: ovni_proc_init: WEFT_CRASH='yes' is not a crash mode (the only one is "
 				 "'flush'; unset it for none)\n");
 	free(err);
-	rt_test_rm_rf(dir);
-	free(dir);
 }
 
 int main(int argc, char **argv)
@@ -529,18 +531,18 @@ int main(int argc, char **argv)
 	if (sh == MAP_FAILED)
 		rt_test_fail("mmap failed");
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(test_segv_null),
-		cmocka_unit_test(test_bus_map),
-		cmocka_unit_test(test_ill_trap),
-		cmocka_unit_test(test_fpe_div),
-		cmocka_unit_test(test_abrt_abort),
-		cmocka_unit_test(test_segv_previous_handler),
-		cmocka_unit_test(test_segv_kill),
-		cmocka_unit_test(test_ill_raise),
-		cmocka_unit_test(test_off),
-		cmocka_unit_test(test_exit_without_fini),
-		cmocka_unit_test(test_exit_without_fini_off),
-		cmocka_unit_test(test_bad_value),
+		cmocka_unit_test_teardown(test_segv_null, case_end),
+		cmocka_unit_test_teardown(test_bus_map, case_end),
+		cmocka_unit_test_teardown(test_ill_trap, case_end),
+		cmocka_unit_test_teardown(test_fpe_div, case_end),
+		cmocka_unit_test_teardown(test_abrt_abort, case_end),
+		cmocka_unit_test_teardown(test_segv_previous_handler, case_end),
+		cmocka_unit_test_teardown(test_segv_kill, case_end),
+		cmocka_unit_test_teardown(test_ill_raise, case_end),
+		cmocka_unit_test_teardown(test_off, case_end),
+		cmocka_unit_test_teardown(test_exit_without_fini, case_end),
+		cmocka_unit_test_teardown(test_exit_without_fini_off, case_end),
+		cmocka_unit_test_teardown(test_bad_value, case_end),
 	};
 	int rc = cmocka_run_group_tests(tests, NULL, NULL);
 	munmap(sh, sizeof *sh);
