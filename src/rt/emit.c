@@ -61,6 +61,12 @@
  * signal: a thread that stops emitting keeps its buffer until it emits
  * again, flushes or ends.
  *
+ * WEFT_CRASH=flush (crash.c): the owner's code that moves or writes the
+ * buffer's bytes (slow path, ovni_flush) runs between rt_crash_gate_enter
+ * and rt_crash_gate_leave, so that a crash handler on another thread can
+ * write the buffer; the hot path only appends past the cursor and has no
+ * gate.
+ *
  * errno: the hot path does not touch it; everything that can reach a
  * write(2) keeps it (RT_KEEP_ERRNO).
  */
@@ -622,8 +628,10 @@ void rt_emit_raw(const char *func, uint8_t flags, const char mcv[3], uint64_t cl
 	}
 	if (defer_to_owner(func, before0, &ev))
 		return;
+	rt_crash_gate_enter(th);
 	own_put(func, th, &ev);
 	release(func, th);
+	rt_crash_gate_leave(th);
 }
 
 /* The event did not fit, is older than the newest stored, the buffer was
@@ -642,8 +650,10 @@ __attribute__((noinline, cold)) static void emit_slow(const struct ovni_ev *ev, 
 	struct rt_thread *th = rt_thread_get(func);
 	if (defer_to_owner(func, before0, &pc))
 		return;
+	rt_crash_gate_enter(th);
 	own_put(func, th, &pc);
 	release(func, th);
+	rt_crash_gate_leave(th);
 }
 
 /* Handlers left events while the hot path had the buffer. */
@@ -654,7 +664,9 @@ __attribute__((noinline, cold)) static void emit_drain(void)
 	struct rt_thread *th = rt_thread_peek();
 	if (th == NULL || acquire() != 0)
 		return; /* cannot happen: handlers give the buffer back */
+	rt_crash_gate_enter(th);
 	release(func, th);
+	rt_crash_gate_leave(th);
 }
 
 void ovni_ev_emit(struct ovni_ev *ev)
@@ -704,6 +716,7 @@ void ovni_flush(void)
 	 * call is using the buffer; there is nothing to do. */
 	if (was != 0)
 		return;
+	rt_crash_gate_enter(th);
 	/* Interrupting an owner that gave the buffer back: store what is
 	 * pending (all read before this flush) first. */
 	if (pend_reserved() != 0)
@@ -721,6 +734,30 @@ void ovni_flush(void)
 	th->explicit_pair = 1;
 	rt_hot.flush_at = flush_unarmed(th);
 	release(func, th);
+	rt_crash_gate_leave(th);
+}
+
+void rt_emit_write_out(const char *func, struct rt_thread *th)
+{
+	if (acquire() != 0)
+		return; /* not from a handler that interrupted the owner */
+	rt_crash_gate_enter(th);
+	if (pend_reserved() != 0)
+		pend_drain(func, th, UINT64_MAX, 0, 0);
+	uint8_t *cur = rt_hot.cur;
+	if (cur != NULL) {
+		/* As ovni_thread_free: the pair of a last ovni_flush that
+		 * nothing followed is not written. */
+		if (!(th->explicit_pair && cur == th->buf + RT_FLUSH_PAIR_SIZE))
+			write_upto(func, th, cur);
+		rt_hot.cur = th->buf;
+		rt_hot.end = th->buf + th->bufsize;
+		clog_moved(th, cur, cur, th->buf);
+		th->explicit_pair = 0;
+		rt_hot.flush_at = flush_unarmed(th);
+	}
+	release(func, th);
+	rt_crash_gate_leave(th);
 }
 
 /* ---- thread start and end ---- */

@@ -37,27 +37,46 @@ static inline size_t event_size(const uint8_t *p)
 	return WEFT_EV_HEADER_SIZE + weft_ev_payload_size(flags);
 }
 
-void rt_index_note(const char *func, struct rt_thread *th, const uint8_t *buf, size_t len)
+/* The entry for len bytes of buf written at th->obs_off (moves obs_off
+ * on); 0 if none is due. */
+static int index_entry(struct rt_thread *th, const uint8_t *buf, size_t len, uint8_t e[WEFT_IDX_ENTRY_SIZE])
 {
 	uint64_t at = th->obs_off;
 	th->obs_off += len;
 	if (th->idx_fd < 0 || len < WEFT_EV_HEADER_SIZE)
-		return;
+		return 0;
 	size_t pos = 0;
 	if (at != WEFT_OBS_HEADER_SIZE) {
 		/* A later buffer: its first OF[, among its first events. */
 		unsigned n = 0;
 		while (pos + WEFT_EV_HEADER_SIZE <= len && !weft_idx_is_flush_begin(buf + pos)) {
 			if (++n == WEFT_IDX_SCAN_EVENTS)
-				return;
+				return 0;
 			pos += event_size(buf + pos);
 		}
 		if (pos + WEFT_EV_HEADER_SIZE > len)
-			return;
+			return 0;
 	}
-	uint8_t e[WEFT_IDX_ENTRY_SIZE];
 	weft_idx_entry(e, at + pos, weft_load_u64(buf + pos + WEFT_EV_OFF_CLOCK));
-	rt_write_all(func, th->idx_fd, e, sizeof e, th->idx_path);
+	return 1;
+}
+
+void rt_index_note(const char *func, struct rt_thread *th, const uint8_t *buf, size_t len)
+{
+	uint8_t e[WEFT_IDX_ENTRY_SIZE];
+	if (index_entry(th, buf, len, e))
+		rt_write_all(func, th->idx_fd, e, sizeof e, th->idx_path);
+}
+
+void rt_index_note_raw(struct rt_thread *th, const uint8_t *buf, size_t len)
+{
+	uint8_t e[WEFT_IDX_ENTRY_SIZE];
+	if (index_entry(th, buf, len, e)) {
+		ssize_t w;
+		do
+			w = write(th->idx_fd, e, sizeof e);
+		while (w < 0 && errno == EINTR);
+	}
 }
 
 void rt_index_close(const char *func, struct rt_thread *th)

@@ -59,39 +59,82 @@ static json_t *ovni_object(const char *func, json_t *doc)
 	return ovni;
 }
 
+/* RT_META_UPDATE's keys (and ovni.finished if final). */
+static void meta_update(const char *func, struct rt_thread *th, int final)
+{
+	json_t *ovni = ovni_object(func, th->meta);
+	json_t *req = obj_or_die(func);
+	set_or_die(func, req, "ovni", json_string(OVNI_MODEL_VERSION));
+	if (json_object_update(req, th->require) != 0)
+		rt_die(func, "out of memory while building ovni.require of '%s'", th->json_path);
+	set_or_die(func, ovni, WEFT_KEY_REQUIRE, req);
+	int rank, nranks;
+	if (rt_proc_rank(&rank, &nranks)) {
+		set_or_die(func, ovni, WEFT_KEY_RANK, json_integer(rank));
+		set_or_die(func, ovni, WEFT_KEY_NRANKS, json_integer(nranks));
+	}
+	if (th->loom_cpus != NULL)
+		set_or_die(func, ovni, WEFT_KEY_LOOM_CPUS, json_incref(th->loom_cpus));
+	if (final)
+		set_or_die(func, ovni, WEFT_KEY_FINISHED, json_integer(1));
+	/* Events of signal handlers that could not be stored. */
+	uint64_t lost = __atomic_load_n(&th->lost, __ATOMIC_RELAXED);
+	if (lost > 0) {
+		json_t *weft = json_object_get(th->meta, WEFT_KEY_WEFT);
+		if (!json_is_object(weft)) {
+			weft = obj_or_die(func);
+			set_or_die(func, th->meta, WEFT_KEY_WEFT, weft);
+		}
+		set_or_die(func, weft, RT_KEY_LOST_EVENTS, json_integer((json_int_t) lost));
+	}
+}
+
+/* WEFT_CRASH=flush: the document with weft.cut = RT_CUT_PLACEHOLDER, for
+ * a crash handler to fill in and write (it cannot use jansson). */
+static char *crash_render(const char *func, struct rt_thread *th, enum rt_meta_stage stage)
+{
+	if (!rt_crash_enabled)
+		return NULL;
+	/* A cut stream has what the tools need (ovni.require) even if the
+	 * thread never called what writes it. */
+	if (stage == RT_META_INITIAL)
+		meta_update(func, th, 0);
+	json_t *weft = json_object_get(th->meta, WEFT_KEY_WEFT);
+	if (!json_is_object(weft)) {
+		weft = obj_or_die(func);
+		set_or_die(func, th->meta, WEFT_KEY_WEFT, weft);
+	}
+	/* The placeholder's text without its quotes. */
+	char ph[RT_CUT_PLACEHOLDER_LEN];
+	memcpy(ph, RT_CUT_PLACEHOLDER + 1, RT_CUT_PLACEHOLDER_LEN - 2u);
+	ph[RT_CUT_PLACEHOLDER_LEN - 2u] = '\0';
+	set_or_die(func, weft, RT_KEY_CUT, json_string(ph));
+	char *text = json_dumps(th->meta, JSON_INDENT(4) | JSON_REAL_PRECISION(17));
+	json_object_del(weft, RT_KEY_CUT);
+	if (text == NULL || strstr(text, RT_CUT_PLACEHOLDER) == NULL)
+		rt_die(func, "cannot serialize the metadata of '%s'", th->json_path);
+	return text;
+}
+
 void rt_meta_write(const char *func, struct rt_thread *th, enum rt_meta_stage stage)
 {
-	if (stage >= RT_META_UPDATE) {
-		json_t *ovni = ovni_object(func, th->meta);
-		json_t *req = obj_or_die(func);
-		set_or_die(func, req, "ovni", json_string(OVNI_MODEL_VERSION));
-		if (json_object_update(req, th->require) != 0)
-			rt_die(func, "out of memory while building ovni.require of '%s'", th->json_path);
-		set_or_die(func, ovni, WEFT_KEY_REQUIRE, req);
-		int rank, nranks;
-		if (rt_proc_rank(&rank, &nranks)) {
-			set_or_die(func, ovni, WEFT_KEY_RANK, json_integer(rank));
-			set_or_die(func, ovni, WEFT_KEY_NRANKS, json_integer(nranks));
-		}
-		if (th->loom_cpus != NULL)
-			set_or_die(func, ovni, WEFT_KEY_LOOM_CPUS, json_incref(th->loom_cpus));
-		if (stage == RT_META_FINAL)
-			set_or_die(func, ovni, WEFT_KEY_FINISHED, json_integer(1));
-		/* Events of signal handlers that could not be stored. */
-		uint64_t lost = __atomic_load_n(&th->lost, __ATOMIC_RELAXED);
-		if (lost > 0) {
-			json_t *weft = json_object_get(th->meta, WEFT_KEY_WEFT);
-			if (!json_is_object(weft)) {
-				weft = obj_or_die(func);
-				set_or_die(func, th->meta, WEFT_KEY_WEFT, weft);
-			}
-			set_or_die(func, weft, RT_KEY_LOST_EVENTS, json_integer((json_int_t) lost));
-		}
-	}
+	if (stage >= RT_META_UPDATE)
+		meta_update(func, th, stage == RT_META_FINAL);
 	char *text = json_dumps(th->meta, JSON_INDENT(4) | JSON_REAL_PRECISION(17));
 	if (text == NULL)
 		rt_die(func, "cannot serialize the metadata of '%s'", th->json_path);
+	char *crash = stage != RT_META_FINAL ? crash_render(func, th, stage) : NULL;
+	/* A crash handler waits for this to end, and stops the thread at the
+	 * next one: it renames its own document over this one. */
+	rt_crash_gate_enter(th);
 	rt_write_file_atomic(func, th->json_path, text);
+	if (crash != NULL) {
+		char *old = th->crash_text;
+		th->crash_text = crash;
+		th->crash_cut = (size_t) (strstr(crash, RT_CUT_PLACEHOLDER) - crash);
+		free(old);
+	}
+	rt_crash_gate_leave(th);
 	free(text);
 }
 

@@ -14,6 +14,8 @@
  *   WEFT_FLUSH_MS  write a thread's buffer once it holds an event older
  *                  than this many milliseconds (checked at each emit; off
  *                  when unset or 0), for readers following a live trace
+ *   WEFT_CRASH     "flush": write the buffers at a fatal signal or at exit
+ *                  without ovni_proc_fini (crash.c); unset: off
  * A process is initialized once: ovni_proc_init after ovni_proc_fini is
  * misuse, as in the reference.
  *
@@ -180,6 +182,7 @@ void ovni_proc_init(int app, const char *loom, int pid)
 	/* Seed jansson's hash tables once, before threads use it. */
 	json_object_seed(0);
 
+	rt_crash_setup(func);
 	size_t bufsize = parse_bufsize(func);
 	uint64_t flush_ns = parse_flush_ms(func);
 	const char *tracedir = env_nonempty("OVNI_TRACEDIR");
@@ -315,5 +318,6 @@ void ovni_proc_fini(void)
 	forget_paths();
 	proc.ready = 0;
 	proc.finished = 1;
+	rt_crash_proc_fini();
 	pthread_mutex_unlock(&proc.mu);
 }

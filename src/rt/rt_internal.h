@@ -169,6 +169,22 @@ struct rt_thread {
 	/* All the process's threads (thread.c, under its mutex): a fork()
 	 * child closes their files. */
 	struct rt_thread *next;
+	/* ---- WEFT_CRASH=flush (crash.c) ---- */
+	/* The owner's emit state (its TLS rt_hot), NULL once the thread has
+	 * exited without ovni_thread_free (exit_cur is then its cursor). */
+	struct rt_hot *hot;
+	uint8_t *exit_cur;
+	/* > 0 while the owner moves bytes in the buffer, writes it or swaps
+	 * crash_text (atomic; see rt_crash_gate_enter). */
+	uint32_t moving;
+	/* Set by ovni_thread_free before it leaves the list. */
+	int freeing;
+	/* stream.json as last written plus weft.cut, whose value is the
+	 * placeholder at crash_cut (RT_CUT_PLACEHOLDER_LEN bytes); and the
+	 * temporary file a crash writes it to. NULL when off. */
+	char *crash_text;
+	size_t crash_cut;
+	char *crash_tmp;
 };
 
 /* Per-thread state of the emit path. cur and end are both NULL while the
@@ -209,6 +225,55 @@ struct rt_thread *rt_thread_peek(void);
 void rt_threads_lock(void);
 void rt_threads_unlock(void);
 void rt_threads_forked(void);
+/* For a crash handler: takes the mutex if free (nonzero then), and the
+ * first thread of the list (whose next pointers are stored atomically). */
+int rt_threads_trylock(void);
+struct rt_thread *rt_threads_first(void);
+
+/* ---- WEFT_CRASH (crash.c) ---- */
+
+/* The value of weft.cut in the pre-rendered stream.json (a JSON string). */
+#define RT_CUT_PLACEHOLDER "\"@weft-cut@\""
+#define RT_CUT_PLACEHOLDER_LEN (sizeof RT_CUT_PLACEHOLDER - 1u)
+#define RT_KEY_CUT "cut"
+
+/* WEFT_CRASH=flush is in force (set once by the first ovni_proc_init). */
+extern int rt_crash_enabled;
+/* Nonzero once a crash or the exit handler started writing the buffers. */
+extern uint32_t rt_crash_frozen;
+/* ovni_proc_init's part: reads WEFT_CRASH (dies naming it on a bad
+ * value) and, the first time it is "flush", installs the handlers. */
+void rt_crash_setup(const char *func);
+/* ovni_thread_init's part (crash mode): notes the thread's emit state and
+ * arms the thread-exit hook. */
+void rt_crash_thread_init(struct rt_thread *th);
+/* ovni_thread_free's part: disarms the thread-exit hook. */
+void rt_crash_thread_free(struct rt_thread *th);
+/* ovni_proc_fini's part: the exit handler has nothing to do. */
+void rt_crash_proc_fini(void);
+/* Called by rt_crash_gate_enter when the buffers are being written by a
+ * crash: does not return, unless the caller is the exiting thread. */
+void rt_crash_hold(struct rt_thread *th);
+
+/* The owner's code that moves or writes the bytes of its buffer (or swaps
+ * crash_text) runs between these; a crash handler waits for it to leave
+ * and stops it at the next enter (Dekker: both sides are seq_cst). Never
+ * on the emit hot path. */
+static inline void rt_crash_gate_enter(struct rt_thread *th)
+{
+	if (!rt_crash_enabled)
+		return;
+	__atomic_add_fetch(&th->moving, 1u, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&rt_crash_frozen, __ATOMIC_SEQ_CST) != 0)
+		rt_crash_hold(th);
+}
+
+static inline void rt_crash_gate_leave(struct rt_thread *th)
+{
+	if (!rt_crash_enabled)
+		return;
+	__atomic_sub_fetch(&th->moving, 1u, __ATOMIC_SEQ_CST);
+}
 
 /* ---- the stream index (index.c) ---- */
 
@@ -218,6 +283,9 @@ void rt_index_open(const char *func, struct rt_thread *th);
  * appends their entry (see idx_format.h) and moves obs_off on. */
 void rt_index_note(const char *func, struct rt_thread *th, const uint8_t *buf, size_t len);
 void rt_index_close(const char *func, struct rt_thread *th);
+/* The same as rt_index_note, async-signal-safe: write(2) errors are
+ * ignored (a crash handler cannot report them). */
+void rt_index_note_raw(struct rt_thread *th, const uint8_t *buf, size_t len);
 
 /* ---- buffer and flush (emit.c) ---- */
 
@@ -234,6 +302,9 @@ void rt_emit_raw(const char *func, uint8_t flags, const char mcv[3], uint64_t cl
 void rt_emit_close(const char *func, struct rt_thread *th);
 /* ovni_thread_init's part: attaches the emit path to th's buffer. */
 void rt_emit_open(struct rt_thread *th);
+/* The exit handler, on the exiting thread's own stream: writes its buffer
+ * and empties it (no OF[/OF] pair). */
+void rt_emit_write_out(const char *func, struct rt_thread *th);
 /* In a fork() child: the emit path of the calling thread forgets its
  * buffer. */
 void rt_emit_forget(void);

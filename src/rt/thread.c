@@ -84,11 +84,23 @@ void rt_threads_forked(void)
 	th_state = RT_THREAD_FORKED;
 }
 
+int rt_threads_trylock(void)
+{
+	return pthread_mutex_trylock(&threads_mu) == 0;
+}
+
+struct rt_thread *rt_threads_first(void)
+{
+	return __atomic_load_n(&threads, __ATOMIC_ACQUIRE);
+}
+
+/* The list is changed under the mutex, with atomic stores, so that a crash
+ * handler that cannot take the mutex may still walk it (see crash.c). */
 static void threads_add(struct rt_thread *th)
 {
 	pthread_mutex_lock(&threads_mu);
 	th->next = threads;
-	threads = th;
+	__atomic_store_n(&threads, th, __ATOMIC_RELEASE);
 	pthread_mutex_unlock(&threads_mu);
 }
 
@@ -97,7 +109,7 @@ static void threads_remove(struct rt_thread *th)
 	pthread_mutex_lock(&threads_mu);
 	for (struct rt_thread **p = &threads; *p != NULL; p = &(*p)->next) {
 		if (*p == th) {
-			*p = th->next;
+			__atomic_store_n(p, th->next, __ATOMIC_RELEASE);
 			break;
 		}
 	}
@@ -159,6 +171,8 @@ void ovni_thread_init(pid_t tid)
 	if (th->require == NULL)
 		rt_die(func, "out of memory for the metadata of '%s'", th->json_path);
 	th->loom_cpus = NULL;
+	if (rt_crash_enabled)
+		rt_crash_thread_init(th);
 	rt_meta_write(func, th, RT_META_INITIAL);
 	rt_proc_info_free(&info);
 
@@ -229,6 +243,14 @@ void ovni_thread_free(void)
 	RT_KEEP_ERRNO;
 	struct rt_thread *th = rt_thread_get(func);
 
+	/* From here on a crash handler leaves the stream to this call (it
+	 * waits for the gate, or stops the thread in it). */
+	rt_crash_gate_enter(th);
+	__atomic_store_n(&th->freeing, 1, __ATOMIC_SEQ_CST);
+	rt_crash_gate_leave(th);
+	if (rt_crash_enabled)
+		rt_crash_thread_free(th);
+
 	/* Writes what is buffered (see there) and keeps the buffer taken:
 	 * from here on, a signal handler's event is dropped and counted. */
 	rt_emit_close(func, th);
@@ -254,6 +276,8 @@ void ovni_thread_free(void)
 	free(th->obs_path);
 	free(th->idx_path);
 	free(th->json_path);
+	free(th->crash_text);
+	free(th->crash_tmp);
 	free(th);
 }
 
