@@ -106,7 +106,7 @@ static char *crash_render(const char *func, struct rt_thread *th, enum rt_meta_s
 	}
 	/* The placeholder's text without its quotes. */
 	char ph[RT_CUT_PLACEHOLDER_LEN];
-	memcpy(ph, RT_CUT_PLACEHOLDER + 1, RT_CUT_PLACEHOLDER_LEN - 2u);
+	memcpy(ph, &RT_CUT_PLACEHOLDER[1], RT_CUT_PLACEHOLDER_LEN - 2u);
 	ph[RT_CUT_PLACEHOLDER_LEN - 2u] = '\0';
 	set_or_die(func, weft, RT_KEY_CUT, json_string(ph));
 	char *text = json_dumps(th->meta, JSON_INDENT(4) | JSON_REAL_PRECISION(17));
