@@ -247,11 +247,11 @@ static int run_child(const char *trace, const char *crash_env, enum how how)
 
 /* Marks of type RT_SIG_MAIN in a stream, checked to count 0, 1, 2, ...;
  * -1 if they do not. */
-static long count_marks(const char *trace, int t)
+static long count_marks_opt(const char *trace, int t, int allow_cut)
 {
 	char *obs = rt_test_path("%s/loom.vm/proc.%d/thread.%d/stream.obs", trace, PID, TID_MAIN + t);
 	struct rt_test_stream s;
-	rt_test_stream_load(&s, obs);
+	rt_test_stream_load_opt(&s, obs, allow_cut);
 	long n = 0;
 	for (size_t k = 0; k < s.nev; k++) {
 		const struct rt_test_ev *e = &s.ev[k];
@@ -273,6 +273,11 @@ static long count_marks(const char *trace, int t)
 	rt_test_stream_free(&s);
 	free(obs);
 	return n;
+}
+
+static long count_marks(const char *trace, int t)
+{
+	return count_marks_opt(trace, t, 0);
 }
 
 /* stream.json of thread t: weft.cut.by ("" if absent), weft.cut.signal,
@@ -439,7 +444,9 @@ static void test_off(void **st)
 	assert_true(WIFSIGNALED(status));
 	assert_int_equal(WTERMSIG(status), SIGSEGV);
 	for (int t = 0; t < NTHREADS; t++) {
-		long n = count_marks(trace, t);
+		/* without the handlers a thread killed during its write(2)
+		 * leaves a stream cut inside an event */
+		long n = count_marks_opt(trace, t, 1);
 		if (t != T_RUNNER)
 			assert_true(n >= 0 && n < planned[t]);
 		struct meta m;
