@@ -29,6 +29,9 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+sys.dont_write_bytecode = True  # keep the source tree clean
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
+from wefttest import skip_note  # noqa: E402
 
 OTHER_MODELS = {"nanos6", "nosv", "nodes", "tampi", "mpi", "kernel", "openmp"}
 RUNTIME_MODEL_SKIP = "(runtime model: covered by models_conformance.py)"
@@ -44,10 +47,7 @@ def corpus_dir():
         sys.exit(1)
     why = f"conformance corpus not found at {d!r}: skipped"
     print(why, file=sys.stderr)
-    skip_dir = os.environ.get("WEFT_SKIP_DIR")  # tests/ctest_skipped.py
-    if skip_dir and os.path.isdir(skip_dir):
-        with open(os.path.join(skip_dir, f"{os.getpid()}.txt"), "w", encoding="utf-8") as f:
-            f.write(" ".join([os.path.basename(sys.argv[0])] + sys.argv[1:]) + f": {why}\n")
+    skip_note(why)  # tests/ctest_skipped.py lists it
     sys.exit(77)
 
 

@@ -35,6 +35,9 @@ CASES = ["multi-thread", "marks", "flush-auto", "two-looms", "suite-ovni-libovni
 
 # ------------------------------------------------------------ a protobuf decoder
 from protobuf_wire import checker_path, fields, text  # noqa: E402
+sys.dont_write_bytecode = True  # keep the source tree clean
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
+from wefttest import skip_note  # noqa: E402
 
 
 def decode(data):
@@ -138,10 +141,7 @@ def main():
             return 1
         why = f"conformance corpus not found at {corpus!r}: skipped"
         print(why, file=sys.stderr)
-        skip_dir = os.environ.get("WEFT_SKIP_DIR")  # tests/ctest_skipped.py
-        if skip_dir and os.path.isdir(skip_dir):
-            with open(os.path.join(skip_dir, f"{os.getpid()}.txt"), "w", encoding="utf-8") as f:
-                f.write(f"{os.path.basename(sys.argv[0])}: {why}\n")
+        skip_note(why)  # tests/ctest_skipped.py lists it
         return 77
     weft = os.environ["WEFT_BIN"]
     checker = checker_path()

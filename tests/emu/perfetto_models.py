@@ -49,6 +49,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "cli"))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import tracegen  # noqa: E402
 from protobuf_wire import checker_path, fields, signed, text  # noqa: E402
+sys.dont_write_bytecode = True  # keep the source tree clean
+from wefttest import skip_note  # noqa: E402
 
 WEFT = os.environ["WEFT_BIN"]
 CHECKER = checker_path()
@@ -491,10 +493,7 @@ def main():
         why = ("conformance corpus (models/ and tools/perfetto_check.py) not found: "
                "part 1 ran without perfetto_check.py, part 2 skipped")
         print(why, file=sys.stderr)
-        skip_dir = os.environ.get("WEFT_SKIP_DIR")  # tests/ctest_skipped.py
-        if skip_dir and os.path.isdir(skip_dir):
-            with open(os.path.join(skip_dir, f"{os.getpid()}.txt"), "w", encoding="utf-8") as f:
-                f.write(f"{os.path.basename(sys.argv[0])}: {why}\n")
+        skip_note(why)  # tests/ctest_skipped.py lists it
         return 77
     return 0
 

@@ -44,7 +44,7 @@ from pathlib import Path
 
 sys.dont_write_bytecode = True  # keep the source tree clean
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "cli"))
-from wefttest import esc_ref_dump, esc_ref_top  # noqa: E402
+from wefttest import esc_ref_dump, esc_ref_top, skip_note  # noqa: E402
 
 TIMEOUT = 300
 OTHER_MODELS = {"nanos6", "nosv", "nodes", "tampi", "mpi", "kernel", "openmp"}
@@ -62,10 +62,7 @@ def corpus_dir():
         sys.exit(1)
     why = f"conformance corpus not found at {d!r}: skipped"
     print(why, file=sys.stderr)
-    skip_dir = os.environ.get("WEFT_SKIP_DIR")  # tests/ctest_skipped.py
-    if skip_dir and os.path.isdir(skip_dir):
-        with open(os.path.join(skip_dir, f"{os.getpid()}.txt"), "w", encoding="utf-8") as f:
-            f.write(" ".join([os.path.basename(sys.argv[0])] + sys.argv[1:]) + f": {why}\n")
+    skip_note(why)  # tests/ctest_skipped.py lists it
     sys.exit(77)
 
 
