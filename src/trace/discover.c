@@ -394,7 +394,7 @@ static struct weft_wstream **make_streams(struct weft_trace *t, const struct wal
 	return v;
 }
 
-static void free_wstream(struct weft_wstream *s)
+void weft_wstream_free(struct weft_wstream *s)
 {
 	weft_meta_free(&s->meta);
 	if (s->json)
@@ -408,7 +408,7 @@ static void free_wstream(struct weft_wstream *s)
 void weft_free_mstreams(struct weft_trace *t)
 {
 	for (size_t i = 0; i < t->nmstreams; i++)
-		free_wstream(t->mstreams[i]);
+		weft_wstream_free(t->mstreams[i]);
 	free(t->mstreams);
 	t->mstreams = NULL;
 	t->nmstreams = 0;
@@ -576,7 +576,7 @@ static void find_mstreams(struct weft_trace *t, const char *path, const char *ab
 			for (size_t k = 0; k < t->nstreams && !mine; k++)
 				mine = known[k] && devs[k] == dev && inos[k] == ino;
 		if (mine) {
-			free_wstream(s);
+			weft_wstream_free(s);
 			continue;
 		}
 		s->meta_only = 1;

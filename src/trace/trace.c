@@ -43,13 +43,7 @@ static void close_all(struct weft_trace *t)
 	for (size_t i = 0; i < t->nstreams; i++) {
 		struct weft_wstream *s = t->streams[i];
 		weft_stream_close(s);
-		weft_meta_free(&s->meta);
-		if (s->json)
-			json_decref(s->json);
-		free(s->relpath);
-		free(s->obs_path);
-		free(s->json_path);
-		free(s);
+		weft_wstream_free(s);
 	}
 	free(t->streams);
 	t->streams = NULL;

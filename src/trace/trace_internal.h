@@ -437,6 +437,9 @@ struct weft_iproc {
  * json_path and the v1 identity; warns about stray files. */
 int weft_discover(struct weft_trace *t, const char *path);
 /* discover.c: frees t->mstreams, t->root and t->subrel (weft_free_system). */
+/* Frees a stream struct and what it owns (its metadata, its paths); the
+ * stream must be closed (weft_stream_close). */
+void weft_wstream_free(struct weft_wstream *s);
 void weft_free_mstreams(struct weft_trace *t);
 
 /* meta: load each stream's metadata */
