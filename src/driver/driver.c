@@ -358,6 +358,23 @@ static int prepare(struct run *R, const struct weft_emulate_opts *o, char *err, 
 	return 0;
 }
 
+/* Emulates a batch of events; with C (--salvage), the threads cut short
+ * are closed first, at their last clock. Inlined twice, so the loop without
+ * C has no test of it. 0, 1 (the window ended: stop reading) or -1
+ * (emu_error). */
+static inline __attribute__((always_inline)) int feed(struct run *R, struct closer *C,
+		const struct weft_event *evs, long got)
+{
+	for (long i = 0; i < got; i++) {
+		int er = C != NULL ? closer_run(C, R->emu, evs[i].sclock, 0) : 0;
+		if (er == 0)
+			er = emu_event(R->emu, &evs[i]);
+		if (er != 0)
+			return er > 0 ? 1 : -1;
+	}
+	return 0;
+}
+
 int weft_emulate(const struct weft_emulate_opts *o, char *err, size_t errlen)
 {
 	struct run R;
@@ -380,41 +397,24 @@ int weft_emulate(const struct weft_emulate_opts *o, char *err, size_t errlen)
 	if (o->salvage && closer_init(&C, &R) != 0)
 		snprintf(rerr, sizeof rerr, "out of memory");
 	while (rerr[0] == '\0' && (got = weft_next_batch(R.t, evs, EMU_BATCH)) > 0) {
+		int r;
 		if (o->salvage) {
 			/* each thread cut short is closed at its last clock,
 			 * before the first event after it */
 			closer_scan(&C, R.t);
-			for (long i = 0; i < got; i++) {
-				int er = closer_run(&C, R.emu, evs[i].sclock, 0);
-				if (er == 0)
-					er = emu_event(R.emu, &evs[i]);
-				if (er > 0) {
-					stopped = 1;
-					break;
-				}
-				if (er != 0) {
-					fail = emu_error(R.emu);
-					break;
-				}
-			}
+			r = feed(&R, &C, evs, got);
 		} else {
 			/* a stream found cut short stops the run (once per
 			 * batch: the reader finds a cut at the end of its
 			 * stream) */
 			if (cut_refusal(R.t, rerr, sizeof rerr))
 				break;
-			for (long i = 0; i < got; i++) {
-				int er = emu_event(R.emu, &evs[i]);
-				if (er > 0) {
-					stopped = 1;
-					break;
-				}
-				if (er != 0) {
-					fail = emu_error(R.emu);
-					break;
-				}
-			}
+			r = feed(&R, NULL, evs, got);
 		}
+		if (r < 0)
+			fail = emu_error(R.emu);
+		else if (r > 0)
+			stopped = 1;
 		if (fail != NULL)
 			break;
 		if (stopped) {
