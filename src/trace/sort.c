@@ -126,6 +126,17 @@ static inline int mark_of(const uint8_t *p)
 	return p[WEFT_EV_OFF_VALUE] == '[' ? MARK_OPEN : p[WEFT_EV_OFF_VALUE] == ']' ? MARK_CLOSE : 0;
 }
 
+/* The event at p (at in->off, need bytes, whole) into *e; in moves past it. */
+static inline void take(struct in *in, struct ent *e, const uint8_t *p, uint64_t need)
+{
+	e->clock = (int64_t) weft_load_u64(p + WEFT_EV_OFF_CLOCK);
+	e->off = in->off;
+	e->size = (uint32_t) need;
+	e->mark = (uint8_t) mark_of(p);
+	memcpy(e->mcv, p + WEFT_EV_OFF_MODEL, 3);
+	in->off += need;
+}
+
 /* 1: the next event into *e; 0: no whole event is left (in->off is where
  * the rest begins: the end of the file, or bytes that cannot hold the
  * event they begin); -1: error (f). */
@@ -153,12 +164,7 @@ static int in_next_slow(struct in *in, struct ent *e, struct sort_fail *f)
 		set_fail(f, in->off, "an event of %" PRIu64 " bytes: too large to sort", need);
 		return -1;
 	}
-	e->clock = (int64_t) weft_load_u64(p + WEFT_EV_OFF_CLOCK);
-	e->off = in->off;
-	e->size = (uint32_t) need;
-	e->mark = (uint8_t) mark_of(p);
-	memcpy(e->mcv, p + WEFT_EV_OFF_MODEL, 3);
-	in->off += need;
+	take(in, e, p, need);
 	return 1;
 }
 
@@ -175,12 +181,7 @@ static inline int in_next(struct in *in, struct ent *e, struct sort_fail *f)
 				+ weft_load_u32(p + WEFT_EV_OFF_PAYLOAD)
 			: WEFT_EV_HEADER_SIZE + weft_ev_payload_size(flags);
 		if (__builtin_expect(need <= in->fsize - in->off && need <= UINT32_MAX, 1)) {
-			e->clock = (int64_t) weft_load_u64(p + WEFT_EV_OFF_CLOCK);
-			e->off = in->off;
-			e->size = (uint32_t) need;
-			e->mark = (uint8_t) mark_of(p);
-			memcpy(e->mcv, p + WEFT_EV_OFF_MODEL, 3);
-			in->off += need;
+			take(in, e, p, need);
 			return 1;
 		}
 	}
