@@ -33,6 +33,20 @@ static inline void cli_warn(void *ctx, const char *msg)
 /* Opens the trace at path for subcommand cmd, with warnings printed by
  * cli_warn; on failure prints "weft <cmd>: <reason>" and returns NULL.
  * cut: what a stream cut short is (weft_open_opts.cut). */
+/* Opens the trace at path with the caller's options, warnings printed by
+ * cli_warn; on failure prints "weft <cmd>: <reason>" and returns NULL. */
+static inline struct weft_trace *cli_open_opts(const char *cmd, const char *path,
+		struct weft_open_opts *opts)
+{
+	opts->warn = cli_warn;
+	opts->warn_ctx = (void *) cmd;
+	char err[WEFT_ERR_MAX];
+	struct weft_trace *t = weft_open(path, opts, err, sizeof err);
+	if (t == NULL)
+		cli_message(cmd, "", err);
+	return t;
+}
+
 static inline struct weft_trace *cli_open_cut(const char *cmd, const char *path,
 		enum weft_mode mode, enum weft_clock clock, enum weft_backwards backwards,
 		enum weft_cut cut)
@@ -40,15 +54,9 @@ static inline struct weft_trace *cli_open_cut(const char *cmd, const char *path,
 	struct weft_open_opts opts = { 0 };
 	opts.cut = cut;
 	opts.mode = mode;
-	opts.warn = cli_warn;
-	opts.warn_ctx = (void *) cmd;
 	opts.clock = clock;
 	opts.backwards = backwards;
-	char err[WEFT_ERR_MAX];
-	struct weft_trace *t = weft_open(path, &opts, err, sizeof err);
-	if (t == NULL)
-		cli_message(cmd, "", err);
-	return t;
+	return cli_open_opts(cmd, path, &opts);
 }
 
 static inline struct weft_trace *cli_open(const char *cmd, const char *path, enum weft_mode mode,

@@ -41,18 +41,13 @@ int weft_cmd_check(int argc, char **argv)
 	 * a run killed), are found quietly and all named at the end. */
 	struct weft_open_opts opts = { 0 };
 	opts.mode = WEFT_STRICT;
-	opts.warn = cli_warn;
-	opts.warn_ctx = (void *) "check";
 	opts.clock = WEFT_CLOCK_OFFSET;
 	opts.backwards = WEFT_BACKWARDS_REGIONS;
 	opts.cut = WEFT_CUT_QUIET;
 	opts.accept_unfinished = 2;
-	char err[WEFT_ERR_MAX];
-	struct weft_trace *t = weft_open(path, &opts, err, sizeof err);
-	if (t == NULL) {
-		cli_message("check", "", err);
+	struct weft_trace *t = cli_open_opts("check", path, &opts);
+	if (t == NULL)
 		return CLI_EXIT_TRACE;
-	}
 	static struct weft_ref refs[256]; /* the reading checks; nothing to fill */
 	long n;
 	struct cli_progress prog;

@@ -351,17 +351,13 @@ int weft_cmd_dump(int argc, char **argv)
 		return dump_follow(path, set[0], follow_ms);
 	struct weft_open_opts opts = { 0 };
 	opts.mode = WEFT_LENIENT;
-	opts.warn = cli_warn;
-	opts.warn_ctx = (void *) "dump";
 	opts.clock = WEFT_CLOCK_RAW;
 	opts.backwards = WEFT_BACKWARDS_WARN;
 	opts.sort = sort ? WEFT_SORT_REGIONS : WEFT_SORT_NONE;
 	opts.cut = WEFT_CUT_WARN;
-	struct weft_trace *t = weft_open(path, &opts, err, sizeof err);
-	if (t == NULL) {
-		cli_message("dump", "", err);
+	struct weft_trace *t = cli_open_opts("dump", path, &opts);
+	if (t == NULL)
 		return CLI_EXIT_TRACE;
-	}
 	cli_window_apply(t, &win);
 	struct dump d;
 	memset(&d, 0, sizeof d);
