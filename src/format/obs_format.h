@@ -141,6 +141,46 @@ static inline void weft_store_u32(void *p, uint32_t v)
 /* weft's own keys, beside ovni's */
 #define WEFT_KEY_WEFT "weft"
 #define WEFT_KEY_WEFT_VERSION "version" /* weft.version */
+/*
+ * Loss and cuts (weft.*; the reference's tools ignore the weft object).
+ * Clocks here are raw clocks of the stream's thread, as in its event
+ * headers (a reader adds the loom's clock offset).
+ *
+ * weft.lost_events: N, the events that signal handlers emitted and that
+ *   could not be stored (no clock range is known for them).
+ *
+ * weft.cut: {"by": "signal", "signal": N, "clock": C} or
+ *           {"by": "exit", "clock": C}
+ *   written by WEFT_CRASH=flush when the process died by signal N, or
+ *   exited without ovni_proc_fini; C is the clock at that moment. Every
+ *   event emitted before C is in the stream; ovni.finished is absent.
+ *
+ * weft.ring: {"size": S, "lost_events": N, "lost_bytes": B,
+ *             "lost": [[C0, C1, n, b], ...]}
+ *   written in flight-recorder mode (WEFT_RING=S, bytes per thread). N
+ *   and B: every event overwritten before it was written (events and
+ *   bytes, headers included). "lost": one entry per run of consecutive
+ *   overwritten events (a run ends where the ring was written out), in
+ *   stream order: the smallest and the largest clock of the run's events
+ *   (C0 <= C1), and its events and bytes. The run lies in the stream
+ *   before the first written event that followed it (the entry's
+ *   position: the k-th entry precedes the k-th write of the ring). At
+ *   most WEFT_RING_MAX_RUNS entries: later runs are merged into the last.
+ *   The sums of n and b over the entries are N and B.
+ */
+#define WEFT_KEY_LOST_EVENTS "lost_events" /* weft.lost_events */
+#define WEFT_KEY_CUT "cut"                 /* weft.cut (object) */
+#define WEFT_KEY_CUT_BY "by"               /* weft.cut.by */
+#define WEFT_CUT_BY_SIGNAL "signal"
+#define WEFT_CUT_BY_EXIT "exit"
+#define WEFT_KEY_CUT_SIGNAL "signal"  /* weft.cut.signal */
+#define WEFT_KEY_CUT_CLOCK "clock"    /* weft.cut.clock */
+#define WEFT_KEY_RING "ring"          /* weft.ring (object) */
+#define WEFT_KEY_RING_SIZE "size"     /* weft.ring.size */
+#define WEFT_KEY_RING_LOST_EVENTS "lost_events"
+#define WEFT_KEY_RING_LOST_BYTES "lost_bytes"
+#define WEFT_KEY_RING_LOST "lost"     /* weft.ring.lost (array of [C0, C1, n, b]) */
+#define WEFT_RING_MAX_RUNS 1024
 /* v1 metadata.json keys (top level) */
 #define WEFT_V1_KEY_APP_ID "app_id"
 #define WEFT_V1_KEY_RANK "rank"

@@ -48,6 +48,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "obs_format.h"
 #include "rt_internal.h"
 
 int rt_crash_enabled;
@@ -134,12 +135,13 @@ static void write_meta(struct rt_thread *th, int sig, uint64_t clock)
 	char cut[96];
 	size_t n = 0;
 	if (sig != 0) {
-		n = append(cut, n, "{\"by\": \"signal\", \"signal\": ");
+		n = append(cut, n, "{\"" WEFT_KEY_CUT_BY "\": \"" WEFT_CUT_BY_SIGNAL
+				"\", \"" WEFT_KEY_CUT_SIGNAL "\": ");
 		n += fmt_u64(cut + n, (uint64_t) sig);
 	} else {
-		n = append(cut, n, "{\"by\": \"exit\"");
+		n = append(cut, n, "{\"" WEFT_KEY_CUT_BY "\": \"" WEFT_CUT_BY_EXIT "\"");
 	}
-	n = append(cut, n, ", \"clock\": ");
+	n = append(cut, n, ", \"" WEFT_KEY_CUT_CLOCK "\": ");
 	n += fmt_u64(cut + n, clock);
 	n = append(cut, n, "}");
 	int fd = open(th->crash_tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);

@@ -85,7 +85,7 @@ static void meta_update(const char *func, struct rt_thread *th, int final)
 			weft = obj_or_die(func);
 			set_or_die(func, th->meta, WEFT_KEY_WEFT, weft);
 		}
-		set_or_die(func, weft, RT_KEY_LOST_EVENTS, json_integer((json_int_t) lost));
+		set_or_die(func, weft, WEFT_KEY_LOST_EVENTS, json_integer((json_int_t) lost));
 	}
 }
 
@@ -108,9 +108,9 @@ static char *crash_render(const char *func, struct rt_thread *th, enum rt_meta_s
 	char ph[RT_CUT_PLACEHOLDER_LEN];
 	memcpy(ph, &RT_CUT_PLACEHOLDER[1], RT_CUT_PLACEHOLDER_LEN - 2u);
 	ph[RT_CUT_PLACEHOLDER_LEN - 2u] = '\0';
-	set_or_die(func, weft, RT_KEY_CUT, json_string(ph));
+	set_or_die(func, weft, WEFT_KEY_CUT, json_string(ph));
 	char *text = json_dumps(th->meta, JSON_INDENT(4) | JSON_REAL_PRECISION(17));
-	json_object_del(weft, RT_KEY_CUT);
+	json_object_del(weft, WEFT_KEY_CUT);
 	if (text == NULL || strstr(text, RT_CUT_PLACEHOLDER) == NULL)
 		rt_die(func, "cannot serialize the metadata of '%s'", th->json_path);
 	return text;

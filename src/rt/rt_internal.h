@@ -66,8 +66,6 @@
 /* The compiler may not move memory accesses across this; the CPU never
  * reorders a thread's accesses as seen by its own signal handlers. */
 #define RT_SIGNAL_FENCE __atomic_signal_fence(__ATOMIC_SEQ_CST)
-/* stream.json: weft.lost_events, present when events were dropped. */
-#define RT_KEY_LOST_EVENTS "lost_events"
 
 /* ---- errno ----
  *
@@ -235,7 +233,6 @@ struct rt_thread *rt_threads_first(void);
 /* The value of weft.cut in the pre-rendered stream.json (a JSON string). */
 #define RT_CUT_PLACEHOLDER "\"@weft-cut@\""
 #define RT_CUT_PLACEHOLDER_LEN (sizeof RT_CUT_PLACEHOLDER - 1u)
-#define RT_KEY_CUT "cut"
 
 /* WEFT_CRASH=flush is in force (set once by the first ovni_proc_init). */
 extern int rt_crash_enabled;
