@@ -528,6 +528,56 @@ int weft_stream_unfinished(const struct weft_trace *t, size_t i);
  * metadata.json), NULL if i is out of range. (Addition.) */
 const char *weft_stream_json_path(const struct weft_trace *t, size_t i);
 
+/* ---- losses and crash cuts (the weft.* keys of stream.json) ----
+ * What libovni wrote about events a stream lacks (docs/reader.md,
+ * "Losses"): events of signal handlers it could not store, a run cut by
+ * WEFT_CRASH=flush, events a flight recorder (WEFT_RING) overwrote.
+ * (Additions.) */
+enum weft_end_by {
+	WEFT_END_NORMAL = 0, /* no weft.cut */
+	WEFT_END_SIGNAL = 1, /* the process died by a signal (end_signal) */
+	WEFT_END_EXIT = 2    /* the process exited without ovni_proc_fini */
+};
+struct weft_loss {
+	/* weft.cut: the stream was written when the run ended abnormally;
+	 * every event before end_sclock is in it. */
+	int end_by;           /* enum weft_end_by */
+	int end_signal;       /* WEFT_END_SIGNAL: the signal number */
+	int64_t end_sclock;   /* the clock at the cut, plus the loom's offset */
+	/* weft.lost_events: signal-handler events that could not be stored
+	 * (when is not known). */
+	uint64_t dropped;
+	/* weft.ring: the thread ran as a flight recorder of ring_size bytes;
+	 * lost_events (lost_bytes) were overwritten before being written, in
+	 * nruns runs (weft_stream_lost_run). */
+	int ring;
+	uint64_t ring_size;
+	uint64_t lost_events, lost_bytes;
+	size_t nruns;
+};
+/* 1 with *out filled (out may be NULL) if stream i has any of the keys,
+ * else 0 (and *out zeroed). */
+int weft_stream_loss(const struct weft_trace *t, size_t i, struct weft_loss *out);
+
+/* One run of consecutive overwritten events of a flight recorder. */
+struct weft_lost_run {
+	int64_t first, last;   /* their smallest and largest raw clock */
+	int64_t first_sclock, last_sclock; /* the same plus the loom's offset */
+	uint64_t events, bytes;
+	/* 1 if known: the byte offset in the stream file of the first event
+	 * written after the run (the file's size if none was); without it,
+	 * the run precedes the first event after it with a clock >= last. */
+	int has_offset;
+	uint64_t offset;
+};
+/* Run k (0 <= k < nruns, in stream order) of stream i: 1 with *out filled,
+ * 0 if there is no such run. */
+int weft_stream_lost_run(const struct weft_trace *t, size_t i, size_t k,
+		struct weft_lost_run *out);
+/* "SIGSEGV" and the like for the signals a crash or a user names, else
+ * NULL. */
+const char *weft_signal_name(int signo);
+
 /* The sclock of the last event stream i yielded so far: 1 with *clock set,
  * 0 if it yielded none. (Addition.) */
 int weft_stream_last_sclock(const struct weft_trace *t, size_t i, int64_t *clock);

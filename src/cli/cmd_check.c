@@ -6,9 +6,10 @@
 
 #include "cli_common.h"
 #include "commands.h"
+#include "obs_format.h"
 
 static const char usage[] =
-	"Usage: weft check PATH\n"
+	"Usage: weft check [-r] PATH\n"
 	"\n"
 	"Validate the trace at PATH strictly: stream discovery, every stream.json (or\n"
 	"v1 metadata.json) and the rules that merge them (threads, processes, looms,\n"
@@ -20,19 +21,164 @@ static const char usage[] =
 	"killed mid-write) are all named, one line each (the file, the offset where\n"
 	"the partial event starts, what runs past the end), after reading every other\n"
 	"stream to its end; such a trace is invalid (weft emu --salvage emulates it).\n"
+	"A stream that a crashed run wrote with WEFT_CRASH=flush is named with the\n"
+	"signal (or the exit without ovni_proc_fini) and the clock of the cut; such a\n"
+	"trace is invalid too (its threads did not end). Events a stream lacks are\n"
+	"listed after the verdict, one line per stream and, for a flight recorder\n"
+	"(WEFT_RING), one per run of overwritten events with its clock range.\n"
 	"\n"
 	"Options:\n"
+	"  -r, --rates  after the verdict, where the time goes: the events in each\n"
+	"              twentieth of the run, with their rate in events per second\n"
 	"  -h, --help  show this help\n"
 	"\n"
 	"Exit status: 0 valid, 1 invalid (the first problem is printed; every cut\n"
 	"stream), 2 usage error.\n";
 
+/* ---- --rates: events over the run ----
+ * Counts go into NFINE bins of a width that doubles (merging bins pairwise)
+ * whenever an event falls past the last one, so the memory is fixed and the
+ * span need not be known before the pass. A clock before the first event's
+ * (gone back in an unordered region) counts in the first bin. */
+#define NFINE 4096u
+#define NSHOW 20u
+
+struct rates {
+	int any;
+	int64_t first;
+	uint64_t width; /* ns per fine bin, a power of two */
+	uint64_t bins[NFINE];
+};
+
+static void rates_add(struct rates *r, int64_t clock)
+{
+	if (!r->any) {
+		r->any = 1;
+		r->first = clock;
+		r->width = 1;
+	}
+	uint64_t d = clock > r->first ? (uint64_t) clock - (uint64_t) r->first : 0;
+	while (d / r->width >= NFINE) {
+		for (unsigned k = 0; k < NFINE / 2; k++)
+			r->bins[k] = r->bins[2 * k] + r->bins[2 * k + 1];
+		memset(&r->bins[NFINE / 2], 0, NFINE / 2 * sizeof r->bins[0]);
+		r->width *= 2;
+	}
+	r->bins[d / r->width]++;
+}
+
+/* A duration in the unit that suits the span (ns, us, ms or s). */
+static void fmt_dur(char *buf, size_t n, double ns, double span)
+{
+	if (span >= 1e9)
+		snprintf(buf, n, "%.3f s", ns / 1e9);
+	else if (span >= 1e6)
+		snprintf(buf, n, "%.3f ms", ns / 1e6);
+	else if (span >= 1e3)
+		snprintf(buf, n, "%.3f us", ns / 1e3);
+	else
+		snprintf(buf, n, "%.0f ns", ns);
+}
+
+/* The run [first, last] in NSHOW equal parts (fewer for a span of fewer
+ * nanoseconds), each with its events, events per second and a bar. */
+static void rates_print(const struct rates *r, int64_t last)
+{
+	if (!r->any)
+		return;
+	uint64_t span = last > r->first ? (uint64_t) last - (uint64_t) r->first + 1 : 1;
+	unsigned nshow = span < NSHOW ? (unsigned) span : NSHOW;
+	uint64_t part = (span + nshow - 1) / nshow;
+	uint64_t counts[NSHOW] = { 0 };
+	uint64_t most = 0;
+	for (unsigned k = 0; k < NFINE; k++) {
+		if (r->bins[k] == 0)
+			continue;
+		/* a fine bin goes to the part holding its start */
+		uint64_t at = (uint64_t) k * r->width / part;
+		counts[at < nshow ? at : nshow - 1] += r->bins[k];
+	}
+	for (unsigned k = 0; k < nshow; k++)
+		if (counts[k] > most)
+			most = counts[k];
+	char a[32], b[32];
+	fmt_dur(a, sizeof a, (double) part, (double) span);
+	printf("events over the run (%u parts of %s, from the first event at clock %" PRId64 "):\n",
+			nshow, a, r->first);
+	printf("  %12s    %12s  %12s  %14s\n", "from", "to", "events", "events/s");
+	for (unsigned k = 0; k < nshow; k++) {
+		fmt_dur(a, sizeof a, (double) k * (double) part, (double) span);
+		fmt_dur(b, sizeof b, (double) (k + 1) * (double) part, (double) span);
+		double rate = (double) counts[k] / ((double) part * 1e-9);
+		unsigned bar = most > 0 ? (unsigned) ((counts[k] * 40 + most - 1) / most) : 0;
+		printf("  %12s to %12s  %12" PRIu64 "  %14.0f  %.*s\n", a, b,
+				counts[k], rate, (int) bar, "########################################");
+	}
+}
+
+/* ---- what the streams lack (the weft.* keys, docs/reader.md "Losses") ---- */
+
+/* WEFT_CRASH=flush's cut of stream i, as the reason its thread did not end;
+ * 0 if it has none. */
+static int print_end(const struct weft_trace *t, size_t i, const char *json)
+{
+	struct weft_loss l;
+	if (!weft_stream_loss(t, i, &l) || l.end_by == WEFT_END_NORMAL)
+		return 0;
+	char msg[WEFT_ERR_MAX + 512];
+	if (l.end_by == WEFT_END_SIGNAL) {
+		const char *sn = weft_signal_name(l.end_signal);
+		snprintf(msg, sizeof msg, "%s: cut by signal %d%s%s%s at clock %" PRId64 ": the "
+				"process died and WEFT_CRASH=flush wrote the events buffered before "
+				"it; the thread did not end", json, l.end_signal, sn ? " (" : "",
+				sn ? sn : "", sn ? ")" : "", l.end_sclock);
+	} else {
+		snprintf(msg, sizeof msg, "%s: cut at exit at clock %" PRId64 ": the process "
+				"exited without ovni_proc_fini and WEFT_CRASH=flush wrote the events "
+				"buffered before it; the thread did not end", json, l.end_sclock);
+	}
+	cli_message("check", "", msg);
+	return 1;
+}
+
+/* The events stream i lacks, on stdout: a line for the stream, one per
+ * overwritten run. */
+static void print_lost(const struct weft_trace *t, size_t i, const char *json)
+{
+	struct weft_loss l;
+	if (!weft_stream_loss(t, i, &l))
+		return;
+	if (l.dropped > 0)
+		printf("weft check: %s: %" PRIu64 " event%s lost: emitted by signal handlers while "
+				"the thread's buffer was busy, and could not be stored\n", json,
+				l.dropped, l.dropped == 1 ? "" : "s");
+	if (l.ring && l.lost_events > 0) {
+		printf("weft check: %s: %" PRIu64 " event%s (%" PRIu64 " bytes) lost: overwritten "
+				"by the flight recorder (WEFT_RING, %" PRIu64 " bytes) in %zu run%s:\n",
+				json, l.lost_events, l.lost_events == 1 ? "" : "s", l.lost_bytes,
+				l.ring_size, l.nruns, l.nruns == 1 ? "" : "s");
+		struct weft_lost_run run;
+		for (size_t k = 0; weft_stream_lost_run(t, i, k, &run); k++)
+			printf("  clock %" PRId64 " to %" PRId64 ": %" PRIu64 " event%s (%" PRIu64
+					" bytes)\n", run.first_sclock, run.last_sclock, run.events,
+					run.events == 1 ? "" : "s", run.bytes);
+	}
+}
+
+static void print_losses(const struct weft_trace *t)
+{
+	for (size_t i = 0; i < weft_nstreams(t); i++) {
+		const char *json = weft_stream_json_path(t, i);
+		print_lost(t, i, json ? json : "?");
+	}
+}
+
 int weft_cmd_check(int argc, char **argv)
 {
-	static const char *const longs[] = { NULL };
-	int set[1] = { 0 };
+	static const char *const longs[] = { "--rates", NULL };
+	int set[2] = { 0, 0 };
 	const char *path;
-	int r = cli_parse(argc, argv, "check", usage, "", longs, set, &path);
+	int r = cli_parse(argc, argv, "check", usage, "r", longs, set, &path);
 	if (r == 1)
 		return CLI_EXIT_OK;
 	if (r != 0)
@@ -52,8 +198,16 @@ int weft_cmd_check(int argc, char **argv)
 	long n;
 	struct cli_progress prog;
 	cli_progress_start(&prog, "check");
-	while ((n = weft_next_refs(t, refs, 256)) > 0)
+	static struct rates rates;
+	while ((n = weft_next_refs(t, refs, 256)) > 0) {
 		cli_progress_tick(&prog, weft_nevents(t));
+		for (long k = 0; set[0] && k < n; k++) {
+			int64_t c;
+			memcpy(&c, refs[k].raw + WEFT_EV_OFF_CLOCK, sizeof c);
+			rates_add(&rates, (int64_t) ((uint64_t) c
+						+ (uint64_t) refs[k].stream->clock_offset));
+		}
+	}
 	cli_progress_end(&prog);
 	r = n < 0 ? -1 : 0;
 	/* Every stream cut short, in stream order (all known once the
@@ -63,7 +217,7 @@ int weft_cmd_check(int argc, char **argv)
 		struct weft_cut_info ci;
 		const char *json = weft_stream_json_path(t, i);
 		char msg[WEFT_ERR_MAX + 512];
-		if (weft_stream_unfinished(t, i) && ++nbad) {
+		if (weft_stream_unfinished(t, i) && ++nbad && !print_end(t, i, json ? json : "?")) {
 			snprintf(msg, sizeof msg, "%s: ovni.finished is missing (the thread did not "
 					"end with ovni_thread_free)", json ? json : "?");
 			cli_message("check", "", msg);
@@ -75,6 +229,7 @@ int weft_cmd_check(int argc, char **argv)
 		}
 	}
 	if (r == 0 && nbad > 0) {
+		print_losses(t);
 		weft_close(t);
 		return CLI_EXIT_TRACE;
 	}
@@ -110,6 +265,9 @@ int weft_cmd_check(int argc, char **argv)
 				nun == 1 ? "an unordered region" : "unordered regions",
 				nun == 1 ? "it" : "them");
 	printf("\n");
+	print_losses(t);
+	if (set[0])
+		rates_print(&rates, weft_last_clock(t));
 	weft_close(t);
 	if (fflush(stdout) != 0) {
 		fprintf(stderr, "weft check: cannot write the output\n");

@@ -126,7 +126,90 @@ struct dump {
 	char *rel; /* its relpath, escaped (cli_escape.h) */
 	size_t rel_len, relcap;
 	struct spec_cache cache[SPEC_CACHE];
+	/* Streams that lack events (weft_stream_loss): a line goes before the
+	 * first event printed after each loss. */
+	struct lossy *lossy;
+	size_t nlossy;
+	int64_t from; /* --from (INT64_MIN without): runs wholly before it are not told */
 };
+
+struct lossy {
+	const struct weft_stream *stream;
+	char *rel;         /* its relpath, escaped */
+	size_t idx;        /* in the trace */
+	uint64_t dropped;  /* not told yet */
+	size_t next, nruns;
+	struct weft_lost_run run; /* run next, when next < nruns */
+};
+
+/* A line saying what stream L lacks before an event with this offset and
+ * raw clock (UINT64_MAX, INT64_MAX at the end of the output). */
+static void lossy_tell(struct dump *d, const struct weft_trace *t, struct lossy *L,
+		uint64_t offset, int64_t rclock)
+{
+	char line[1024];
+	if (L->dropped > 0) {
+		int n = snprintf(line, sizeof line, "# %s: %" PRIu64 " event%s of signal handlers "
+				"lost (could not be stored; when is not known)\n", L->rel, L->dropped,
+				L->dropped == 1 ? "" : "s");
+		cli_out_put(&d->out, line, (size_t) n < sizeof line ? (size_t) n : sizeof line - 1);
+		L->dropped = 0;
+	}
+	while (L->next < L->nruns && (L->run.has_offset ? offset >= L->run.offset
+				: rclock >= L->run.last)) {
+		if (L->run.last >= d->from) {
+			int n = snprintf(line, sizeof line, "# %s: %" PRIu64 " event%s (%" PRIu64
+					" bytes) lost here: overwritten by the flight recorder, "
+					"clocks %" PRId64 " to %" PRId64 "\n", L->rel, L->run.events,
+					L->run.events == 1 ? "" : "s", L->run.bytes, L->run.first,
+					L->run.last);
+			cli_out_put(&d->out, line, (size_t) n < sizeof line ? (size_t) n
+					: sizeof line - 1);
+		}
+		if (++L->next < L->nruns)
+			weft_stream_lost_run(t, L->idx, L->next, &L->run);
+	}
+}
+
+static void lossy_init(struct dump *d, const struct weft_trace *t)
+{
+	size_t ns = weft_nstreams(t);
+	for (size_t i = 0; i < ns; i++) {
+		struct weft_loss l;
+		if (!weft_stream_loss(t, i, &l) || (l.dropped == 0 && l.nruns == 0))
+			continue;
+		if (d->lossy == NULL && (d->lossy = calloc(ns, sizeof *d->lossy)) == NULL)
+			abort();
+		struct lossy *L = &d->lossy[d->nlossy++];
+		L->stream = weft_stream_at(t, i);
+		const char *rp = L->stream->relpath;
+		size_t n = 4 * strlen(rp) + 1;
+		if ((L->rel = malloc(n)) == NULL)
+			abort();
+		weft_escape(rp, strlen(rp), L->rel, n);
+		L->idx = i;
+		L->dropped = l.dropped;
+		L->nruns = l.nruns;
+		if (l.nruns > 0)
+			weft_stream_lost_run(t, i, 0, &L->run);
+	}
+}
+
+static void lossy_event(struct dump *d, const struct weft_trace *t, const struct weft_event *ev)
+{
+	for (size_t k = 0; k < d->nlossy; k++)
+		if (d->lossy[k].stream == ev->stream)
+			lossy_tell(d, t, &d->lossy[k], ev->offset, ev->rclock);
+}
+
+static void lossy_end(struct dump *d, const struct weft_trace *t)
+{
+	for (size_t k = 0; k < d->nlossy; k++) {
+		lossy_tell(d, t, &d->lossy[k], UINT64_MAX, INT64_MAX);
+		free(d->lossy[k].rel);
+	}
+	free(d->lossy);
+}
 
 /* The MCV as printed: its three bytes, escaped when one of them is not
  * printable ASCII (a trace cannot forge lines through its MCVs either; the
@@ -367,6 +450,8 @@ int weft_cmd_dump(int argc, char **argv)
 	if (d.desc == NULL)
 		abort();
 	cli_out_init(&d.out, 1u << 20);
+	d.from = win.from_arg != NULL ? win.from : INT64_MIN;
+	lossy_init(&d, t);
 	static struct weft_event evs[256];
 	long n;
 	/* Progress on stderr only when the events do not go to the terminal. */
@@ -384,12 +469,22 @@ int weft_cmd_dump(int argc, char **argv)
 			}
 			/* after a seek, only a clock gone back in an unordered
 			 * region can be before --from */
-			if (__builtin_expect(evs[i].rclock >= win.from || win.from_arg == NULL, 1))
+			if (__builtin_expect(evs[i].rclock >= win.from || win.from_arg == NULL, 1)) {
+				if (__builtin_expect(d.nlossy != 0, 0))
+					lossy_event(&d, t, &evs[i]);
 				dump_event(&d, &evs[i]);
+			}
 		}
 	}
 	cli_progress_end(&prog);
 	r = n < 0 ? -1 : 0;
+	if (r == 0 && !past)
+		lossy_end(&d, t);
+	else
+		for (size_t k = 0; k < d.nlossy; k++)
+			free(d.lossy[k].rel);
+	if (r != 0 || past)
+		free(d.lossy);
 	int code = CLI_EXIT_OK;
 	if (cli_out_finish(&d.out, "dump") != 0) {
 		code = CLI_EXIT_TRACE;

@@ -329,7 +329,7 @@ int weft_meta_parse_v3(const char *text, size_t len, const char *name,
 	json_t *mark = json_object_get(o, WEFT_KEY_MARK);
 	if (mark != NULL && parse_marks(mark, name, d, m) < 0)
 		return -1;
-	return 0;
+	return weft_meta_parse_loss(j, name, d, m);
 }
 
 int weft_meta_parse_v1(const char *text, size_t len, const char *name,
@@ -377,6 +377,7 @@ void weft_meta_free(struct weft_meta *m)
 	free(m->marks);
 	free(m->lib_version);
 	free(m->lib_commit);
+	weft_meta_free_loss(m);
 	memset(m, 0, sizeof *m);
 }
 

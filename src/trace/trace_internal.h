@@ -79,6 +79,16 @@ struct weft_meta {
 	size_t nmarks;
 	struct weft_mark_def *marks;
 	char *lib_version, *lib_commit;
+	/* weft.* losses (loss.c): weft.cut, weft.lost_events, weft.ring; raw
+	 * clocks */
+	int end_by;               /* 0, WEFT_END_SIGNAL or WEFT_END_EXIT */
+	int end_signal;
+	int64_t end_clock;
+	uint64_t dropped;         /* weft.lost_events */
+	int ring;
+	uint64_t ring_size, ring_lost_events, ring_lost_bytes;
+	size_t nruns;
+	struct weft_lost_run *runs; /* owned; first/last raw */
 };
 
 /* Parse a v3 stream.json (name: the file, for messages). Returns -1 when the
@@ -90,6 +100,10 @@ int weft_meta_parse_v3(const char *text, size_t len, const char *name,
 int weft_meta_parse_v1(const char *text, size_t len, const char *name,
 		struct weft_diag *d, struct weft_meta *m, json_t **root);
 void weft_meta_free(struct weft_meta *m);
+/* The weft.* loss keys of a v3 document (loss.c); -1 on a strict breach. */
+int weft_meta_parse_loss(json_t *root, const char *name, struct weft_diag *d,
+		struct weft_meta *m);
+void weft_meta_free_loss(struct weft_meta *m);
 
 /* Reads a whole small file (metadata); refuses files over max bytes. */
 int weft_read_small_file(const char *path, size_t max, char **out, size_t *outlen,
