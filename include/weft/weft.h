@@ -574,6 +574,10 @@ struct weft_lost_run {
  * 0 if there is no such run. */
 int weft_stream_lost_run(const struct weft_trace *t, size_t i, size_t k,
 		struct weft_lost_run *out);
+/* 1 if stream i is unfinished (weft_stream_unfinished), with why in buf:
+ * "ovni.finished is missing (...)", or the cut of a crashed run
+ * ("cut by signal 11 (SIGSEGV) at clock C (...)"); else 0. */
+int weft_stream_unfinished_why(const struct weft_trace *t, size_t i, char *buf, size_t n);
 /* "SIGSEGV" and the like for the signals a crash or a user names, else
  * NULL. */
 const char *weft_signal_name(int signo);

@@ -118,29 +118,6 @@ static void rates_print(const struct rates *r, int64_t last)
 
 /* ---- what the streams lack (the weft.* keys, docs/reader.md "Losses") ---- */
 
-/* WEFT_CRASH=flush's cut of stream i, as the reason its thread did not end;
- * 0 if it has none. */
-static int print_end(const struct weft_trace *t, size_t i, const char *json)
-{
-	struct weft_loss l;
-	if (!weft_stream_loss(t, i, &l) || l.end_by == WEFT_END_NORMAL)
-		return 0;
-	char msg[WEFT_ERR_MAX + 512];
-	if (l.end_by == WEFT_END_SIGNAL) {
-		const char *sn = weft_signal_name(l.end_signal);
-		snprintf(msg, sizeof msg, "%s: cut by signal %d%s%s%s at clock %" PRId64 ": the "
-				"process died and WEFT_CRASH=flush wrote the events buffered before "
-				"it; the thread did not end", json, l.end_signal, sn ? " (" : "",
-				sn ? sn : "", sn ? ")" : "", l.end_sclock);
-	} else {
-		snprintf(msg, sizeof msg, "%s: cut at exit at clock %" PRId64 ": the process "
-				"exited without ovni_proc_fini and WEFT_CRASH=flush wrote the events "
-				"buffered before it; the thread did not end", json, l.end_sclock);
-	}
-	cli_message("check", "", msg);
-	return 1;
-}
-
 /* The events stream i lacks, on stdout: a line for the stream, one per
  * overwritten run. */
 static void print_lost(const struct weft_trace *t, size_t i, const char *json)
@@ -217,9 +194,9 @@ int weft_cmd_check(int argc, char **argv)
 		struct weft_cut_info ci;
 		const char *json = weft_stream_json_path(t, i);
 		char msg[WEFT_ERR_MAX + 512];
-		if (weft_stream_unfinished(t, i) && ++nbad && !print_end(t, i, json ? json : "?")) {
-			snprintf(msg, sizeof msg, "%s: ovni.finished is missing (the thread did not "
-					"end with ovni_thread_free)", json ? json : "?");
+		char why[256];
+		if (weft_stream_unfinished_why(t, i, why, sizeof why) && ++nbad) {
+			snprintf(msg, sizeof msg, "%s: %s", json ? json : "?", why);
 			cli_message("check", "", msg);
 		}
 		if (weft_stream_cut(t, i, &ci) && ++nbad) {

@@ -87,10 +87,10 @@ static void run_free(struct run *r)
 static int cut_refusal(const struct weft_trace *t, char *err, size_t errlen)
 {
 	for (size_t i = 0; i < weft_nstreams(t); i++) {
-		if (weft_stream_unfinished(t, i)) {
-			snprintf(err, errlen, "%s: ovni.finished is missing (the thread did not end "
-					"with ovni_thread_free); `weft emu --salvage` emulates a run "
-					"cut short", weft_stream_json_path(t, i));
+		char why[256];
+		if (weft_stream_unfinished_why(t, i, why, sizeof why)) {
+			snprintf(err, errlen, "%s: %s; `weft emu --salvage` emulates a run cut short",
+					weft_stream_json_path(t, i), why);
 			return 1;
 		}
 		struct weft_cut_info ci;

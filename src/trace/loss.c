@@ -13,6 +13,7 @@
 #include <inttypes.h>
 #include <signal.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -233,4 +234,29 @@ const char *weft_signal_name(int signo)
 	case SIGUSR2: return "SIGUSR2";
 	default: return NULL;
 	}
+}
+
+void weft_meta_unfinished_why(const struct weft_meta *m, char *buf, size_t n)
+{
+	const char *sn = weft_signal_name(m->end_signal);
+	if (m->end_by == WEFT_END_SIGNAL)
+		snprintf(buf, n, "cut by signal %d%s%s%s at clock %" PRId64 " (the process died; "
+				"WEFT_CRASH=flush wrote the events buffered before it), so ovni.finished "
+				"is missing", m->end_signal, sn ? " (" : "", sn ? sn : "", sn ? ")" : "",
+				m->end_clock);
+	else if (m->end_by == WEFT_END_EXIT)
+		snprintf(buf, n, "cut at exit at clock %" PRId64 " (the process exited without "
+				"ovni_proc_fini; WEFT_CRASH=flush wrote the events buffered before "
+				"it), so ovni.finished is missing", m->end_clock);
+	else
+		snprintf(buf, n, "ovni.finished is missing (the thread did not end with "
+				"ovni_thread_free)");
+}
+
+int weft_stream_unfinished_why(const struct weft_trace *t, size_t i, char *buf, size_t n)
+{
+	if (i >= t->nstreams || !t->streams[i]->unfinished)
+		return 0;
+	weft_meta_unfinished_why(&t->streams[i]->meta, buf, n);
+	return 1;
 }

@@ -257,8 +257,9 @@ static int check_stream(struct weft_trace *t, struct weft_wstream *s, int *place
 	*placeable = 1;
 	if (m->version == WEFT_META_VERSION) {
 		if (!m->has_finished) {
-			if (weft_breach(d, "%s: ovni.finished is missing (the thread did not end "
-						"with ovni_thread_free)", f) < 0)
+			char why[256];
+			weft_meta_unfinished_why(m, why, sizeof why);
+			if (weft_breach(d, "%s: %s", f, why) < 0)
 				return -1;
 		} else if (m->finished != 1) {
 			if (weft_breach(d, "%s: ovni.finished is not 1", f) < 0)

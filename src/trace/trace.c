@@ -119,10 +119,12 @@ struct weft_trace *weft_open(const char *path, const struct weft_open_opts *opts
 			struct weft_wstream *s = t->streams[i];
 			if (s->meta.version != WEFT_META_VERSION || s->meta.has_finished)
 				continue;
-			if (opts->accept_unfinished == 1)
-				weft_warnf(&t->diag, "%s: ovni.finished is missing (the thread did not end "
-					"with ovni_thread_free): accepted as a thread cut short",
-					s->json_path);
+			if (opts->accept_unfinished == 1) {
+				char why[256];
+				weft_meta_unfinished_why(&s->meta, why, sizeof why);
+				weft_warnf(&t->diag, "%s: %s: accepted as a thread cut short",
+						s->json_path, why);
+			}
 			s->unfinished = 1;
 			s->meta.has_finished = 1;
 			s->meta.finished = 1;

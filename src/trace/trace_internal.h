@@ -104,6 +104,9 @@ void weft_meta_free(struct weft_meta *m);
 int weft_meta_parse_loss(json_t *root, const char *name, struct weft_diag *d,
 		struct weft_meta *m);
 void weft_meta_free_loss(struct weft_meta *m);
+/* Why the thread of m did not end: "ovni.finished is missing (...)", or
+ * its weft.cut. */
+void weft_meta_unfinished_why(const struct weft_meta *m, char *buf, size_t n);
 
 /* Reads a whole small file (metadata); refuses files over max bytes. */
 int weft_read_small_file(const char *path, size_t max, char **out, size_t *outlen,

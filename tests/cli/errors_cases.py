@@ -108,6 +108,22 @@ def m(cpus=((0, 0),), **kw):
 CPU2 = ((0, 0), (1, 1))
 
 
+def mw(weft, **kw):
+    """m(**kw) with weft's own object (the loss keys of obs_format.h)."""
+    d = m(**kw)
+    d["weft"] = weft
+    return d
+
+
+# simple_events(100): OHx at offset 8 (28 bytes), OHe at offset 36; the file
+# is 48 bytes. Three runs: before OHx, before OHe, after the last event.
+RING = {"ring": {"size": 4096, "lost_events": 5, "lost_bytes": 72,
+                 "lost": [[10, 50, 3, 48, 8], [101, 104, 1, 12, 36], [120, 130, 1, 12, 48]]},
+        "lost_events": 2}
+RING_NO_OFFSETS = {"ring": {"size": 64, "lost_events": 2, "lost_bytes": 24,
+                            "lost": [[10, 50, 1, 12], [105, 110, 1, 12]]}}
+
+
 def with_files(names):
     """A valid one-stream trace plus extra files at its top."""
     def build(root):
@@ -200,6 +216,46 @@ CASES = [
     ("dump-follow-timeout-bad", nothing, ["dump", "--follow", "--follow-timeout", "0", "t"]),
     ("top-follow-timeout-alone", nothing, ["top", "--follow-timeout", "1s", "t"]),
     ("help-check", nothing, ["check", "--help", "t"]),
+    # what streams lack (weft.lost_events, weft.ring, weft.cut)
+    ("loss-ring-check", one(mw(RING)), ["check", "t"]),
+    ("loss-ring-dump", one(mw(RING)), ["dump", "t"]),
+    ("loss-ring-dump-from", one(mw(RING)), ["dump", "--from", "110", "t"]),
+    ("loss-ring-no-offsets-dump", two(mw(RING_NO_OFFSETS), meta(2, 1)), ["dump", "t"]),
+    ("loss-ring-empty-check", one(mw({"ring": {"size": 64, "lost_events": 0,
+                                              "lost_bytes": 0, "lost": []}})), ["check", "t"]),
+    ("loss-cut-signal-check", two(mw({"cut": {"by": "signal", "signal": 11, "clock": 110}},
+                                     finished=None), meta(2, 1)), ["check", "t"]),
+    ("loss-cut-exit-check", one(mw({"cut": {"by": "exit", "clock": 110}}, finished=None)),
+     ["check", "t"]),
+    ("loss-cut-dump", one(mw({"cut": {"by": "signal", "signal": 6, "clock": 110}},
+                            finished=None)), ["dump", "t"]),
+    ("loss-ring-sum-bad", one(mw({"ring": {"size": 64, "lost_events": 3, "lost_bytes": 24,
+                                           "lost": [[10, 50, 2, 24]]}})), ["check", "t"]),
+    ("loss-ring-run-short", one(mw({"ring": {"size": 64, "lost_events": 1, "lost_bytes": 12,
+                                             "lost": [[10, 50, 1]]}})), ["check", "t"]),
+    ("loss-ring-run-backwards", one(mw({"ring": {"size": 64, "lost_events": 1,
+                                                 "lost_bytes": 12, "lost": [[50, 10, 1, 12]]}})),
+     ["check", "t"]),
+    ("loss-ring-run-bytes", one(mw({"ring": {"size": 64, "lost_events": 2, "lost_bytes": 12,
+                                             "lost": [[10, 50, 2, 12]]}})), ["check", "t"]),
+    ("loss-ring-offset-back", one(mw({"ring": {"size": 64, "lost_events": 2, "lost_bytes": 24,
+                                               "lost": [[10, 50, 1, 12, 36],
+                                                        [60, 70, 1, 12, 8]]}})), ["check", "t"]),
+    ("loss-ring-size-zero", one(mw({"ring": {"size": 0, "lost_events": 0, "lost_bytes": 0,
+                                             "lost": []}})), ["check", "t"]),
+    ("loss-ring-bad-lenient", one(mw({"ring": {"size": 0}})), ["dump", "t"]),
+    ("loss-cut-by-bad", one(mw({"cut": {"by": "crash", "clock": 1}}, finished=None)),
+     ["check", "t"]),
+    ("loss-cut-signal-missing", one(mw({"cut": {"by": "signal", "clock": 1}}, finished=None)),
+     ["check", "t"]),
+    ("loss-cut-exit-signal", one(mw({"cut": {"by": "exit", "signal": 9, "clock": 1}},
+                                    finished=None)), ["check", "t"]),
+    ("loss-cut-clock-string", one(mw({"cut": {"by": "exit", "clock": "1"}}, finished=None)),
+     ["check", "t"]),
+    ("loss-dropped-negative", one(mw({"lost_events": -1})), ["check", "t"]),
+    ("loss-weft-array", one(mw([1])), ["check", "t"]),
+    ("check-rates", ties, ["check", "-r", "t"]),
+    ("check-rates-long", two(meta(1, 1), meta(2, 1)), ["check", "--rates", "t"]),
     ("no-args", nothing, ["dump"]),
     ("two-paths", nothing, ["check", "t", "u"]),
     ("unknown-option", nothing, ["top", "-z", "t"]),

@@ -196,10 +196,14 @@ static void child(enum how how)
 /* Each case's temporary directory (its trace in trace/), removed by
  * case_end whatever the outcome. */
 static char *case_dir, *case_trace;
+/* What a named stream's line says right after "stream.json: ": the cut
+ * (WEFT_CRASH=flush), or that ovni.finished is missing. */
+static char want_why[128];
 
 static char *case_begin(void)
 {
 	case_dir = rt_test_mkdtemp();
+	want_why[0] = '\0';
 	case_trace = rt_test_path("%s/trace", case_dir);
 	child_file = rt_test_path("%s/empty", case_dir);
 	return case_dir;
@@ -316,6 +320,11 @@ static void read_meta(const char *trace, int t, struct meta *m)
  * one of them. */
 static int named[NTHREADS];
 
+static void expect_why(const char *why)
+{
+	snprintf(want_why, sizeof want_why, "%s", why);
+}
+
 static int weft_check(const char *trace, int *nmissing)
 {
 	memset(named, 0, sizeof named);
@@ -335,8 +344,9 @@ static int weft_check(const char *trace, int *nmissing)
 			continue;
 		(*nmissing)++;
 		for (int t = 0; t < NTHREADS; t++) {
-			char *want = rt_test_path("/loom.vm/proc.%d/thread.%d/stream.json: ovni.finished is missing", PID,
-						  TID_MAIN + t);
+			char *want = rt_test_path("/loom.vm/proc.%d/thread.%d/stream.json: %s", PID,
+						  TID_MAIN + t, want_why[0] ? want_why
+						  : "ovni.finished is missing");
 			if (strstr(line, want) != NULL)
 				named[t] = 1;
 			free(want);
@@ -376,6 +386,11 @@ static void crash_case(enum how how, int sig)
 		assert_true(m.require);
 	}
 	int nmissing = 0;
+	char why[128];
+	snprintf(why, sizeof why, "cut by signal %d (%s) at clock ", sig,
+			sig == SIGSEGV ? "SIGSEGV" : sig == SIGBUS ? "SIGBUS" : sig == SIGILL ? "SIGILL"
+			: sig == SIGFPE ? "SIGFPE" : "SIGABRT");
+	expect_why(why);
 	assert_int_equal(weft_check(trace, &nmissing), 1);
 	assert_int_equal(nmissing, NTHREADS);
 	for (int t = 0; t < NTHREADS; t++)
@@ -484,6 +499,7 @@ static void test_exit_without_fini(void **st)
 		}
 	}
 	int nmissing = 0;
+	expect_why("cut at exit at clock ");
 	assert_int_equal(weft_check(trace, &nmissing), 1);
 	assert_int_equal(nmissing, 2);
 	assert_true(named[T_MAIN] && named[2] && !named[1]);
