@@ -440,6 +440,17 @@ size_t weft_nindexed(const struct weft_trace *t);
  * number of entries. Returns 0, or -1 (weft_error). (Addition.) */
 int weft_stream_write_index(struct weft_trace *t, size_t i, char *path, size_t pathlen,
 		uint64_t *nentries);
+/* Writes the merge index of the trace at path (merge.idx at its top, the
+ * directory that holds the loom.* directories): checkpoints of a full read's
+ * merge, so that a seek gives the events of equal clocks in several streams
+ * in the order of a full read (docs/reader.md, "Seeking"). opts: how the
+ * trace is opened (mode, cut, accept_unfinished; the clock orders are
+ * chosen here). Reads the whole trace once (twice if a loom has a clock
+ * offset). Written to a temporary file, then renamed. 0 with ipath (the
+ * file) and *nentries (checkpoints) set, 1 when path is not the top of its
+ * trace (nothing written), or -1 with err. (Addition.) */
+int weft_write_merge_index(const char *path, const struct weft_open_opts *opts,
+		char *ipath, size_t ipathlen, uint64_t *nentries, char *err, size_t errlen);
 
 /* Number of events yielded so far. */
 uint64_t weft_nevents(const struct weft_trace *t);

@@ -22,6 +22,12 @@ static const char usage[] =
 	"renamed over it: a reader never sees half an index, and running it again\n"
 	"writes the same files. One line per stream:\n"
 	"  INDEX  N entries\n"
+	"When PATH is the top of the trace (the directory that holds the loom.*\n"
+	"directories), the trace is then read in full once more (twice if a loom has\n"
+	"a clock offset) to write merge.idx there: checkpoints of the merge, so that\n"
+	"a seek gives events with equal clocks in several streams in the order of a\n"
+	"full read (without it, such ties after --from may come in another order):\n"
+	"  merge.idx  N checkpoints\n"
 	"\n"
 	"Options:\n"
 	"  -q, --quiet  no lines on stdout\n"
@@ -62,6 +68,27 @@ int weft_cmd_index(int argc, char **argv)
 			if (k >= sizeof esc)
 				k = sizeof esc - 1;
 			printf("%.*s  %" PRIu64 " entr%s\n", (int) k, esc, n, n == 1 ? "y" : "ies");
+		}
+	}
+	if (code == CLI_EXIT_OK) {
+		/* the merge index: the same trace read once more (quietly: its
+		 * warnings were given) */
+		struct weft_open_opts o = { 0 };
+		o.mode = WEFT_LENIENT;
+		o.backwards = WEFT_BACKWARDS_WARN;
+		o.cut = WEFT_CUT_QUIET;
+		char ip[4096], err[WEFT_ERR_MAX];
+		uint64_t n = 0;
+		int m = weft_write_merge_index(path, &o, ip, sizeof ip, &n, err, sizeof err);
+		if (m < 0) {
+			cli_message("index", "", err);
+			code = CLI_EXIT_TRACE;
+		} else if (m == 0 && !set[0]) {
+			char esc[4 * 4096 + 1];
+			size_t k = weft_escape(ip, strlen(ip), esc, sizeof esc);
+			if (k >= sizeof esc)
+				k = sizeof esc - 1;
+			printf("%.*s  %" PRIu64 " checkpoint%s\n", (int) k, esc, n, n == 1 ? "" : "s");
 		}
 	}
 	if (fflush(stdout) != 0 && code == CLI_EXIT_OK) {

@@ -295,6 +295,7 @@ static int walk_dir(struct walk *w, const char *rel, const char *root_base, int 
 			sl_add(&w->v1, frel);
 			v1count++;
 		} else if (depth == 0 && (strcmp(name, WEFT_CLOCK_OFFSETS) == 0
+					|| strcmp(name, WEFT_MIDX_NAME) == 0
 					|| is_emu_output(name))) {
 			free(frel);
 		} else if (depth > 0 && is_emu_cfg(rel, name)) {
@@ -539,6 +540,7 @@ static void find_mstreams(struct weft_trace *t, const char *path, const char *ab
 	char *root = find_root(path, abs, &subrel);
 	if (root == NULL)
 		return;
+	t->inside = 1;
 	char err[WEFT_ERR_MAX];
 	struct weft_diag quiet = { 0 };
 	quiet.mode = t->diag.mode;

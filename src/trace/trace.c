@@ -447,10 +447,15 @@ static int start(struct weft_trace *t)
 	/* With the thread: a chunk being read, one ready, one being merged. */
 	unsigned nring = ra ? 3 : 1;
 	for (size_t i = 0; i < t->nstreams; i++) {
+		t->streams[i]->index = i;
+		t->streams[i]->keyoff = t->raw_order ? 0 : t->streams[i]->clkoff;
+	}
+	struct weft_midx_plan mp;
+	if (weft_midx_plan(t, &mp) < 0)
+		return -1;
+	for (size_t i = 0; i < t->nstreams; i++) {
 		struct weft_wstream *s = t->streams[i];
-		s->index = i;
-		s->keyoff = t->raw_order ? 0 : s->clkoff;
-		if (t->seek && t->sort == WEFT_SORT_NONE) {
+		if (t->seek && t->sort == WEFT_SORT_NONE && !mp.use) {
 			uint64_t off;
 			if (weft_index_seek(t, s, t->seek_clock, &off) > 0) {
 				t->nindexed++;
@@ -464,15 +469,24 @@ static int start(struct weft_trace *t)
 				}
 			}
 		}
-		if (t->sort == WEFT_SORT_REGIONS && need_sorter(t, s) < 0)
+		if (t->sort == WEFT_SORT_REGIONS && need_sorter(t, s) < 0) {
+			weft_midx_plan_free(&mp);
 			return -1;
+		}
 		s->unord = t->backwards != WEFT_BACKWARDS_ERROR;
 		s->chunk_cap = weft_chunk_size(t, s, nring);
-		if (weft_stream_alloc_ring(t, s, nring) < 0)
+		if (weft_stream_alloc_ring(t, s, nring) < 0) {
+			weft_midx_plan_free(&mp);
 			return -1;
+		}
 	}
 	if (ra && weft_readahead_start(t) < 0)
 		weft_warnf(&t->diag, "cannot start the read-ahead thread; reading without it");
+	if (mp.use) {
+		int r = weft_midx_resume(t, &mp);
+		weft_midx_plan_free(&mp);
+		return r;
+	}
 	struct seek_push *sp = NULL;
 	size_t nsp = 0;
 	if (t->seek)

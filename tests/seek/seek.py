@@ -27,7 +27,7 @@ import tempfile
 
 sys.dont_write_bytecode = True  # keep the source tree clean
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
-from wefttest import Checker, conformance_dir, run  # noqa: E402
+from wefttest import Checker, conformance_dir, run, weft_bin  # noqa: E402
 
 HDR = b"ovix" + struct.pack("=III", 1, 16, 0)
 
@@ -36,7 +36,7 @@ def idx_files(root):
     out = {}
     for d, _, files in os.walk(root):
         for f in files:
-            if f.endswith(".idx"):
+            if f.endswith(".idx") and f != "merge.idx":
                 p = os.path.join(d, f)
                 out[os.path.relpath(p, root)] = open(p, "rb").read()
     return out
@@ -132,12 +132,14 @@ def gen_checks(c, tmp):
     # weft index: the same bytes, atomically, again and again
     rc, out, err = run(["index", "ovni"], cwd=tmp)
     want = "".join(f"{k}  {(len(v) - 16) // 16} entries\n" for k, v in sorted(lib.items()))
+    want += "ovni/merge.idx  0 checkpoints\n"  # less than 1 MiB of events
     c.eq((rc, out.decode(), err), (0, want, ""), "weft index: exit, lines, stderr")
     c.eq(idx_files(tmp), lib, "weft index writes libovni's indexes byte for byte")
     rc, out, err = run(["index", "-q", "ovni"], cwd=tmp)
     c.eq((rc, out, err), (0, b"", ""), "weft index -q again")
     c.eq(idx_files(tmp), lib, "weft index is idempotent")
-    c.eq(all_files(tmp), files_before, "no temporary file left beside the indexes")
+    c.eq(all_files(tmp), sorted(files_before + ["ovni/merge.idx"]),
+         "no temporary file left beside the indexes")
     rc, out, err = run(["index", "--help"])
     c.eq((rc, out.decode().startswith("Usage: weft index [-q] PATH\n"), err), (0, True, ""),
          "weft index --help")
@@ -181,6 +183,39 @@ def gen_checks(c, tmp):
             inreg.append(cl)
     xs["inside unordered regions"] = inreg[::7]
     xs["every 40th clock"] = sorted(set(clocks))[::40]
+    # every position class: with the merge index (checkpoints every 2000
+    # bytes of events), then with the stream indexes alone (as libovni
+    # leaves a trace)
+    menv = dict(os.environ, WEFT_MIDX_SPACING="2000")
+    p = subprocess.run([weft_bin(), "index", "ovni"], cwd=tmp, env=menv, capture_output=True)
+    nck = int(re.search(rb"merge.idx  (\d+) checkpoints", p.stdout).group(1))
+    c.expect(p.returncode == 0 and nck > 20, f"weft index with checkpoints: {nck}")
+    for what, vals in xs.items():
+        for x in vals:
+            dump_from(c, tmp, x, full, what + " (merge index)")
+    midx = open(os.path.join(tmp, "ovni", "merge.idx"), "rb").read()
+    mpath = os.path.join(tmp, "ovni", "merge.idx")
+    mtail = ("; seeking without it (equal clocks of several streams may come in another "
+             "order than in a full read)\n")
+    x0 = sorted(set(clocks))[len(set(clocks)) // 2]
+    with open(mpath, "wb") as f:
+        f.write(b"ovmX" + midx[4:])
+    dump_from(c, tmp, x0, full, "a merge index with a bad magic",
+              f"weft dump: warning: ovni/merge.idx: offset 0: bad magic (expected 'ovmx'){mtail}")
+    bad = bytearray(midx)
+    struct.pack_into("=Q", bad, 16, struct.unpack_from("=Q", midx, 16)[0] - 12)
+    with open(mpath, "wb") as f:
+        f.write(bytes(bad))
+    obs0 = [k for k in lib if "thread.101" in k][0].replace("stream.idx", "stream.obs")
+    size0 = os.path.getsize(os.path.join(tmp, obs0))
+    dump_from(c, tmp, x0, full, "a stale merge index",
+              f"weft dump: warning: ovni/merge.idx: stale: {obs0} has {size0} bytes, "
+              f"{size0 - 12} when indexed (run `weft index` again){mtail}")
+    with open(mpath, "wb") as f:
+        f.write(midx[:20])
+    dump_from(c, tmp, x0, full, "a truncated merge index",
+              f"weft dump: warning: ovni/merge.idx: offset 16: truncated stream record{mtail}")
+    os.unlink(mpath)
     for what, vals in xs.items():
         for x in vals:
             dump_from(c, tmp, x, full, what)
@@ -258,6 +293,7 @@ def gen_checks(c, tmp):
     dump_from(c, tmp, x101, full, "the index restored")
     rc, out, err = run(["index", "ovni"], cwd=tmp)
     c.eq((rc, idx_files(tmp)), (0, lib), "weft index repairs a stale index")
+    os.unlink(mpath)
 
 
 def corpus_checks(c, tmp):
@@ -270,13 +306,17 @@ def corpus_checks(c, tmp):
                 cases.append((f"{group}/{name}", os.path.join(gd, name, "ovni")))
     c.expect(len(cases) > 50, "the corpus has its cases")
     ties = []
+    nseeks = 0
     for name, src in cases:
         wd = os.path.join(tmp, "case")
         shutil.rmtree(wd, ignore_errors=True)
         os.makedirs(wd)
         shutil.copytree(src, os.path.join(wd, "ovni"), symlinks=True)
         rc0, full, err0 = run(["dump", "ovni"], cwd=wd)
-        rc, out, err = run(["index", "ovni"], cwd=wd)
+        # checkpoints close together, so that seeks resume from them
+        p = subprocess.run([weft_bin(), "index", "ovni"], cwd=wd, capture_output=True,
+                           env=dict(os.environ, WEFT_MIDX_SPACING="64"))
+        rc, out, err = p.returncode, p.stdout, p.stderr.decode()
         if rc0 != 0 and rc != 0:
             continue  # a trace weft cannot open: nothing to index
         c.eq((rc, "seeking" in err), (0, False), f"{name}: weft index exit 0")
@@ -306,16 +346,22 @@ def corpus_checks(c, tmp):
             c.eq((rc, "seeking by reading" in err, "not part of any stream" in err),
                  (0, False, False),
                  f"{name}: dump --from {x}: exit 0, the indexes used, none a stray file")
-            want = filtered(lines, x)
-            if out != want:
-                # the heap orders equal clocks of several streams by what it
-                # read before (see docs/reader.md): only that may differ
-                c.eq(tie_groups(out.splitlines(True)), tie_groups(want.splitlines(True)),
-                     f"{name}: dump --from {x} equals the filtered full dump but for the "
-                     "order of equal clocks across streams")
+            # the merge index resumes the heap as the full read has it:
+            # equal clocks of several streams in the same order too
+            c.expect(out == filtered(lines, x),
+                     f"{name}: dump --from {x} equals the filtered full dump")
+            nseeks += 1
+            # and without it, the stream indexes alone: the same events
+            os.rename(os.path.join(wd, "ovni", "merge.idx"), os.path.join(wd, "m.idx"))
+            rc, out2, err = run(["dump", "--from", str(x), "ovni"], cwd=wd)
+            os.rename(os.path.join(wd, "m.idx"), os.path.join(wd, "ovni", "merge.idx"))
+            c.eq(tie_groups(out2.splitlines(True)), tie_groups(filtered(lines, x).splitlines(True)),
+                 f"{name}: dump --from {x} without the merge index: the same events")
+            if out2 != out:
                 ties.append(f"{name} --from {x}")
     shutil.rmtree(os.path.join(tmp, "case"), ignore_errors=True)
-    print(f"{len(ties)} seeks gave equal clocks of several streams in another order: "
+    print(f"{nseeks} seeks into corpus traces equal the filtered full dump with the merge index; "
+          f"without it, {len(ties)} gave equal clocks of several streams in another order: "
           + ", ".join(ties))
 
 

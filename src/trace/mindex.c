@@ -1,0 +1,581 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * mindex.c - the merge index (merge.idx, src/format/idx_format.h): writing
+ * it after a full read (weft index), and resuming the merge from one of its
+ * checkpoints for a seek, so that events of equal clocks in several streams
+ * come out in the order of a full read.
+ *
+ * A seek with it: the last checkpoint whose key is before the seek clock
+ * puts every stream at the event the full read had pending there and the
+ * heap in the same slots; the merge then goes on as the full read does
+ * (push the stream that yielded last, pop the root), dropping what it pops
+ * until the root is at or after the seek clock. Without a checkpoint
+ * before the clock, it replays from the start (a small trace has none).
+ * Everything the index says is checked before any stream is moved: a
+ * missing file is silent (the stream indexes are used), a stale or bad one
+ * is passed over with a warning.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "idx_format.h"
+#include "trace_internal.h"
+
+static int pread_all(int fd, void *buf, size_t n, uint64_t off)
+{
+	size_t got = 0;
+	while (got < n) {
+		ssize_t r = pread(fd, (uint8_t *) buf + got, n - got, (off_t) (off + got));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		got += (size_t) r;
+	}
+	return 0;
+}
+
+static int write_all(int fd, const void *buf, size_t n)
+{
+	const uint8_t *p = buf;
+	while (n > 0) {
+		ssize_t w = write(fd, p, n);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return -1;
+		p += w;
+		n -= (size_t) w;
+	}
+	return 0;
+}
+
+static char *midx_path(const char *root)
+{
+	size_t n = strlen(root) + 1 + strlen(WEFT_MIDX_NAME) + 1;
+	char *p = malloc(n);
+	if (p != NULL)
+		snprintf(p, n, "%s/%s", root, WEFT_MIDX_NAME);
+	return p;
+}
+
+/* ---- writing (weft index) ---- */
+
+struct growbuf {
+	uint8_t *p;
+	size_t len, cap;
+};
+
+static uint8_t *grow(struct growbuf *b, size_t n)
+{
+	if (b->len + n > b->cap) {
+		size_t cap = b->cap ? b->cap : 4096;
+		while (cap < b->len + n)
+			cap *= 2;
+		uint8_t *q = realloc(b->p, cap);
+		if (q == NULL)
+			return NULL;
+		b->p = q;
+		b->cap = cap;
+	}
+	uint8_t *w = b->p + b->len;
+	memset(w, 0, n);
+	b->len += n;
+	return w;
+}
+
+/* One section: a full read in one order, a checkpoint every spacing bytes. */
+static int write_section(const char *path, const struct weft_open_opts *base, unsigned orders,
+		struct growbuf *out, struct growbuf *streams, size_t *nstreams, int *offsets,
+		char *err, size_t errlen)
+{
+	struct weft_open_opts o = *base;
+	o.clock = (orders & WEFT_MIDX_ORDER_RAW) ? WEFT_CLOCK_RAW : WEFT_CLOCK_OFFSET;
+	o.seek = 0;
+	struct weft_trace *t = weft_open(path, &o, err, errlen);
+	if (t == NULL)
+		return -1;
+	int r = -1;
+	size_t ns = t->nstreams;
+	if (streams != NULL) {
+		*nstreams = ns;
+		*offsets = 0;
+		for (size_t i = 0; i < ns; i++) {
+			const struct weft_wstream *s = t->streams[i];
+			size_t L = strlen(s->relpath), pad = (L + 7) / 8 * 8;
+			uint8_t *w = grow(streams, WEFT_MIDX_STREAM_HEAD + pad);
+			if (w == NULL)
+				goto oom;
+			weft_store_u64(w, s->fsize);
+			weft_store_u32(w + 8, (uint32_t) L);
+			memcpy(w + WEFT_MIDX_STREAM_HEAD, s->relpath, L);
+			if (s->clkoff != 0)
+				*offsets = 1;
+		}
+	} else if (ns != *nstreams) {
+		snprintf(err, errlen, "%s: the trace changed while it was indexed", path);
+		goto out;
+	}
+	size_t head = out->len;
+	uint8_t *h = grow(out, WEFT_MIDX_SECTION_HEAD);
+	if (h == NULL)
+		goto oom;
+	weft_store_u32(h, orders);
+	uint64_t esize = WEFT_MIDX_ENTRY_SIZE(ns);
+	uint64_t spacing = WEFT_MIDX_SPACING;
+	if (spacing < 1024 * esize)
+		spacing = 1024 * esize;
+	const char *env = getenv("WEFT_MIDX_SPACING"); /* for tests: checkpoints close together */
+	if (env != NULL && atoll(env) > 0)
+		spacing = (uint64_t) atoll(env);
+	uint64_t since = 0, n = 0;
+	int64_t maxkey = INT64_MIN; /* the largest key yielded so far */
+	struct weft_event ev;
+	int got;
+	while ((got = weft_next(t, &ev)) > 0) {
+		since += WEFT_EV_HEADER_SIZE + (uint64_t) ev.payload_size;
+		const struct weft_wstream *cur = t->cur;
+		if (cur->key > maxkey)
+			maxkey = cur->key;
+		if (since < spacing)
+			continue;
+		since = 0;
+		uint8_t *e = grow(out, (size_t) esize);
+		if (e == NULL)
+			goto oom;
+		weft_store_u64(e, (uint64_t) maxkey);
+		weft_store_u32(e + 8, (uint32_t) cur->index);
+		weft_store_u32(e + 12, (uint32_t) t->nheap);
+		weft_store_u64(e + 16, ev.offset + WEFT_EV_HEADER_SIZE + ev.payload_size);
+		for (size_t k = 0; k < t->nheap; k++) {
+			const struct weft_wstream *s = t->hs[k];
+			uint8_t *sl = e + 24 + WEFT_MIDX_SLOT_SIZE * k;
+			weft_store_u32(sl, (uint32_t) s->index);
+			weft_store_u64(sl + 8, s->cbase + (uint64_t) (uintptr_t) s->evp);
+			weft_store_u64(sl + 16, (uint64_t) t->hkey[k]);
+		}
+		n++;
+	}
+	if (got < 0) {
+		snprintf(err, errlen, "%s", weft_error(t));
+		goto out;
+	}
+	weft_store_u64(out->p + head + 8, n);
+	r = 0;
+	goto out;
+oom:
+	snprintf(err, errlen, "%s: out of memory while writing the merge index", path);
+out:
+	weft_close(t);
+	return r;
+}
+
+int weft_write_merge_index(const char *path, const struct weft_open_opts *opts,
+		char *ipath, size_t ipathlen, uint64_t *nentries, char *err, size_t errlen)
+{
+	struct weft_open_opts base = { 0 };
+	if (opts != NULL)
+		base = *opts;
+	base.sort = WEFT_SORT_NONE;
+	struct growbuf streams = { 0 }, body = { 0 };
+	size_t ns = 0;
+	int offsets = 0, r = -1, fd = -1;
+	char *ip = NULL, *tmp = NULL;
+	/* where it goes: the top of the trace (nothing for a path inside) */
+	struct weft_open_opts quiet = base;
+	quiet.warn = NULL;
+	struct weft_trace *t = weft_open(path, &quiet, err, errlen);
+	if (t == NULL)
+		return -1;
+	int top = !t->inside;
+	ip = top ? midx_path(t->path) : NULL;
+	weft_close(t);
+	if (!top)
+		return 1;
+	if (ip == NULL) {
+		snprintf(err, errlen, "%s: out of memory while writing the merge index", path);
+		return -1;
+	}
+	if (write_section(path, &base, WEFT_MIDX_ORDER_RAW | WEFT_MIDX_ORDER_OFFSET, &body,
+				&streams, &ns, &offsets, err, errlen) < 0)
+		goto out;
+	unsigned nsec = 1;
+	if (offsets) {
+		/* the first section is the raw order only; the offset order
+		 * gets its own */
+		weft_store_u32(body.p, WEFT_MIDX_ORDER_RAW);
+		if (write_section(path, &base, WEFT_MIDX_ORDER_OFFSET, &body, NULL, &ns,
+					&offsets, err, errlen) < 0)
+			goto out;
+		nsec = 2;
+	}
+	uint64_t n = 0;
+	for (size_t at = 0, k = 0; k < nsec; k++) {
+		uint64_t ne = weft_load_u64(body.p + at + 8);
+		n += ne;
+		at += WEFT_MIDX_SECTION_HEAD + (size_t) (ne * WEFT_MIDX_ENTRY_SIZE(ns));
+	}
+	if ((tmp = malloc(strlen(ip) + 8)) == NULL) {
+		snprintf(err, errlen, "%s: out of memory while writing the merge index", path);
+		goto out;
+	}
+	sprintf(tmp, "%s.XXXXXX", ip);
+	if (ipath != NULL && ipathlen > 0)
+		snprintf(ipath, ipathlen, "%s", ip);
+	fd = mkstemp(tmp);
+	if (fd < 0) {
+		snprintf(err, errlen, "%s: cannot create a temporary file beside it: %s", ip,
+				strerror(errno));
+		goto out;
+	}
+	uint8_t h[WEFT_MIDX_HEADER_SIZE];
+	memcpy(h, WEFT_MIDX_MAGIC, 4);
+	weft_store_u32(h + 4, WEFT_MIDX_VERSION);
+	weft_store_u32(h + 8, (uint32_t) ns);
+	weft_store_u32(h + 12, nsec);
+	if (fchmod(fd, 0644) != 0 || write_all(fd, h, sizeof h) < 0
+			|| write_all(fd, streams.p, streams.len) < 0
+			|| write_all(fd, body.p, body.len) < 0 || fsync(fd) != 0) {
+		snprintf(err, errlen, "%s: cannot write: %s", tmp, strerror(errno));
+		goto out;
+	}
+	int c = close(fd);
+	fd = -1;
+	if (c != 0 || rename(tmp, ip) != 0) {
+		snprintf(err, errlen, "%s: cannot write it (%s): %s", ip, tmp, strerror(errno));
+		goto out;
+	}
+	free(tmp);
+	tmp = NULL;
+	if (nentries != NULL)
+		*nentries = n;
+	r = 0;
+out:
+	if (fd >= 0)
+		close(fd);
+	if (tmp != NULL)
+		unlink(tmp);
+	free(tmp);
+	free(ip);
+	free(streams.p);
+	free(body.p);
+	return r;
+}
+
+/* ---- seeking ---- */
+
+/* Why the index cannot be used (for the warning), or "" when it is absent. */
+static int midx_load(struct weft_trace *t, struct weft_midx_plan *pl, char *why, size_t n)
+{
+	char *ip = midx_path(t->path);
+	if (ip == NULL) {
+		snprintf(why, n, "out of memory");
+		return 0;
+	}
+	pl->path = ip;
+	int fd = open(ip, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno != ENOENT)
+			snprintf(why, n, "cannot open: %s", strerror(errno));
+		return 0;
+	}
+	int ok = 0;
+	struct stat st;
+	uint8_t h[WEFT_MIDX_HEADER_SIZE];
+	size_t ns = t->nstreams;
+	uint64_t fsize = 0, at = WEFT_MIDX_HEADER_SIZE;
+	char *rel = NULL;
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		snprintf(why, n, "not a regular file");
+		goto out;
+	}
+	fsize = (uint64_t) st.st_size;
+	if (fsize < WEFT_MIDX_HEADER_SIZE || pread_all(fd, h, sizeof h, 0) < 0) {
+		snprintf(why, n, "offset 0: truncated header");
+		goto out;
+	}
+	if (memcmp(h, WEFT_MIDX_MAGIC, 4) != 0) {
+		snprintf(why, n, "offset 0: bad magic (expected '%s')", WEFT_MIDX_MAGIC);
+		goto out;
+	}
+	if (weft_load_u32(h + 4) != WEFT_MIDX_VERSION) {
+		snprintf(why, n, "offset 4: unknown version %" PRIu32, weft_load_u32(h + 4));
+		goto out;
+	}
+	if (weft_load_u32(h + 8) != ns) {
+		snprintf(why, n, "stale: it has %" PRIu32 " streams, the trace %zu (run `weft "
+				"index` again)", weft_load_u32(h + 8), ns);
+		goto out;
+	}
+	uint32_t nsec = weft_load_u32(h + 12);
+	for (size_t i = 0; i < ns; i++) {
+		const struct weft_wstream *s = t->streams[i];
+		uint8_t sh[WEFT_MIDX_STREAM_HEAD];
+		size_t L = strlen(s->relpath);
+		if (at + WEFT_MIDX_STREAM_HEAD > fsize || pread_all(fd, sh, sizeof sh, at) < 0) {
+			snprintf(why, n, "offset %" PRIu64 ": truncated stream record", at);
+			goto out;
+		}
+		uint64_t ssize = weft_load_u64(sh);
+		uint32_t sl = weft_load_u32(sh + 8);
+		uint64_t pad = ((uint64_t) sl + 7) / 8 * 8;
+		if (sl != L || at + WEFT_MIDX_STREAM_HEAD + pad > fsize) {
+			snprintf(why, n, "stale: stream %zu is not %s (run `weft index` again)", i,
+					s->relpath);
+			goto out;
+		}
+		free(rel);
+		if ((rel = malloc(L + 1)) == NULL) {
+			snprintf(why, n, "out of memory");
+			goto out;
+		}
+		if (pread_all(fd, rel, L, at + WEFT_MIDX_STREAM_HEAD) < 0
+				|| memcmp(rel, s->relpath, L) != 0) {
+			snprintf(why, n, "stale: stream %zu is not %s (run `weft index` again)", i,
+					s->relpath);
+			goto out;
+		}
+		if (ssize != s->fsize) {
+			snprintf(why, n, "stale: %s has %" PRIu64 " bytes, %" PRIu64 " when indexed "
+					"(run `weft index` again)", s->obs_path, s->fsize, ssize);
+			goto out;
+		}
+		at += WEFT_MIDX_STREAM_HEAD + pad;
+	}
+	unsigned want = t->raw_order ? WEFT_MIDX_ORDER_RAW : WEFT_MIDX_ORDER_OFFSET;
+	uint64_t esize = WEFT_MIDX_ENTRY_SIZE(ns);
+	for (uint32_t k = 0; k < nsec; k++) {
+		uint8_t sh[WEFT_MIDX_SECTION_HEAD];
+		if (at + sizeof sh > fsize || pread_all(fd, sh, sizeof sh, at) < 0) {
+			snprintf(why, n, "offset %" PRIu64 ": truncated section header", at);
+			goto out;
+		}
+		uint64_t ne = weft_load_u64(sh + 8);
+		if (ne > (fsize - at - sizeof sh) / esize) {
+			snprintf(why, n, "offset %" PRIu64 ": %" PRIu64 " checkpoints do not fit the "
+					"file", at, ne);
+			goto out;
+		}
+		if (weft_load_u32(sh) & want) {
+			pl->fd = fd;
+			fd = -1;
+			pl->entries = at + sizeof sh;
+			pl->nentries = ne;
+			pl->esize = esize;
+			ok = 1;
+			goto out;
+		}
+		at += sizeof sh + ne * esize;
+	}
+	snprintf(why, n, "no section for this clock order");
+out:
+	free(rel);
+	if (fd >= 0)
+		close(fd);
+	return ok;
+}
+
+/* The event header at off in stream s: its key, or 0 if there is none. */
+static int key_at(const struct weft_wstream *s, int sfd, uint64_t off, int64_t *key)
+{
+	uint8_t h[WEFT_EV_HEADER_SIZE];
+	if (off < WEFT_OBS_HEADER_SIZE || off > s->fsize - WEFT_EV_HEADER_SIZE
+			|| s->fsize < WEFT_EV_HEADER_SIZE || pread_all(sfd, h, sizeof h, off) < 0)
+		return 0;
+	*key = (int64_t) (weft_load_u64(h + WEFT_EV_OFF_CLOCK) + (uint64_t) s->keyoff);
+	return 1;
+}
+
+/* Checks checkpoint e against the streams: every slot names a distinct
+ * stream other than cur, at an event with the slot's key. */
+static int entry_check(const struct weft_trace *t, const uint8_t *e, char *why, size_t n)
+{
+	size_t ns = t->nstreams;
+	uint32_t cur = weft_load_u32(e + 8), nheap = weft_load_u32(e + 12);
+	if (cur >= ns || nheap > ns - 1) {
+		snprintf(why, n, "a checkpoint names stream %" PRIu32 " and %" PRIu32 " heap slots",
+				cur, nheap);
+		return 0;
+	}
+	uint8_t *seen = calloc(ns, 1);
+	if (seen == NULL) {
+		snprintf(why, n, "out of memory");
+		return 0;
+	}
+	seen[cur] = 1;
+	int ok = 1;
+	for (uint32_t k = 0; ok && k < nheap; k++) {
+		const uint8_t *sl = e + 24 + WEFT_MIDX_SLOT_SIZE * k;
+		uint32_t si = weft_load_u32(sl);
+		uint64_t off = weft_load_u64(sl + 8);
+		int64_t key = (int64_t) weft_load_u64(sl + 16), got = 0;
+		if (si >= ns || seen[si]) {
+			snprintf(why, n, "a checkpoint names stream %" PRIu32 " twice", si);
+			ok = 0;
+			break;
+		}
+		seen[si] = 1;
+		const struct weft_wstream *s = t->streams[si];
+		int sfd = open(s->obs_path, O_RDONLY | O_CLOEXEC);
+		int has = sfd >= 0 && key_at(s, sfd, off, &got);
+		if (sfd >= 0)
+			close(sfd);
+		if (!has || got != key) {
+			snprintf(why, n, "%s: offset %" PRIu64 ": not the event of the checkpoint",
+					s->obs_path, off);
+			ok = 0;
+		}
+	}
+	uint64_t next = weft_load_u64(e + 16);
+	if (ok && (next < WEFT_OBS_HEADER_SIZE || next > t->streams[cur]->fsize)) {
+		snprintf(why, n, "%s: offset %" PRIu64 " is past its end", t->streams[cur]->obs_path,
+				next);
+		ok = 0;
+	}
+	free(seen);
+	return ok;
+}
+
+void weft_midx_plan_free(struct weft_midx_plan *pl)
+{
+	if (pl->fd >= 0)
+		close(pl->fd);
+	free(pl->path);
+	free(pl->entry);
+	memset(pl, 0, sizeof *pl);
+	pl->fd = -1;
+}
+
+int weft_midx_plan(struct weft_trace *t, struct weft_midx_plan *pl)
+{
+	memset(pl, 0, sizeof *pl);
+	pl->fd = -1;
+	if (!t->seek || t->sort != WEFT_SORT_NONE || t->inside || t->nstreams == 0
+			|| t->nstreams > UINT32_MAX / 2)
+		return 0;
+	char why[WEFT_ERR_MAX];
+	why[0] = '\0';
+	if (!midx_load(t, pl, why, sizeof why)) {
+		if (why[0] != '\0')
+			weft_warnf(&t->diag, "%s: %s; seeking without it (equal clocks of several "
+					"streams may come in another order than in a full read)",
+					pl->path ? pl->path : WEFT_MIDX_NAME, why);
+		weft_midx_plan_free(pl);
+		return 0;
+	}
+	/* the last checkpoint whose key is before the seek clock */
+	uint64_t lo = 0, hi = pl->nentries;
+	uint8_t kb[8];
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		if (pread_all(pl->fd, kb, 8, pl->entries + mid * pl->esize) < 0) {
+			weft_warnf(&t->diag, "%s: cannot read; seeking without it", pl->path);
+			weft_midx_plan_free(pl);
+			return 0;
+		}
+		if ((int64_t) weft_load_u64(kb) < t->seek_clock)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	pl->use = 1;
+	if (lo > 0) {
+		if ((pl->entry = malloc((size_t) pl->esize)) == NULL
+				|| pread_all(pl->fd, pl->entry, (size_t) pl->esize,
+					pl->entries + (lo - 1) * pl->esize) < 0) {
+			weft_warnf(&t->diag, "%s: cannot read a checkpoint; seeking without it",
+					pl->path);
+			weft_midx_plan_free(pl);
+			return 0;
+		}
+		if (!entry_check(t, pl->entry, why, sizeof why)) {
+			weft_warnf(&t->diag, "%s: %s; seeking without it (equal clocks of several "
+					"streams may come in another order than in a full read)",
+					pl->path, why);
+			weft_midx_plan_free(pl);
+			return 0;
+		}
+		/* every stream where the checkpoint has it: in the heap at its
+		 * pending event, cur at its next one, the others at their end */
+		for (size_t i = 0; i < t->nstreams; i++)
+			t->streams[i]->prod_off = t->streams[i]->fsize;
+		uint32_t nheap = weft_load_u32(pl->entry + 12);
+		for (uint32_t k = 0; k < nheap; k++) {
+			const uint8_t *sl = pl->entry + 24 + WEFT_MIDX_SLOT_SIZE * k;
+			struct weft_wstream *s = t->streams[weft_load_u32(sl)];
+			s->prod_off = weft_load_u64(sl + 8);
+		}
+		struct weft_wstream *cur = t->streams[weft_load_u32(pl->entry + 8)];
+		cur->prod_off = weft_load_u64(pl->entry + 16);
+		for (size_t i = 0; i < t->nstreams; i++) {
+			struct weft_wstream *s = t->streams[i];
+			/* the region state there is not known (as after a stream
+			 * index seek) */
+			s->reg_off = s->prod_off;
+			s->reg_in = 1;
+		}
+	}
+	return 1;
+}
+
+int weft_midx_resume(struct weft_trace *t, struct weft_midx_plan *pl)
+{
+	struct weft_wstream *prev = NULL;
+	if (pl->entry != NULL) {
+		uint32_t nheap = weft_load_u32(pl->entry + 12);
+		for (uint32_t k = 0; k < nheap; k++) {
+			const uint8_t *sl = pl->entry + 24 + WEFT_MIDX_SLOT_SIZE * k;
+			struct weft_wstream *s = t->streams[weft_load_u32(sl)];
+			int r = weft_stream_step(t, s, 1);
+			if (r < 0)
+				return -1;
+			if (r == 0 || s->key != (int64_t) weft_load_u64(sl + 16))
+				return weft_fail(&t->diag, "%s: the event of a checkpoint in %s changed "
+						"while it was read", pl->path, s->obs_path);
+			t->hkey[k] = s->key;
+			t->hs[k] = s;
+		}
+		t->nheap = nheap;
+		t->fast_known = 0;
+		prev = t->streams[weft_load_u32(pl->entry + 8)];
+	} else {
+		for (size_t i = 0; i < t->nstreams; i++) {
+			struct weft_wstream *s = t->streams[i];
+			int r = weft_stream_step(t, s, 1);
+			if (r < 0)
+				return -1;
+			if (r > 0)
+				weft_heap_push(t, s);
+		}
+	}
+	/* the merge as a full read does it, dropping what it pops before the
+	 * seek clock */
+	for (;;) {
+		if (prev != NULL) {
+			int r = weft_stream_step(t, prev, 1);
+			if (r < 0)
+				return -1;
+			if (r > 0)
+				weft_heap_push(t, prev);
+			prev = NULL;
+		}
+		if (t->nheap == 0 || t->hkey[0] >= t->seek_clock)
+			break;
+		prev = weft_heap_pop(t);
+	}
+	for (size_t i = 0; i < t->nstreams; i++)
+		t->streams[i]->ended = 1;
+	for (size_t k = 0; k < t->nheap; k++) {
+		struct weft_wstream *s = t->hs[k];
+		s->ended = 0;
+		s->first_clock = s->last_clock;
+		s->has_first = 1;
+	}
+	return 0;
+}
