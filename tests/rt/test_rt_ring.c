@@ -314,6 +314,41 @@ static int weft_check(const char *trace)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+/* stream.idx of each thread is what `weft index` builds from the stream:
+ * one entry for the first event and one for each OF[ (each write by a
+ * flush or the signal). */
+static void check_index(const char *trace, const struct shared *s)
+{
+	const char *bin = getenv("WEFT_BIN");
+	if (bin == NULL || access(bin, X_OK) != 0)
+		return;
+	char *idx[MAX_THREADS];
+	size_t len[MAX_THREADS];
+	char *data[MAX_THREADS];
+	for (int k = 0; k < s->nthreads; k++) {
+		idx[k] = rt_test_path("%s/loom.ring/proc.%d/thread.%d/stream.idx", trace, s->pid, TID0 + k);
+		data[k] = rt_test_read(idx[k], &len[k]);
+		assert_non_null(data[k]);
+		int pairs = 0;
+		for (int w = 0; w < s->t[k].nwr; w++)
+			pairs += s->t[k].wr[w].pair;
+		assert_int_equal(len[k], 16u + 16u * (size_t) (1 + pairs));
+	}
+	char *cmd = rt_test_path("'%s' index -q '%s' >/dev/null 2>&1", bin, trace);
+	assert_int_equal(system(cmd), 0);
+	free(cmd);
+	for (int k = 0; k < s->nthreads; k++) {
+		size_t n;
+		char *again = rt_test_read(idx[k], &n);
+		assert_non_null(again);
+		assert_int_equal(n, len[k]);
+		assert_memory_equal(again, data[k], n);
+		free(again);
+		free(data[k]);
+		free(idx[k]);
+	}
+}
+
 /* Runs a case; returns the trace directory (to remove). */
 static void run_case(const char *ring, size_t size, int nthreads, long nevents, long flush_every, int ring_flush,
 		     int use_signal)
@@ -335,6 +370,7 @@ static void run_case(const char *ring, size_t size, int nthreads, long nevents, 
 		int rc = weft_check(trace);
 		if (rc != -1)
 			assert_int_equal(rc, 0);
+		check_index(trace, s);
 	}
 	rt_test_rm_rf(trace);
 	free(trace);
