@@ -127,7 +127,7 @@ static uint64_t clock_now(void)
 }
 
 /* stream.json: the pre-rendered document with weft.cut filled in. */
-static void write_meta(struct rt_thread *th, int sig, uint64_t clock)
+static void write_meta(struct rt_thread *th, int sig, uint64_t clock, const struct rt_ring_run *last)
 {
 	const char *text = th->crash_text;
 	if (text == NULL || th->crash_tmp == NULL)
@@ -147,9 +147,26 @@ static void write_meta(struct rt_thread *th, int sig, uint64_t clock)
 	int fd = open(th->crash_tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
 	if (fd < 0)
 		return;
-	raw_write(fd, text, th->crash_cut);
-	raw_write(fd, cut, n);
-	const char *rest = text + th->crash_cut + RT_CUT_PLACEHOLDER_LEN;
+	/* The text around the placeholders, in their order: weft.cut, and
+	 * weft.ring in ring mode (its value up to date, with the losses of
+	 * the write just done: last). */
+	size_t at = 0;
+	int ring_first = th->ring != NULL && th->crash_ring < th->crash_cut;
+	for (int k = 0; k < 2; k++) {
+		int is_ring = k == 0 ? ring_first : !ring_first;
+		if (is_ring && th->ring == NULL)
+			continue;
+		size_t ph = is_ring ? th->crash_ring : th->crash_cut;
+		raw_write(fd, text + at, ph - at);
+		if (is_ring) {
+			rt_ring_render(fd, th->ring, last);
+			at = ph + RT_RING_PLACEHOLDER_LEN;
+		} else {
+			raw_write(fd, cut, n);
+			at = ph + RT_CUT_PLACEHOLDER_LEN;
+		}
+	}
+	const char *rest = text + at;
 	raw_write(fd, rest, strlen(rest));
 	close(fd);
 	rename(th->crash_tmp, th->json_path);
@@ -166,6 +183,9 @@ static void cut_stream(struct rt_thread *th, const struct rt_thread *self, int s
 	 * crashed inside it. ovni_thread_free writes its own stream. */
 	if (__atomic_load_n(&th->moving, __ATOMIC_SEQ_CST) != 0 || __atomic_load_n(&th->freeing, __ATOMIC_SEQ_CST))
 		return;
+	/* Ring mode: the losses of this write, not in the thread's state (the
+	 * owner's; it is left alone). */
+	struct rt_ring_run last = {0, 0, 0, 0};
 	if (th == self && sig == 0) {
 		/* At exit, on the exiting thread: the normal flush. */
 		rt_emit_write_out("exit", th);
@@ -173,12 +193,20 @@ static void cut_stream(struct rt_thread *th, const struct rt_thread *self, int s
 		struct rt_hot *hot = __atomic_load_n(&th->hot, __ATOMIC_SEQ_CST);
 		uint8_t *cur = hot != NULL ? __atomic_load_n(&hot->cur, __ATOMIC_RELAXED) : th->exit_cur;
 		if (cur != NULL && cur > th->buf && th->fd >= 0) {
-			size_t len = (size_t) (cur - th->buf);
-			raw_write(th->fd, th->buf, len);
-			rt_index_note_raw(th, th->buf, len);
+			/* Ring mode: what fits in the ring, as a write of it. */
+			const uint8_t *from = th->buf;
+			if (th->ring != NULL) {
+				last = th->ring->open;
+				from = rt_ring_trim(th->ring, th->buf, cur, 0, &last);
+			}
+			size_t len = (size_t) (cur - from);
+			raw_write(th->fd, from, len);
+			rt_index_note_raw(th, from, len);
+		} else if (th->ring != NULL) {
+			last = th->ring->open;
 		}
 	}
-	write_meta(th, sig, clock);
+	write_meta(th, sig, clock, &last);
 }
 
 static void cut_all(int sig)

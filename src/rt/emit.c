@@ -292,6 +292,18 @@ static inline uint64_t clock_at(const uint8_t *p)
 	return weft_load_u64(p + WEFT_EV_OFF_CLOCK);
 }
 
+/* rt_hot.flush_at: atomic, as the WEFT_RING_SIGNAL handler may set it
+ * from another thread (relaxed: plain loads and stores on x86-64). */
+static inline uint64_t flush_at_get(void)
+{
+	return __atomic_load_n(&rt_hot.flush_at, __ATOMIC_RELAXED);
+}
+
+static inline void flush_at_set(uint64_t v)
+{
+	__atomic_store_n(&rt_hot.flush_at, v, __ATOMIC_RELAXED);
+}
+
 /* WEFT_FLUSH_MS: the deadline of a buffer whose first event has clock c. */
 static inline uint64_t flush_deadline(const struct rt_thread *th, uint64_t c)
 {
@@ -404,13 +416,18 @@ static void put_mark(const uint8_t mcv[3], uint64_t clock)
 	put(NULL, &ev);
 }
 
+static void write_range(const char *func, struct rt_thread *th, const uint8_t *from, const uint8_t *upto)
+{
+	size_t len = (size_t) (upto - from);
+	if (len > 0) {
+		rt_write_all(func, th->fd, from, len, th->obs_path);
+		rt_index_note(func, th, from, len);
+	}
+}
+
 static void write_upto(const char *func, struct rt_thread *th, const uint8_t *upto)
 {
-	size_t len = (size_t) (upto - th->buf);
-	if (len > 0) {
-		rt_write_all(func, th->fd, th->buf, len, th->obs_path);
-		rt_index_note(func, th, th->buf, len);
-	}
+	write_range(func, th, th->buf, upto);
 }
 
 static void own_put(const char *func, struct rt_thread *th, const struct piece *ev);
@@ -511,23 +528,121 @@ static void flush_auto(const char *func, struct rt_thread *th, uint8_t *at, cons
 	put(at, ev);
 	flush_pair(func, th, t0);
 	th->explicit_pair = 0;
-	rt_hot.flush_at = flush_deadline(th, clock_at(th->buf));
+	flush_at_set(flush_deadline(th, clock_at(th->buf)));
+}
+
+/* ---- the flight recorder (WEFT_RING, see ring.c) ---- */
+
+/* The events before p are dropped (counted by the caller): the rest moves
+ * to the buffer start. Returns where `at` (an insertion point, or NULL)
+ * is now: NULL if it was dropped too (the event then goes at the end, as
+ * flush_auto does). */
+static uint8_t *ring_drop_to(struct rt_thread *th, const uint8_t *p, uint8_t *at)
+{
+	uint8_t *cur = rt_hot.cur;
+	if (p == th->buf)
+		return at;
+	size_t kept = (size_t) (cur - p);
+	if (kept > 0)
+		memmove(th->buf, p, kept);
+	rt_hot.cur = th->buf + kept;
+	clog_moved(th, p, cur, rt_hot.cur);
+	th->explicit_pair = 0;
+	if (at == NULL || at < p)
+		return NULL;
+	return th->buf + (at - p);
+}
+
+/* A write of the ring: the longest suffix of the buffer that fits in the
+ * ring size (the events before it are lost, their run closed), then the
+ * ring is empty. */
+static void ring_write(const char *func, struct rt_thread *th)
+{
+	struct rt_ring *r = th->ring;
+	uint8_t *cur = rt_hot.cur;
+	const uint8_t *p = rt_ring_trim(r, th->buf, cur, 0, &r->open);
+	rt_ring_close_run(r);
+	write_range(func, th, p, cur);
+	rt_hot.cur = th->buf;
+	rt_hot.end = th->buf + th->bufsize;
+	clog_moved(th, cur, cur, th->buf);
+	th->explicit_pair = 0;
+}
+
+/* ovni_flush with WEFT_RING_FLUSH=on, or a dump asked by WEFT_RING_SIGNAL:
+ * t0, the write of the ring, then the OF[/OF] pair (t0, t1; events of
+ * handlers that interrupted the write go around OF[ and before OF], as in
+ * any flush), written at once: a pair is never in the ring, so that it
+ * cannot be overwritten, and the index entry of this write names its OF[. */
+static void ring_flush(const char *func, struct rt_thread *th)
+{
+	uint64_t t0 = clock_raw();
+	ring_write(func, th);
+	flush_pair(func, th, t0);
+	uint8_t *cur = rt_hot.cur;
+	write_upto(func, th, cur);
+	rt_hot.cur = th->buf;
+	clog_moved(th, cur, cur, th->buf);
+}
+
+/* A dump asked by WEFT_RING_SIGNAL (the handler bumped rt_ring_gen, then
+ * set flush_at to 0 to send the emit here). flush_at is put back before
+ * the generation is read: a request made meanwhile is seen now or leaves
+ * flush_at at 0 (both sides seq_cst). */
+static void ring_poll(const char *func, struct rt_thread *th)
+{
+	if (flush_at_get() != UINT64_MAX)
+		__atomic_store_n(&rt_hot.flush_at, UINT64_MAX, __ATOMIC_SEQ_CST);
+	uint32_t gen = __atomic_load_n(&rt_ring_gen, __ATOMIC_SEQ_CST);
+	if (RT_LIKELY(gen == th->ring->seen_gen))
+		return;
+	th->ring->seen_gen = gen;
+	ring_flush(func, th);
+}
+
+/* own_put in ring mode: the event goes in the buffer after dropping the
+ * oldest events until it fits in the ring with the rest (at least half the
+ * buffer is then free, so this runs once per ring size of events at
+ * most). An event larger than the ring can never be written: it is lost,
+ * and so is everything before it. */
+static void ring_put(const char *func, struct rt_thread *th, const struct piece *ev)
+{
+	struct rt_ring *r = th->ring;
+	uint64_t c = piece_clock(ev);
+	size_t n = piece_size(ev);
+	uint8_t *at = c < rt_hot.last ? insertion_point(th, c) : NULL;
+	if ((size_t) (rt_hot.end - rt_hot.cur) < n || n > r->size) {
+		const uint8_t *p = rt_ring_trim(r, th->buf, rt_hot.cur, n, &r->open);
+		at = ring_drop_to(th, p, at);
+	}
+	if (n > r->size) {
+		rt_ring_run_add(&r->open, c, n);
+		clog_consume(c);
+	} else {
+		put(at, ev);
+	}
+	ring_poll(func, th);
 }
 
 /* Stores ev (in place if a handler made it older than the newest stored,
  * see insertion_point), flushing first if it does not fit. */
 static void own_put(const char *func, struct rt_thread *th, const struct piece *ev)
 {
+	if (th->ring != NULL) {
+		ring_put(func, th, ev);
+		return;
+	}
 	uint64_t c = piece_clock(ev);
 	uint8_t *at = c < rt_hot.last ? insertion_point(th, c) : NULL;
-	int timed = RT_UNLIKELY(c >= rt_hot.flush_at) && th->flush_ns != 0 && rt_hot.flush_at != 0;
+	uint64_t flush_at = flush_at_get();
+	int timed = RT_UNLIKELY(c >= flush_at) && th->flush_ns != 0 && flush_at != 0;
 	if (timed || (size_t) (rt_hot.end - rt_hot.cur) < piece_size(ev)) {
 		flush_auto(func, th, at, ev);
 		return;
 	}
 	put(at, ev);
-	if (rt_hot.flush_at == 0)
-		rt_hot.flush_at = flush_deadline(th, c);
+	if (flush_at == 0)
+		flush_at_set(flush_deadline(th, c));
 }
 
 /* Gives the buffer back, storing what handlers left pending first. */
@@ -617,7 +732,7 @@ void rt_emit_raw(const char *func, uint8_t flags, const char mcv[3], uint64_t cl
 	if (th == NULL)
 		th = rt_thread_get(func); /* dies, saying why */
 	size_t total = piece_size(&ev);
-	if (total > th->bufsize - RT_FLUSH_PAIR_SIZE)
+	if (th->ring == NULL && total > th->bufsize - RT_FLUSH_PAIR_SIZE)
 		rt_die(func, "an event of %zu bytes does not fit in the %zu-byte event buffer of '%s'", total,
 		       th->bufsize, th->obs_path);
 	uint32_t before0 = pend_reserved();
@@ -678,7 +793,7 @@ void ovni_ev_emit(struct ovni_ev *ev)
 	uint8_t *cur = rt_hot.cur;
 	uint64_t clock = ev->header.clock;
 	uint32_t slow = was | pend_reserved() | (uint32_t) ((uintptr_t) rt_hot.end - (uintptr_t) cur < size)
-			| (uint32_t) (clock < rt_hot.last) | (uint32_t) (clock >= rt_hot.flush_at);
+			| (uint32_t) (clock < rt_hot.last) | (uint32_t) (clock >= flush_at_get());
 	if (RT_UNLIKELY(slow != 0)) {
 		emit_slow(ev, size, was, before0);
 		return;
@@ -721,6 +836,15 @@ void ovni_flush(void)
 	 * pending (all read before this flush) first. */
 	if (pend_reserved() != 0)
 		pend_drain(func, th, UINT64_MAX, 0, 0);
+	if (th->ring != NULL) {
+		/* Ring mode: a write only with WEFT_RING_FLUSH=on. */
+		if (th->ring->flush)
+			ring_flush(func, th);
+		ring_poll(func, th);
+		release(func, th);
+		rt_crash_gate_leave(th);
+		return;
+	}
 	uint64_t t0 = clock_raw();
 	uint8_t *cur = rt_hot.cur;
 	write_upto(func, th, cur);
@@ -732,7 +856,7 @@ void ovni_flush(void)
 	clog_moved(th, cur, cur, th->buf);
 	flush_pair(func, th, t0);
 	th->explicit_pair = 1;
-	rt_hot.flush_at = flush_unarmed(th);
+	flush_at_set(flush_unarmed(th));
 	release(func, th);
 	rt_crash_gate_leave(th);
 }
@@ -745,7 +869,9 @@ void rt_emit_write_out(const char *func, struct rt_thread *th)
 	if (pend_reserved() != 0)
 		pend_drain(func, th, UINT64_MAX, 0, 0);
 	uint8_t *cur = rt_hot.cur;
-	if (cur != NULL) {
+	if (cur != NULL && th->ring != NULL) {
+		ring_write(func, th);
+	} else if (cur != NULL) {
 		/* As ovni_thread_free: the pair of a last ovni_flush that
 		 * nothing followed is not written. */
 		if (!(th->explicit_pair && cur == th->buf + RT_FLUSH_PAIR_SIZE))
@@ -754,7 +880,7 @@ void rt_emit_write_out(const char *func, struct rt_thread *th)
 		rt_hot.end = th->buf + th->bufsize;
 		clog_moved(th, cur, cur, th->buf);
 		th->explicit_pair = 0;
-		rt_hot.flush_at = flush_unarmed(th);
+		flush_at_set(flush_unarmed(th));
 	}
 	release(func, th);
 	rt_crash_gate_leave(th);
@@ -769,7 +895,7 @@ void rt_emit_open(struct rt_thread *th)
 	rt_hot.busy = 0;
 	__atomic_store_n(&rt_hot.pend, 0, __ATOMIC_RELAXED);
 	th->pend_pos = 0;
-	rt_hot.flush_at = flush_unarmed(th);
+	flush_at_set(flush_unarmed(th));
 	RT_SIGNAL_FENCE;
 	rt_hot.end = th->buf + th->bufsize;
 	rt_hot.cur = th->buf;
@@ -792,7 +918,10 @@ void rt_emit_close(const char *func, struct rt_thread *th)
 	 * the pair before them), and so is the pair of an automatic flush. */
 	if (th->explicit_pair && rt_hot.cur == th->buf + RT_FLUSH_PAIR_SIZE)
 		rt_hot.cur = th->buf;
-	write_upto(func, th, rt_hot.cur);
+	if (th->ring != NULL)
+		ring_write(func, th);
+	else
+		write_upto(func, th, rt_hot.cur);
 	clog_kill();
 	rt_hot.cur = NULL;
 	rt_hot.end = NULL;
@@ -806,7 +935,7 @@ void rt_emit_forget(void)
 	rt_hot.cur = NULL;
 	rt_hot.end = NULL;
 	rt_hot.last = 0;
-	rt_hot.flush_at = UINT64_MAX;
+	flush_at_set(UINT64_MAX);
 	rt_hot.busy = 0;
 	__atomic_store_n(&rt_hot.pend, 0, __ATOMIC_RELAXED);
 }

@@ -59,6 +59,24 @@ static json_t *ovni_object(const char *func, json_t *doc)
 	return ovni;
 }
 
+/* The "weft" object of the document (re-created if a user replaced it). */
+static json_t *weft_object(const char *func, json_t *doc)
+{
+	json_t *weft = json_object_get(doc, WEFT_KEY_WEFT);
+	if (!json_is_object(weft)) {
+		weft = obj_or_die(func);
+		set_or_die(func, doc, WEFT_KEY_WEFT, weft);
+	}
+	return weft;
+}
+
+/* Ring mode: weft.ring as of the last write of the ring, at every stage. */
+static void meta_ring(const char *func, struct rt_thread *th)
+{
+	if (th->ring != NULL)
+		set_or_die(func, weft_object(func, th->meta), WEFT_KEY_RING, rt_ring_json(func, th->ring));
+}
+
 /* RT_META_UPDATE's keys (and ovni.finished if final). */
 static void meta_update(const char *func, struct rt_thread *th, int final)
 {
@@ -79,18 +97,14 @@ static void meta_update(const char *func, struct rt_thread *th, int final)
 		set_or_die(func, ovni, WEFT_KEY_FINISHED, json_integer(1));
 	/* Events of signal handlers that could not be stored. */
 	uint64_t lost = __atomic_load_n(&th->lost, __ATOMIC_RELAXED);
-	if (lost > 0) {
-		json_t *weft = json_object_get(th->meta, WEFT_KEY_WEFT);
-		if (!json_is_object(weft)) {
-			weft = obj_or_die(func);
-			set_or_die(func, th->meta, WEFT_KEY_WEFT, weft);
-		}
-		set_or_die(func, weft, WEFT_KEY_LOST_EVENTS, json_integer((json_int_t) lost));
-	}
+	if (lost > 0)
+		set_or_die(func, weft_object(func, th->meta), WEFT_KEY_LOST_EVENTS, json_integer((json_int_t) lost));
 }
 
-/* WEFT_CRASH=flush: the document with weft.cut = RT_CUT_PLACEHOLDER, for
- * a crash handler to fill in and write (it cannot use jansson). */
+/* WEFT_CRASH=flush: the document with weft.cut = RT_CUT_PLACEHOLDER (and,
+ * in ring mode, weft.ring = RT_RING_PLACEHOLDER: the losses change until
+ * the crash), for a crash handler to fill in and write (it cannot use
+ * jansson). */
 static char *crash_render(const char *func, struct rt_thread *th, enum rt_meta_stage stage)
 {
 	if (!rt_crash_enabled)
@@ -99,19 +113,23 @@ static char *crash_render(const char *func, struct rt_thread *th, enum rt_meta_s
 	 * thread never called what writes it. */
 	if (stage == RT_META_INITIAL)
 		meta_update(func, th, 0);
-	json_t *weft = json_object_get(th->meta, WEFT_KEY_WEFT);
-	if (!json_is_object(weft)) {
-		weft = obj_or_die(func);
-		set_or_die(func, th->meta, WEFT_KEY_WEFT, weft);
-	}
-	/* The placeholder's text without its quotes. */
+	json_t *weft = weft_object(func, th->meta);
+	/* The placeholders' text without their quotes. */
 	char ph[RT_CUT_PLACEHOLDER_LEN];
 	memcpy(ph, &RT_CUT_PLACEHOLDER[1], RT_CUT_PLACEHOLDER_LEN - 2u);
 	ph[RT_CUT_PLACEHOLDER_LEN - 2u] = '\0';
 	set_or_die(func, weft, WEFT_KEY_CUT, json_string(ph));
+	if (th->ring != NULL) {
+		char rph[RT_RING_PLACEHOLDER_LEN];
+		memcpy(rph, &RT_RING_PLACEHOLDER[1], RT_RING_PLACEHOLDER_LEN - 2u);
+		rph[RT_RING_PLACEHOLDER_LEN - 2u] = '\0';
+		set_or_die(func, weft, WEFT_KEY_RING, json_string(rph));
+	}
 	char *text = json_dumps(th->meta, JSON_INDENT(4) | JSON_REAL_PRECISION(17));
 	json_object_del(weft, WEFT_KEY_CUT);
-	if (text == NULL || strstr(text, RT_CUT_PLACEHOLDER) == NULL)
+	meta_ring(func, th);
+	if (text == NULL || strstr(text, RT_CUT_PLACEHOLDER) == NULL
+	    || (th->ring != NULL && strstr(text, RT_RING_PLACEHOLDER) == NULL))
 		rt_die(func, "cannot serialize the metadata of '%s'", th->json_path);
 	return text;
 }
@@ -120,6 +138,7 @@ void rt_meta_write(const char *func, struct rt_thread *th, enum rt_meta_stage st
 {
 	if (stage >= RT_META_UPDATE)
 		meta_update(func, th, stage == RT_META_FINAL);
+	meta_ring(func, th);
 	char *text = json_dumps(th->meta, JSON_INDENT(4) | JSON_REAL_PRECISION(17));
 	if (text == NULL)
 		rt_die(func, "cannot serialize the metadata of '%s'", th->json_path);
@@ -132,6 +151,8 @@ void rt_meta_write(const char *func, struct rt_thread *th, enum rt_meta_stage st
 		char *old = th->crash_text;
 		th->crash_text = crash;
 		th->crash_cut = (size_t) (strstr(crash, RT_CUT_PLACEHOLDER) - crash);
+		if (th->ring != NULL)
+			th->crash_ring = (size_t) (strstr(crash, RT_RING_PLACEHOLDER) - crash);
 		free(old);
 	}
 	rt_crash_gate_leave(th);

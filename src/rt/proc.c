@@ -16,6 +16,8 @@
  *                  when unset or 0), for readers following a live trace
  *   WEFT_CRASH     "flush": write the buffers at a fatal signal or at exit
  *                  without ovni_proc_fini (crash.c); unset: off
+ *   WEFT_RING, WEFT_RING_FLUSH, WEFT_RING_SIGNAL
+ *                  the flight recorder (ring.c)
  * A process is initialized once: ovni_proc_init after ovni_proc_fini is
  * misuse, as in the reference.
  *
@@ -50,6 +52,8 @@ static struct {
 	char *tmp_proc_dir;   /* <tmpdir>/loom.<loom>/proc.<pid>, or NULL */
 	size_t bufsize;
 	uint64_t flush_ns;
+	size_t ring_size;
+	int ring_flush;
 	int rank_set;
 	int rank;
 	int nranks;
@@ -185,6 +189,9 @@ void ovni_proc_init(int app, const char *loom, int pid)
 	rt_crash_setup(func);
 	size_t bufsize = parse_bufsize(func);
 	uint64_t flush_ns = parse_flush_ms(func);
+	size_t ring_size;
+	int ring_flush;
+	rt_ring_setup(func, flush_ns, &ring_size, &ring_flush);
 	const char *tracedir = env_nonempty("OVNI_TRACEDIR");
 	if (tracedir == NULL)
 		tracedir = WEFT_TRACEDIR_DEFAULT;
@@ -208,6 +215,8 @@ void ovni_proc_init(int app, const char *loom, int pid)
 	proc.pid = pid;
 	proc.bufsize = bufsize;
 	proc.flush_ns = flush_ns;
+	proc.ring_size = ring_size;
+	proc.ring_flush = ring_flush;
 	proc.rank_set = 0;
 	proc.rank = 0;
 	proc.nranks = 0;
@@ -252,6 +261,8 @@ void rt_proc_get(const char *func, struct rt_proc_info *info)
 	info->proc_dir = rt_strfmt(func, "%s", proc.tmp_proc_dir != NULL ? proc.tmp_proc_dir : proc.final_proc_dir);
 	info->bufsize = proc.bufsize;
 	info->flush_ns = proc.flush_ns;
+	info->ring_size = proc.ring_size;
+	info->ring_flush = proc.ring_flush;
 	info->rank_set = proc.rank_set;
 	info->rank = proc.rank;
 	info->nranks = proc.nranks;

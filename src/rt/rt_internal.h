@@ -29,6 +29,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "obs_format.h"
 #include "ovni.h"
 
 #define RT_TLS static _Thread_local __attribute__((tls_model("initial-exec")))
@@ -115,6 +116,8 @@ struct rt_proc_info {
 	char *proc_dir;  /* malloc'ed: where this process writes its streams */
 	size_t bufsize;  /* WEFT_BUFSIZE or OVNI_MAX_EV_BUF */
 	uint64_t flush_ns; /* WEFT_FLUSH_MS in ns, 0 when off */
+	size_t ring_size;  /* WEFT_RING in bytes, 0 when off */
+	int ring_flush;    /* WEFT_RING_FLUSH=on */
 	int rank_set;
 	int rank;
 	int nranks;
@@ -183,6 +186,10 @@ struct rt_thread {
 	char *crash_text;
 	size_t crash_cut;
 	char *crash_tmp;
+	/* Where the placeholder of weft.ring is in crash_text (ring mode). */
+	size_t crash_ring;
+	/* ---- WEFT_RING (ring.c): NULL when off ---- */
+	struct rt_ring *ring;
 };
 
 /* Per-thread state of the emit path. cur and end are both NULL while the
@@ -193,7 +200,10 @@ struct rt_hot {
 	uint8_t *end;
 	uint64_t last;  /* the newest clock stored in the stream */
 	uint32_t busy;  /* the thread's own code is using the buffer */
-	/* WEFT_FLUSH_MS: an event with a clock at or after this goes to the
+	/* Read and written with __atomic builtins (relaxed on the hot path, a
+	 * plain load on x86-64): in ring mode the WEFT_RING_SIGNAL handler
+	 * sets it to 0 from any thread to send the next emit to the slow
+	 * path, which dumps the ring (ring.c). WEFT_FLUSH_MS: an event with a clock at or after this goes to the
 	 * slow path, which writes the buffer (a timed flush) or, when 0 (the
 	 * buffer holds no event since the last write), sets it to the
 	 * event's clock + the age. UINT64_MAX when off. */
@@ -271,6 +281,88 @@ static inline void rt_crash_gate_leave(struct rt_thread *th)
 		return;
 	__atomic_sub_fetch(&th->moving, 1u, __ATOMIC_SEQ_CST);
 }
+
+/* The value of weft.ring in the pre-rendered stream.json (ring mode). */
+#define RT_RING_PLACEHOLDER "\"@weft-ring@\""
+#define RT_RING_PLACEHOLDER_LEN (sizeof RT_RING_PLACEHOLDER - 1u)
+
+/* ---- flight recorder, WEFT_RING (ring.c) ----
+ *
+ * The thread's buffer holds up to 2 * size bytes; the hot path stores as
+ * usual and, when it is full, the slow path drops the oldest events (whole
+ * events, counted) until what is left and the new event fit in size. A
+ * write of the ring writes the longest suffix of the events not yet
+ * written that fits in size (counting the others as lost). */
+
+/* WEFT_RING bounds (bytes). */
+#define RT_RING_MIN 1024ull
+#define RT_RING_MAX (1024ull * 1024ull * 1024ull)
+
+/* A run of lost (overwritten) events: smallest and largest clock, events
+ * and bytes. n == 0: empty. */
+struct rt_ring_run {
+	uint64_t c0;
+	uint64_t c1;
+	uint64_t n;
+	uint64_t b;
+};
+
+struct rt_ring {
+	size_t size;              /* WEFT_RING */
+	int flush;                /* WEFT_RING_FLUSH=on: ovni_flush writes the ring */
+	struct rt_ring_run open;  /* lost since the last write of the ring */
+	struct rt_ring_run *runs; /* closed runs, WEFT_RING_MAX_RUNS of room */
+	uint32_t nruns;
+	uint64_t lost_events;     /* sums over the closed runs */
+	uint64_t lost_bytes;
+	uint32_t seen_gen;        /* the last dump request this thread served */
+	/* The owner's emit state, for the dump signal handler (under the
+	 * thread-list mutex; NULL once the thread exited). */
+	struct rt_hot *hot;
+};
+
+/* Bumped by the WEFT_RING_SIGNAL handler (atomic): a thread whose
+ * seen_gen differs dumps its ring at its next slow path. */
+extern uint32_t rt_ring_gen;
+/* ovni_proc_init's part: reads WEFT_RING, WEFT_RING_FLUSH and
+ * WEFT_RING_SIGNAL (dies naming the variable on a bad value, or with
+ * WEFT_FLUSH_MS on), installs the signal handler once; *size is 0 when
+ * ring mode is off. */
+void rt_ring_setup(const char *func, uint64_t flush_ns, size_t *size, int *flush);
+/* ovni_thread_init's and ovni_thread_free's parts. */
+void rt_ring_thread_init(const char *func, struct rt_thread *th, size_t size, int flush);
+void rt_ring_thread_free(struct rt_thread *th);
+/* Bytes of the whole event stored at p. */
+static inline size_t rt_ev_stored_size(const uint8_t *p)
+{
+	uint8_t flags = p[WEFT_EV_OFF_FLAGS];
+	if (weft_ev_is_jumbo(flags))
+		return WEFT_EV_HEADER_SIZE + WEFT_EV_JUMBO_SIZE_FIELD + (size_t) weft_load_u32(p + WEFT_EV_OFF_PAYLOAD);
+	return WEFT_EV_HEADER_SIZE + weft_ev_payload_size(flags);
+}
+/* Adds one lost event (clock c, s bytes) to run. */
+static inline void rt_ring_run_add(struct rt_ring_run *run, uint64_t c, size_t s)
+{
+	if (run->n == 0 || c < run->c0)
+		run->c0 = c;
+	if (run->n == 0 || c > run->c1)
+		run->c1 = c;
+	run->n++;
+	run->b += s;
+}
+/* The first event from p on (p < cur, whole events) such that the bytes
+ * from it to cur plus extra fit in the ring; the events skipped are added
+ * to run. Async-signal-safe. */
+const uint8_t *rt_ring_trim(const struct rt_ring *r, const uint8_t *p, const uint8_t *cur, size_t extra,
+			    struct rt_ring_run *run);
+/* A write of the ring: the open run, if any, becomes the next entry. */
+void rt_ring_close_run(struct rt_ring *r);
+/* The value of weft.ring (closed runs only: what is lost is known once the
+ * ring is written). */
+json_t *rt_ring_json(const char *func, const struct rt_ring *r);
+/* The same as text to fd, with last (if not empty) as a closed run after
+ * the others (async-signal-safe, for the crash handler). */
+void rt_ring_render(int fd, const struct rt_ring *r, const struct rt_ring_run *last);
 
 /* ---- the stream index (index.c) ---- */
 

@@ -153,6 +153,11 @@ void ovni_thread_init(pid_t tid)
 
 	th->bufsize = info.bufsize;
 	th->flush_ns = info.flush_ns;
+	/* WEFT_RING: the buffer is the ring, twice its size (emit.c). */
+	if (info.ring_size != 0) {
+		th->bufsize = 2u * info.ring_size;
+		rt_ring_thread_init(func, th, info.ring_size, info.ring_flush);
+	}
 	/* Room for the events an automatic flush holds back, and slack
 	 * after the end: the emit path copies a whole struct ovni_ev and
 	 * advances by the real size. */
@@ -267,6 +272,8 @@ void ovni_thread_free(void)
 	/* A handler emitting now is told the thread is finished. */
 	rt_hot.busy = 0;
 
+	if (th->ring != NULL)
+		rt_ring_thread_free(th);
 	json_decref(th->meta);
 	json_decref(th->require);
 	json_decref(th->loom_cpus);
