@@ -334,11 +334,12 @@ static int prepare(struct run *R, const struct weft_emulate_opts *o, char *err, 
 		emu_set_window(R->emu, &w);
 	}
 	const char *outdir = o->outdir ? o->outdir : o->path;
-	if (mkdir_p(outdir) != 0) {
+	int files = o->formats != NULL && o->formats[0] != NULL; /* else nothing is written */
+	if (files && mkdir_p(outdir) != 0) {
 		snprintf(err, errlen, "cannot create %s: %s", outdir, strerror(errno));
 		return -1;
 	}
-	if (access(outdir, W_OK | X_OK) != 0) {
+	if (files && access(outdir, W_OK | X_OK) != 0) {
 		int e = errno;
 		if (o->outdir == NULL)
 			snprintf(err, errlen, "%s: cannot write the timelines into the trace directory "
