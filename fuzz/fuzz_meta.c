@@ -14,7 +14,7 @@ static void parse_all(const char *text, size_t len)
 	char err[WEFT_ERR_MAX];
 	for (int mode = 0; mode < 2; mode++) {
 		struct weft_diag d = { mode ? WEFT_LENIENT : WEFT_STRICT, fz_ignore_warning, NULL,
-			err, sizeof err, 0 };
+			err, sizeof err, 0, 0 };
 		struct weft_meta m;
 		json_t *root;
 		err[0] = '\0';

@@ -4,8 +4,9 @@
  * is the rest): a trace opened with libweft's reader, its system as plain
  * tuples, its events in batches of NumPy columns filled at C speed, the
  * payload fields of the models' events, and the emulation through the
- * driver of `weft emu` (src/driver) with its Paraver records read back as
- * NumPy columns.
+ * driver of `weft emu` (src/driver), its records collected by an output of
+ * our own (the driver's open_output hook: out.h) into NumPy columns, with
+ * the Paraver names of the types, values and rows (paraver.h, in memory).
  *
  * Nothing here may abort the interpreter: every allocation is checked (a
  * failure is MemoryError), every weft error is a weft.Error carrying weft's
@@ -29,15 +30,21 @@
 #include "weft/weft.h"
 #include "driver.h"
 #include "model.h"
+#include "out.h"
+#include "paraver.h"
 
 PyMODINIT_FUNC PyInit__weft(void);
 
 static PyObject *WeftError; /* set by the package: weft.Error */
 
-/* Raises weft.Error (or the class the package registered) with msg. */
+/* Raises weft.Error (or the class the package registered) with msg;
+ * MemoryError with it when weft ran out of memory. */
 static PyObject *raise_weft(const char *msg)
 {
-	PyErr_SetString(WeftError != NULL ? WeftError : PyExc_RuntimeError, msg);
+	if (strstr(msg, "out of memory") != NULL)
+		PyErr_SetString(PyExc_MemoryError, msg);
+	else
+		PyErr_SetString(WeftError != NULL ? WeftError : PyExc_RuntimeError, msg);
 	return NULL;
 }
 
@@ -675,6 +682,10 @@ static PyObject *m_open(PyObject *Py_UNUSED(mod), PyObject *args)
 		Py_DECREF(self);
 		return NULL;
 	}
+	if (t == NULL && strstr(err, "out of memory") != NULL) {
+		Py_DECREF(self);
+		return raise_weft(err);
+	}
 	if (t == NULL) {
 		/* the warnings before the failure go with the exception */
 		PyObject *cls = WeftError != NULL ? WeftError : PyExc_RuntimeError;
@@ -797,31 +808,194 @@ static PyObject *m_describe(PyObject *Py_UNUSED(mod), PyObject *args)
 
 /* ---- the emulation ---- */
 
-struct emu_msgs {
-	struct warnq q;
+/* The records of one view, as the Paraver output gets them. */
+struct vcol {
+	int32_t *row, *type;
+	int64_t *time, *value;
+	size_t n, cap;
 };
 
-/* emulate(path, outdir, lint, breakdown, all_models, salvage, has_from,
- * from, from_rel, has_to, to, to_rel, warn list): runs weft_emulate() with
- * the Paraver output into outdir. */
+/* An output of our own (out.h), given to the driver through its
+ * open_output hook: it keeps every view's records in growing arrays (no
+ * GIL: plain malloc) and, at the close, the view's .pcf and .row text
+ * (paraver.h, into memory). Owned by m_emulate, not freed by the close. */
+struct coll {
+	struct out base;
+	const struct emu *emu;
+	size_t nviews;
+	struct vcol v[EMU_MAX_VIEWS];
+	char *name[EMU_MAX_VIEWS];
+	char *pcf[EMU_MAX_VIEWS], *rows[EMU_MAX_VIEWS];
+	size_t pcflen[EMU_MAX_VIEWS], rowslen[EMU_MAX_VIEWS];
+	int64_t duration;
+	int closed;
+};
+
+static int vcol_grow(struct vcol *c, size_t need)
+{
+	size_t cap = c->cap ? c->cap : 4096;
+	while (cap < need)
+		cap *= 2;
+	int32_t *row = realloc(c->row, cap * sizeof *row);
+	if (row != NULL)
+		c->row = row;
+	int32_t *type = realloc(c->type, cap * sizeof *type);
+	if (type != NULL)
+		c->type = type;
+	int64_t *time = realloc(c->time, cap * sizeof *time);
+	if (time != NULL)
+		c->time = time;
+	int64_t *value = realloc(c->value, cap * sizeof *value);
+	if (value != NULL)
+		c->value = value;
+	if (row == NULL || type == NULL || time == NULL || value == NULL)
+		return -1;
+	c->cap = cap;
+	return 0;
+}
+
+static int coll_records(void *self, const struct emu_batch *b, char *err, size_t errlen)
+{
+	struct coll *c = self;
+	for (size_t k = 0; k < c->nviews; k++) {
+		struct vcol *v = &c->v[k];
+		const struct emu_prv_rec *r = b->prv[k];
+		size_t n = b->nprv[k];
+		if (v->n + n > v->cap && vcol_grow(v, v->n + n) != 0) {
+			snprintf(err, errlen, "out of memory while keeping the records of the "
+					"emulation");
+			return -1;
+		}
+		for (size_t i = 0; i < n; i++) {
+			v->row[v->n + i] = (int32_t) r[i].row;
+			v->type[v->n + i] = r[i].type;
+			v->time[v->n + i] = r[i].time;
+			v->value[v->n + i] = r[i].value;
+		}
+		v->n += n;
+	}
+	return 0;
+}
+
+/* Text written by fn into memory (NULL: out of memory). */
+static char *mem_text(int (*fn)(FILE *, const struct emu *, size_t), const struct emu *emu,
+		size_t view, size_t *len)
+{
+	char *buf = NULL;
+	FILE *f = open_memstream(&buf, len);
+	if (f == NULL)
+		return NULL;
+	int r = fn(f, emu, view);
+	if (fclose(f) != 0 || r != 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+static int coll_close(struct out *o, int64_t duration, char *err, size_t errlen)
+{
+	struct coll *c = (struct coll *) o;
+	c->duration = duration;
+	c->closed = 1;
+	for (size_t k = 0; k < c->nviews; k++) {
+		c->name[k] = strdup(emu_view_at(c->emu, k)->name);
+		c->pcf[k] = mem_text(paraver_pcf_write, c->emu, k, &c->pcflen[k]);
+		c->rows[k] = mem_text(paraver_row_write, c->emu, k, &c->rowslen[k]);
+		if (c->name[k] == NULL || c->pcf[k] == NULL || c->rows[k] == NULL) {
+			snprintf(err, errlen, "out of memory while naming the timelines");
+			return -1;
+		}
+	}
+	return 0;
+}
+
+static const struct out_ops coll_ops = { "python", 0, coll_records, coll_close };
+
+static struct out *coll_open(void *ctx, const struct emu *emu, char *err, size_t errlen)
+{
+	struct coll *c = ctx;
+	(void) err;
+	(void) errlen;
+	c->base.ops = &coll_ops;
+	c->emu = emu;
+	c->nviews = emu_nviews(emu);
+	if (c->nviews > EMU_MAX_VIEWS)
+		c->nviews = EMU_MAX_VIEWS;
+	return &c->base;
+}
+
+static void coll_free(struct coll *c)
+{
+	for (size_t k = 0; k < EMU_MAX_VIEWS; k++) {
+		free(c->v[k].row);
+		free(c->v[k].type);
+		free(c->v[k].time);
+		free(c->v[k].value);
+		free(c->name[k]);
+		free(c->pcf[k]);
+		free(c->rows[k]);
+	}
+	free(c);
+}
+
+static PyObject *column(const void *data, size_t n, int type, size_t size)
+{
+	PyObject *a = new_array((npy_intp) n, type);
+	if (a != NULL && n > 0)
+		memcpy(PyArray_DATA((PyArrayObject *) a), data, n * size);
+	return a;
+}
+
+/* The views: [(name, row, time, type, value, duration, pcf text, row text)]. */
+static PyObject *coll_views(const struct coll *c)
+{
+	PyObject *list = PyList_New(0);
+	for (size_t k = 0; list != NULL && k < c->nviews; k++) {
+		const struct vcol *v = &c->v[k];
+		PyObject *x = Py_BuildValue("(NNNNNLNN)", str_or_none(c->name[k]),
+				column(v->row, v->n, NPY_INT32, sizeof *v->row),
+				column(v->time, v->n, NPY_INT64, sizeof *v->time),
+				column(v->type, v->n, NPY_INT32, sizeof *v->type),
+				column(v->value, v->n, NPY_INT64, sizeof *v->value),
+				(long long) c->duration,
+				PyUnicode_DecodeUTF8(c->pcf[k], (Py_ssize_t) c->pcflen[k], "replace"),
+				PyUnicode_DecodeUTF8(c->rows[k], (Py_ssize_t) c->rowslen[k], "replace"));
+		if (x == NULL || PyList_Append(list, x) != 0)
+			Py_CLEAR(list);
+		Py_XDECREF(x);
+	}
+	return list;
+}
+
+/* emulate(path, lint, breakdown, all_models, salvage, has_from, from,
+ * from_rel, has_to, to, to_rel, warn list): runs weft_emulate() with our
+ * collecting output and no output format; returns the views (coll_views). */
 static PyObject *m_emulate(PyObject *Py_UNUSED(mod), PyObject *args)
 {
-	PyObject *pathobj, *dirobj, *list;
+	PyObject *pathobj, *list;
 	int lint, bd, all, salvage, has_from, from_rel, has_to, to_rel;
 	long long from, to;
-	if (!PyArg_ParseTuple(args, "O&O&iiiiiLiiLiO!", PyUnicode_FSConverter, &pathobj,
-			PyUnicode_FSConverter, &dirobj, &lint, &bd, &all, &salvage, &has_from, &from,
-			&from_rel, &has_to, &to, &to_rel, &PyList_Type, &list))
+	if (!PyArg_ParseTuple(args, "O&iiiiiLiiLiO!", PyUnicode_FSConverter, &pathobj,
+			&lint, &bd, &all, &salvage, &has_from, &from, &from_rel, &has_to, &to,
+			&to_rel, &PyList_Type, &list))
 		return NULL;
+	struct coll *c = calloc(1, sizeof *c);
+	if (c == NULL) {
+		Py_DECREF(pathobj);
+		return PyErr_NoMemory();
+	}
 	struct warnq q;
 	memset(&q, 0, sizeof q);
 	pthread_mutex_init(&q.mu, NULL);
-	static const char *const formats[] = { "paraver", NULL };
+	static const char *const formats[] = { NULL };
 	struct weft_emulate_opts o;
 	memset(&o, 0, sizeof o);
 	o.path = PyBytes_AS_STRING(pathobj);
-	o.outdir = PyBytes_AS_STRING(dirobj);
+	/* no file is written: the trace directory is only checked */
 	o.formats = formats;
+	o.open_output = coll_open;
+	o.hook_ctx = c;
 	o.lint = lint;
 	o.breakdown = bd;
 	o.all_models = all;
@@ -840,128 +1014,17 @@ static PyObject *m_emulate(PyObject *Py_UNUSED(mod), PyObject *args)
 	r = weft_emulate(&o, err, sizeof err);
 	Py_END_ALLOW_THREADS
 	Py_DECREF(pathobj);
-	Py_DECREF(dirobj);
 	int d = warnq_deliver(&q, list, NULL);
+	free(q.text);
 	pthread_mutex_destroy(&q.mu);
-	if (d != 0)
-		return NULL;
-	if (r != 0)
-		return raise_weft(err);
-	Py_RETURN_NONE;
-}
-
-/* prv_records(path): the event records of a .prv file as columns (row
- * 0-based, time, type, value), and the duration from its header. */
-static PyObject *m_prv_records(PyObject *Py_UNUSED(mod), PyObject *args)
-{
-	PyObject *pathobj;
-	if (!PyArg_ParseTuple(args, "O&", PyUnicode_FSConverter, &pathobj))
-		return NULL;
-	const char *path = PyBytes_AS_STRING(pathobj);
-	FILE *f = fopen(path, "r");
-	if (f == NULL) {
-		char msg[WEFT_ERR_MAX];
-		snprintf(msg, sizeof msg, "cannot open %s: %s", path, strerror(errno));
-		Py_DECREF(pathobj);
-		return raise_weft(msg);
-	}
-	size_t cap = 1024, n = 0;
-	int64_t *time = malloc(cap * sizeof *time), *value = malloc(cap * sizeof *value);
-	int32_t *row = malloc(cap * sizeof *row), *type = malloc(cap * sizeof *type);
-	char *line = NULL;
-	size_t lcap = 0;
-	ssize_t len;
-	long long duration = -1;
-	unsigned long lineno = 0;
 	PyObject *res = NULL;
-	char msg[WEFT_ERR_MAX];
-	msg[0] = '\0';
-	if (time == NULL || value == NULL || row == NULL || type == NULL)
-		goto oom;
-	while ((len = getline(&line, &lcap, f)) > 0) {
-		lineno++;
-		if (line[0] == '#') {
-			char *p = strstr(line, "):");
-			if (p != NULL)
-				duration = strtoll(p + 2, NULL, 10);
-			continue;
-		}
-		if (line[0] != '2') {
-			continue; /* weft writes only event records */
-		}
-		long long cpu, appl, task, th, t;
-		int k = 0;
-		if (sscanf(line, "2:%lld:%lld:%lld:%lld:%lld:%n", &cpu, &appl, &task, &th, &t, &k) < 5
-				|| k == 0) {
-			snprintf(msg, sizeof msg, "%s:%lu: not a Paraver event record", path, lineno);
-			goto fail;
-		}
-		char *p = line + k;
-		while (*p != '\0' && *p != '\n') {
-			char *e;
-			long long ty = strtoll(p, &e, 10);
-			if (e == p || *e != ':') {
-				snprintf(msg, sizeof msg, "%s:%lu: bad type:value pair", path, lineno);
-				goto fail;
-			}
-			p = e + 1;
-			long long v = strtoll(p, &e, 10);
-			if (e == p) {
-				snprintf(msg, sizeof msg, "%s:%lu: bad value", path, lineno);
-				goto fail;
-			}
-			p = *e == ':' ? e + 1 : e;
-			if (n == cap) {
-				cap *= 2;
-				int64_t *a = realloc(time, cap * sizeof *a);
-				if (a != NULL)
-					time = a;
-				int64_t *b = realloc(value, cap * sizeof *b);
-				if (b != NULL)
-					value = b;
-				int32_t *c = realloc(row, cap * sizeof *c);
-				if (c != NULL)
-					row = c;
-				int32_t *d = realloc(type, cap * sizeof *d);
-				if (d != NULL)
-					type = d;
-				if (a == NULL || b == NULL || c == NULL || d == NULL)
-					goto oom;
-			}
-			time[n] = t;
-			value[n] = v;
-			row[n] = (int32_t) (th - 1);
-			type[n] = (int32_t) ty;
-			n++;
-		}
-	}
-	{
-		PyObject *a[4] = { new_array((npy_intp) n, NPY_INT32), new_array((npy_intp) n, NPY_INT64),
-			new_array((npy_intp) n, NPY_INT32), new_array((npy_intp) n, NPY_INT64) };
-		if (a[0] && a[1] && a[2] && a[3]) {
-			memcpy(PyArray_DATA((PyArrayObject *) a[0]), row, n * sizeof *row);
-			memcpy(PyArray_DATA((PyArrayObject *) a[1]), time, n * sizeof *time);
-			memcpy(PyArray_DATA((PyArrayObject *) a[2]), type, n * sizeof *type);
-			memcpy(PyArray_DATA((PyArrayObject *) a[3]), value, n * sizeof *value);
-			res = Py_BuildValue("(OOOOL)", a[0], a[1], a[2], a[3], duration);
-		}
-		for (int i = 0; i < 4; i++)
-			Py_XDECREF(a[i]);
-	}
-	goto done;
-oom:
-	PyErr_NoMemory();
-	goto done;
-fail:
-	raise_weft(msg);
-done:
-	fclose(f);
-	free(line);
-	free(time);
-	free(value);
-	free(row);
-	free(type);
-	Py_DECREF(pathobj);
+	if (d != 0)
+		;
+	else if (r != 0)
+		raise_weft(err);
+	else
+		res = coll_views(c);
+	coll_free(c);
 	return res;
 }
 
@@ -983,7 +1046,6 @@ static PyMethodDef module_methods[] = {
 	{ "event_spec", m_event_spec, METH_VARARGS, "The models' table entry for an MCV." },
 	{ "describe", m_describe, METH_VARARGS, "An event's description, as weft dump." },
 	{ "emulate", m_emulate, METH_VARARGS, "Runs weft_emulate (use weft.emulate)." },
-	{ "prv_records", m_prv_records, METH_VARARGS, "The records of a .prv file." },
 	{ "set_error_class", m_set_error_class, METH_O, "The exception class of weft errors." },
 	{ NULL, NULL, 0, NULL },
 };

@@ -16,8 +16,6 @@ message (the file, the byte offset, the reason).
 import json
 import os
 import re
-import shutil
-import tempfile
 
 import numpy as np
 
@@ -443,41 +441,39 @@ def describe(mcv, payload=b""):
 
 # ---- the emulation ----
 
-def _read_pcf(path):
-    """{type: (label, {value: label})} from a .pcf file."""
+def _read_pcf(text):
+    """{type: (label, {value: label})} from the text of a .pcf file."""
     types = {}
     cur = []
     state = None
-    with builtins_open(path, encoding="utf-8", errors="replace") as f:
-        for line in f:
-            line = line.rstrip("\n")
-            if line == "EVENT_TYPE":
-                cur, state = [], "type"
-                continue
-            if line == "VALUES":
-                state = "values"
-                continue
-            if not line.strip():
-                state = None if state == "values" else state
-                continue
-            if state == "type":
-                parts = line.split(None, 2)
-                if len(parts) >= 2 and parts[1].lstrip("-").isdigit():
-                    t = int(parts[1])
-                    types[t] = (parts[2] if len(parts) > 2 else "", {})
-                    cur.append(t)
-            elif state == "values":
-                parts = line.split(None, 1)
-                if parts and parts[0].lstrip("-").isdigit():
-                    for t in cur:
-                        types[t][1][int(parts[0])] = parts[1] if len(parts) > 1 else ""
+    for line in text.split("\n"):
+        if line == "EVENT_TYPE":
+            cur, state = [], "type"
+            continue
+        if line == "VALUES":
+            state = "values"
+            continue
+        if not line.strip():
+            state = None if state == "values" else state
+            continue
+        if state == "type":
+            parts = line.split(None, 2)
+            if len(parts) >= 2 and parts[1].lstrip("-").isdigit():
+                t = int(parts[1])
+                types[t] = (parts[2] if len(parts) > 2 else "", {})
+                cur.append(t)
+        elif state == "values":
+            parts = line.split(None, 1)
+            if parts and parts[0].lstrip("-").isdigit():
+                for t in cur:
+                    types[t][1][int(parts[0])] = parts[1] if len(parts) > 1 else ""
     return types
 
 
-def _read_row(path):
+def _read_row(text):
+    """The row labels from the text of a .row file."""
     rows = []
-    with builtins_open(path, encoding="utf-8", errors="replace") as f:
-        lines = f.read().split("\n")
+    lines = text.split("\n")
     for i, line in enumerate(lines):
         if line.startswith("LEVEL THREAD SIZE"):
             n = int(line.split()[3])
@@ -585,23 +581,13 @@ def emulate(path, models="required", window=None, breakdown=False, lint=False,
     hf, vf, rf = _bound(f)
     ht, vt, rt = _bound(t)
     warnings = []
-    tmp = tempfile.mkdtemp(prefix="weft-emu-")
-    try:
-        _weft.emulate(os.fspath(path), tmp, int(bool(lint)), int(bool(breakdown)),
-                      int(models == "all"), int(bool(salvage)), hf, vf, rf, ht, vt, rt, warnings)
-        views = {}
-        for name in sorted(os.listdir(tmp)):
-            if not name.endswith(".prv"):
-                continue
-            stem = name[:-4]
-            row, time, type_, value, duration = _weft.prv_records(os.path.join(tmp, name))
-            pcf = _read_pcf(os.path.join(tmp, stem + ".pcf"))
-            rows = _read_row(os.path.join(tmp, stem + ".row"))
-            views[stem] = Timeline(stem, row, time, type_, value, duration, pcf, rows)
-        return Emulation(views, warnings)
-    finally:
-        shutil.rmtree(tmp, ignore_errors=True)
+    # the driver hands every view's records to the module (no files)
+    res = _weft.emulate(os.fspath(path), int(bool(lint)), int(bool(breakdown)),
+                        int(models == "all"), int(bool(salvage)), hf, vf, rf, ht, vt, rt,
+                        warnings)
+    views = {}
+    for name, row, time, type_, value, duration, pcf, rows in sorted(res, key=lambda v: v[0]):
+        views[name] = Timeline(name, row, time, type_, value, duration, _read_pcf(pcf),
+                               _read_row(rows))
+    return Emulation(views, warnings)
 
-
-import builtins as _builtins  # noqa: E402  (open is shadowed above)
-builtins_open = _builtins.open

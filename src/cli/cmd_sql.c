@@ -8,9 +8,11 @@
  *
  * The emulation (the driver, with the "sqlite" output: src/out/sqlite.c)
  * writes the system, the channels and the intervals into timeline.db in a
- * fresh directory; this file then adds the streams and the events (a second
- * read of the trace), in one transaction with prepared statements, makes
- * the indexes, and renames the file to FILE (or queries and removes it).
+ * fresh directory; once it succeeded, this file adds the streams and the
+ * events (a second read of the trace) and their indexes through the
+ * driver's sqlite_fill hook, inside the output's one transaction (prepared
+ * statements); the output then commits, and the file is renamed to FILE
+ * (or queried and removed).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -84,11 +86,9 @@ static void on_progress(void *ctx, uint64_t events, double seconds)
 			seconds > 0 ? (double) events / seconds * 1e-6 : 0.0);
 }
 
-static int db_error(sqlite3 *db, const char *what)
+static int db_error(sqlite3 *db, const char *what, char *err, size_t errlen)
 {
-	char msg[1024];
-	snprintf(msg, sizeof msg, "%s: %s", what, sqlite3_errmsg(db));
-	cli_message(CMD, "", msg);
+	snprintf(err, errlen, "%s: %s", what, sqlite3_errmsg(db));
 	return -1;
 }
 
@@ -142,7 +142,8 @@ static const char *mcv_text(const char mcv[4], char *buf, size_t cap)
 	return buf;
 }
 
-static int insert_streams(sqlite3 *db, struct weft_trace *t, int64_t *thread_of)
+static int insert_streams(sqlite3 *db, struct weft_trace *t, int64_t *thread_of, char *err,
+		size_t errlen)
 {
 	sqlite3_stmt *find = NULL, *ins = NULL;
 	int r = 0;
@@ -150,7 +151,7 @@ static int insert_streams(sqlite3 *db, struct weft_trace *t, int64_t *thread_of)
 			NULL) != SQLITE_OK ||
 			sqlite3_prepare_v2(db, "INSERT INTO stream VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
 			-1, &ins, NULL) != SQLITE_OK)
-		r = db_error(db, "cannot prepare the streams");
+		r = db_error(db, "cannot prepare the streams", err, errlen);
 	for (size_t i = 0; r == 0 && i < weft_nstreams(t); i++) {
 		const struct weft_stream *s = weft_stream_at(t, i);
 		thread_of[i] = -1;
@@ -173,7 +174,7 @@ static int insert_streams(sqlite3 *db, struct weft_trace *t, int64_t *thread_of)
 		else
 			sqlite3_bind_null(ins, 8);
 		if (sqlite3_step(ins) != SQLITE_DONE)
-			r = db_error(db, "cannot write the streams");
+			r = db_error(db, "cannot write the streams", err, errlen);
 		sqlite3_reset(ins);
 	}
 	sqlite3_finalize(find);
@@ -181,8 +182,9 @@ static int insert_streams(sqlite3 *db, struct weft_trace *t, int64_t *thread_of)
 	return r;
 }
 
-/* The second read of the trace: the streams and every event. */
-static int insert_events(sqlite3 *db, const char *path)
+/* The second read of the trace: the streams and every event. -1 with the
+ * reason in err. */
+static int insert_events(sqlite3 *db, const char *path, char *err, size_t errlen)
 {
 	struct weft_open_opts oo;
 	memset(&oo, 0, sizeof oo);
@@ -192,12 +194,9 @@ static int insert_events(sqlite3 *db, const char *path)
 	oo.sort = WEFT_SORT_REGIONS;
 	oo.cut = WEFT_CUT_QUIET;
 	oo.accept_unfinished = 2;
-	char err[WEFT_ERR_MAX];
-	struct weft_trace *t = weft_open(path, &oo, err, sizeof err);
-	if (t == NULL) {
-		cli_message(CMD, "", err);
+	struct weft_trace *t = weft_open(path, &oo, err, errlen);
+	if (t == NULL)
 		return -1;
-	}
 	size_t ns = weft_nstreams(t);
 	int64_t *thread_of = calloc(ns + 1, sizeof *thread_of);
 	struct smap *m = calloc(ns + 1, sizeof *m);
@@ -205,13 +204,13 @@ static int insert_events(sqlite3 *db, const char *path)
 	sqlite3_stmt *ins = NULL;
 	int r = 0;
 	if (thread_of == NULL || m == NULL || refs == NULL) {
-		cli_message(CMD, "", "out of memory");
+		snprintf(err, errlen, "out of memory");
 		r = -1;
 	}
 	if (r == 0 && sqlite3_exec(db, events_schema, NULL, NULL, NULL) != SQLITE_OK)
-		r = db_error(db, "cannot write the database");
+		r = db_error(db, "cannot write the database", err, errlen);
 	if (r == 0)
-		r = insert_streams(db, t, thread_of);
+		r = insert_streams(db, t, thread_of, err, errlen);
 	for (size_t i = 0; r == 0 && i < ns; i++) {
 		m[i].s = weft_stream_at(t, i);
 		m[i].index = i;
@@ -220,7 +219,7 @@ static int insert_events(sqlite3 *db, const char *path)
 		qsort(m, ns, sizeof *m, stream_cmp);
 	if (r == 0 && sqlite3_prepare_v3(db, "INSERT INTO event VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
 			-1, SQLITE_PREPARE_PERSISTENT, &ins, NULL) != SQLITE_OK)
-		r = db_error(db, "cannot prepare the events");
+		r = db_error(db, "cannot prepare the events", err, errlen);
 	struct cli_progress prog;
 	cli_progress_start(&prog, CMD);
 	uint64_t n = 0;
@@ -252,7 +251,7 @@ static int insert_events(sqlite3 *db, const char *path)
 			else
 				sqlite3_bind_null(ins, 8);
 			if (sqlite3_step(ins) != SQLITE_DONE)
-				r = db_error(db, "cannot write the events");
+				r = db_error(db, "cannot write the events", err, errlen);
 			sqlite3_reset(ins);
 			n++;
 		}
@@ -260,14 +259,14 @@ static int insert_events(sqlite3 *db, const char *path)
 	}
 	cli_progress_end(&prog);
 	if (r == 0 && got < 0) {
-		cli_message(CMD, "", weft_error(t));
+		snprintf(err, errlen, "%s", weft_error(t));
 		r = -1;
 	}
 	sqlite3_finalize(ins);
 	sqlite3_stmt *st = NULL;
 	if (r == 0 && sqlite3_prepare_v2(db, "INSERT INTO trace VALUES (?, ?, ?, ?)", -1, &st,
 			NULL) != SQLITE_OK)
-		r = db_error(db, "cannot prepare");
+		r = db_error(db, "cannot prepare", err, errlen);
 	if (r == 0) {
 		sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
 		if (n > 0) {
@@ -276,7 +275,7 @@ static int insert_events(sqlite3 *db, const char *path)
 		}
 		sqlite3_bind_int64(st, 4, (sqlite3_int64) n);
 		if (sqlite3_step(st) != SQLITE_DONE)
-			r = db_error(db, "cannot write the database");
+			r = db_error(db, "cannot write the database", err, errlen);
 	}
 	sqlite3_finalize(st);
 	free(thread_of);
@@ -324,6 +323,32 @@ static void remove_tmp(const char *dir, const char *db)
 	armed = 0;
 }
 
+struct fill_ctx {
+	const char *path;
+	int timing;
+};
+
+/* The driver's sqlite_fill hook: the streams, the events and their indexes,
+ * inside the timelines' transaction. */
+static int fill_events(void *ctx, void *dbp, char *err, size_t errlen)
+{
+	const struct fill_ctx *fc = ctx;
+	sqlite3 *db = dbp;
+	if (emu_progress.shown) /* the emulation's line ends */
+		fprintf(stderr, "\n");
+	emu_progress.shown = 0;
+	double t0 = cli_now();
+	int r = insert_events(db, fc->path, err, errlen);
+	if (fc->timing)
+		fprintf(stderr, "weft sql: streams and events: %.2f s\n", cli_now() - t0);
+	t0 = cli_now();
+	if (r == 0 && sqlite3_exec(db, events_indexes, NULL, NULL, NULL) != SQLITE_OK)
+		r = db_error(db, "cannot index the events", err, errlen);
+	if (fc->timing)
+		fprintf(stderr, "weft sql: event indexes: %.2f s\n", cli_now() - t0);
+	return r;
+}
+
 /* Builds the database of the trace at path in a new directory tmpdir
  * (a template, filled in) as tmpdir/timeline.db (written into dbpath). */
 static int build(const char *path, int all_models, char *tmpdir, char *dbpath, size_t dblen)
@@ -347,45 +372,23 @@ static int build(const char *path, int all_models, char *tmpdir, char *dbpath, s
 	o.progress = on_progress;
 	emu_progress.tty = isatty(STDERR_FILENO);
 	emu_progress.shown = 0;
+	struct fill_ctx fc = { path, getenv("WEFT_SQL_TIMING") != NULL };
+	o.sqlite_fill = fill_events;
+	o.hook_ctx = &fc;
 	char err[WEFT_ERR_MAX];
-	int timing = getenv("WEFT_SQL_TIMING") != NULL;
 	double t0 = cli_now();
 	int r = weft_emulate(&o, err, sizeof err);
 	if (emu_progress.shown)
 		fprintf(stderr, "\n");
-	if (timing)
-		fprintf(stderr, "weft sql: timelines (emulation, intervals, their indexes): "
-				"%.2f s\n", cli_now() - t0);
+	if (fc.timing)
+		fprintf(stderr, "weft sql: the whole build (emulation, intervals, streams, events, "
+				"indexes, commit): %.2f s\n", cli_now() - t0);
 	if (r != 0) {
 		cli_message(CMD, "", err);
 		remove_tmp(tmpdir, dbpath);
 		return -1;
 	}
-	sqlite3 *db = NULL;
-	if (sqlite3_open_v2(dbpath, &db, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
-		r = db_error(db, dbpath);
-	} else if (sqlite3_exec(db, "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; "
-			"PRAGMA locking_mode = EXCLUSIVE; PRAGMA cache_size = -262144; "
-			"PRAGMA threads = 2; BEGIN", NULL, NULL, NULL) != SQLITE_OK) {
-		r = db_error(db, dbpath);
-	} else {
-		t0 = cli_now();
-		r = insert_events(db, path);
-		if (timing)
-			fprintf(stderr, "weft sql: streams and events: %.2f s\n", cli_now() - t0);
-		t0 = cli_now();
-		if (r == 0 && sqlite3_exec(db, events_indexes, NULL, NULL, NULL) != SQLITE_OK)
-			r = db_error(db, "cannot index the events");
-		if (r == 0 && sqlite3_exec(db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
-			r = db_error(db, "cannot write the database");
-		if (timing)
-			fprintf(stderr, "weft sql: event indexes, commit: %.2f s\n", cli_now() - t0);
-	}
-	if (sqlite3_close(db) != SQLITE_OK && r == 0)
-		r = db_error(db, "cannot close the database");
-	if (r != 0)
-		remove_tmp(tmpdir, dbpath);
-	return r;
+	return 0;
 }
 
 /* ---- querying ---- */
@@ -615,7 +618,9 @@ static int query_file(const char *dbpath, const char *sql, int csv)
 {
 	sqlite3 *db = NULL;
 	if (sqlite3_open_v2(dbpath, &db, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-		db_error(db, dbpath);
+		char msg[WEFT_ERR_MAX + 256];
+		db_error(db, dbpath, msg, sizeof msg);
+		cli_message(CMD, "", msg);
 		sqlite3_close(db);
 		return CLI_EXIT_TRACE;
 	}

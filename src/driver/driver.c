@@ -246,6 +246,20 @@ static void window_refusal(struct run *R, const struct weft_emulate_opts *o, cha
 				PRId64 " ns into the run); the window holds nothing", o->from_arg, last);
 }
 
+/* Takes an opened output (NULL: its open failed, err set). */
+static int add_out(struct run *R, struct out *out, char *err, size_t errlen)
+{
+	if (out == NULL)
+		return -1;
+	R->outs[R->nouts++] = out;
+	struct emu_sink s = out_sink(out);
+	if (emu_add_sink(R->emu, &s) != 0) {
+		snprintf(err, errlen, "%s", emu_error(R->emu));
+		return -1;
+	}
+	return 0;
+}
+
 /* Everything before the first event. */
 static int prepare(struct run *R, const struct weft_emulate_opts *o, char *err, size_t errlen)
 {
@@ -320,11 +334,12 @@ static int prepare(struct run *R, const struct weft_emulate_opts *o, char *err, 
 		emu_set_window(R->emu, &w);
 	}
 	const char *outdir = o->outdir ? o->outdir : o->path;
-	if (mkdir_p(outdir) != 0) {
+	int files = o->formats != NULL && o->formats[0] != NULL; /* else nothing is written */
+	if (files && mkdir_p(outdir) != 0) {
 		snprintf(err, errlen, "cannot create %s: %s", outdir, strerror(errno));
 		return -1;
 	}
-	if (access(outdir, W_OK | X_OK) != 0) {
+	if (files && access(outdir, W_OK | X_OK) != 0) {
 		int e = errno;
 		if (o->outdir == NULL)
 			snprintf(err, errlen, "%s: cannot write the timelines into the trace directory "
@@ -345,15 +360,16 @@ static int prepare(struct run *R, const struct weft_emulate_opts *o, char *err, 
 			snprintf(err, errlen, "too many output formats");
 			return -1;
 		}
-		struct out *out = f->open(outdir, R->emu, err, errlen);
-		if (out == NULL)
+		if (add_out(R, f->open(outdir, R->emu, err, errlen), err, errlen) != 0)
 			return -1;
-		R->outs[R->nouts++] = out;
-		struct emu_sink s = out_sink(out);
-		if (emu_add_sink(R->emu, &s) != 0) {
-			snprintf(err, errlen, "%s", emu_error(R->emu));
+	}
+	if (o->open_output != NULL) {
+		if (R->nouts == MAX_OUTS) {
+			snprintf(err, errlen, "too many output formats");
 			return -1;
 		}
+		if (add_out(R, o->open_output(o->hook_ctx, R->emu, err, errlen), err, errlen) != 0)
+			return -1;
 	}
 	return 0;
 }
@@ -457,6 +473,11 @@ int weft_emulate(const struct weft_emulate_opts *o, char *err, size_t errlen)
 	} else if (fail != NULL || ended != 0) {
 		snprintf(err, errlen, "%s", emu_error(R.emu));
 		status = -1;
+	}
+	for (size_t i = 0; i < R.nouts && status == 0 && o->sqlite_fill != NULL; i++) {
+		void *db = out_sqlite_db(R.outs[i]);
+		if (db != NULL && o->sqlite_fill(o->hook_ctx, db, err, errlen) != 0)
+			status = -1;
 	}
 	for (size_t i = 0; i < R.nouts; i++) {
 		char e2[WEFT_ERR_MAX];

@@ -8,8 +8,12 @@
 #ifndef WEFT_DRIVER_H
 #define WEFT_DRIVER_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
+
+struct emu;
+struct out;
 
 struct weft_emulate_opts {
 	const char *path;   /* the trace */
@@ -41,6 +45,18 @@ struct weft_emulate_opts {
 	int has_from, has_to, from_rel, to_rel;
 	int64_t from, to;
 	const char *from_arg, *to_arg;
+	/* Hooks of a caller (NULL: none), given hook_ctx. open_output: an
+	 * output of the caller's own (src/out/out.h), opened after those of
+	 * formats and closed by the driver as they are (python/_weft.c keeps
+	 * the records in memory). sqlite_fill: with the "sqlite" output, once
+	 * the run succeeded, called inside the database's one transaction
+	 * (before its indexes and its COMMIT) with its connection (a
+	 * sqlite3 *): `weft sql` adds the streams and the events there;
+	 * non-zero fails the run, with the reason in err. */
+	struct out *(*open_output)(void *hook_ctx, const struct emu *emu, char *err,
+			size_t errlen);
+	int (*sqlite_fill)(void *hook_ctx, void *db, char *err, size_t errlen);
+	void *hook_ctx;
 };
 
 /* 0 on success; -1 with the reason in err (the files written so far are

@@ -34,6 +34,9 @@ struct out *out_paraver_open(const char *dir, const struct emu *emu, char *err, 
 struct out *out_perfetto_open(const char *dir, const struct emu *emu, char *err, size_t errlen);
 /* timeline.db (SQLite: system, channels, intervals) in dir (sqlite.c). */
 struct out *out_sqlite_open(const char *dir, const struct emu *emu, char *err, size_t errlen);
+/* A "sqlite" output's connection (a sqlite3 *), inside its one open
+ * transaction (committed by out_close); NULL for another output. */
+void *out_sqlite_db(struct out *o);
 
 /* The output registry: every format by name. */
 struct out_format {

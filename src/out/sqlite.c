@@ -11,7 +11,11 @@
  * open value changes nothing; an interval of no length (two records at the
  * same time) is not stored; what is open at the end of the run ends at the
  * run's duration. Everything is written inside one transaction with
- * prepared statements; the indexes are made after the inserts.
+ * prepared statements (`weft sql` adds its streams and events inside it
+ * too, through out_sqlite_db() before the close); the indexes are made
+ * after the inserts. WEFT_SQL_TRACE_TX set: each statement that begins or
+ * ends a transaction, and each that writes outside one, is named on stderr
+ * (the test of the single transaction, tests/sql/cli.py).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -540,6 +544,31 @@ static int sq_close(struct out *o, int64_t duration, char *err, size_t errlen)
 
 static const struct out_ops sq_ops = { "sqlite", 0, sq_records, sq_close };
 
+void *out_sqlite_db(struct out *o)
+{
+	return o != NULL && o->ops == &sq_ops ? ((struct sq *) o)->db : NULL;
+}
+
+/* WEFT_SQL_TRACE_TX: the statements that make transactions. */
+static int trace_tx(unsigned type, void *ctx, void *p, void *x)
+{
+	sqlite3 *db = ctx;
+	sqlite3_stmt *st = p;
+	const char *sql = x;
+	if (type != SQLITE_TRACE_STMT || sql == NULL)
+		return 0;
+	while (*sql == ' ' || *sql == '\n' || *sql == '\t')
+		sql++;
+	if (sqlite3_strnicmp(sql, "BEGIN", 5) == 0 || sqlite3_strnicmp(sql, "COMMIT", 6) == 0
+			|| sqlite3_strnicmp(sql, "END", 3) == 0
+			|| sqlite3_strnicmp(sql, "ROLLBACK", 8) == 0)
+		fprintf(stderr, "weft sql: transaction: %.8s\n", sql);
+	else if (sqlite3_get_autocommit(db) && !sqlite3_stmt_readonly(st)
+			&& sqlite3_strnicmp(sql, "PRAGMA", 6) != 0)
+		fprintf(stderr, "weft sql: transaction: a write outside one: %.40s\n", sql);
+	return 0;
+}
+
 struct out *out_sqlite_open(const char *dir, const struct emu *emu, char *err, size_t errlen)
 {
 	struct sq *s = calloc(1, sizeof *s);
@@ -570,6 +599,8 @@ struct out *out_sqlite_open(const char *dir, const struct emu *emu, char *err, s
 		sq_free(s);
 		return NULL;
 	}
+	if (getenv("WEFT_SQL_TRACE_TX") != NULL)
+		sqlite3_trace_v2(s->db, SQLITE_TRACE_STMT, trace_tx, s->db);
 	/* Written once, renamed or removed if it fails: no journal needed. */
 	if (exec(s, "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; "
 			"PRAGMA locking_mode = EXCLUSIVE; PRAGMA cache_size = -262144; "

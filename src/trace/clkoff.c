@@ -121,13 +121,17 @@ int weft_clkoff_parse(const char *text, size_t len, const char *name,
 		}
 		if (*nrows == cap) {
 			cap = cap ? 2 * cap : 8;
-			*rows = realloc(*rows, cap * sizeof **rows);
-			if (*rows == NULL)
-				abort();
+			struct weft_clkoff_row *nr = realloc(*rows, cap * sizeof **rows);
+			if (nr == NULL)
+				goto oom;
+			*rows = nr;
 		}
+		char *host = weft_strdup(f[1]);
+		if (host == NULL)
+			goto oom;
 		struct weft_clkoff_row *row = &(*rows)[(*nrows)++];
 		row->rank = (int) rank;
-		row->host = weft_strdup(f[1]);
+		row->host = host;
 		row->offset = (int64_t) med; /* truncation toward zero */
 		row->line = line;
 	}
@@ -140,6 +144,12 @@ int weft_clkoff_parse(const char *text, size_t len, const char *name,
 		goto fail;
 	}
 	return 0;
+oom:
+	snprintf(err, errlen, "out of memory while reading %s", name);
+	weft_clkoff_free(*rows, *nrows);
+	*rows = NULL;
+	*nrows = 0;
+	return -2;
 fail:
 	weft_clkoff_free(*rows, *nrows);
 	*rows = NULL;
@@ -158,6 +168,8 @@ int weft_load_clock_offsets(struct weft_trace *t)
 {
 	/* the trace directory's, also when path is a directory inside it */
 	char *file = weft_path_join(t->root ? t->root : t->path, WEFT_CLOCK_OFFSETS);
+	if (file == NULL)
+		return weft_oom(&t->diag, "reading the clock offsets of %s", t->path);
 	struct stat st;
 	if (stat(file, &st) != 0 && errno == ENOENT) {
 		free(file);
@@ -171,8 +183,11 @@ int weft_load_clock_offsets(struct weft_trace *t)
 	struct weft_diag quiet = t->diag;
 	quiet.err = saved;
 	quiet.errlen = sizeof saved;
-	if (weft_read_small_file(file, 1u << 20, &text, &len, &quiet) < 0) {
-		int r = weft_breach(&t->diag, "%s%s", saved, sfx);
+	int rr = weft_read_small_file(file, 1u << 20, &text, &len, &quiet);
+	if (rr < 0) {
+		/* out of memory is no breach of the format */
+		int r = rr == -2 ? weft_fail(&t->diag, "%s", saved)
+			: weft_breach(&t->diag, "%s%s", saved, sfx);
 		free(file);
 		return r;
 	}
@@ -180,8 +195,9 @@ int weft_load_clock_offsets(struct weft_trace *t)
 	size_t nrows;
 	char err[WEFT_ERR_MAX];
 	int r = 0;
-	if (weft_clkoff_parse(text, len, file, &rows, &nrows, err, sizeof err) < 0) {
-		r = weft_breach(&t->diag, "%s%s", err, sfx);
+	int pr = weft_clkoff_parse(text, len, file, &rows, &nrows, err, sizeof err);
+	if (pr < 0) {
+		r = pr == -2 ? weft_fail(&t->diag, "%s", err) : weft_breach(&t->diag, "%s%s", err, sfx);
 		goto out;
 	}
 	for (size_t i = 0; i < nrows; i++) {

@@ -60,13 +60,23 @@ int weft_breach(struct weft_diag *d, const char *fmt, ...)
 	return -1;
 }
 
+int weft_oom(struct weft_diag *d, const char *fmt, ...)
+{
+	char what[WEFT_ERR_MAX];
+	va_list ap;
+	va_start(ap, fmt);
+	vformat(what, sizeof what, fmt, ap);
+	va_end(ap);
+	d->oom = 1;
+	return weft_fail(d, "out of memory while %s", what);
+}
+
 char *weft_strdup(const char *s)
 {
 	size_t n = strlen(s) + 1;
 	char *p = malloc(n);
-	if (p == NULL)
-		abort();
-	memcpy(p, s, n);
+	if (p != NULL)
+		memcpy(p, s, n);
 	return p;
 }
 
@@ -79,19 +89,16 @@ char *weft_path_join(const char *a, const char *b)
 		la--;
 	char *p = malloc(la + lb + 2);
 	if (p == NULL)
-		abort();
+		return NULL;
 	memcpy(p, a, la);
 	p[la] = '/';
 	memcpy(p + la + 1, b, lb + 1);
 	return p;
 }
 
-void *weft_xcalloc(size_t n, size_t sz)
+void *weft_calloc(size_t n, size_t sz)
 {
-	void *p = calloc(n ? n : 1, sz ? sz : 1);
-	if (p == NULL)
-		abort();
-	return p;
+	return calloc(n ? n : 1, sz ? sz : 1);
 }
 
 int weft_read_small_file(const char *path, size_t max, char **out, size_t *outlen,
@@ -119,7 +126,8 @@ int weft_read_small_file(const char *path, size_t max, char **out, size_t *outle
 	char *buf = malloc(size + 1);
 	if (buf == NULL) {
 		close(fd);
-		return weft_fail(d, "%s: out of memory reading it (%zu bytes)", path, size + 1);
+		weft_oom(d, "reading %s (%zu bytes)", path, size + 1);
+		return -2;
 	}
 	size_t got = 0;
 	while (got < size) {

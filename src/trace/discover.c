@@ -34,15 +34,23 @@ struct strlist {
 	size_t n, cap;
 };
 
-static void sl_add(struct strlist *l, char *s)
+/* Adds s (NULL: out of memory) to l; -1 out of memory (s freed). */
+static int sl_add(struct strlist *l, char *s)
 {
+	if (s == NULL)
+		return -1;
 	if (l->n == l->cap) {
-		l->cap = l->cap ? 2 * l->cap : 16;
-		l->v = realloc(l->v, l->cap * sizeof *l->v);
-		if (l->v == NULL)
-			abort();
+		size_t cap = l->cap ? 2 * l->cap : 16;
+		char **v = realloc(l->v, cap * sizeof *v);
+		if (v == NULL) {
+			free(s);
+			return -1;
+		}
+		l->v = v;
+		l->cap = cap;
 	}
 	l->v[l->n++] = s;
+	return 0;
 }
 
 static void sl_free(struct strlist *l)
@@ -72,7 +80,14 @@ struct walk {
 	struct strlist orphans; /* stream.obs without stream.json */
 	struct strlist v1meta_nostreams;
 	int dirs_failed;
+	int oom; /* an allocation failed */
 };
+
+static void walk_add(struct walk *w, struct strlist *l, char *s)
+{
+	if (sl_add(l, s) < 0)
+		w->oom = 1;
+}
 
 static int is_digits(const char *s, size_t n)
 {
@@ -173,19 +188,28 @@ static size_t find_seen(const struct walk *w, dev_t dev, ino_t ino)
 	return SIZE_MAX;
 }
 
+/* SIZE_MAX: out of memory (w->oom set). */
 static size_t add_seen(struct walk *w, dev_t dev, ino_t ino, const char *rel)
 {
 	if (w->nseen == w->seencap) {
-		w->seencap = w->seencap ? 2 * w->seencap : 16;
-		w->seen = realloc(w->seen, w->seencap * sizeof *w->seen);
-		if (w->seen == NULL)
-			abort();
+		size_t cap = w->seencap ? 2 * w->seencap : 16;
+		struct seen *v = realloc(w->seen, cap * sizeof *v);
+		if (v == NULL) {
+			w->oom = 1;
+			return SIZE_MAX;
+		}
+		w->seen = v;
+		w->seencap = cap;
 	}
 	struct seen *v = &w->seen[w->nseen];
 	v->dev = dev;
 	v->ino = ino;
 	v->rel = weft_strdup(rel);
 	v->active = 1;
+	if (v->rel == NULL) {
+		w->oom = 1;
+		return SIZE_MAX;
+	}
 	return w->nseen++;
 }
 
@@ -194,7 +218,9 @@ static void warn_seen(struct walk *w, const char *crel, size_t k)
 {
 	char *link = weft_path_join(w->root, crel);
 	char *dir = weft_path_join(w->root, w->seen[k].rel);
-	if (w->seen[k].active)
+	if (link == NULL || dir == NULL)
+		w->oom = 1;
+	else if (w->seen[k].active)
 		weft_warnf(w->d, "%s: a link loop: it leads back to %s, which contains it; "
 				"not followed", link, dir);
 	else
@@ -207,6 +233,8 @@ static void warn_seen(struct walk *w, const char *crel, size_t k)
 static int walk_dir(struct walk *w, const char *rel, const char *root_base, int depth)
 {
 	char *full = weft_path_join(w->root, rel);
+	if (full == NULL)
+		return weft_oom(w->d, "looking for the streams under %s", w->root);
 	DIR *dir = opendir(full);
 	if (dir == NULL) {
 		int r = weft_fail(w->d, "%s: cannot open the directory: %s", full,
@@ -228,17 +256,29 @@ static int walk_dir(struct walk *w, const char *rel, const char *root_base, int 
 			continue;
 		char *p = weft_path_join(full, de->d_name);
 		struct stat st;
+		if (p == NULL) {
+			w->oom = 1;
+			break;
+		}
 		int ok = stat(p, &st) == 0;
 		free(p);
 		if (!ok)
 			continue; /* dangling link */
 		if (n == cap) {
-			cap = cap ? 2 * cap : 16;
-			ents = realloc(ents, cap * sizeof *ents);
-			if (ents == NULL)
-				abort();
+			size_t nc = cap ? 2 * cap : 16;
+			struct entry *ne = realloc(ents, nc * sizeof *ne);
+			if (ne == NULL) {
+				w->oom = 1;
+				break;
+			}
+			ents = ne;
+			cap = nc;
 		}
 		ents[n].name = weft_strdup(de->d_name);
+		if (ents[n].name == NULL) {
+			w->oom = 1;
+			break;
+		}
 		ents[n].is_dir = S_ISDIR(st.st_mode);
 		ents[n].is_reg = S_ISREG(st.st_mode);
 		ents[n].dev = st.st_dev;
@@ -258,24 +298,28 @@ static int walk_dir(struct walk *w, const char *rel, const char *root_base, int 
 	}
 	const char *bn = base_name(rel, root_base);
 	int v1proc = has_meta && strncmp(bn, WEFT_PROC_PREFIX, strlen(WEFT_PROC_PREFIX)) == 0;
-	if (has_json)
-		sl_add(&w->v3, weft_strdup(rel));
+	if (has_json && !w->oom)
+		walk_add(w, &w->v3, weft_strdup(rel));
 	size_t v1count = 0;
 	int r = 0;
-	for (size_t i = 0; i < n && r == 0; i++) {
+	for (size_t i = 0; i < n && r == 0 && !w->oom; i++) {
 		const char *name = ents[i].name;
 		if (ents[i].is_dir) {
 			char *crel = rel_join(rel, name);
-			size_t k = find_seen(w, ents[i].dev, ents[i].ino);
-			if (k != SIZE_MAX) {
+			size_t k = crel != NULL ? find_seen(w, ents[i].dev, ents[i].ino) : SIZE_MAX;
+			if (crel == NULL) {
+				w->oom = 1;
+			} else if (k != SIZE_MAX) {
 				warn_seen(w, crel, k);
 			} else if (depth + 1 > MAX_DEPTH) {
 				r = weft_fail(w->d, "%s/%s: directories nested too deep "
 						"(more than %d levels)", w->root, crel, MAX_DEPTH);
 			} else {
 				size_t c = add_seen(w, ents[i].dev, ents[i].ino, crel);
-				r = walk_dir(w, crel, root_base, depth + 1);
-				w->seen[c].active = 0;
+				if (c != SIZE_MAX) {
+					r = walk_dir(w, crel, root_base, depth + 1);
+					w->seen[c].active = 0;
+				}
 			}
 			free(crel);
 			continue;
@@ -283,7 +327,9 @@ static int walk_dir(struct walk *w, const char *rel, const char *root_base, int 
 		if (!ents[i].is_reg)
 			continue;
 		char *frel = rel_join(rel, name);
-		if (has_json && (strcmp(name, WEFT_STREAM_JSON) == 0
+		if (frel == NULL) {
+			w->oom = 1;
+		} else if (has_json && (strcmp(name, WEFT_STREAM_JSON) == 0
 					|| strcmp(name, WEFT_STREAM_OBS) == 0
 					|| strcmp(name, WEFT_STREAM_IDX) == 0)) {
 			free(frel);
@@ -292,7 +338,7 @@ static int walk_dir(struct walk *w, const char *rel, const char *root_base, int 
 		} else if (v1proc && strcmp(name, WEFT_V1_METADATA) == 0) {
 			free(frel);
 		} else if (v1proc && is_v1_stream_name(name)) {
-			sl_add(&w->v1, frel);
+			walk_add(w, &w->v1, frel);
 			v1count++;
 		} else if (depth == 0 && (strcmp(name, WEFT_CLOCK_OFFSETS) == 0
 					|| strcmp(name, WEFT_MIDX_NAME) == 0
@@ -301,14 +347,16 @@ static int walk_dir(struct walk *w, const char *rel, const char *root_base, int 
 		} else if (depth > 0 && is_emu_cfg(rel, name)) {
 			free(frel);
 		} else if (strcmp(name, WEFT_STREAM_OBS) == 0) {
-			sl_add(&w->orphans, weft_strdup(frel));
-			sl_add(&w->stray, frel);
+			walk_add(w, &w->orphans, weft_strdup(frel));
+			walk_add(w, &w->stray, frel);
 		} else {
-			sl_add(&w->stray, frel);
+			walk_add(w, &w->stray, frel);
 		}
 	}
-	if (v1proc && v1count == 0)
-		sl_add(&w->v1meta_nostreams, rel_join(rel, WEFT_V1_METADATA));
+	if (v1proc && v1count == 0 && !w->oom)
+		walk_add(w, &w->v1meta_nostreams, rel_join(rel, WEFT_V1_METADATA));
+	if (w->oom && r == 0)
+		r = weft_oom(w->d, "looking for the streams under %s", w->root);
 	if (me != SIZE_MAX)
 		w->seen[me].active = 0;
 	for (size_t i = 0; i < n; i++)
@@ -333,11 +381,17 @@ static void list_names(char *buf, size_t len, const struct strlist *l, size_t ma
 
 static struct weft_wstream *new_stream(struct weft_trace *t, const char *rel)
 {
-	struct weft_wstream *s = weft_xcalloc(1, sizeof *s);
+	struct weft_wstream *s = calloc(1, sizeof *s);
+	if (s == NULL)
+		return NULL;
 	s->fd = -1;
 	s->relpath = weft_strdup(rel);
 	s->pub.relpath = s->relpath;
 	(void) t;
+	if (s->relpath == NULL) {
+		free(s);
+		return NULL;
+	}
 	return s;
 }
 
@@ -360,39 +414,59 @@ static void walk_free(struct walk *w)
 	free(w->seen);
 }
 
-/* The streams the walk found under path, sorted by relpath. */
+/* The streams the walk found under path, sorted by relpath; NULL: out of
+ * memory. */
 static struct weft_wstream **make_streams(struct weft_trace *t, const struct walk *w,
 		const char *path, size_t *count)
 {
 	size_t n = w->v3.n + w->v1.n;
-	struct weft_wstream **v = weft_xcalloc(n, sizeof *v);
+	struct weft_wstream **v = weft_calloc(n, sizeof *v);
+	if (v == NULL)
+		return NULL;
 	size_t k = 0;
 	for (size_t i = 0; i < w->v3.n; i++) {
 		struct weft_wstream *s = new_stream(t, w->v3.v[i]);
+		if (s == NULL)
+			goto oom;
+		v[k++] = s;
 		char *dir = weft_path_join(path, w->v3.v[i]);
+		if (dir == NULL)
+			goto oom;
 		s->json_path = weft_path_join(dir, WEFT_STREAM_JSON);
 		s->obs_path = weft_path_join(dir, WEFT_STREAM_OBS);
 		s->pub.obs_path = s->obs_path;
 		free(dir);
 		s->pub.meta_version = WEFT_META_VERSION;
-		v[k++] = s;
+		if (s->json_path == NULL || s->obs_path == NULL)
+			goto oom;
 	}
 	for (size_t i = 0; i < w->v1.n; i++) {
 		struct weft_wstream *s = new_stream(t, w->v1.v[i]);
+		if (s == NULL)
+			goto oom;
+		v[k++] = s;
 		s->obs_path = weft_path_join(path, w->v1.v[i]);
 		s->pub.obs_path = s->obs_path;
-		char *dir = weft_strdup(s->obs_path);
+		char *dir = s->obs_path != NULL ? weft_strdup(s->obs_path) : NULL;
+		if (dir == NULL)
+			goto oom;
 		char *sl = strrchr(dir, '/');
 		if (sl)
 			*sl = '\0';
 		s->json_path = weft_path_join(sl ? dir : ".", WEFT_V1_METADATA);
 		free(dir);
 		s->pub.meta_version = WEFT_META_V1_VERSION;
-		v[k++] = s;
+		if (s->json_path == NULL)
+			goto oom;
 	}
 	weft_sort(v, n, sizeof *v, cmp_stream);
 	*count = n;
 	return v;
+oom:
+	for (size_t i = 0; i < k; i++)
+		weft_wstream_free(v[i]);
+	free(v);
+	return NULL;
 }
 
 void weft_wstream_free(struct weft_wstream *s)
@@ -425,8 +499,8 @@ static int is_loom_name(const char *name)
 	return strncmp(name, WEFT_LOOM_PREFIX, k) == 0 && name[k] != '\0';
 }
 
-/* Whether dir holds a loom.* directory. */
-static int holds_loom(const char *dir)
+/* Whether dir holds a loom.* directory (*oom set when memory ran out). */
+static int holds_loom(const char *dir, int *oom)
 {
 	DIR *d = opendir(dir);
 	if (d == NULL)
@@ -438,6 +512,10 @@ static int holds_loom(const char *dir)
 			continue;
 		char *p = weft_path_join(dir, de->d_name);
 		struct stat st;
+		if (p == NULL) {
+			*oom = 1;
+			break;
+		}
 		found = stat(p, &st) == 0 && S_ISDIR(st.st_mode);
 		free(p);
 	}
@@ -447,9 +525,13 @@ static int holds_loom(const char *dir)
 
 /* path with its last levels components taken off, as the user wrote it
  * ("." when nothing is left), or NULL if a component is "." or "..". */
-static char *strip_levels(const char *path, size_t levels)
+static char *strip_levels(const char *path, size_t levels, int *oom)
 {
 	char *p = weft_strdup(path);
+	if (p == NULL) {
+		*oom = 1;
+		return NULL;
+	}
 	for (size_t i = 0; i < levels; i++) {
 		size_t n = strlen(p);
 		while (n > 1 && p[n - 1] == '/')
@@ -462,7 +544,12 @@ static char *strip_levels(const char *path, size_t levels)
 		}
 		if (sl == NULL) {
 			free(p);
-			return i + 1 == levels ? weft_strdup(".") : NULL;
+			if (i + 1 != levels)
+				return NULL;
+			char *dot = weft_strdup(".");
+			if (dot == NULL)
+				*oom = 1;
+			return dot;
 		}
 		if (sl == p)
 			sl[1] = '\0'; /* "/x": the root directory */
@@ -477,13 +564,17 @@ static char *strip_levels(const char *path, size_t levels)
  * if path holds a loom.* directory itself or is inside none; else the
  * parent of the nearest loom.* directory that is path or holds it, written
  * from path when it can be ("ovni/loom.vm/proc.1" gives "ovni"), else as a
- * real path; *subrel: path relative to it.
+ * real path; *subrel: path relative to it. NULL with *oom set: out of memory.
  */
-static char *find_root(const char *path, const char *abs, char **subrel)
+static char *find_root(const char *path, const char *abs, char **subrel, int *oom)
 {
-	if (holds_loom(abs))
+	if (holds_loom(abs, oom) || *oom)
 		return NULL;
 	char *cur = weft_strdup(abs);
+	if (cur == NULL) {
+		*oom = 1;
+		return NULL;
+	}
 	size_t levels = 0;
 	char *root = NULL;
 	for (;;) {
@@ -507,7 +598,14 @@ static char *find_root(const char *path, const char *abs, char **subrel)
 	}
 	size_t rl = strlen(root);
 	*subrel = weft_strdup(abs + rl + (root[rl - 1] == '/' ? 0 : 1));
-	char *shown = strip_levels(path, levels);
+	char *shown = *subrel != NULL ? strip_levels(path, levels, oom) : NULL;
+	if (*subrel == NULL || *oom) {
+		*oom = 1;
+		free(*subrel);
+		*subrel = NULL;
+		free(root);
+		return NULL;
+	}
 	struct stat a, b;
 	if (shown != NULL && stat(shown, &a) == 0 && stat(root, &b) == 0
 			&& a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
@@ -534,12 +632,15 @@ static int stream_id(const struct weft_wstream *s, dev_t *dev, ino_t *ino)
 /* path is inside a trace: the metadata of the streams of the trace outside
  * path. A trace that cannot be read as a whole leaves the system to path's
  * streams, with a warning. */
-static void find_mstreams(struct weft_trace *t, const char *path, const char *abs)
+static int find_mstreams(struct weft_trace *t, const char *path, const char *abs)
 {
 	char *subrel = NULL;
-	char *root = find_root(path, abs, &subrel);
+	int oom = 0;
+	char *root = find_root(path, abs, &subrel, &oom);
+	if (oom)
+		return weft_oom(&t->diag, "looking for the trace around %s", path);
 	if (root == NULL)
-		return;
+		return 0;
 	t->inside = 1;
 	char err[WEFT_ERR_MAX];
 	struct weft_diag quiet = { 0 };
@@ -552,23 +653,43 @@ static void find_mstreams(struct weft_trace *t, const char *path, const char *ab
 	w.d = &quiet;
 	w.root = root;
 	const char *slash = strrchr(root, '/');
-	if (walk_dir(&w, ".", slash ? slash + 1 : root, 0) < 0) {
+	int wr = walk_dir(&w, ".", slash ? slash + 1 : root, 0);
+	if (wr < 0 && (w.oom || quiet.oom)) {
+		walk_free(&w);
+		free(root);
+		free(subrel);
+		return weft_oom(&t->diag, "looking for the trace around %s", path);
+	}
+	if (wr < 0) {
 		weft_warnf(&t->diag, "cannot read the whole trace %s around %s (%s); the system "
 				"is taken from %s alone", root, path, err, path);
 		walk_free(&w);
 		free(root);
 		free(subrel);
-		return;
+		return 0;
 	}
-	size_t n;
+	size_t n = 0;
 	struct weft_wstream **all = make_streams(t, &w, root, &n);
 	walk_free(&w);
-	dev_t *devs = weft_xcalloc(t->nstreams, sizeof *devs);
-	ino_t *inos = weft_xcalloc(t->nstreams, sizeof *inos);
-	int *known = weft_xcalloc(t->nstreams, sizeof *known);
+	dev_t *devs = weft_calloc(t->nstreams, sizeof *devs);
+	ino_t *inos = weft_calloc(t->nstreams, sizeof *inos);
+	int *known = weft_calloc(t->nstreams, sizeof *known);
+	t->mstreams = weft_calloc(n, sizeof *t->mstreams);
+	if (all == NULL || devs == NULL || inos == NULL || known == NULL || t->mstreams == NULL) {
+		for (size_t i = 0; all != NULL && i < n; i++)
+			weft_wstream_free(all[i]);
+		free(all);
+		free(devs);
+		free(inos);
+		free(known);
+		free(t->mstreams);
+		t->mstreams = NULL;
+		free(root);
+		free(subrel);
+		return weft_oom(&t->diag, "looking for the trace around %s", path);
+	}
 	for (size_t i = 0; i < t->nstreams; i++)
 		known[i] = stream_id(t->streams[i], &devs[i], &inos[i]) == 0;
-	t->mstreams = weft_xcalloc(n, sizeof *t->mstreams);
 	for (size_t i = 0; i < n; i++) {
 		struct weft_wstream *s = all[i];
 		dev_t dev;
@@ -590,6 +711,7 @@ static void find_mstreams(struct weft_trace *t, const char *path, const char *ab
 	free(known);
 	t->root = root;
 	t->subrel = subrel;
+	return 0;
 }
 
 int weft_discover(struct weft_trace *t, const char *path)
@@ -641,7 +763,10 @@ int weft_discover(struct weft_trace *t, const char *path)
 	}
 	if (r == 0) {
 		t->streams = make_streams(t, &w, path, &t->nstreams);
-		find_mstreams(t, path, abs);
+		if (t->streams == NULL)
+			r = weft_oom(&t->diag, "looking for the streams under %s", path);
+		else
+			r = find_mstreams(t, path, abs);
 	}
 	free(abs);
 	walk_free(&w);

@@ -136,9 +136,12 @@ static struct fstream *find_stream(const struct weft_follow *f, const char *relp
 	return NULL;
 }
 
+/* 1 yes, 0 no, -1 out of memory. */
 static int file_exists(const char *dir, const char *name)
 {
 	char *p = weft_path_join(dir, name);
+	if (p == NULL)
+		return -1;
 	struct stat st;
 	int ok = stat(p, &st) == 0 && S_ISREG(st.st_mode);
 	free(p);
@@ -151,12 +154,38 @@ static int add_stream(struct weft_follow *f, const char *dir, const char *relpat
 		return 0;
 	/* libovni creates stream.obs, then stream.json: a stream is taken
 	 * once both are there (its events come after both). */
-	if (!file_exists(dir, WEFT_STREAM_OBS) || !file_exists(dir, WEFT_STREAM_JSON))
+	int eo = file_exists(dir, WEFT_STREAM_OBS);
+	int ej = eo > 0 ? file_exists(dir, WEFT_STREAM_JSON) : 0;
+	if (eo < 0 || ej < 0)
+		return ffail(f, "out of memory while following %s", f->path);
+	if (!eo || !ej)
 		return 0;
-	struct fstream *s = weft_xcalloc(1, sizeof *s);
+	if (f->ns == f->scap) {
+		size_t nc = f->scap ? 2 * f->scap : 16;
+		struct fstream **ns = realloc(f->s, nc * sizeof *f->s);
+		if (ns == NULL)
+			return ffail(f, "out of memory while following %s", f->path);
+		f->s = ns;
+		struct fstream **nh = realloc(f->heap, nc * sizeof *f->heap);
+		if (nh == NULL)
+			return ffail(f, "out of memory while following %s", f->path);
+		f->heap = nh;
+		f->scap = nc;
+	}
+	struct fstream *s = calloc(1, sizeof *s);
+	if (s == NULL)
+		return ffail(f, "out of memory while following %s", f->path);
 	s->relpath = weft_strdup(relpath);
 	s->obs_path = weft_path_join(dir, WEFT_STREAM_OBS);
 	s->json_path = weft_path_join(dir, WEFT_STREAM_JSON);
+	s->fd = -1;
+	if (s->relpath == NULL || s->obs_path == NULL || s->json_path == NULL) {
+		free(s->relpath);
+		free(s->obs_path);
+		free(s->json_path);
+		free(s);
+		return ffail(f, "out of memory while following %s", f->path);
+	}
 	s->fd = open(s->obs_path, O_RDONLY | O_CLOEXEC);
 	if (s->fd < 0) {
 		int e = errno;
@@ -174,13 +203,6 @@ static int add_stream(struct weft_follow *f, const char *dir, const char *relpat
 		s->has_prev_scan = 1;
 		s->prev_scan_ns = f->last_scan_ns;
 	}
-	if (f->ns == f->scap) {
-		f->scap = f->scap ? 2 * f->scap : 16;
-		f->s = realloc(f->s, f->scap * sizeof *f->s);
-		f->heap = realloc(f->heap, f->scap * sizeof *f->heap);
-		if (f->s == NULL || f->heap == NULL)
-			abort();
-	}
 	f->s[f->ns++] = s;
 	f->heap_valid = 0;
 	f->growth_ns = scan_ns;
@@ -191,7 +213,10 @@ static int add_stream(struct weft_follow *f, const char *dir, const char *relpat
  * for stream directories. */
 static int scan_dir(struct weft_follow *f, const char *dir, const char *rel, int depth, int64_t scan_ns)
 {
-	if (file_exists(dir, WEFT_STREAM_OBS))
+	int here = file_exists(dir, WEFT_STREAM_OBS);
+	if (here < 0)
+		return ffail(f, "out of memory while following %s", f->path);
+	if (here)
 		return add_stream(f, dir, rel, scan_ns);
 	if (depth == 0)
 		return 0;
@@ -200,6 +225,7 @@ static int scan_dir(struct weft_follow *f, const char *dir, const char *rel, int
 		return 0; /* not there (yet), or gone */
 	char **names = NULL;
 	size_t n = 0, cap = 0;
+	int oom = 0;
 	struct dirent *e;
 	while ((e = readdir(d)) != NULL) {
 		const char *nm = e->d_name;
@@ -207,21 +233,31 @@ static int scan_dir(struct weft_follow *f, const char *dir, const char *rel, int
 				&& !has_prefix(nm, WEFT_THREAD_PREFIX))
 			continue;
 		if (n == cap) {
-			cap = cap ? 2 * cap : 16;
-			names = realloc(names, cap * sizeof *names);
-			if (names == NULL)
-				abort();
+			size_t nc = cap ? 2 * cap : 16;
+			char **nn = realloc(names, nc * sizeof *names);
+			if (nn == NULL) {
+				oom = 1;
+				break;
+			}
+			names = nn;
+			cap = nc;
 		}
-		names[n++] = weft_strdup(nm);
+		if ((names[n] = weft_strdup(nm)) == NULL) {
+			oom = 1;
+			break;
+		}
+		n++;
 	}
 	closedir(d);
-	int r = 0;
+	int r = oom ? ffail(f, "out of memory while following %s", f->path) : 0;
 	for (size_t i = 0; i < n; i++) {
 		if (r == 0) {
 			char *sub = weft_path_join(dir, names[i]);
 			char *srel = strcmp(rel, ".") == 0 ? weft_strdup(names[i]) : weft_path_join(rel, names[i]);
 			struct stat st;
-			if (stat(sub, &st) == 0 && S_ISDIR(st.st_mode))
+			if (sub == NULL || srel == NULL)
+				r = ffail(f, "out of memory while following %s", f->path);
+			else if (stat(sub, &st) == 0 && S_ISDIR(st.st_mode))
 				r = scan_dir(f, sub, srel, depth - 1, scan_ns);
 			free(sub);
 			free(srel);
@@ -320,9 +356,10 @@ static int read_stream(struct weft_follow *f, struct fstream *s)
 		size_t want = FOLLOW_READ_MAX;
 		if (s->bcap - s->blen < want) {
 			size_t nc = s->blen + want;
-			s->buf = realloc(s->buf, nc);
-			if (s->buf == NULL)
-				abort();
+			uint8_t *nb = realloc(s->buf, nc);
+			if (nb == NULL)
+				return ffail(f, "out of memory while reading %s", s->obs_path);
+			s->buf = nb;
 			s->bcap = nc;
 		}
 		ssize_t r = pread(s->fd, s->buf + s->blen, want, (off_t) s->file_off);
@@ -419,8 +456,12 @@ struct weft_follow *weft_follow_open(const char *path, const struct weft_follow_
 		snprintf(err, errlen, "%s: not a directory", path);
 		return NULL;
 	}
-	struct weft_follow *f = weft_xcalloc(1, sizeof *f);
-	f->path = weft_strdup(path);
+	struct weft_follow *f = calloc(1, sizeof *f);
+	if (f == NULL || (f->path = weft_strdup(path)) == NULL) {
+		free(f);
+		snprintf(err, errlen, "out of memory while following %s", path);
+		return NULL;
+	}
 	if (opts != NULL) {
 		f->warn = opts->warn;
 		f->warn_ctx = opts->warn_ctx;

@@ -27,13 +27,17 @@ char *weft_index_path(const char *obs_path)
 	char *p;
 	if (n >= ol && strcmp(obs_path + n - ol, WEFT_STREAM_OBS) == 0
 			&& (n == ol || obs_path[n - ol - 1] == '/')) {
-		p = weft_xcalloc(n - ol + strlen(WEFT_STREAM_IDX) + 1, 1);
+		p = malloc(n - ol + strlen(WEFT_STREAM_IDX) + 1);
+		if (p == NULL)
+			return NULL;
 		memcpy(p, obs_path, n - ol);
 		strcpy(p + n - ol, WEFT_STREAM_IDX);
 	} else { /* v1: thread.TID.obs or thread.TID */
 		size_t keep = n > el && strcmp(obs_path + n - el, WEFT_V1_STREAM_EXT) == 0
 			? n - el : n;
-		p = weft_xcalloc(keep + strlen(WEFT_V1_IDX_EXT) + 1, 1);
+		p = malloc(keep + strlen(WEFT_V1_IDX_EXT) + 1);
+		if (p == NULL)
+			return NULL;
 		memcpy(p, obs_path, keep);
 		strcpy(p + keep, WEFT_V1_IDX_EXT);
 	}
@@ -177,6 +181,8 @@ int weft_index_seek(struct weft_trace *t, struct weft_wstream *s, int64_t T, uin
 	if (s->fsize <= WEFT_OBS_HEADER_SIZE || s->cut_header)
 		return 0;
 	char *ip = weft_index_path(s->obs_path);
+	if (ip == NULL)
+		return weft_oom(&t->diag, "seeking in %s", s->obs_path);
 	struct seek_ctx c = { .ifd = -1, .sfd = -1, .fsize = s->fsize };
 	int used = 0;
 	c.ifd = open(ip, O_RDONLY | O_CLOEXEC);
@@ -263,10 +269,16 @@ int weft_stream_write_index(struct weft_trace *t, size_t i, char *path, size_t p
 				"%zu)", i, t->nstreams);
 	const struct weft_wstream *s = t->streams[i];
 	char *ip = weft_index_path(s->obs_path);
+	if (ip == NULL)
+		return weft_oom(&t->diag, "indexing %s", s->obs_path);
 	if (path != NULL && pathlen > 0)
 		snprintf(path, pathlen, "%s", ip);
 	size_t tl = strlen(ip) + 8;
-	char *tmp = weft_xcalloc(tl, 1);
+	char *tmp = malloc(tl);
+	if (tmp == NULL) {
+		free(ip);
+		return weft_oom(&t->diag, "indexing %s", s->obs_path);
+	}
 	snprintf(tmp, tl, "%s.XXXXXX", ip);
 	enum { IBUF = 1 << 20, OBUF = 64 << 10 };
 	uint8_t *ib = malloc(IBUF), *ob = malloc(OBUF);

@@ -50,6 +50,8 @@ static int parse_root(const char *text, size_t len, const char *name, struct wef
 {
 	json_error_t je;
 	json_t *j = json_loadb(text, len, 0, &je);
+	if (j == NULL && json_error_code(&je) == json_error_out_of_memory)
+		return weft_oom(d, "reading the metadata of %s", name);
 	if (j == NULL)
 		return weft_fail(d, "%s: invalid JSON at line %d, column %d: %s", name,
 				je.line, je.column, je.text);
@@ -110,6 +112,8 @@ static int opt_str(json_t *obj, const char *key, const char *dotted, const char 
 	if (!json_is_string(v))
 		return weft_breach(d, "%s: %s is %s, expected a string", name, dotted, json_kind(v));
 	*out = weft_strdup(json_string_value(v));
+	if (*out == NULL)
+		return weft_oom(d, "reading the metadata of %s", name);
 	return 1;
 }
 
@@ -120,7 +124,9 @@ static int parse_cpus(json_t *arr, const char *dotted, const char *name, struct 
 		return weft_breach(d, "%s: %s is %s, expected an array", name, dotted, json_kind(arr));
 	m->has_cpus = 1;
 	size_t n = json_array_size(arr);
-	m->cpus = weft_xcalloc(n, sizeof *m->cpus);
+	m->cpus = weft_calloc(n, sizeof *m->cpus);
+	if (m->cpus == NULL)
+		return weft_oom(d, "reading the metadata of %s", name);
 	m->ncpus = 0;
 	for (size_t i = 0; i < n; i++) {
 		json_t *c = json_array_get(arr, i);
@@ -169,7 +175,9 @@ static int parse_marks(json_t *obj, const char *name, struct weft_diag *d, struc
 {
 	if (!json_is_object(obj))
 		return weft_breach(d, "%s: ovni.mark is %s, expected an object", name, json_kind(obj));
-	m->marks = weft_xcalloc(json_object_size(obj), sizeof *m->marks);
+	m->marks = weft_calloc(json_object_size(obj), sizeof *m->marks);
+	if (m->marks == NULL)
+		return weft_oom(d, "reading the metadata of %s", name);
 	const char *key;
 	json_t *val;
 	json_object_foreach(obj, key, val) {
@@ -211,6 +219,8 @@ static int parse_marks(json_t *obj, const char *name, struct weft_diag *d, struc
 		md->title = weft_strdup(json_string_value(title));
 		md->stack = stack;
 		m->nmarks++;
+		if (md->title == NULL)
+			return weft_oom(d, "reading the metadata of %s", name);
 		json_t *labels = json_object_get(val, WEFT_KEY_MARK_LABELS);
 		if (labels == NULL)
 			continue;
@@ -220,7 +230,9 @@ static int parse_marks(json_t *obj, const char *name, struct weft_diag *d, struc
 				return -1;
 			continue;
 		}
-		md->labels = weft_xcalloc(json_object_size(labels), sizeof *md->labels);
+		md->labels = weft_calloc(json_object_size(labels), sizeof *md->labels);
+		if (md->labels == NULL)
+			return weft_oom(d, "reading the metadata of %s", name);
 		const char *lk;
 		json_t *lv;
 		json_object_foreach(labels, lk, lv) {
@@ -239,7 +251,8 @@ static int parse_marks(json_t *obj, const char *name, struct weft_diag *d, struc
 			}
 			md->labels[md->nlabels].value = value;
 			md->labels[md->nlabels].label = weft_strdup(json_string_value(lv));
-			md->nlabels++;
+			if (md->labels[md->nlabels++].label == NULL)
+				return weft_oom(d, "reading the metadata of %s", name);
 		}
 		/* labels stay in file order (the reference's order) */
 	}
@@ -297,7 +310,9 @@ int weft_meta_parse_v3(const char *text, size_t len, const char *name,
 			return weft_breach(d, "%s: ovni.require is %s, expected an object", name,
 					json_kind(req));
 		m->has_require = 1;
-		m->reqs = weft_xcalloc(json_object_size(req), sizeof *m->reqs);
+		m->reqs = weft_calloc(json_object_size(req), sizeof *m->reqs);
+		if (m->reqs == NULL)
+			return weft_oom(d, "reading the metadata of %s", name);
 		const char *k;
 		json_t *v;
 		json_object_foreach(req, k, v) {
@@ -310,6 +325,9 @@ int weft_meta_parse_v3(const char *text, size_t len, const char *name,
 			m->reqs[m->nreqs].model = weft_strdup(k);
 			m->reqs[m->nreqs].version = weft_strdup(json_string_value(v));
 			m->nreqs++;
+			if (m->reqs[m->nreqs - 1].model == NULL
+					|| m->reqs[m->nreqs - 1].version == NULL)
+				return weft_oom(d, "reading the metadata of %s", name);
 		}
 	}
 	json_t *cpus = json_object_get(o, WEFT_KEY_LOOM_CPUS);
@@ -386,6 +404,8 @@ static int v1_identity(struct weft_trace *t, struct weft_wstream *s)
 {
 	struct weft_diag *d = &t->diag;
 	char *dir = weft_strdup(s->obs_path);
+	if (dir == NULL)
+		return weft_oom(d, "reading the metadata of %s", s->obs_path);
 	char *sl = strrchr(dir, '/');
 	const char *file = sl ? sl + 1 : dir;
 	if (sl)
@@ -428,6 +448,8 @@ static int v1_identity(struct weft_trace *t, struct weft_wstream *s)
 		goto out;
 	}
 	s->meta.loom = weft_strdup(loomname + ll);
+	if (s->meta.loom == NULL)
+		r = weft_oom(d, "reading the metadata of %s", s->obs_path);
 out:
 	free(abs);
 	free(dir);
@@ -450,6 +472,8 @@ static int load_one(struct weft_trace *t, struct weft_wstream *s, struct weft_di
 		return -1;
 	if (s->pub.meta_version == WEFT_META_V1_VERSION) {
 		s->meta.part = weft_strdup(WEFT_PART_THREAD);
+		if (s->meta.part == NULL)
+			return weft_oom(d, "reading the metadata of %s", s->json_path);
 		struct weft_diag saved = t->diag;
 		t->diag = *d;
 		r = v1_identity(t, s);
@@ -486,7 +510,9 @@ int weft_load_metadata(struct weft_trace *t)
 			d.errlen = sizeof err;
 		}
 		if (load_one(t, s, &d) < 0) {
-			if (t->diag.mode != WEFT_LENIENT) {
+			if (t->diag.mode != WEFT_LENIENT || d.oom) {
+				if (t->diag.mode == WEFT_LENIENT) /* out of memory: no breach */
+					snprintf(t->errbuf, sizeof t->errbuf, "%s", err);
 				t->diag.failed = 1;
 				return -1;
 			}

@@ -19,28 +19,40 @@
 #include "model_ids.h"
 #include "trace_internal.h"
 
-#define GROW(arr, n, cap) do { \
-	if ((n) == (cap)) { \
-		(cap) = (cap) ? 2 * (cap) : 4; \
-		void *np_ = realloc((arr), (cap) * sizeof *(arr)); \
-		if (np_ == NULL) abort(); \
-		(arr) = np_; \
-	} \
-} while (0)
+static int oom(struct weft_trace *t, const struct weft_wstream *s)
+{
+	return weft_oom(&t->diag, "reading the metadata of %s", s->json_path);
+}
 
 struct build {
 	size_t loomcap;
 };
 
+/* NULL: out of memory. */
 static struct weft_iloom *get_loom(struct weft_trace *t, struct build *b, const char *name)
 {
 	for (size_t i = 0; i < t->nlooms; i++)
 		if (strcmp(t->looms[i]->name, name) == 0)
 			return t->looms[i];
-	GROW(t->looms, t->nlooms, b->loomcap);
-	struct weft_iloom *l = weft_xcalloc(1, sizeof *l);
+	if (t->nlooms == b->loomcap) {
+		size_t nc = b->loomcap ? 2 * b->loomcap : 4;
+		struct weft_iloom **nl = realloc(t->looms, nc * sizeof *nl);
+		if (nl == NULL)
+			return NULL;
+		t->looms = nl;
+		b->loomcap = nc;
+	}
+	struct weft_iloom *l = calloc(1, sizeof *l);
+	if (l == NULL)
+		return NULL;
 	l->name = weft_strdup(name);
 	l->hostname = weft_strdup(name);
+	if (l->name == NULL || l->hostname == NULL) {
+		free(l->name);
+		free(l->hostname);
+		free(l);
+		return NULL;
+	}
 	char *dot = strchr(l->hostname, '.');
 	if (dot)
 		*dot = '\0';
@@ -65,24 +77,30 @@ static void list_files(char *buf, size_t len, const char *const *v, size_t n)
 		snprintf(buf + k, len - k, " and %zu more", n - 3);
 }
 
-static void add_src(const char ***v, size_t *n, const char *f)
+static int add_src(const char ***v, size_t *n, const char *f)
 {
-	*v = realloc((void *) *v, (*n + 1) * sizeof **v);
-	if (*v == NULL)
-		abort();
+	const char **nv = realloc((void *) *v, (*n + 1) * sizeof **v);
+	if (nv == NULL)
+		return -1;
+	*v = nv;
 	(*v)[(*n)++] = f;
+	return 0;
 }
 
+/* NULL: out of memory. */
 static struct weft_iproc *get_proc(struct weft_iloom *l, int pid)
 {
 	for (size_t i = 0; i < l->nprocs; i++)
 		if (l->procs[i]->pub.pid == pid)
 			return l->procs[i];
 	size_t cap = l->nprocs; /* grow by one: procs are few */
-	l->procs = realloc(l->procs, (cap + 1) * sizeof *l->procs);
-	if (l->procs == NULL)
-		abort();
-	struct weft_iproc *p = weft_xcalloc(1, sizeof *p);
+	struct weft_iproc **np = realloc(l->procs, (cap + 1) * sizeof *l->procs);
+	if (np == NULL)
+		return NULL;
+	l->procs = np;
+	struct weft_iproc *p = calloc(1, sizeof *p);
+	if (p == NULL)
+		return NULL;
 	p->pub.pid = pid;
 	p->pub.rank = -1;
 	p->pub.loom = &l->pub;
@@ -112,10 +130,14 @@ static int add_cpus(struct weft_trace *t, struct weft_iloom *l, struct weft_wstr
 				return -1;
 			continue;
 		}
-		l->cpus = realloc(l->cpus, (l->ncpus + 1) * sizeof *l->cpus);
-		l->cpu_src = realloc(l->cpu_src, (l->ncpus + 1) * sizeof *l->cpu_src);
-		if (l->cpus == NULL || l->cpu_src == NULL)
-			abort();
+		struct weft_cpu *nc = realloc(l->cpus, (l->ncpus + 1) * sizeof *l->cpus);
+		if (nc == NULL)
+			return oom(t, s);
+		l->cpus = nc;
+		const char **ns = realloc((void *) l->cpu_src, (l->ncpus + 1) * sizeof *l->cpu_src);
+		if (ns == NULL)
+			return oom(t, s);
+		l->cpu_src = ns;
 		l->cpus[l->ncpus] = *c;
 		l->cpu_src[l->ncpus] = s->json_path;
 		l->ncpus++;
@@ -154,9 +176,10 @@ static int add_marks(struct weft_trace *t, struct weft_wstream *s)
 			if (t->marks[k].type == md->type)
 				break;
 		if (k == t->nmarks) {
-			t->marks = realloc(t->marks, (t->nmarks + 1) * sizeof *t->marks);
-			if (t->marks == NULL)
-				abort();
+			struct weft_mark_type *nm = realloc(t->marks, (t->nmarks + 1) * sizeof *nm);
+			if (nm == NULL)
+				return oom(t, s);
+			t->marks = nm;
 			struct weft_mark_type *mt = &t->marks[t->nmarks++];
 			memset(mt, 0, sizeof *mt);
 			mt->type = md->type;
@@ -193,7 +216,7 @@ static int add_marks(struct weft_trace *t, struct weft_wstream *s)
 			struct weft_mark_label *nl = realloc((void *) mt->labels,
 					(mt->nlabels + 1) * sizeof *nl);
 			if (nl == NULL)
-				abort();
+				return oom(t, s);
 			nl[mt->nlabels++] = *lb;
 			mt->labels = nl;
 		}
@@ -299,31 +322,41 @@ static int cmp_item(const void *a, const void *b)
 	return strcmp(((const struct item *) a)->key, ((const struct item *) b)->key);
 }
 
-/* The streams of both kinds, in the order of their dirs in the trace. */
-static struct item *all_items(struct weft_trace *t, size_t *count)
-{
-	size_t n = t->nstreams + t->nmstreams;
-	struct item *v = weft_xcalloc(n, sizeof *v);
-	for (size_t i = 0; i < t->nstreams; i++) {
-		struct weft_wstream *s = t->streams[i];
-		v[i].s = s;
-		v[i].key = t->subrel ? weft_path_join(t->subrel, s->relpath)
-			: weft_strdup(s->relpath);
-	}
-	for (size_t i = 0; i < t->nmstreams; i++) {
-		v[t->nstreams + i].s = t->mstreams[i];
-		v[t->nstreams + i].key = weft_strdup(t->mstreams[i]->relpath);
-	}
-	weft_sort(v, n, sizeof *v, cmp_item);
-	*count = n;
-	return v;
-}
-
 static void free_items(struct item *v, size_t n)
 {
 	for (size_t i = 0; i < n; i++)
 		free(v[i].key);
 	free(v);
+}
+
+/* The streams of both kinds, in the order of their dirs in the trace;
+ * NULL: out of memory. */
+static struct item *all_items(struct weft_trace *t, size_t *count)
+{
+	size_t n = t->nstreams + t->nmstreams;
+	struct item *v = weft_calloc(n, sizeof *v);
+	if (v == NULL)
+		return NULL;
+	int bad = 0;
+	for (size_t i = 0; i < t->nstreams; i++) {
+		struct weft_wstream *s = t->streams[i];
+		v[i].s = s;
+		v[i].key = t->subrel ? weft_path_join(t->subrel, s->relpath)
+			: weft_strdup(s->relpath);
+		bad |= v[i].key == NULL;
+	}
+	for (size_t i = 0; i < t->nmstreams; i++) {
+		v[t->nstreams + i].s = t->mstreams[i];
+		v[t->nstreams + i].key = weft_strdup(t->mstreams[i]->relpath);
+		bad |= v[t->nstreams + i].key == NULL;
+	}
+	if (bad) {
+		free_items(v, n);
+		return NULL;
+	}
+	weft_sort(v, n, sizeof *v, cmp_item);
+	*count = n;
+	return v;
 }
 
 /* Takes the metadata of stream s into the system. */
@@ -345,9 +378,10 @@ static int take_stream(struct weft_trace *t, struct build *b, struct weft_wstrea
 	if (!placeable)
 		return 0;
 	struct weft_iloom *l = get_loom(t, b, m->loom);
-	struct weft_iproc *p = get_proc(l, m->pid);
-	add_src(&l->srcs, &l->nsrcs, s->json_path);
-	add_src(&p->srcs, &p->nsrcs, s->json_path);
+	struct weft_iproc *p = l != NULL ? get_proc(l, m->pid) : NULL;
+	if (p == NULL || add_src(&l->srcs, &l->nsrcs, s->json_path) < 0
+			|| add_src(&p->srcs, &p->nsrcs, s->json_path) < 0)
+		return oom(t, s);
 	if (m->version == WEFT_META_VERSION)
 		p->has_v3 = 1;
 	if (!s->meta_only) {
@@ -360,10 +394,13 @@ static int take_stream(struct weft_trace *t, struct build *b, struct weft_wstrea
 						s->json_path) < 0)
 				return -1;
 		}
-		p->threads = realloc(p->threads, (p->nthreads + 1) * sizeof *p->threads);
-		if (p->threads == NULL)
-			abort();
-		struct weft_thread *th = weft_xcalloc(1, sizeof *th);
+		struct weft_thread **nt = realloc(p->threads, (p->nthreads + 1) * sizeof *nt);
+		if (nt == NULL)
+			return oom(t, s);
+		p->threads = nt;
+		struct weft_thread *th = calloc(1, sizeof *th);
+		if (th == NULL)
+			return oom(t, s);
 		th->tid = m->tid;
 		th->proc = &p->pub;
 		th->stream = &s->pub;
@@ -414,8 +451,10 @@ int weft_build_system(struct weft_trace *t)
 {
 	struct build b = { 0 };
 	struct weft_diag *d = &t->diag;
-	size_t nitems;
+	size_t nitems = 0;
 	struct item *items = all_items(t, &nitems);
+	if (items == NULL)
+		return weft_oom(d, "building the system of %s", t->path);
 	for (size_t i = 0; i < nitems; i++) {
 		if (take_stream(t, &b, items[i].s) < 0) {
 			free_items(items, nitems);
@@ -507,12 +546,16 @@ int weft_build_system(struct weft_trace *t)
 		l->nprocs = kept;
 
 		weft_sort(l->procs, l->nprocs, sizeof *l->procs, cmp_proc);
-		l->pprocs = weft_xcalloc(l->nprocs, sizeof *l->pprocs);
+		l->pprocs = weft_calloc(l->nprocs, sizeof *l->pprocs);
+		if (l->pprocs == NULL)
+			return weft_oom(d, "building the system of %s", t->path);
 		for (size_t k = 0; k < l->nprocs; k++) {
 			struct weft_iproc *p = l->procs[k];
 			l->pprocs[k] = &p->pub;
 			weft_sort(p->threads, p->nthreads, sizeof *p->threads, cmp_thread);
-			p->pthreads = weft_xcalloc(p->nthreads, sizeof *p->pthreads);
+			p->pthreads = weft_calloc(p->nthreads, sizeof *p->pthreads);
+			if (p->pthreads == NULL)
+				return weft_oom(d, "building the system of %s", t->path);
 			for (size_t q = 0; q < p->nthreads; q++)
 				p->pthreads[q] = p->threads[q];
 			p->pub.nthreads = p->nthreads;

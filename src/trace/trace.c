@@ -65,7 +65,12 @@ void weft_close(struct weft_trace *t)
 struct weft_trace *weft_open(const char *path, const struct weft_open_opts *opts,
 		char *err, size_t errlen)
 {
-	struct weft_trace *t = weft_xcalloc(1, sizeof *t);
+	struct weft_trace *t = calloc(1, sizeof *t);
+	if (t == NULL) {
+		if (err != NULL && errlen > 0)
+			snprintf(err, errlen, "out of memory while opening %s", path);
+		return NULL;
+	}
 	t->diag.mode = opts ? opts->mode : WEFT_STRICT;
 	t->diag.warn = opts ? opts->warn : NULL;
 	t->diag.warn_ctx = opts ? opts->warn_ctx : NULL;
@@ -80,6 +85,10 @@ struct weft_trace *weft_open(const char *path, const struct weft_open_opts *opts
 	t->seek = opts ? opts->seek != 0 : 0;
 	t->seek_clock = opts ? opts->seek_clock : 0;
 	t->path = weft_strdup(path);
+	if (t->path == NULL) {
+		weft_oom(&t->diag, "opening %s", path);
+		goto fail;
+	}
 	if (t->cut != WEFT_CUT_ERROR && t->cut != WEFT_CUT_WARN && t->cut != WEFT_CUT_QUIET) {
 		weft_fail(&t->diag, "weft_open: unknown choice %d for streams cut short",
 				(int) t->cut);
@@ -187,8 +196,12 @@ struct weft_trace *weft_open(const char *path, const struct weft_open_opts *opts
 	}
 	/* Room for the children of every slot (2n + 2), all sentinels past the
 	 * live slots (see merge.c). */
-	t->hkey = weft_xcalloc(2 * t->nstreams + 2, sizeof *t->hkey);
-	t->hs = weft_xcalloc(2 * t->nstreams + 2, sizeof *t->hs);
+	t->hkey = weft_calloc(2 * t->nstreams + 2, sizeof *t->hkey);
+	t->hs = weft_calloc(2 * t->nstreams + 2, sizeof *t->hs);
+	if (t->hkey == NULL || t->hs == NULL) {
+		weft_oom(&t->diag, "opening %s", path);
+		goto fail;
+	}
 	for (size_t i = 0; i < 2 * t->nstreams + 2; i++)
 		t->hkey[i] = INT64_MAX;
 	return t;
@@ -457,7 +470,10 @@ static int start(struct weft_trace *t)
 		struct weft_wstream *s = t->streams[i];
 		if (t->seek && t->sort == WEFT_SORT_NONE && !mp.use) {
 			uint64_t off;
-			if (weft_index_seek(t, s, t->seek_clock, &off) > 0) {
+			int found = weft_index_seek(t, s, t->seek_clock, &off);
+			if (found < 0)
+				return -1;
+			if (found > 0) {
 				t->nindexed++;
 				if (off > s->prod_off) {
 					s->prod_off = off;
@@ -489,8 +505,8 @@ static int start(struct weft_trace *t)
 	}
 	struct seek_push *sp = NULL;
 	size_t nsp = 0;
-	if (t->seek)
-		sp = weft_xcalloc(t->nstreams ? t->nstreams : 1, sizeof *sp);
+	if (t->seek && (sp = weft_calloc(t->nstreams, sizeof *sp)) == NULL)
+		return weft_oom(&t->diag, "starting to read %s", t->path);
 	for (size_t i = 0; i < t->nstreams; i++) {
 		struct weft_wstream *s = t->streams[i];
 		int r = weft_stream_step(t, s, 1);

@@ -40,6 +40,7 @@ struct weft_diag {
 	char *err;     /* where an error goes */
 	size_t errlen;
 	int failed;
+	int oom;       /* the error is out of memory (weft_oom) */
 };
 
 /* An error in any mode: writes the message, returns -1. */
@@ -48,6 +49,8 @@ int weft_fail(struct weft_diag *d, const char *fmt, ...) WEFT_PRINTF(2, 3);
 int weft_warnf(struct weft_diag *d, const char *fmt, ...) WEFT_PRINTF(2, 3);
 /* A metadata rule: an error (-1) when strict, a warning (0) when lenient. */
 int weft_breach(struct weft_diag *d, const char *fmt, ...) WEFT_PRINTF(2, 3);
+/* weft_fail() with "out of memory while <what>". */
+int weft_oom(struct weft_diag *d, const char *fmt, ...) WEFT_PRINTF(2, 3);
 
 /* ---- metadata of one stream ---- */
 
@@ -108,7 +111,8 @@ void weft_meta_free_loss(struct weft_meta *m);
  * its weft.cut. */
 void weft_meta_unfinished_why(const struct weft_meta *m, char *buf, size_t n);
 
-/* Reads a whole small file (metadata); refuses files over max bytes. */
+/* Reads a whole small file (metadata); refuses files over max bytes. -1
+ * with the error set; -2 out of memory (the error set too). */
 int weft_read_small_file(const char *path, size_t max, char **out, size_t *outlen,
 		struct weft_diag *d);
 
@@ -121,7 +125,8 @@ struct weft_clkoff_row {
 	int line;
 };
 
-/* Parses clock-offsets.txt text. Returns -1 with the reason in err. */
+/* Parses clock-offsets.txt text. Returns -1 with the reason in err; -2 out
+ * of memory (err says so). */
 int weft_clkoff_parse(const char *text, size_t len, const char *name,
 		struct weft_clkoff_row **rows, size_t *nrows, char *err, size_t errlen);
 void weft_clkoff_free(struct weft_clkoff_row *rows, size_t nrows);
@@ -589,11 +594,12 @@ extern size_t weft_chunk_override;
 /* trace.c: for tests, disables the fast path (every event goes through the heap). */
 void weft_trace_set_no_fast(struct weft_trace *t, int no_fast);
 
-/* index.c: the index file of a stream file (malloc'ed). */
+/* index.c: the index file of a stream file (malloc'ed; NULL: out of memory). */
 char *weft_index_path(const char *obs_path);
 /* Where reading s must start for its events whose key (rclock + s->keyoff)
  * is T or later, by its index: 1 with *off set; 0 with *off at the first
- * event (no usable index: warned, except for a stream without events). */
+ * event (no usable index: warned, except for a stream without events); -1
+ * out of memory (the error set). */
 int weft_index_seek(struct weft_trace *t, struct weft_wstream *s, int64_t T, uint64_t *off);
 
 /* util */
@@ -604,8 +610,10 @@ static inline void weft_sort(void *base, size_t n, size_t size,
 		qsort(base, n, size, cmp);
 }
 
+/* Allocation failures are errors like any other (nothing in libweft
+ * aborts): these return NULL then, and the caller fails with weft_oom(). */
 char *weft_strdup(const char *s);
 char *weft_path_join(const char *a, const char *b);
-void *weft_xcalloc(size_t n, size_t sz);
+void *weft_calloc(size_t n, size_t sz); /* calloc, at least one byte */
 
 #endif

@@ -9,8 +9,11 @@ emu prints it), a model no stream requires (refused without -a), and a
 file that is no database; NULL, BLOB, text with a
 newline and numbers in a table and in CSV (RFC 4180); several statements;
 -o with a query; the temporary database removed after a query (also when a
-closed pipe ends weft sql), and nothing left when a build fails. Everything is written into a temporary directory,
-removed at the end."""
+closed pipe ends weft sql), and nothing left when a build fails; the
+database written in one transaction (WEFT_SQL_TRACE_TX names on stderr every
+BEGIN, COMMIT, END or ROLLBACK and every write outside a transaction: exactly
+one BEGIN and one COMMIT, and the file's change counter at 1). Everything is
+written into a temporary directory, removed at the end."""
 import os
 import sys
 import tempfile
@@ -127,6 +130,20 @@ def main():
         os.close(wfd)
         c.eq((p.returncode, p.stderr), (-signal.SIGPIPE, b""), "a closed pipe: SIGPIPE")
         c.eq(os.listdir(qtmp), [], "the temporary database is removed after SIGPIPE")
+        # one transaction: the timelines, the streams and the events
+        one = os.path.join(tmp, "one.db")
+        p = subprocess.run([weft_bin(), "sql", trace, "-o", one],
+                           env=dict(os.environ, WEFT_SQL_TRACE_TX="1"), stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE)
+        c.eq((p.returncode, p.stdout, p.stderr),
+             (0, b"", b"weft sql: transaction: BEGIN\nweft sql: transaction: COMMIT\n"),
+             "the database is written in one transaction")
+        with open(one, "rb") as f:
+            head = f.read(100)
+        c.eq(int.from_bytes(head[24:28], "big"), 1, "one write session: change counter 1")
+        c.eq(run(["sql", one, "SELECT (SELECT count(*) FROM event) > 0 AS e, "
+                  "(SELECT count(*) FROM interval) > 0 AS i"]),
+             (0, b"e  i\n-  -\n1  1\n", ""), "events and intervals in it")
     c.done()
 
 

@@ -171,7 +171,7 @@ static void test_meta_parse(void **state)
 {
 	(void) state;
 	char err[512];
-	struct weft_diag d = { WEFT_STRICT, NULL, NULL, err, sizeof err, 0 };
+	struct weft_diag d = { WEFT_STRICT, NULL, NULL, err, sizeof err, 0, 0 };
 	struct weft_meta m;
 	json_t *root;
 	const char *j = "{\"version\": 3, \"ovni\": {\"part\": \"thread\", \"tid\": 7, \"pid\": 6,"
