@@ -156,16 +156,18 @@ static inline void weft_store_u32(void *p, uint32_t v)
  *   event emitted before C is in the stream; ovni.finished is absent.
  *
  * weft.ring: {"size": S, "lost_events": N, "lost_bytes": B,
- *             "lost": [[C0, C1, n, b], ...]}
+ *             "lost": [[C0, C1, n, b, off], ...]}
  *   written in flight-recorder mode (WEFT_RING=S, bytes per thread). N
  *   and B: every event overwritten before it was written (events and
  *   bytes, headers included). "lost": one entry per run of consecutive
  *   overwritten events (a run ends where the ring was written out), in
  *   stream order: the smallest and the largest clock of the run's events
- *   (C0 <= C1), and its events and bytes. The run lies in the stream
- *   before the first written event that followed it (the entry's
- *   position: the k-th entry precedes the k-th write of the ring). At
- *   most WEFT_RING_MAX_RUNS entries: later runs are merged into the last.
+ *   (C0 <= C1), its events and bytes, and off: the byte offset in
+ *   stream.obs of the first event written after the run (the run lies
+ *   there; the file's size if nothing followed). A reader also accepts an
+ *   entry without off (the run then precedes the first event after it
+ *   with a clock >= C1). At most WEFT_RING_MAX_RUNS entries: later runs
+ *   are merged into the last (its off the latest).
  *   The sums of n and b over the entries are N and B.
  */
 #define WEFT_KEY_LOST_EVENTS "lost_events" /* weft.lost_events */

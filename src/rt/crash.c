@@ -185,7 +185,7 @@ static void cut_stream(struct rt_thread *th, const struct rt_thread *self, int s
 		return;
 	/* Ring mode: the losses of this write, not in the thread's state (the
 	 * owner's; it is left alone). */
-	struct rt_ring_run last = {0, 0, 0, 0};
+	struct rt_ring_run last = {0, 0, 0, 0, 0};
 	if (th == self && sig == 0) {
 		/* At exit, on the exiting thread: the normal flush. */
 		rt_emit_write_out("exit", th);
@@ -198,12 +198,14 @@ static void cut_stream(struct rt_thread *th, const struct rt_thread *self, int s
 			if (th->ring != NULL) {
 				last = th->ring->open;
 				from = rt_ring_trim(th->ring, th->buf, cur, 0, &last);
+				last.off = th->obs_off;
 			}
 			size_t len = (size_t) (cur - from);
 			raw_write(th->fd, from, len);
 			rt_index_note_raw(th, from, len);
 		} else if (th->ring != NULL) {
 			last = th->ring->open;
+			last.off = th->obs_off;
 		}
 	}
 	write_meta(th, sig, clock, &last);

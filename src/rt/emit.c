@@ -561,7 +561,7 @@ static void ring_write(const char *func, struct rt_thread *th)
 	struct rt_ring *r = th->ring;
 	uint8_t *cur = rt_hot.cur;
 	const uint8_t *p = rt_ring_trim(r, th->buf, cur, 0, &r->open);
-	rt_ring_close_run(r);
+	rt_ring_close_run(r, th->obs_off);
 	write_range(func, th, p, cur);
 	rt_hot.cur = th->buf;
 	rt_hot.end = th->buf + th->bufsize;

@@ -232,6 +232,7 @@ static void merge_run(struct rt_ring_run *l, const struct rt_ring_run *run)
 		l->c1 = run->c1;
 	l->n += run->n;
 	l->b += run->b;
+	l->off = run->off; /* the merged run lies before the later place */
 }
 
 /* Appends run to runs[*nruns] (merged into the last once full). */
@@ -243,10 +244,11 @@ static void push_run(struct rt_ring_run *runs, uint32_t *nruns, const struct rt_
 		merge_run(&runs[WEFT_RING_MAX_RUNS - 1], run);
 }
 
-void rt_ring_close_run(struct rt_ring *r)
+void rt_ring_close_run(struct rt_ring *r, uint64_t off)
 {
 	if (r->open.n == 0)
 		return;
+	r->open.off = off;
 	push_run(r->runs, &r->nruns, &r->open);
 	r->lost_events += r->open.n;
 	r->lost_bytes += r->open.b;
@@ -293,6 +295,7 @@ json_t *rt_ring_json(const char *func, const struct rt_ring *r)
 		append_or_die(func, e, int_or_die(func, run->c1));
 		append_or_die(func, e, int_or_die(func, run->n));
 		append_or_die(func, e, int_or_die(func, run->b));
+		append_or_die(func, e, int_or_die(func, run->off));
 		append_or_die(func, lost, e);
 	}
 	set_or_die(func, o, WEFT_KEY_RING_LOST, lost);
@@ -354,6 +357,8 @@ static void out_run(struct out *o, const struct rt_ring_run *run, int first)
 	out_u64(o, run->n);
 	out_str(o, ", ");
 	out_u64(o, run->b);
+	out_str(o, ", ");
+	out_u64(o, run->off);
 	out_str(o, "]");
 }
 

@@ -305,6 +305,7 @@ struct rt_ring_run {
 	uint64_t c1;
 	uint64_t n;
 	uint64_t b;
+	uint64_t off; /* stream.obs offset of the first event written after it */
 };
 
 struct rt_ring {
@@ -356,7 +357,7 @@ static inline void rt_ring_run_add(struct rt_ring_run *run, uint64_t c, size_t s
 const uint8_t *rt_ring_trim(const struct rt_ring *r, const uint8_t *p, const uint8_t *cur, size_t extra,
 			    struct rt_ring_run *run);
 /* A write of the ring: the open run, if any, becomes the next entry. */
-void rt_ring_close_run(struct rt_ring *r);
+void rt_ring_close_run(struct rt_ring *r, uint64_t off);
 /* The value of weft.ring (closed runs only: what is lost is known once the
  * ring is written). */
 json_t *rt_ring_json(const char *func, const struct rt_ring *r);

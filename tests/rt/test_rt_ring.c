@@ -182,6 +182,7 @@ static void child(void *arg)
 
 struct run {
 	uint64_t c0, c1, n, b;
+	long at; /* the index in the stream of the first event written after it */
 };
 
 /* One expected event: index in rec[], or -1 for OF[ and -2 for OF]. */
@@ -216,6 +217,7 @@ static void model(const struct thr *t, size_t size, struct expect *x)
 			}
 			x->lost_n += r->n;
 			x->lost_b += r->b;
+			r->at = x->nev;
 		}
 		for (long i = j; i < end; i++)
 			x->ev[x->nev++] = i;
@@ -272,11 +274,15 @@ static void check_thread(const char *trace, const struct shared *s, int k, size_
 	assert_int_equal(json_array_size(lost), (size_t) x.nruns);
 	for (int i = 0; i < x.nruns; i++) {
 		json_t *e = json_array_get(lost, (size_t) i);
-		assert_int_equal(json_array_size(e), 4);
+		assert_int_equal(json_array_size(e), 5);
 		assert_int_equal(jint(json_array_get(e, 0)), x.runs[i].c0);
 		assert_int_equal(jint(json_array_get(e, 1)), x.runs[i].c1);
 		assert_int_equal(jint(json_array_get(e, 2)), x.runs[i].n);
 		assert_int_equal(jint(json_array_get(e, 3)), x.runs[i].b);
+		/* where it lies: the offset of the first event written after it,
+		 * or the file's end */
+		assert_int_equal(jint(json_array_get(e, 4)), (size_t) x.runs[i].at < st.nev
+				 ? st.ev[x.runs[i].at].offset : st.len);
 	}
 	json_t *fin = json_object_get(json_object_get(doc, "ovni"), "finished");
 	json_t *cutv = json_object_get(json_object_get(doc, "weft"), "cut");
