@@ -44,7 +44,7 @@ char *weft_index_path(const char *obs_path)
 	return p;
 }
 
-static int pread_full(int fd, void *buf, size_t n, uint64_t off)
+int weft_pread_full(int fd, void *buf, size_t n, uint64_t off)
 {
 	size_t got = 0;
 	while (got < n) {
@@ -70,7 +70,7 @@ static int entry_at(struct seek_ctx *c, uint64_t k, uint64_t *off, int64_t *cloc
 {
 	uint8_t e[WEFT_IDX_ENTRY_SIZE];
 	uint64_t pos = WEFT_IDX_HEADER_SIZE + k * WEFT_IDX_ENTRY_SIZE;
-	if (pread_full(c->ifd, e, sizeof e, pos) < 0) {
+	if (weft_pread_full(c->ifd, e, sizeof e, pos) < 0) {
 		snprintf(c->why, sizeof c->why, "offset %" PRIu64 ": cannot read entry %" PRIu64
 				" (the file changed while reading?)", pos, k);
 		return -1;
@@ -93,7 +93,7 @@ static int entry_check(struct seek_ctx *c, uint64_t k, uint64_t off, int64_t clo
 {
 	uint8_t h[WEFT_EV_HEADER_SIZE];
 	uint64_t pos = WEFT_IDX_HEADER_SIZE + k * WEFT_IDX_ENTRY_SIZE;
-	if (pread_full(c->sfd, h, sizeof h, off) < 0) {
+	if (weft_pread_full(c->sfd, h, sizeof h, off) < 0) {
 		snprintf(c->why, sizeof c->why, "offset %" PRIu64 ": cannot read the event of "
 				"entry %" PRIu64 " at stream offset %" PRIu64, pos, k, off);
 		return -1;
@@ -201,7 +201,7 @@ int weft_index_seek(struct weft_trace *t, struct weft_wstream *s, int64_t T, uin
 	} else if ((uint64_t) st.st_size < WEFT_IDX_HEADER_SIZE) {
 		snprintf(c.why, sizeof c.why, "offset 0: truncated header: %" PRIu64 " of %u "
 				"bytes", (uint64_t) st.st_size, WEFT_IDX_HEADER_SIZE);
-	} else if (pread_full(c.ifd, h, sizeof h, 0) < 0) {
+	} else if (weft_pread_full(c.ifd, h, sizeof h, 0) < 0) {
 		snprintf(c.why, sizeof c.why, "offset 0: cannot read the header");
 	} else if (memcmp(h, WEFT_IDX_MAGIC, WEFT_IDX_MAGIC_LEN) != 0) {
 		snprintf(c.why, sizeof c.why, "offset 0: bad magic (expected '%s')",
@@ -246,7 +246,7 @@ int weft_index_seek(struct weft_trace *t, struct weft_wstream *s, int64_t T, uin
 
 /* ---- weft index ---- */
 
-static int write_all(int fd, const void *buf, size_t n)
+int weft_write_all(int fd, const void *buf, size_t n)
 {
 	const uint8_t *p = buf;
 	while (n > 0) {
@@ -316,7 +316,7 @@ int weft_stream_write_index(struct weft_trace *t, size_t i, char *path, size_t p
 		if (off < boff || off + WEFT_EV_HEADER_SIZE + WEFT_EV_JUMBO_SIZE_FIELD > boff + blen) {
 			uint64_t left = fsize - off;
 			size_t want = left < IBUF ? (size_t) left : IBUF;
-			if (pread_full(sfd, ib, want, off) < 0) {
+			if (weft_pread_full(sfd, ib, want, off) < 0) {
 				weft_fail(&t->diag, "%s: offset %" PRIu64 ": cannot read (the file "
 						"became shorter?)", s->obs_path, off);
 				goto out;
@@ -330,7 +330,7 @@ int weft_stream_write_index(struct weft_trace *t, size_t i, char *path, size_t p
 			break; /* the stream is cut here: its whole events are indexed */
 		if (off == WEFT_OBS_HEADER_SIZE || weft_idx_is_flush_begin(p)) {
 			if (ol + WEFT_IDX_ENTRY_SIZE > OBUF) {
-				if (write_all(ofd, ob, ol) < 0)
+				if (weft_write_all(ofd, ob, ol) < 0)
 					goto werr;
 				ol = 0;
 			}
@@ -340,7 +340,7 @@ int weft_stream_write_index(struct weft_trace *t, size_t i, char *path, size_t p
 		}
 		off += need;
 	}
-	if (write_all(ofd, ob, ol) < 0 || fsync(ofd) != 0)
+	if (weft_write_all(ofd, ob, ol) < 0 || fsync(ofd) != 0)
 		goto werr;
 	if (close(ofd) != 0) {
 		ofd = -1;

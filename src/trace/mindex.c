@@ -27,35 +27,6 @@
 #include "idx_format.h"
 #include "trace_internal.h"
 
-static int pread_all(int fd, void *buf, size_t n, uint64_t off)
-{
-	size_t got = 0;
-	while (got < n) {
-		ssize_t r = pread(fd, (uint8_t *) buf + got, n - got, (off_t) (off + got));
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			return -1;
-		got += (size_t) r;
-	}
-	return 0;
-}
-
-static int write_all(int fd, const void *buf, size_t n)
-{
-	const uint8_t *p = buf;
-	while (n > 0) {
-		ssize_t w = write(fd, p, n);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return -1;
-		p += w;
-		n -= (size_t) w;
-	}
-	return 0;
-}
-
 static char *midx_path(const char *root)
 {
 	size_t n = strlen(root) + 1 + strlen(WEFT_MIDX_NAME) + 1;
@@ -239,9 +210,9 @@ int weft_write_merge_index(const char *path, const struct weft_open_opts *opts,
 	weft_store_u32(h + 4, WEFT_MIDX_VERSION);
 	weft_store_u32(h + 8, (uint32_t) ns);
 	weft_store_u32(h + 12, nsec);
-	if (fchmod(fd, 0644) != 0 || write_all(fd, h, sizeof h) < 0
-			|| write_all(fd, streams.p, streams.len) < 0
-			|| write_all(fd, body.p, body.len) < 0 || fsync(fd) != 0) {
+	if (fchmod(fd, 0644) != 0 || weft_write_all(fd, h, sizeof h) < 0
+			|| weft_write_all(fd, streams.p, streams.len) < 0
+			|| weft_write_all(fd, body.p, body.len) < 0 || fsync(fd) != 0) {
 		snprintf(err, errlen, "%s: cannot write: %s", tmp, strerror(errno));
 		goto out;
 	}
@@ -296,7 +267,7 @@ static int midx_load(struct weft_trace *t, struct weft_midx_plan *pl, char *why,
 		goto out;
 	}
 	fsize = (uint64_t) st.st_size;
-	if (fsize < WEFT_MIDX_HEADER_SIZE || pread_all(fd, h, sizeof h, 0) < 0) {
+	if (fsize < WEFT_MIDX_HEADER_SIZE || weft_pread_full(fd, h, sizeof h, 0) < 0) {
 		snprintf(why, n, "offset 0: truncated header");
 		goto out;
 	}
@@ -318,7 +289,7 @@ static int midx_load(struct weft_trace *t, struct weft_midx_plan *pl, char *why,
 		const struct weft_wstream *s = t->streams[i];
 		uint8_t sh[WEFT_MIDX_STREAM_HEAD];
 		size_t L = strlen(s->relpath);
-		if (at + WEFT_MIDX_STREAM_HEAD > fsize || pread_all(fd, sh, sizeof sh, at) < 0) {
+		if (at + WEFT_MIDX_STREAM_HEAD > fsize || weft_pread_full(fd, sh, sizeof sh, at) < 0) {
 			snprintf(why, n, "offset %" PRIu64 ": truncated stream record", at);
 			goto out;
 		}
@@ -335,7 +306,7 @@ static int midx_load(struct weft_trace *t, struct weft_midx_plan *pl, char *why,
 			snprintf(why, n, "out of memory");
 			goto out;
 		}
-		if (pread_all(fd, rel, L, at + WEFT_MIDX_STREAM_HEAD) < 0
+		if (weft_pread_full(fd, rel, L, at + WEFT_MIDX_STREAM_HEAD) < 0
 				|| memcmp(rel, s->relpath, L) != 0) {
 			snprintf(why, n, "stale: stream %zu is not %s (run `weft index` again)", i,
 					s->relpath);
@@ -352,7 +323,7 @@ static int midx_load(struct weft_trace *t, struct weft_midx_plan *pl, char *why,
 	uint64_t esize = WEFT_MIDX_ENTRY_SIZE(ns);
 	for (uint32_t k = 0; k < nsec; k++) {
 		uint8_t sh[WEFT_MIDX_SECTION_HEAD];
-		if (at + sizeof sh > fsize || pread_all(fd, sh, sizeof sh, at) < 0) {
+		if (at + sizeof sh > fsize || weft_pread_full(fd, sh, sizeof sh, at) < 0) {
 			snprintf(why, n, "offset %" PRIu64 ": truncated section header", at);
 			goto out;
 		}
@@ -386,7 +357,7 @@ static int key_at(const struct weft_wstream *s, int sfd, uint64_t off, int64_t *
 {
 	uint8_t h[WEFT_EV_HEADER_SIZE];
 	if (off < WEFT_OBS_HEADER_SIZE || off > s->fsize - WEFT_EV_HEADER_SIZE
-			|| s->fsize < WEFT_EV_HEADER_SIZE || pread_all(sfd, h, sizeof h, off) < 0)
+			|| s->fsize < WEFT_EV_HEADER_SIZE || weft_pread_full(sfd, h, sizeof h, off) < 0)
 		return 0;
 	*key = (int64_t) (weft_load_u64(h + WEFT_EV_OFF_CLOCK) + (uint64_t) s->keyoff);
 	return 1;
@@ -474,7 +445,7 @@ int weft_midx_plan(struct weft_trace *t, struct weft_midx_plan *pl)
 	uint8_t kb[8];
 	while (lo < hi) {
 		uint64_t mid = lo + (hi - lo) / 2;
-		if (pread_all(pl->fd, kb, 8, pl->entries + mid * pl->esize) < 0) {
+		if (weft_pread_full(pl->fd, kb, 8, pl->entries + mid * pl->esize) < 0) {
 			weft_warnf(&t->diag, "%s: cannot read; seeking without it", pl->path);
 			weft_midx_plan_free(pl);
 			return 0;
@@ -487,7 +458,7 @@ int weft_midx_plan(struct weft_trace *t, struct weft_midx_plan *pl)
 	pl->use = 1;
 	if (lo > 0) {
 		if ((pl->entry = malloc((size_t) pl->esize)) == NULL
-				|| pread_all(pl->fd, pl->entry, (size_t) pl->esize,
+				|| weft_pread_full(pl->fd, pl->entry, (size_t) pl->esize,
 					pl->entries + (lo - 1) * pl->esize) < 0) {
 			weft_warnf(&t->diag, "%s: cannot read a checkpoint; seeking without it",
 					pl->path);

@@ -600,6 +600,10 @@ char *weft_index_path(const char *obs_path);
  * is T or later, by its index: 1 with *off set; 0 with *off at the first
  * event (no usable index: warned, except for a stream without events); -1
  * out of memory (the error set). */
+/* pread/write of all n bytes, going on after EINTR: 0, or -1 (errno set;
+ * a short file is -1 with errno unchanged). index.c. */
+int weft_pread_full(int fd, void *buf, size_t n, uint64_t off);
+int weft_write_all(int fd, const void *buf, size_t n);
 int weft_index_seek(struct weft_trace *t, struct weft_wstream *s, int64_t T, uint64_t *off);
 
 /* util */
