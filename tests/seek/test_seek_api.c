@@ -8,6 +8,9 @@
  * the iteration began fails with its exact message.
  */
 #include <setjmp.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <cmocka.h>
@@ -121,9 +124,105 @@ static void test_seek_late(void **state)
 	free(root);
 }
 
+/* Two looms, hostA (offset 0) and hostB (offset 1000), three threads each,
+ * whose clocks tie in both orders: raw clocks 100 + 10 i in every stream of
+ * both looms (ties across all six streams in the raw order), so that hostB's
+ * are 1000 later in the offset order, where hostA's i = k + 100 tie with
+ * hostB's i = k. */
+static char *make_two_looms(void)
+{
+	char *root = tw_tmpdir();
+	const char *looms[2] = { "hostA.0", "hostB.1" };
+	for (int l = 0; l < 2; l++) {
+		for (int th = 0; th < 3; th++) {
+			FILE *f = tw_stream(root, looms[l], 10 + l, 100 * (l + 1) + th, NULL);
+			for (int i = 0; i < 300; i++)
+				tw_event(f, "OB.", (uint64_t) (100 + 10 * i), NULL, 0);
+			fclose(f);
+		}
+	}
+	char *p = NULL;
+	assert_true(asprintf(&p, "%s/clock-offsets.txt", root) > 0);
+	FILE *f = fopen(p, "w");
+	assert_non_null(f);
+	fputs("rank hostname offset_median offset_mean offset_std\n0 hostA 0 0 0\n"
+			"1 hostB 1000 0 0\n", f);
+	fclose(f);
+	free(p);
+	return root;
+}
+
+/* Every event of root (the order's key, and the stream) from a seek to at
+ * (or all of them without seek). */
+static size_t read_keys(const char *root, enum weft_clock clock, int seek, int64_t at,
+		int64_t *keys, const struct weft_stream **ss, size_t max)
+{
+	struct weft_open_opts o = { 0 };
+	o.warn = count_warn;
+	o.clock = clock;
+	o.seek = seek;
+	o.seek_clock = at;
+	char err[WEFT_ERR_MAX];
+	struct weft_trace *t = weft_open(root, &o, err, sizeof err);
+	assert_non_null(t);
+	struct weft_event ev;
+	size_t n = 0;
+	int r;
+	while ((r = weft_next(t, &ev)) > 0) {
+		assert_true(n < max);
+		keys[n] = clock == WEFT_CLOCK_RAW ? ev.rclock : ev.sclock;
+		/* the stream by its index, stable across opens */
+		for (size_t i = 0; i < weft_nstreams(t); i++)
+			if (weft_stream_at(t, i) == ev.stream)
+				ss[n] = (const struct weft_stream *) (uintptr_t) (i + 1);
+		n++;
+	}
+	assert_int_equal(r, 0);
+	weft_close(t);
+	return n;
+}
+
+/* The merge index of a trace with clock offsets has a section per order;
+ * a seek in either order to every clock gives exactly the full read's
+ * events from there on, ties across streams in the same order. */
+static void test_merge_index_orders(void **state)
+{
+	(void) state;
+	char *root = make_two_looms();
+	char ip[4096], err[WEFT_ERR_MAX];
+	uint64_t n = 0;
+	setenv("WEFT_MIDX_SPACING", "100", 1);
+	assert_int_equal(weft_write_merge_index(root, NULL, ip, sizeof ip, &n, err, sizeof err), 0);
+	unsetenv("WEFT_MIDX_SPACING");
+	/* 1800 events of 12 bytes, a checkpoint every 100 bytes, per order */
+	assert_int_equal(n, 2 * (1800 * 12 / 108));
+	enum { MAX = 1800 };
+	static int64_t all[MAX], got[MAX];
+	static const struct weft_stream *sall[MAX], *sgot[MAX];
+	for (int o = 0; o < 2; o++) {
+		enum weft_clock clock = o ? WEFT_CLOCK_OFFSET : WEFT_CLOCK_RAW;
+		size_t nall = read_keys(root, clock, 0, 0, all, sall, MAX);
+		assert_int_equal(nall, MAX);
+		for (int64_t at = 90; at <= 4100; at += 5) {
+			nwarn = 0;
+			size_t k = read_keys(root, clock, 1, at, got, sgot, MAX);
+			size_t skip = 0;
+			while (skip < nall && all[skip] < at)
+				skip++;
+			assert_int_equal(k, nall - skip);
+			assert_memory_equal(got, all + skip, k * sizeof *got);
+			assert_memory_equal(sgot, sall + skip, k * sizeof *sgot);
+			assert_int_equal(nwarn, 0);
+		}
+	}
+	tw_rmtree(root);
+	free(root);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_merge_index_orders),
 		cmocka_unit_test(test_every_clock),
 		cmocka_unit_test(test_seek_late),
 	};
