@@ -448,9 +448,13 @@ void emu_loss_summary(const struct emu *e, FILE *out)
 	if (dropped > 0)
 		fprintf(out, "%s %" PRIu64 " dropped by signal handlers on %zu %s",
 				nruns > 0 ? ";" : "", dropped, nthd, plural(nthd, "thread", "threads"));
-	fprintf(out, "; the %s that lost events started again in an unknown state after "
-			"each loss and the end checks were waived for %s\n",
-			plural(nlossy, "thread", "threads"), plural(nlossy, "it", "them"));
+	if (nlossy == 1)
+		fprintf(out, "; the thread that lost events was emulated leniently (in an unknown "
+				"state after a loss) and the end checks were waived for it\n");
+	else
+		fprintf(out, "; the %zu threads that lost events were emulated leniently (each in "
+				"an unknown state after a loss) and the end checks were waived for them\n",
+				nlossy);
 	if (L->skipped == 0) {
 		fprintf(out, "lost events: every event after them could be emulated\n");
 		return;
