@@ -288,6 +288,10 @@ static int64_t clamp_dclock(const struct emu *e, int64_t c, int64_t until)
 		d = c < e->first_clock ? INT64_MIN : INT64_MAX;
 	if (d < e->dclock)
 		d = e->dclock;
+	/* a window's records start at T0 (an interval begun before T0 that
+	 * is found after it) */
+	if (!e->muted && d < e->rbase)
+		d = e->rbase;
 	return d > until ? until : d;
 }
 
