@@ -11,6 +11,7 @@
 
 #include "driver.h"
 #include "emu.h"
+#include "losses.h"
 #include "model.h"
 #include "out.h"
 
@@ -127,7 +128,11 @@ static int mark_cut_threads(struct run *R)
 			k = snprintf(why, sizeof why, "stream cut at offset %" PRIu64 " (a partial "
 					"%s of %" PRIu64 " bytes)", ci.offset,
 					ci.header ? "stream header" : "event", ci.bytes);
-		if (unf)
+		int64_t cc;
+		int at = driver_cut_clock(R->t, i, &cc);
+		if (at && unf)
+			weft_stream_unfinished_why(R->t, i, why + k, sizeof why - (size_t) k);
+		else if (unf)
 			snprintf(why + k, sizeof why - (size_t) k, "%sno ovni.finished",
 					cut ? ", " : "");
 		int64_t last = 0;
@@ -139,8 +144,12 @@ static int mark_cut_threads(struct run *R)
 			/* the stream's last event: the reader knows it once read */
 			has = weft_stream_last_sclock(R->t, i, &last);
 		}
-		if (emu_thread_cut(R->emu, th, has, last, why) != 0)
+		/* closed at the clock of its crash cut (weft.cut) */
+		at = at && has && cc >= last;
+		if (emu_thread_cut(R->emu, th, has, at ? cc : last, why) != 0)
 			return -1;
+		if (at)
+			emu_thread_cut_at(R->emu, th);
 	}
 	return 0;
 }
@@ -207,6 +216,9 @@ static void closer_scan(struct closer *C, struct weft_trace *t)
 		if ((!weft_stream_cut(t, i, NULL) && !weft_stream_unfinished(t, i)) ||
 				!weft_stream_last_sclock(t, i, &last))
 			continue;
+		int64_t cc;
+		if (driver_cut_clock(t, i, &cc) && cc > last)
+			last = cc; /* closed at its crash cut */
 		/* insert in clock order (after equal clocks: ended earlier) */
 		size_t p = C->npend;
 		while (p > C->head && C->pending[p - 1].clock > last) {
@@ -327,6 +339,9 @@ static int prepare(struct run *R, const struct weft_emulate_opts *o, char *err, 
 	eo.model_name = model_name;
 	R->emu = emu_create(&R->sys, R->models, nmodels, &eo, err, errlen);
 	if (R->emu == NULL)
+		return -1;
+	/* threads that lost events are emulated leniently (a warning) */
+	if (driver_losses(R->t, R->emu, &R->sys, o->warn, o->ctx, err, errlen) != 0)
 		return -1;
 	if (o->has_from || o->has_to) {
 		struct emu_window w = { o->has_from, o->has_to, o->from_rel, o->to_rel, o->from,

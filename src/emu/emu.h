@@ -283,6 +283,41 @@ int emu_thread_cut(struct emu *e, size_t t, int has_last, int64_t last_sclock,
  * the last record's is taken as that one). 0, or -1 (emu_error). */
 int emu_thread_close(struct emu *e, size_t t, int64_t sclock);
 
+/* ---- threads that lost events (loss.c; docs/emu.md, "Traces with lost
+ * events") ---- */
+
+/* The Paraver type of the lost intervals, in the thread and CPU views (only
+ * when a thread has a run of lost events: emu_has_lost()). Value 1 from the
+ * first lost clock of a run to the first event written after it. */
+#define EMU_LOST_PRV_TYPE 90
+#define EMU_LOST_THREAD_LABEL "Lost events (overwritten by the flight recorder)"
+#define EMU_LOST_CPU_LABEL "Lost events of a thread on this CPU"
+#define EMU_LOST_VALUE_LABEL "Events lost (overwritten before they were written)"
+
+/* A run of consecutive lost events of a thread (weft_lost_run). */
+struct emu_lost_run {
+	int64_t first_sclock, last_sclock; /* its smallest and largest clock */
+	uint64_t events;
+	int has_offset;  /* it lies before the first event at offset >= offset */
+	uint64_t offset; /* (else before the first with a clock >= last_sclock) */
+};
+/* Thread t (row order) lost events: runs (in stream order) overwritten by
+ * a flight recorder, and `dropped` events dropped (when is not known). It
+ * is emulated leniently (loss.c): after each run it starts again in the
+ * unknown state, the events the models refuse are skipped and counted,
+ * its end checks are waived, and the runs are marked in the timelines.
+ * Call before the first event; nothing happens with no run and none
+ * dropped. 0, or -1 when out of memory. */
+int emu_thread_lost(struct emu *e, size_t t, const struct emu_lost_run *runs, size_t nruns,
+		uint64_t dropped);
+/* 1 when some thread has a run of lost events (the .pcf lists the lost
+ * events type). */
+int emu_has_lost(const struct emu *e);
+/* weft emu --salvage: thread t, cut short (emu_thread_cut), is closed at
+ * the clock its stream was cut at (weft.cut), not its last event: the
+ * summary says so. */
+int emu_thread_cut_at(struct emu *e, size_t t);
+
 const char *emu_error(const struct emu *e);
 const struct emu_sys *emu_system(const struct emu *e);
 /* dclock of the last event that reached the model (the PRV duration);

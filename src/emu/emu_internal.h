@@ -208,18 +208,30 @@ struct emu {
 	 * when none; their end checks are waived */
 	struct emu_cut *cuts;
 	size_t ncut;
+
+	/* threads that lost events (loss.c), NULL when none: per thread, 1
+	 * when it is emulated leniently */
+	struct emu_loss *loss;
+	uint8_t *lossy;
 };
 
 struct emu_cut {
 	int cut;
 	int has_last;
-	int64_t last;   /* sclock of its last event */
+	int64_t last;   /* sclock of its last event (or of its cut: at_cut) */
+	int at_cut;     /* closed at the clock of its cut (weft.cut) */
 	char why[384];
 };
 
 static inline int emu_is_cut(const struct emu *e, size_t t)
 {
 	return e->cuts != NULL && e->cuts[t].cut;
+}
+
+/* The end checks are waived for thread t: cut short, or it lost events. */
+static inline int emu_unchecked(const struct emu *e, size_t t)
+{
+	return emu_is_cut(e, t) || (e->lossy != NULL && e->lossy[t]);
 }
 
 extern const char *const emu_state_names[EMU_NSTATES];
@@ -305,7 +317,30 @@ static inline void emu_acc(struct emu *e, size_t t, size_t ch, struct raw *R)
 	}
 }
 
+/* Re-evaluates the views the writes of the current step queued, and the
+ * breakdown slots (what an event does after its actions). */
+int emu_settle(struct emu *e);
+
+/* loss.c */
+struct emu_loss;
+void emu_loss_destroy(struct emu *e);
+/* Before event ev of thread t (at dclock): the lost intervals that began
+ * before it (any thread) and those of thread t that end at it. */
+int emu_loss_before(struct emu *e, size_t t, const struct weft_event *ev, int64_t dclock);
+/* The current event of thread t was refused: 0 when it is skipped (t lost
+ * events; counted), -1 when the refusal stands. */
+int emu_loss_skip(struct emu *e, size_t t);
+/* 1 when model m's guard is waived for thread t (it lost events and its
+ * state is unknown). */
+int emu_loss_guard_waived(const struct emu *e, size_t t, const struct model_rt *m);
+/* The window's start: the lost intervals open at T0. */
+int emu_loss_snapshot(struct emu *e);
+void emu_loss_summary(const struct emu *e, FILE *out);
+
 /* threads.c */
+/* Thread t leaves its CPU and goes to the unknown state (no affinity, no
+ * active tid), with the records. */
+int emu_thread_forget(struct emu *e, size_t t);
 int emu_act_start(struct emu *e, size_t t, const struct emu_action *a);
 int emu_act_state(struct emu *e, size_t t, const struct emu_action *a);
 int emu_act_aff_self(struct emu *e, size_t t, const struct emu_action *a);

@@ -473,6 +473,7 @@ void emu_destroy(struct emu *e)
 	if (e == NULL)
 		return;
 	free(e->cuts);
+	emu_loss_destroy(e);
 	for (size_t m = 0; m < e->nmodels && e->models; m++) {
 		struct model_rt *M = &e->models[m];
 		free(M->disp);
@@ -933,7 +934,8 @@ static int run_event(struct emu *e, size_t t)
 	struct model_rt *m = &e->models[mi];
 	const struct thr *T = &e->thr[t];
 	if (__builtin_expect((m->desc->guard_states && !(m->desc->guard_states & EMU_STM(T->state))) ||
-			(T->flags & m->guard_bit), 0))
+			(T->flags & m->guard_bit), 0) &&
+			!(e->lossy != NULL && emu_loss_guard_waived(e, t, m)))
 		return guard_fail(e, t, m);
 	/* Two byte loads, not one 16-bit load: the reader stores the MCV a
 	 * byte at a time and a wider load would miss store forwarding. */
@@ -969,6 +971,13 @@ static int run_event(struct emu *e, size_t t)
 	for (size_t i = 0; i < d->nactions; i++)
 		if (apply_action(e, t, m, d, &d->actions[i]) != 0)
 			return -1;
+	if (propagate(e) != 0)
+		return -1;
+	return e->nbd ? emu_bd_commit(e) : 0;
+}
+
+int emu_settle(struct emu *e)
+{
 	if (propagate(e) != 0)
 		return -1;
 	return e->nbd ? emu_bd_commit(e) : 0;
@@ -1061,6 +1070,8 @@ int emu_win_snapshot(struct emu *e)
 	}
 	if (r == 0 && e->nbd)
 		r = emu_bd_snapshot(e);
+	if (r == 0 && e->loss != NULL)
+		r = emu_loss_snapshot(e);
 	/* the internal records: running threads, then the raw channels */
 	for (size_t c = 0; c < e->ncpus && r == 0 && e->internal; c++) {
 		const struct cpu *C = &e->cpu[c];
@@ -1120,6 +1131,9 @@ int emu_event(struct emu *e, const struct weft_event *ev)
 		else if (emu_win_snapshot(e) != 0)
 			return -1;
 	}
+	/* threads that lost events: where their lost intervals begin and end */
+	if (__builtin_expect(e->loss != NULL, 0) && emu_loss_before(e, t, ev, dclock) != 0)
+		return -1;
 	e->dclock = dclock;
 	e->duration = e->dclock;
 	e->seq++;
@@ -1134,8 +1148,9 @@ int emu_event(struct emu *e, const struct weft_event *ev)
 	size_t nb[EMU_MAX_BD] = { 0 };
 	if (__builtin_expect(e->nbd != 0, 0))
 		bd_save(e, nb);
-	if (run_event(e, t) != 0) {
-		/* Nothing of a refused event is written; what came before is. */
+	if (run_event(e, t) != 0 && !(e->loss != NULL && emu_loss_skip(e, t) == 0)) {
+		/* Nothing of a refused event is written; what came before is
+		 * (a skipped event of a thread that lost events keeps it). */
 		e->nprv[0] = n0;
 		e->nprv[1] = n1;
 		e->nirecs = ni;

@@ -42,7 +42,7 @@ static void check_stacks(struct emu *e, struct model_rt *m, int complete, int *s
 			continue;
 		for (size_t t = 0; t < e->nthreads; t++) {
 			const struct raw *R = &e->raw[t * e->nchans + c];
-			if (R->depth == 0 || emu_is_cut(e, t))
+			if (R->depth == 0 || emu_unchecked(e, t))
 				continue;
 			fail_keep(e, status, "%s: thread %s ends with %zu value%s left on the %s %s stack "
 					"(top %" PRId64 "); it must be empty at the end",
@@ -56,7 +56,7 @@ static void check_stacks(struct emu *e, struct model_rt *m, int complete, int *s
 static void check_dead(struct emu *e, int *status)
 {
 	for (size_t t = 0; t < e->nthreads; t++) {
-		if (e->thr[t].state != EMU_ST_DEAD && !emu_is_cut(e, t)) {
+		if (e->thr[t].state != EMU_ST_DEAD && !emu_unchecked(e, t)) {
 			fail_keep(e, status, "%s: thread %d is %s at the end of the trace; every thread "
 					"must end with OHe (Dead)", e->sys->threads[t].relpath,
 					e->thr[t].tid, emu_state_names[e->thr[t].state]);

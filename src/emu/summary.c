@@ -100,9 +100,13 @@ void emu_summary(const struct emu *e, FILE *out)
 		fputc('\n', out);
 	}
 	if (e->ncut > 0) {
-		fprintf(out, "cut short (--salvage): %zu thread%s, each closed at its last event; "
+		size_t nat = 0;
+		for (size_t t = 0; t < e->nthreads; t++)
+			nat += emu_is_cut(e, t) && e->cuts[t].at_cut;
+		fprintf(out, "cut short (--salvage): %zu thread%s, each closed at %s; "
 				"the end checks were waived for %s\n", e->ncut, e->ncut == 1 ? "" : "s",
-				e->ncut == 1 ? "it" : "them");
+				nat == 0 ? "its last event" : nat == e->ncut ? "the clock of its cut" :
+				"its last event or the clock of its cut", e->ncut == 1 ? "it" : "them");
 		for (size_t t = 0; t < e->nthreads; t++) {
 			if (!emu_is_cut(e, t))
 				continue;
@@ -110,14 +114,15 @@ void emu_summary(const struct emu *e, FILE *out)
 			fprintf(out, "  %-22s %s: ", e->sys->threads[t].label,
 					e->sys->threads[t].relpath);
 			if (C->has_last)
-				fprintf(out, "last event at clock %" PRId64 " (%" PRId64 " ns into "
-						"the run)", C->last, e->started ? C->last - e->first_clock
-						: 0);
+				fprintf(out, "%s at clock %" PRId64 " (%" PRId64 " ns into "
+						"the run)", C->at_cut ? "closed" : "last event", C->last,
+						e->started ? C->last - e->first_clock : 0);
 			else
 				fprintf(out, "no events");
 			fprintf(out, "; %s\n", C->why);
 		}
 	}
+	emu_loss_summary(e, out);
 	fprintf(out, "%-24s %14s\n", "CPU", "running");
 	for (size_t c = 0; c < e->ncpus; c++) {
 		const struct cpu *C = &e->cpu[c];

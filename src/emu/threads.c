@@ -206,7 +206,9 @@ int emu_act_start(struct emu *e, size_t t, const struct emu_action *a)
 int emu_act_state(struct emu *e, size_t t, const struct emu_action *a)
 {
 	struct thr *T = &e->thr[t];
-	if (!(a->from & EMU_STM(T->state))) {
+	/* a thread that lost events, in the unknown state: the event sets it */
+	if (!(a->from & EMU_STM(T->state)) &&
+			!(e->lossy != NULL && e->lossy[t] && T->state == EMU_ST_UNKNOWN)) {
 		char allowed[128];
 		list_states(allowed, sizeof allowed, a->from);
 		return emu_fail(e, "thread %s is %s, but %s needs it %s", emu_tname(e, t),
@@ -231,7 +233,9 @@ int emu_act_aff_self(struct emu *e, size_t t, const struct emu_action *a)
 	int isnull;
 	if (emu_get_val(e, &a->val, &idx, &isnull) != 0)
 		return -1;
-	if (T->cpu < 0)
+	/* a thread that lost events, active but on a CPU not known: it joins */
+	int join = T->cpu < 0 && e->lossy != NULL && e->lossy[t] && emu_is_active(T->state);
+	if (T->cpu < 0 && !join)
 		return emu_fail(e, "thread %s has no CPU (it is %s)", emu_tname(e, t), emu_state_names[T->state]);
 	if (!emu_is_active(T->state))
 		return emu_fail(e, "thread %s is %s, but an affinity change needs it Running, "
@@ -239,6 +243,11 @@ int emu_act_aff_self(struct emu *e, size_t t, const struct emu_action *a)
 	size_t c = 0;
 	if (resolve_cpu(e, T->loom, idx, &c) != 0)
 		return -1;
+	if (join) {
+		if (join_cpu(e, t, c) != 0)
+			return -1;
+		return T->aff == (int64_t) c + 1 ? 0 : aff_write(e, t, (int64_t) c + 1);
+	}
 	if ((int64_t) c == T->cpu)
 		return 0;
 	if (leave_cpu(e, t) != 0 || join_cpu(e, t, c) != 0)
@@ -284,3 +293,15 @@ int emu_act_aff_remote(struct emu *e, size_t t, const struct emu_action *a)
 	return aff_write(e, target, (int64_t) c + 1);
 }
 
+
+int emu_thread_forget(struct emu *e, size_t t)
+{
+	struct thr *T = &e->thr[t];
+	if (T->cpu >= 0 && leave_cpu(e, t) != 0)
+		return -1;
+	if (T->state != EMU_ST_UNKNOWN && state_write(e, t, EMU_ST_UNKNOWN) != 0)
+		return -1;
+	if (tid_write(e, t) != 0)
+		return -1;
+	return T->aff != 0 ? aff_write(e, t, 0) : 0;
+}

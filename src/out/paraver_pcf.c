@@ -115,5 +115,10 @@ int paraver_pcf_write(FILE *f, const struct emu *emu, size_t view)
 		for (size_t k = 0; k < c->ndyn; k++)
 			value(f, c->dyn[k].value, c->dyn[k].label);
 	}
+	/* only a trace with lost events has the lost events type */
+	if (emu_has_lost(emu)) {
+		type_begin(f, EMU_LOST_PRV_TYPE, cpu ? EMU_LOST_CPU_LABEL : EMU_LOST_THREAD_LABEL);
+		value(f, 1, EMU_LOST_VALUE_LABEL);
+	}
 	return ferror(f) ? -1 : 0;
 }

@@ -18,6 +18,10 @@
  *     label;
  *   - the counter families (nosv hardware counters): a counter track
  *     "<model> <counter>" with each reported value.
+ * A thread that lost events (docs/emu.md, "Traces with lost events") has a
+ * slice "lost events" on its track over each lost interval (from the
+ * thread.prv records of EMU_LOST_PRV_TYPE; its state is unknown then, so no
+ * state slice is open).
  * One track per CPU (slices named after the running thread), and under it,
  * per single task type channel, "<model> <channel>": the task type of the
  * CPU's running thread, as slices.
@@ -108,6 +112,7 @@ struct perfetto {
 	int *chan_of_type; /* PRV type -> channel index, -1 */
 	int max_type;
 	int8_t *tstate;     /* per thread: open state slice (state or -1) */
+	uint8_t *lost_open; /* per thread: a "lost events" slice is open */
 	uint8_t *cpu_open;  /* per CPU: a slice is open */
 	uint32_t *depth;    /* per thread * chan: open slices */
 	uint8_t *declared;  /* per thread * chan: track declared */
@@ -575,6 +580,19 @@ static int rsel_rec(struct perfetto *pf, int64_t ts, size_t c, int64_t t)
 	return r;
 }
 
+/* A lost interval of a thread begins (value 1) or ends. */
+static int lost_rec(struct perfetto *pf, const struct emu_prv_rec *x)
+{
+	size_t t = x->row;
+	if (t >= pf->sys->nthreads || (x->value != 0) == pf->lost_open[t])
+		return 0;
+	pf->lost_open[t] = x->value != 0;
+	if (x->time > pf->last_ts)
+		pf->last_ts = x->time;
+	return pf_slice(pf, x->time, thread_uuid(pf, t), x->value ? SLICE_BEGIN : SLICE_END,
+			x->value ? "lost events" : NULL);
+}
+
 static int perfetto_records(void *self, const struct emu_batch *b, char *err, size_t errlen)
 {
 	struct perfetto *pf = self;
@@ -582,8 +600,11 @@ static int perfetto_records(void *self, const struct emu_batch *b, char *err, si
 	/* Thread states, from the thread.prv state records. */
 	for (size_t i = 0; i < b->nprv[EMU_FILE_THREAD] && r == 0; i++) {
 		const struct emu_prv_rec *x = &b->prv[EMU_FILE_THREAD][i];
-		if (x->type != 4)
+		if (x->type != 4) {
+			if (x->type == EMU_LOST_PRV_TYPE)
+				r |= lost_rec(pf, x);
 			continue;
+		}
 		size_t t = x->row;
 		uint64_t u = thread_uuid(pf, t);
 		if (pf->tstate[t] >= 0)
@@ -639,6 +660,7 @@ static void pf_free(struct perfetto *pf)
 	free(pf->sub.p);
 	free(pf->chan_of_type);
 	free(pf->tstate);
+	free(pf->lost_open);
 	free(pf->cpu_open);
 	free(pf->depth);
 	free(pf->declared);
@@ -750,6 +772,8 @@ static int perfetto_close(struct out *o, int64_t duration, char *err, size_t err
 						ch, 0);
 		if (pf->tstate[t] >= 0)
 			r |= pf_slice(pf, ts, thread_uuid(pf, t), SLICE_END, NULL);
+		if (pf->lost_open[t])
+			r |= pf_slice(pf, ts, thread_uuid(pf, t), SLICE_END, NULL);
 	}
 	for (size_t c = 0; c < pf->sys->ncpus; c++)
 		for (size_t k = 0; k < pf->ntask; k++)
@@ -804,6 +828,7 @@ struct out *out_perfetto_open(const char *dir, const struct emu *emu, char *err,
 			pf->max_type = emu_chan_at(emu, i)->prv_type;
 	pf->chan_of_type = malloc(((size_t) pf->max_type + 1) * sizeof *pf->chan_of_type);
 	pf->tstate = malloc(nt + 1);
+	pf->lost_open = calloc(nt + 1, 1);
 	pf->cpu_open = calloc(nc + 1, 1);
 	pf->depth = calloc(nt * pf->nchans + 1, sizeof *pf->depth);
 	pf->declared = calloc(nt * pf->nchans + 1, 1);
@@ -812,7 +837,7 @@ struct out *out_perfetto_open(const char *dir, const struct emu *emu, char *err,
 	pf->task_chan = calloc(pf->nchans + 1, sizeof *pf->task_chan);
 	pf->rsel = malloc((nc + 1) * sizeof *pf->rsel);
 	pf->cpu_of = malloc((nt + 1) * sizeof *pf->cpu_of);
-	if (!pf->chan_of_type || !pf->tstate || !pf->cpu_open || !pf->depth || !pf->declared ||
+	if (!pf->chan_of_type || !pf->tstate || !pf->lost_open || !pf->cpu_open || !pf->depth || !pf->declared ||
 			!pf->mode || !pf->task_of_chan || !pf->task_chan || !pf->rsel || !pf->cpu_of)
 		goto oom;
 	int has_dyn = 0;

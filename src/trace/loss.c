@@ -122,9 +122,10 @@ static int parse_ring(json_t *ring, const char *name, struct weft_diag *d, struc
 		}
 		if (runs[k].has_offset && (runs[k].offset < prev_off
 					|| (k > 0 && !runs[k - 1].has_offset))) {
+			uint64_t off = runs[k].offset;
 			free(runs);
 			return weft_breach(d, "%s: weft.ring.lost[%zu]: offset %" PRIu64 " goes back",
-					name, k, runs[k].offset);
+					name, k, off);
 		}
 		if (runs[k].has_offset)
 			prev_off = runs[k].offset;
