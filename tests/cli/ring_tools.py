@@ -4,7 +4,9 @@ with WEFT_RING=1K (far more events than a ring of 1 KiB holds), then `weft
 check` must list, for every stream whose ring overwrote events, the exact
 counts and each run's clock range from its stream.json, and `weft dump` must
 print one line per run, placed before the stream's first event written after
-the run (its offset in weft.ring.lost), and nothing else new."""
+the run (its offset in weft.ring.lost), and nothing else new; `weft emu`
+warns, emulates the lossy threads leniently, counts the loss in its summary
+and marks each run in thread.prv (type 90)."""
 import glob
 import json
 import os
@@ -80,6 +82,22 @@ def main():
         nev = int(re.search(r"(\d+) events", check_out).group(1))
         c.eq(len([x for x in lines if not x.startswith("# ")]), nev,
              "weft dump: every event once, besides the loss lines")
+
+        # weft emu: lenient on the lossy threads, the counts in its summary,
+        # a lost-events interval (type 90: set, then cleared) per run
+        rc, out, err = run(["emu", "ovni"], cwd=tmp)
+        nl = sum(r["lost_events"] for r in lossy.values())
+        nr = sum(len(r["lost"]) for r in lossy.values())
+        c.eq(rc, 0, "weft emu: exit 0")
+        c.expect(f"weft emu: warning: {len(lossy)} threads lost events ({nl} overwritten by the "
+                 "flight recorder (WEFT_RING)): they are emulated leniently" in err,
+                 "weft emu: the warning names the loss")
+        c.expect(f"lost events: {nl} events overwritten by the flight recorder before they were "
+                 f"written, in {nr} runs on {len(lossy)} threads" in out.decode(),
+                 "weft emu: the summary counts the loss")
+        prv = open(os.path.join(tmp, "ovni", "thread.prv")).read().splitlines()
+        lost = [x for x in prv if re.search(r":90:[01]$", x)]
+        c.eq(len(lost), 2 * nr, "weft emu: thread.prv sets and clears type 90 once per run")
     finally:
         shutil.rmtree(tmp)
     return c.done()
