@@ -312,6 +312,12 @@ static int midx_load(struct weft_trace *t, struct weft_midx_plan *pl, char *why,
 					s->relpath);
 			goto out;
 		}
+		if (st.st_mtim.tv_sec < s->mtime_sec || (st.st_mtim.tv_sec == s->mtime_sec
+					&& st.st_mtim.tv_nsec < s->mtime_nsec)) {
+			snprintf(why, n, "stale: older than %s (run `weft index` again)",
+					s->obs_path);
+			goto out;
+		}
 		if (ssize != s->fsize) {
 			snprintf(why, n, "stale: %s has %" PRIu64 " bytes, %" PRIu64 " when indexed "
 					"(run `weft index` again)", s->obs_path, s->fsize, ssize);

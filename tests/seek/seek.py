@@ -212,6 +212,12 @@ def gen_checks(c, tmp):
               f"weft dump: warning: ovni/merge.idx: stale: {obs0} has {size0} bytes, "
               f"{size0 - 12} when indexed (run `weft index` again){mtail}")
     with open(mpath, "wb") as f:
+        f.write(midx)
+    os.utime(mpath, ns=(1, 1))
+    dump_from(c, tmp, x0, full, "a merge index older than a stream",
+              f"weft dump: warning: ovni/merge.idx: stale: older than {obs0} (run `weft index` "
+              f"again){mtail}")
+    with open(mpath, "wb") as f:
         f.write(midx[:20])
     dump_from(c, tmp, x0, full, "a truncated merge index",
               f"weft dump: warning: ovni/merge.idx: offset 16: truncated stream record{mtail}")
