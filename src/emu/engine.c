@@ -714,48 +714,55 @@ static int act_raw(struct emu *e, size_t t, const struct model_rt *m, const stru
 
 /* ---- propagation ---- */
 
-static inline int visible(const struct emu *e, size_t t, const struct chan *c)
-{
-	return (c->vis >> e->thr[t].state) & 1u;
-}
+/* What the propagation reads of the engine, held in locals for the walk:
+ * its stores (records, and the views' byte-sized states, which may alias
+ * anything) would otherwise force a reload of each field from e after
+ * every one. Records go straight into space reserved before the walk. */
+struct pwalk {
+	struct emu *e;
+	const struct chan *chans;
+	const struct raw *raw;
+	struct last *tview, *cview;
+	const struct thr *thr;
+	const struct cpu *cpu;
+	size_t nch;
+	uint64_t seq;
+	int64_t time;
+	struct emu_prv_rec *rec[2]; /* the next record of the thread and CPU views */
+};
 
-static inline int view_emit(struct emu *e, struct last *L, enum emu_policy pol, int file, size_t row,
-		int type, int64_t v, int isnull)
+/* A view re-evaluated to (isnull, v): a record unless its policy skips it.
+ * The last state keeps 0 as the value of a null. */
+static inline __attribute__((always_inline)) void view_emit(struct pwalk *P, struct last *L,
+		unsigned pol, int file, size_t row, int type, int64_t v, int isnull)
 {
 	if (type == 0)
-		return 0;
-	if (L->st != 0) {
-		int lastnull = L->st == 1;
-		switch (pol) {
-		case EMU_POL_SKIPDUP:
-			if (lastnull == isnull && (isnull || L->v == v))
-				return 0;
-			break;
-		case EMU_POL_SKIPDUPNULL:
-			if (isnull && lastnull)
-				return 0;
-			break;
-		case EMU_POL_EMITDUP:
-			break;
-		}
-	}
-	L->st = isnull ? 1 : 2;
+		return;
+	uint8_t st = isnull ? 1 : 2;
+	v = isnull ? 0 : v;
+	if (pol == EMU_POL_SKIPDUPNULL ? st == 1 && L->st == 1 :
+			pol == EMU_POL_SKIPDUP && L->st == st && L->v == v)
+		return;
+	L->st = st;
 	L->v = v;
-	return emu_rec(e, file, row, type, isnull ? 0 : v);
+	struct emu_prv_rec *r = P->rec[file]++;
+	r->time = P->time;
+	r->value = v;
+	r->row = (uint32_t) row;
+	r->type = type;
 }
 
-static inline int eval_tview(struct emu *e, size_t t, size_t ch)
+static inline __attribute__((always_inline)) void eval_tview(struct pwalk *P, size_t t,
+		size_t ch)
 {
-	size_t nch = e->nchans;
-	struct last *L = &e->tview[t * nch + ch];
-	if (L->stamp == e->seq)
-		return 0;
-	L->stamp = e->seq;
-	const struct chan *C = &e->chans[ch];
-	const struct raw *R = &e->raw[t * nch + ch];
-	int isnull = !visible(e, t, C) || R->depth == 0;
-	return view_emit(e, L, (enum emu_policy) C->tpol, EMU_FILE_THREAD, t, C->info.prv_type,
-			R->val, isnull);
+	struct last *L = &P->tview[t * P->nch + ch];
+	if (L->stamp == P->seq)
+		return;
+	L->stamp = P->seq;
+	const struct chan *C = &P->chans[ch];
+	const struct raw *R = &P->raw[t * P->nch + ch];
+	int isnull = !((C->vis >> P->thr[t].state) & 1u) || R->depth == 0;
+	view_emit(P, L, C->tpol, EMU_FILE_THREAD, t, C->info.prv_type, R->val, isnull);
 }
 
 /* The CPU view's value now: R(C)'s raw value, or the channel's fallback. */
@@ -780,20 +787,41 @@ void emu_cview_value(const struct emu *e, size_t c, size_t ch, int *isnull, int6
 	cview_now(e, c, ch, isnull, v);
 }
 
-static inline int eval_cview(struct emu *e, size_t c, size_t ch)
+/* The CPU view of channel ch on CPU c, whose running thread is r (-1: none). */
+static inline __attribute__((always_inline)) int eval_cview(struct pwalk *P, size_t c,
+		int64_t r, size_t ch)
 {
-	struct last *L = &e->cview[c * e->nchans + ch];
-	if (L->stamp == e->seq)
+	struct last *L = &P->cview[c * P->nch + ch];
+	if (L->stamp == P->seq)
 		return 0;
-	L->stamp = e->seq;
-	const struct chan *C = &e->chans[ch];
-	int isnull;
-	int64_t v;
-	cview_now(e, c, ch, &isnull, &v);
-	if (C->bd && emu_bd_input(e, c, ch, isnull, v) != 0)
+	L->stamp = P->seq;
+	const struct chan *C = &P->chans[ch];
+	int isnull = 1;
+	int64_t v = 0;
+	if (r >= 0) {
+		const struct raw *R = &P->raw[(size_t) r * P->nch + ch];
+		isnull = R->depth == 0;
+		v = R->val;
+	} else if (C->has_fallback) {
+		isnull = 0;
+		v = C->fallback;
+	}
+	if (__builtin_expect(C->bd != 0, 0) && emu_bd_input(P->e, c, ch, isnull, v) != 0)
 		return -1;
-	return view_emit(e, L, (enum emu_policy) C->cpol, EMU_FILE_CPU, c, C->info.prv_type, v,
-			isnull);
+	view_emit(P, L, C->cpol, EMU_FILE_CPU, c, C->info.prv_type, v, isnull);
+	return 0;
+}
+
+/* Room for the records the walk of the queue may make: at most one per
+ * view it evaluates, and a view is evaluated once an event. */
+static int reserve_recs(struct emu *e, size_t file, size_t n)
+{
+	if (e->prvcap[file] - e->nprv[file] >= n)
+		return 0;
+	if (emu_grow((void **) &e->prv[file], &e->prvcap[file], e->nprv[file] + n,
+			sizeof *e->prv[file]) != 0)
+		return emu_fail(e, "out of memory");
+	return 0;
 }
 
 /* Walks the writes of the event in order and re-evaluates their dependent
@@ -801,33 +829,52 @@ static inline int eval_cview(struct emu *e, size_t c, size_t ch)
  * gives the same order as queueing them after the triggers. */
 static int propagate(struct emu *e)
 {
-	size_t nch = e->nchans;
-	for (size_t i = 0; i < e->qlen; i++) {
-		struct qent q = e->q[i];
-		switch (q.kind) {
-		case TRIG_STATE:
-			for (size_t k = 0; k < e->ntracked; k++)
-				if (eval_tview(e, q.a, e->tracked[k]) != 0)
-					return -1;
-			break;
-		case TRIG_RSEL:
-			for (size_t c = 0; c < nch; c++)
-				if (eval_cview(e, q.a, c) != 0)
-					return -1;
-			break;
+	const size_t nq = e->qlen, nch = e->nchans;
+	if (nq == 0)
+		return 0;
+	size_t most = nq * (nch > 2 ? nch : 2);
+	if (reserve_recs(e, EMU_FILE_THREAD, most) != 0 || reserve_recs(e, EMU_FILE_CPU, most) != 0)
+		return -1;
+	struct pwalk P = {
+		e, e->chans, e->raw, e->tview, e->cview, e->thr, e->cpu, nch, e->seq,
+		e->dclock - e->rbase,
+		{ e->prv[EMU_FILE_THREAD] + e->nprv[EMU_FILE_THREAD],
+			e->prv[EMU_FILE_CPU] + e->nprv[EMU_FILE_CPU] },
+	};
+	const size_t *const tracked = e->tracked;
+	const size_t ntracked = e->ntracked;
+	const struct qent *q = e->q;
+	int r = 0;
+	for (size_t i = 0; i < nq && r == 0; i++) {
+		size_t a = q[i].a;
+		switch (q[i].kind) {
 		case TRIG_RAW: {
-			const struct chan *C = &e->chans[q.b];
-			if (visible(e, q.a, C) && eval_tview(e, q.a, q.b) != 0)
-				return -1;
-			int64_t cpu = e->thr[q.a].cpu;
-			if (cpu >= 0 && e->cpu[cpu].rsel == (int64_t) q.a &&
-					eval_cview(e, (size_t) cpu, q.b) != 0)
-				return -1;
+			size_t ch = q[i].b;
+			const struct chan *C = &P.chans[ch];
+			if ((C->vis >> P.thr[a].state) & 1u)
+				eval_tview(&P, a, ch);
+			int64_t cpu = P.thr[a].cpu;
+			if (cpu >= 0 && P.cpu[cpu].rsel == (int64_t) a)
+				r = eval_cview(&P, (size_t) cpu, (int64_t) a, ch);
+			break;
+		}
+		case TRIG_STATE:
+			for (size_t k = 0; k < ntracked; k++)
+				eval_tview(&P, a, tracked[k]);
+			break;
+		case TRIG_RSEL: {
+			int64_t rs = P.cpu[a].rsel;
+			for (size_t ch = 0; ch < nch && r == 0; ch++)
+				r = eval_cview(&P, a, rs, ch);
 			break;
 		}
 		}
 	}
-	return 0;
+	if (__builtin_expect(!e->muted, 1)) {
+		e->nprv[EMU_FILE_THREAD] = (size_t) (P.rec[0] - e->prv[EMU_FILE_THREAD]);
+		e->nprv[EMU_FILE_CPU] = (size_t) (P.rec[1] - e->prv[EMU_FILE_CPU]);
+	}
+	return r;
 }
 
 /* ---- the event ---- */
