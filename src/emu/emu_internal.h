@@ -60,6 +60,7 @@ struct chan {
 	uint8_t tpol, cpol;    /* desc->thread_policy, desc->cpu_policy */
 	uint8_t has_fallback;
 	uint8_t zero_ok;
+	uint8_t refuse_dup;    /* desc->dup == EMU_DUP_REFUSE */
 	int64_t fallback;
 	int bd;                /* an input of breakdown view bd - 1, or 0 */
 	size_t acc_first;      /* summary: first accumulator of its values, or SIZE_MAX */
@@ -235,7 +236,8 @@ int emu_get_val(struct emu *e, const struct emu_val *v, int64_t *out, int *isnul
 int emu_raw_write(struct emu *e, size_t t, size_t ch, enum emu_op op, int64_t v, int isnull);
 /* The window's start: the state at T0 written at T0; unmutes. */
 int emu_win_snapshot(struct emu *e);
-int emu_irec(struct emu *e, int kind, size_t row, int type, int64_t value, int isnull);
+/* An internal record (emu_irec) when a sink wants them. */
+int emu_irec_add(struct emu *e, int kind, size_t row, int type, int64_t value, int isnull);
 /* The value the CPU view of channel ch on CPU c has now (R(C)'s raw value,
  * or the channel's fallback without a running thread). */
 void emu_cview_value(const struct emu *e, size_t c, size_t ch, int *isnull, int64_t *v);
@@ -247,6 +249,14 @@ static inline int emu_qpush(struct emu *e, uint32_t kind, size_t a, size_t b)
 		return emu_fail(e, "out of memory");
 	e->q[e->qlen++] = (struct qent) { kind, (uint32_t) a, (uint32_t) b };
 	return 0;
+}
+
+static inline int emu_irec(struct emu *e, int kind, size_t row, int type, int64_t value,
+		int isnull)
+{
+	if (!e->internal || e->muted)
+		return 0;
+	return emu_irec_add(e, kind, row, type, value, isnull);
 }
 
 static inline int emu_rec(struct emu *e, int file, size_t row, int type, int64_t value)

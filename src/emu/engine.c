@@ -91,10 +91,8 @@ int emu_grow(void **p, size_t *cap, size_t need, size_t elem)
 	return 0;
 }
 
-int emu_irec(struct emu *e, int kind, size_t row, int type, int64_t value, int isnull)
+int emu_irec_add(struct emu *e, int kind, size_t row, int type, int64_t value, int isnull)
 {
-	if (!e->internal || e->muted)
-		return 0;
 	if (__builtin_expect(e->nirecs == e->ireccap, 0) &&
 			emu_grow((void **) &e->irecs, &e->ireccap, e->nirecs + 1, sizeof *e->irecs) != 0)
 		return emu_fail(e, "out of memory");
@@ -211,6 +209,7 @@ static int add_chan(struct emu *e, size_t *cap, const struct chan *c)
 	n->has_fallback = (uint8_t) c->desc->has_fallback;
 	n->fallback = c->desc->fallback;
 	n->zero_ok = (uint8_t) c->desc->zero_ok;
+	n->refuse_dup = c->desc->dup == EMU_DUP_REFUSE;
 	n->info.model = e->models[c->model].desc->name;
 	return 0;
 }
@@ -630,9 +629,13 @@ static const char *chan_what(const struct chan *c, char *buf, size_t len)
 
 #define WHAT chan_what(C, what, sizeof what)
 
-int emu_raw_write(struct emu *e, size_t t, size_t ch, enum emu_op op, int64_t v, int isnull)
+/* Why a raw write is refused: its checks again, in the order of the
+ * reference's messages (out of the hot path). */
+static __attribute__((noinline, cold)) int raw_refuse(struct emu *e, size_t t, size_t ch,
+		enum emu_op op, int64_t v, int isnull)
 {
 	const struct chan *C = &e->chans[ch];
+	const struct raw *R = &e->raw[t * e->nchans + ch];
 	char what[128];
 	if (!C->zero_ok && !isnull && v == 0)
 		return emu_fail(e, "%s: value 0 is not allowed", WHAT);
@@ -641,47 +644,67 @@ int emu_raw_write(struct emu *e, size_t t, size_t ch, enum emu_op op, int64_t v,
 	if (op != EMU_OP_SET && C->kind != EMU_CHAN_STACK)
 		return emu_fail(e, "%s is single: %s needs a stack", WHAT,
 				op == EMU_OP_PUSH ? "a push" : "a pop");
-	struct raw *R = &e->raw[t * e->nchans + ch];
 	if (R->stamp == e->seq)
 		return emu_fail(e, "%s of thread %s written twice in one event", WHAT, emu_tname(e, t));
-	emu_acc(e, t, ch, R);
+	if (op == EMU_OP_SET && isnull)
+		return emu_fail(e, "%s of thread %s is already null", WHAT, emu_tname(e, t));
+	if (op == EMU_OP_SET)
+		return emu_fail(e, "%s of thread %s already holds %" PRId64, WHAT, emu_tname(e, t), v);
+	if (op == EMU_OP_PUSH && R->depth == EMU_STACK_MAX && !(C->refuse_dup && R->val == v))
+		return emu_fail(e, "%s of thread %s: stack full (%d values)", WHAT, emu_tname(e, t),
+				EMU_STACK_MAX);
+	if (op == EMU_OP_PUSH)
+		return emu_fail(e, "%s of thread %s already has %" PRId64 " on top", WHAT,
+				emu_tname(e, t), v);
+	if (R->depth == 0)
+		return emu_fail(e, "%s of thread %s: pop of %" PRId64 " from an empty stack", WHAT,
+				emu_tname(e, t), v);
+	return emu_fail(e, "%s of thread %s: pop of %" PRId64 " but the top is %" PRId64,
+			WHAT, emu_tname(e, t), v, R->val);
+}
+#undef WHAT
+
+static __attribute__((noinline)) int raw_stack_grow(struct emu *e, struct raw *R)
+{
+	size_t cap = R->cap;
+	if (emu_grow((void **) &R->stack, &cap, R->depth + 1, sizeof *R->stack) != 0)
+		return emu_fail(e, "out of memory");
+	R->cap = (uint32_t) cap;
+	return 0;
+}
+
+int emu_raw_write(struct emu *e, size_t t, size_t ch, enum emu_op op, int64_t v, int isnull)
+{
+	const struct chan *C = &e->chans[ch];
+	struct raw *R = &e->raw[t * e->nchans + ch];
+	if (__builtin_expect((v == 0 && !isnull && !C->zero_ok) || R->stamp == e->seq, 0))
+		return raw_refuse(e, t, ch, op, v, isnull);
 	int kind;
 	switch (op) {
 	case EMU_OP_SET:
-		if (C->desc->dup == EMU_DUP_REFUSE &&
-				((isnull && R->depth == 0) || (!isnull && R->depth == 1 && R->val == v))) {
-			if (isnull)
-				return emu_fail(e, "%s of thread %s is already null", WHAT, emu_tname(e, t));
-			return emu_fail(e, "%s of thread %s already holds %" PRId64, WHAT, emu_tname(e, t), v);
-		}
+		if (__builtin_expect(C->kind != EMU_CHAN_SINGLE || (C->refuse_dup &&
+				(isnull ? R->depth == 0 : R->depth == 1 && R->val == v)), 0))
+			return raw_refuse(e, t, ch, op, v, isnull);
+		emu_acc(e, t, ch, R);
 		R->depth = isnull ? 0 : 1;
 		R->val = isnull ? 0 : v;
 		kind = EMU_REC_RAW_SET;
 		break;
 	case EMU_OP_PUSH:
-		if (C->desc->dup == EMU_DUP_REFUSE && R->depth > 0 && R->val == v)
-			return emu_fail(e, "%s of thread %s already has %" PRId64 " on top", WHAT,
-					emu_tname(e, t), v);
-		if (R->depth == EMU_STACK_MAX)
-			return emu_fail(e, "%s of thread %s: stack full (%d values)", WHAT, emu_tname(e, t),
-					EMU_STACK_MAX);
-		if (R->depth == R->cap) {
-			size_t cap = R->cap;
-			if (emu_grow((void **) &R->stack, &cap, R->depth + 1, sizeof *R->stack) != 0)
-				return emu_fail(e, "out of memory");
-			R->cap = (uint32_t) cap;
-		}
+		if (__builtin_expect(C->kind != EMU_CHAN_STACK || R->depth == EMU_STACK_MAX ||
+				(C->refuse_dup && R->depth > 0 && R->val == v), 0))
+			return raw_refuse(e, t, ch, op, v, isnull);
+		if (__builtin_expect(R->depth == R->cap, 0) && raw_stack_grow(e, R) != 0)
+			return -1;
+		emu_acc(e, t, ch, R);
 		R->stack[R->depth++] = v;
 		R->val = v;
 		kind = EMU_REC_RAW_PUSH;
 		break;
 	default:
-		if (R->depth == 0)
-			return emu_fail(e, "%s of thread %s: pop of %" PRId64 " from an empty stack", WHAT,
-					emu_tname(e, t), v);
-		if (R->val != v)
-			return emu_fail(e, "%s of thread %s: pop of %" PRId64 " but the top is %" PRId64,
-					WHAT, emu_tname(e, t), v, R->val);
+		if (__builtin_expect(C->kind != EMU_CHAN_STACK || R->depth == 0 || R->val != v, 0))
+			return raw_refuse(e, t, ch, op, v, isnull);
+		emu_acc(e, t, ch, R);
 		R->depth--;
 		R->val = R->depth > 0 ? R->stack[R->depth - 1] : 0;
 		kind = EMU_REC_RAW_POP;
@@ -692,7 +715,17 @@ int emu_raw_write(struct emu *e, size_t t, size_t ch, enum emu_op op, int64_t v,
 		return -1;
 	return emu_qpush(e, TRIG_RAW, t, ch);
 }
-#undef WHAT
+
+/* A value of an action: constants inline, the rest by emu_get_val. */
+static inline int get_val(struct emu *e, const struct emu_val *v, int64_t *out, int *isnull)
+{
+	if (__builtin_expect(v->src == EMU_VAL_CONST, 1)) {
+		*out = v->k;
+		*isnull = 0;
+		return 0;
+	}
+	return emu_get_val(e, v, out, isnull);
+}
 
 static int act_raw(struct emu *e, size_t t, const struct model_rt *m, const struct emu_action *a)
 {
@@ -707,7 +740,7 @@ static int act_raw(struct emu *e, size_t t, const struct model_rt *m, const stru
 	}
 	int64_t v;
 	int isnull;
-	if (emu_get_val(e, &a->val, &v, &isnull) != 0)
+	if (get_val(e, &a->val, &v, &isnull) != 0)
 		return -1;
 	return emu_raw_write(e, t, ch, a->op, v, isnull);
 }
