@@ -68,7 +68,6 @@ struct tasks_rt {
 	struct tlist *types;   /* per process */
 	struct task **tab;     /* hash of (proc, id), chained */
 	size_t mask, count;
-	unsigned shift;        /* 64 - log2(mask + 1) */
 	struct slab *slabs;    /* the tasks, freed a slab at a time */
 	struct bstack *stacks; /* per thread */
 	struct task *ev_task;  /* the task of the current event */
@@ -156,7 +155,6 @@ int emu_tasks_create(struct emu *e, struct model_rt *m)
 	T->types = calloc(e->sys->nprocs + 1, sizeof *T->types);
 	T->stacks = calloc(e->nthreads + 1, sizeof *T->stacks);
 	T->mask = 255;
-	T->shift = 64 - 8;
 	T->tab = calloc(T->mask + 1, sizeof *T->tab);
 	if (T->types == NULL || T->stacks == NULL || T->tab == NULL)
 		return -1;
@@ -198,17 +196,19 @@ void emu_tasks_destroy(struct model_rt *m)
 	m->tasks = NULL;
 }
 
-/* Fibonacci hashing: the top bits of the product, so that consecutive ids
- * spread over the whole table. */
-static size_t task_hash(size_t proc, uint32_t id, unsigned shift)
+/* Consecutive ids (a runtime numbers its tasks) take consecutive slots, so
+ * that the table is walked in order rather than missed in the cache at each
+ * task; blocks of 256 ids, and the processes, are spread by Fibonacci
+ * hashing. */
+static size_t task_hash(size_t proc, uint32_t id, size_t mask)
 {
-	uint64_t x = ((uint64_t) proc << 32 | id) * UINT64_C(0x9e3779b97f4a7c15);
-	return (size_t) (x >> shift);
+	uint64_t x = ((uint64_t) proc << 32 | id >> 8) * UINT64_C(0x9e3779b97f4a7c15);
+	return (size_t) ((x >> 32) + id) & mask;
 }
 
 static struct task *task_find(const struct tasks_rt *T, size_t proc, uint32_t id)
 {
-	for (struct task *k = T->tab[task_hash(proc, id, T->shift)]; k != NULL; k = k->next)
+	for (struct task *k = T->tab[task_hash(proc, id, T->mask)]; k != NULL; k = k->next)
 		if (k->id == id && k->proc == proc)
 			return k;
 	return NULL;
@@ -218,7 +218,6 @@ static int task_insert(struct tasks_rt *T, struct task *k)
 {
 	if (T->count + 1 > T->mask + 1) {
 		size_t nm = T->mask * 2 + 1;
-		unsigned ns = T->shift - 1;
 		struct task **nt = calloc(nm + 1, sizeof *nt);
 		if (nt == NULL)
 			return -1;
@@ -226,7 +225,7 @@ static int task_insert(struct tasks_rt *T, struct task *k)
 			struct task *x = T->tab[i];
 			while (x != NULL) {
 				struct task *n = x->next;
-				size_t h = task_hash(x->proc, x->id, ns);
+				size_t h = task_hash(x->proc, x->id, nm);
 				x->next = nt[h];
 				nt[h] = x;
 				x = n;
@@ -235,9 +234,8 @@ static int task_insert(struct tasks_rt *T, struct task *k)
 		free(T->tab);
 		T->tab = nt;
 		T->mask = nm;
-		T->shift = ns;
 	}
-	size_t h = task_hash(k->proc, k->id, T->shift);
+	size_t h = task_hash(k->proc, k->id, T->mask);
 	k->next = T->tab[h];
 	T->tab[h] = k;
 	T->count++;
