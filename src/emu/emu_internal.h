@@ -47,6 +47,7 @@ struct raw {
 	uint32_t depth; /* single: 0 null, 1 set; stack: depth */
 	uint32_t cap;
 	uint64_t stamp;
+	struct last tv; /* the thread view of the channel (beside the value it shows) */
 };
 
 struct chan {
@@ -151,8 +152,7 @@ struct emu {
 	size_t nthreads, ncpus;
 	struct thr *thr;
 	struct cpu *cpu;
-	struct raw *raw;    /* nthreads * nchans */
-	struct last *tview; /* nthreads * nchans */
+	struct raw *raw;    /* nthreads * nchans, with the thread views */
 	struct last *cview; /* ncpus * nchans */
 	/* summary: time each labelled value was on top, per thread */
 	int64_t *acc;       /* nthreads * nacc */

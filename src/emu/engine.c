@@ -426,9 +426,8 @@ struct emu *emu_create(const struct emu_sys *sys, const struct emu_model_desc *c
 	e->thr = calloc(nt + 1, sizeof *e->thr);
 	e->cpu = calloc(nc + 1, sizeof *e->cpu);
 	e->raw = calloc(nt * nch + 1, sizeof *e->raw);
-	e->tview = calloc(nt * nch + 1, sizeof *e->tview);
 	e->cview = calloc(nc * nch + 1, sizeof *e->cview);
-	if (!e->thr || !e->cpu || !e->raw || !e->tview || !e->cview || !e->acc)
+	if (!e->thr || !e->cpu || !e->raw || !e->cview || !e->acc)
 		goto oom;
 	for (size_t t = 0; t < nt; t++) {
 		const struct emu_sys_thread *st = &sys->threads[t];
@@ -498,7 +497,6 @@ void emu_destroy(struct emu *e)
 	free(e->thr);
 	free(e->cpu);
 	free(e->raw);
-	free(e->tview);
 	free(e->cview);
 	free(e->acc);
 	free(e->map);
@@ -754,8 +752,8 @@ static int act_raw(struct emu *e, size_t t, const struct model_rt *m, const stru
 struct pwalk {
 	struct emu *e;
 	const struct chan *chans;
-	const struct raw *raw;
-	struct last *tview, *cview;
+	struct raw *raw;
+	struct last *cview;
 	const struct thr *thr;
 	const struct cpu *cpu;
 	size_t nch;
@@ -788,12 +786,12 @@ static inline __attribute__((always_inline)) void view_emit(struct pwalk *P, str
 static inline __attribute__((always_inline)) void eval_tview(struct pwalk *P, size_t t,
 		size_t ch)
 {
-	struct last *L = &P->tview[t * P->nch + ch];
+	struct raw *R = &P->raw[t * P->nch + ch];
+	struct last *L = &R->tv;
 	if (L->stamp == P->seq)
 		return;
 	L->stamp = P->seq;
 	const struct chan *C = &P->chans[ch];
-	const struct raw *R = &P->raw[t * P->nch + ch];
 	int isnull = !((C->vis >> P->thr[t].state) & 1u) || R->depth == 0;
 	view_emit(P, L, C->tpol, EMU_FILE_THREAD, t, C->info.prv_type, R->val, isnull);
 }
@@ -869,7 +867,7 @@ static int propagate(struct emu *e)
 	if (reserve_recs(e, EMU_FILE_THREAD, most) != 0 || reserve_recs(e, EMU_FILE_CPU, most) != 0)
 		return -1;
 	struct pwalk P = {
-		e, e->chans, e->raw, e->tview, e->cview, e->thr, e->cpu, nch, e->seq,
+		e, e->chans, e->raw, e->cview, e->thr, e->cpu, nch, e->seq,
 		e->dclock - e->rbase,
 		{ e->prv[EMU_FILE_THREAD] + e->nprv[EMU_FILE_THREAD],
 			e->prv[EMU_FILE_CPU] + e->nprv[EMU_FILE_CPU] },
@@ -1118,7 +1116,7 @@ int emu_win_snapshot(struct emu *e)
 		if (T->aff != 0)
 			r |= emu_rec(e, EMU_FILE_THREAD, t, 6, T->aff);
 		for (size_t ch = 0; ch < nch; ch++) {
-			const struct last *L = &e->tview[t * nch + ch];
+			const struct last *L = &e->raw[t * nch + ch].tv;
 			int type = e->chans[ch].info.prv_type;
 			if (type != 0 && L->st == 2 && L->v != 0)
 				r |= emu_rec(e, EMU_FILE_THREAD, t, type, L->v);
