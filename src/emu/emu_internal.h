@@ -96,10 +96,22 @@ struct cpu {
 
 struct tasks_rt; /* tasks.c */
 
+/* What the dispatch reads of an event description, side by side. */
+struct ev_rt {
+	const struct emu_event_desc *d;
+	const struct emu_action *actions;
+	size_t nactions;
+	uint32_t smin, smax; /* the payload sizes its size rule accepts */
+	/* it must be jumbo, it is only warned about, or --lint checks its
+	 * size: the checks of event_checks() */
+	int slow;
+};
+
 struct model_rt {
 	const struct emu_model_desc *desc;
 	int16_t *disp; /* [cat << 8 | val]: event index, -1 unknown value, -2 unknown category */
-	uint32_t *smin, *smax; /* per event: the payload sizes its size rule accepts */
+	struct ev_rt *ev;      /* per event: what the dispatch reads of it */
+	unsigned guard_states; /* desc->guard_states */
 	uint8_t *warned;       /* per event: its warning was printed */
 	size_t chan_first, nchans;
 	size_t *chan_of_desc;  /* description channel -> first engine channel */

@@ -369,16 +369,21 @@ struct emu *emu_create(const struct emu_sys *sys, const struct emu_model_desc *c
 		}
 		e->model_of_byte[(unsigned char) m->desc->byte] = (int) mi;
 		m->disp = malloc(65536 * sizeof *m->disp);
-		m->smin = calloc(m->desc->nevents + 1, sizeof *m->smin);
-		m->smax = calloc(m->desc->nevents + 1, sizeof *m->smax);
+		m->ev = calloc(m->desc->nevents + 1, sizeof *m->ev);
 		m->warned = calloc(m->desc->nevents + 1, 1);
-		if (m->disp == NULL || m->smin == NULL || m->smax == NULL || m->warned == NULL)
+		if (m->disp == NULL || m->ev == NULL || m->warned == NULL)
 			goto oom;
+		m->guard_states = m->desc->guard_states;
 		build_dispatch(m);
 		for (size_t k = 0; k < m->desc->nevents; k++) {
 			const struct emu_event_desc *d = &m->desc->events[k];
-			m->smin[k] = d->size_rule == EMU_SIZE_ANY ? 0 : d->size;
-			m->smax[k] = d->size_rule == EMU_SIZE_EXACT ? d->size : UINT32_MAX;
+			struct ev_rt *E = &m->ev[k];
+			E->d = d;
+			E->actions = d->actions;
+			E->nactions = d->nactions;
+			E->smin = d->size_rule == EMU_SIZE_ANY ? 0 : d->size;
+			E->smax = d->size_rule == EMU_SIZE_EXACT ? d->size : UINT32_MAX;
+			E->slow = d->jumbo || d->warn != NULL || (e->opts.lint && d->lint_size >= 0);
 		}
 		if (map_flags(e, m, err, errlen) != 0)
 			goto fail;
@@ -474,8 +479,7 @@ void emu_destroy(struct emu *e)
 	for (size_t m = 0; m < e->nmodels && e->models; m++) {
 		struct model_rt *M = &e->models[m];
 		free(M->disp);
-		free(M->smin);
-		free(M->smax);
+		free(M->ev);
 		free(M->warned);
 		free(M->tstate);
 		free(M->chan_of_desc);
@@ -996,6 +1000,36 @@ static inline __attribute__((always_inline)) int apply_action(struct emu *e, siz
 	return r;
 }
 
+/* The rare checks of an event (E->slow, or a payload of the wrong size), in
+ * the reference's order: 0 to run its actions, 1 when it is only warned
+ * about (accepted, no effect), -1 when refused. */
+static __attribute__((noinline, cold)) int event_checks(struct emu *e, size_t t,
+		struct model_rt *m, size_t idx)
+{
+	const struct weft_event *ev = e->ev;
+	const struct emu_event_desc *d = m->ev[idx].d;
+	uint32_t ps = ev->payload_size;
+	if (d->jumbo && !ev->jumbo)
+		return emu_fail(e, "%s must be a jumbo event", d->what);
+	if (ps < m->ev[idx].smin || ps > m->ev[idx].smax) {
+		if (d->size_rule == EMU_SIZE_EXACT)
+			return emu_fail(e, "%s needs exactly %" PRIu32 " payload bytes, it has %" PRIu32,
+					d->what, d->size, ps);
+		return emu_fail(e, "%s needs at least %" PRIu32 " payload bytes, it has %" PRIu32,
+				d->what, d->size, ps);
+	}
+	if (e->opts.lint && lint_event(e, d) != 0)
+		return -1;
+	if (d->warn != NULL) {
+		if (!m->warned[idx])
+			emu_warn(e, t, "%s (%s event at clock %" PRId64 "; warned once)", d->warn,
+					m->desc->name, ev->rclock);
+		m->warned[idx] = 1;
+		return 1;
+	}
+	return 0;
+}
+
 static int run_event(struct emu *e, size_t t)
 {
 	const struct weft_event *ev = e->ev;
@@ -1010,7 +1044,7 @@ static int run_event(struct emu *e, size_t t)
 	}
 	struct model_rt *m = &e->models[mi];
 	const struct thr *T = &e->thr[t];
-	if (__builtin_expect((m->desc->guard_states && !(m->desc->guard_states & EMU_STM(T->state))) ||
+	if (__builtin_expect((m->guard_states && !(m->guard_states & EMU_STM(T->state))) ||
 			(T->flags & m->guard_bit), 0))
 		return guard_fail(e, t, m);
 	/* Two byte loads, not one 16-bit load: the reader stores the MCV a
@@ -1019,33 +1053,19 @@ static int run_event(struct emu *e, size_t t)
 	__asm__("" : "+r"(cat));
 	size_t val = (unsigned char) ev->mcv[2];
 	int idx = m->disp[cat << 8 | val];
-	if (idx == -2)
-		return emu_fail(e, "unknown event category of the %s model", m->desc->name);
-	if (idx < 0)
-		return emu_fail(e, "unknown event of the %s model", m->desc->name);
-	const struct emu_event_desc *d = &m->desc->events[idx];
-	e->cur_desc = d;
-	if (__builtin_expect(d->jumbo && !ev->jumbo, 0))
-		return emu_fail(e, "%s must be a jumbo event", d->what);
+	if (__builtin_expect(idx < 0, 0))
+		return emu_fail(e, "unknown event %sof the %s model", idx == -2 ? "category " : "",
+				m->desc->name);
+	const struct ev_rt *E = &m->ev[idx];
+	e->cur_desc = E->d;
 	uint32_t ps = ev->payload_size;
-	if (__builtin_expect(ps < m->smin[idx] || ps > m->smax[idx], 0)) {
-		if (d->size_rule == EMU_SIZE_EXACT)
-			return emu_fail(e, "%s needs exactly %" PRIu32 " payload bytes, it has %" PRIu32,
-					d->what, d->size, ps);
-		return emu_fail(e, "%s needs at least %" PRIu32 " payload bytes, it has %" PRIu32,
-				d->what, d->size, ps);
+	if (__builtin_expect(E->slow || ps < E->smin || ps > E->smax, 0)) {
+		int r = event_checks(e, t, m, (size_t) idx);
+		if (r != 0)
+			return r < 0 ? -1 : 0;
 	}
-	if (e->opts.lint && lint_event(e, d) != 0)
-		return -1;
-	if (__builtin_expect(d->warn != NULL, 0)) {
-		if (!m->warned[idx])
-			emu_warn(e, t, "%s (%s event at clock %" PRId64 "; warned once)", d->warn,
-					m->desc->name, ev->rclock);
-		m->warned[idx] = 1;
-		return 0;
-	}
-	for (size_t i = 0; i < d->nactions; i++)
-		if (apply_action(e, t, m, d, &d->actions[i]) != 0)
+	for (size_t i = 0; i < E->nactions; i++)
+		if (apply_action(e, t, m, E->d, &E->actions[i]) != 0)
 			return -1;
 	if (propagate(e) != 0)
 		return -1;
