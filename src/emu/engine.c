@@ -787,15 +787,14 @@ static inline __attribute__((always_inline)) void view_emit(struct pwalk *P, str
 	r->type = type;
 }
 
+/* The thread view of channel C (ch) of thread t, whose raw value is R. */
 static inline __attribute__((always_inline)) void eval_tview(struct pwalk *P, size_t t,
-		size_t ch)
+		struct raw *R, const struct chan *C)
 {
-	struct raw *R = &P->raw[t * P->nch + ch];
 	struct last *L = &R->tv;
 	if (L->stamp == P->seq)
 		return;
 	L->stamp = P->seq;
-	const struct chan *C = &P->chans[ch];
 	int isnull = !((C->vis >> P->thr[t].state) & 1u) || R->depth == 0;
 	view_emit(P, L, C->tpol, EMU_FILE_THREAD, t, C->info.prv_type, R->val, isnull);
 }
@@ -822,19 +821,18 @@ void emu_cview_value(const struct emu *e, size_t c, size_t ch, int *isnull, int6
 	cview_now(e, c, ch, isnull, v);
 }
 
-/* The CPU view of channel ch on CPU c, whose running thread is r (-1: none). */
+/* The CPU view of channel C (ch) on CPU c, whose running thread's raw
+ * value is R (NULL: no running thread). */
 static inline __attribute__((always_inline)) int eval_cview(struct pwalk *P, size_t c,
-		int64_t r, size_t ch)
+		const struct raw *R, size_t ch, const struct chan *C)
 {
 	struct last *L = &P->cview[c * P->nch + ch];
 	if (L->stamp == P->seq)
 		return 0;
 	L->stamp = P->seq;
-	const struct chan *C = &P->chans[ch];
 	int isnull = 1;
 	int64_t v = 0;
-	if (r >= 0) {
-		const struct raw *R = &P->raw[(size_t) r * P->nch + ch];
+	if (R != NULL) {
 		isnull = R->depth == 0;
 		v = R->val;
 	} else if (C->has_fallback) {
@@ -859,14 +857,12 @@ static int reserve_recs(struct emu *e, size_t file, size_t n)
 	return 0;
 }
 
-/* Walks the writes of the event in order and re-evaluates their dependent
- * views. Views have no dependents, so evaluating them during the walk
+/* Walks the writes of the event in order (qlen > 0) and re-evaluates their
+ * dependent views. Views have no dependents, so evaluating them during the walk
  * gives the same order as queueing them after the triggers. */
 static int propagate(struct emu *e)
 {
 	const size_t nq = e->qlen, nch = e->nchans;
-	if (nq == 0)
-		return 0;
 	size_t most = nq * (nch > 2 ? nch : 2);
 	if (reserve_recs(e, EMU_FILE_THREAD, most) != 0 || reserve_recs(e, EMU_FILE_CPU, most) != 0)
 		return -1;
@@ -886,21 +882,23 @@ static int propagate(struct emu *e)
 		case TRIG_RAW: {
 			size_t ch = q[i].b;
 			const struct chan *C = &P.chans[ch];
+			struct raw *R = &P.raw[a * nch + ch];
 			if ((C->vis >> P.thr[a].state) & 1u)
-				eval_tview(&P, a, ch);
+				eval_tview(&P, a, R, C);
 			int64_t cpu = P.thr[a].cpu;
 			if (cpu >= 0 && P.cpu[cpu].rsel == (int64_t) a)
-				r = eval_cview(&P, (size_t) cpu, (int64_t) a, ch);
+				r = eval_cview(&P, (size_t) cpu, R, ch, C);
 			break;
 		}
 		case TRIG_STATE:
 			for (size_t k = 0; k < ntracked; k++)
-				eval_tview(&P, a, tracked[k]);
+				eval_tview(&P, a, &P.raw[a * nch + tracked[k]], &P.chans[tracked[k]]);
 			break;
 		case TRIG_RSEL: {
 			int64_t rs = P.cpu[a].rsel;
+			const struct raw *R = rs >= 0 ? &P.raw[(size_t) rs * nch] : NULL;
 			for (size_t ch = 0; ch < nch && r == 0; ch++)
-				r = eval_cview(&P, a, rs, ch);
+				r = eval_cview(&P, a, R != NULL ? R + ch : NULL, ch, &P.chans[ch]);
 			break;
 		}
 		}
@@ -1067,7 +1065,7 @@ static int run_event(struct emu *e, size_t t)
 	for (size_t i = 0; i < E->nactions; i++)
 		if (apply_action(e, t, m, E->d, &E->actions[i]) != 0)
 			return -1;
-	if (propagate(e) != 0)
+	if (e->qlen != 0 && propagate(e) != 0)
 		return -1;
 	return e->nbd ? emu_bd_commit(e) : 0;
 }
@@ -1305,7 +1303,7 @@ int emu_thread_close(struct emu *e, size_t t, int64_t sclock)
 		r = apply_action(e, t, m, d, &a);
 	}
 	if (r == 0)
-		r = propagate(e);
+		r = e->qlen != 0 ? propagate(e) : 0;
 	if (r == 0 && e->nbd)
 		r = emu_bd_commit(e);
 	e->ev = NULL;
