@@ -763,7 +763,8 @@ struct pwalk {
 	size_t nch;
 	uint64_t seq;
 	int64_t time;
-	struct emu_prv_rec *rec[2]; /* the next record of the thread and CPU views */
+	struct emu_prv_rec *rec[2]; /* the records of the thread and CPU views */
+	size_t nrec[2];             /* ... and how many */
 };
 
 /* A view re-evaluated to (isnull, v): a record unless its policy skips it.
@@ -780,7 +781,7 @@ static inline __attribute__((always_inline)) void view_emit(struct pwalk *P, str
 		return;
 	L->st = st;
 	L->v = v;
-	struct emu_prv_rec *r = P->rec[file]++;
+	struct emu_prv_rec *r = &P->rec[file][P->nrec[file]++];
 	r->time = P->time;
 	r->value = v;
 	r->row = (uint32_t) row;
@@ -869,8 +870,8 @@ static int propagate(struct emu *e)
 	struct pwalk P = {
 		e, e->chans, e->raw, e->cview, e->thr, e->cpu, nch, e->seq,
 		e->dclock - e->rbase,
-		{ e->prv[EMU_FILE_THREAD] + e->nprv[EMU_FILE_THREAD],
-			e->prv[EMU_FILE_CPU] + e->nprv[EMU_FILE_CPU] },
+		{ e->prv[EMU_FILE_THREAD], e->prv[EMU_FILE_CPU] },
+		{ e->nprv[EMU_FILE_THREAD], e->nprv[EMU_FILE_CPU] },
 	};
 	const size_t *const tracked = e->tracked;
 	const size_t ntracked = e->ntracked;
@@ -890,10 +891,20 @@ static int propagate(struct emu *e)
 				r = eval_cview(&P, (size_t) cpu, R, ch, C);
 			break;
 		}
-		case TRIG_STATE:
-			for (size_t k = 0; k < ntracked; k++)
-				eval_tview(&P, a, &P.raw[a * nch + tracked[k]], &P.chans[tracked[k]]);
+		case TRIG_STATE: {
+			unsigned st = P.thr[a].state;
+			struct raw *Ra = &P.raw[a * nch];
+			for (size_t k = 0; k < ntracked; k++) {
+				struct raw *R = &Ra[tracked[k]];
+				const struct chan *C = &P.chans[tracked[k]];
+				/* null before and after: no record, whenever evaluated */
+				if (R->tv.st == 1 && (R->depth == 0 || !((C->vis >> st) & 1u)) &&
+						C->tpol != EMU_POL_EMITDUP)
+					continue;
+				eval_tview(&P, a, R, C);
+			}
 			break;
+		}
 		case TRIG_RSEL: {
 			int64_t rs = P.cpu[a].rsel;
 			const struct raw *R = rs >= 0 ? &P.raw[(size_t) rs * nch] : NULL;
@@ -904,8 +915,8 @@ static int propagate(struct emu *e)
 		}
 	}
 	if (__builtin_expect(!e->muted, 1)) {
-		e->nprv[EMU_FILE_THREAD] = (size_t) (P.rec[0] - e->prv[EMU_FILE_THREAD]);
-		e->nprv[EMU_FILE_CPU] = (size_t) (P.rec[1] - e->prv[EMU_FILE_CPU]);
+		e->nprv[EMU_FILE_THREAD] = P.nrec[0];
+		e->nprv[EMU_FILE_CPU] = P.nrec[1];
 	}
 	return r;
 }
