@@ -67,12 +67,14 @@ struct run {
 
 static void run_free(struct run *r)
 {
+	/* The trace first: its read-ahead thread stops before the engine's
+	 * memory is given back (no other core to tell of each unmapping). */
+	if (r->t != NULL)
+		weft_close(r->t);
 	if (r->emu != NULL)
 		emu_destroy(r->emu);
 	if (r->sys_ok)
 		emu_sys_free(&r->sys);
-	if (r->t != NULL)
-		weft_close(r->t);
 	free(r->streams);
 	free(r->looms);
 	free(r->marks);

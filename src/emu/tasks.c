@@ -56,7 +56,7 @@ struct bstack {
 	size_t n, cap;
 };
 
-#define SLAB_TASKS 4096
+#define SLAB_TASKS 65536
 
 struct slab {
 	struct slab *next;
