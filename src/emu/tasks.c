@@ -69,6 +69,7 @@ struct tasks_rt {
 	struct task **tab;     /* hash of (proc, id), chained */
 	size_t mask, count;
 	struct slab *slabs;    /* the tasks, freed a slab at a time */
+	size_t nparallel;      /* tasks with bodies of their own (pb) to free */
 	struct bstack *stacks; /* per thread */
 	struct task *ev_task;  /* the task of the current event */
 	uint64_t ev_seq;
@@ -168,7 +169,7 @@ void emu_tasks_destroy(struct model_rt *m)
 		return;
 	for (struct slab *sl = T->slabs; sl != NULL;) {
 		struct slab *n = sl->next;
-		for (size_t i = 0; i < sl->used; i++) {
+		for (size_t i = 0; i < sl->used && T->nparallel > 0; i++) {
 			struct task *k = &sl->t[i];
 			for (size_t b = 0; b < k->npb; b++)
 				free(k->pb[b]);
@@ -382,7 +383,7 @@ static struct body *body_find(struct task *k, uint32_t bid)
 	return NULL;
 }
 
-static struct body *body_new(struct emu *e, struct task *k, uint32_t bid)
+static struct body *body_new(struct emu *e, struct tasks_rt *T, struct task *k, uint32_t bid)
 {
 	if (!(k->flags & EMU_TF_PARALLEL)) {
 		k->b1.used = 1;
@@ -398,6 +399,7 @@ static struct body *body_new(struct emu *e, struct task *k, uint32_t bid)
 	b->task = k;
 	b->used = 1;
 	k->pb[k->npb++] = b;
+	T->nparallel += k->npb == 1;
 	return b;
 }
 
@@ -498,7 +500,7 @@ int emu_act_task(struct emu *e, size_t t, struct model_rt *m, const struct emu_a
 						before->task->id);
 			T->relax_warned = 1;
 		}
-		if (b == NULL && (b = body_new(e, k, bid)) == NULL)
+		if (b == NULL && (b = body_new(e, T, k, bid)) == NULL)
 			return -1;
 		if (emu_grow((void **) &s->v, &s->cap, s->n + 1, sizeof *s->v) != 0)
 			return emu_fail(e, "out of memory");
