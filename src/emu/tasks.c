@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "emu_internal.h"
 
@@ -197,6 +198,33 @@ void emu_tasks_destroy(struct model_rt *m)
 	m->tasks = NULL;
 }
 
+/* The big arrays of the tasks (slabs, the table) are given huge pages where
+ * the system gives them on request: their pages are then faulted in 2 MiB at
+ * a time, not 4 KiB. Freed with free(). */
+#define HUGE_PAGE (2u << 20)
+
+static void *huge_alloc(size_t size)
+{
+	size_t n = (size + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+	void *p = aligned_alloc(HUGE_PAGE, n);
+#ifdef MADV_HUGEPAGE
+	if (p != NULL)
+		madvise(p, n, MADV_HUGEPAGE);
+#endif
+	return p;
+}
+
+/* n zeroed pointers of the task table. */
+static struct task **table_alloc(size_t n)
+{
+	if (n * sizeof(struct task *) < HUGE_PAGE)
+		return calloc(n, sizeof(struct task *));
+	struct task **t = huge_alloc(n * sizeof *t);
+	if (t != NULL)
+		memset(t, 0, n * sizeof *t);
+	return t;
+}
+
 /* Consecutive ids (a runtime numbers its tasks) take consecutive slots, so
  * that the table is walked in order rather than missed in the cache at each
  * task; blocks of 256 ids, and the processes, are spread by Fibonacci
@@ -219,7 +247,7 @@ static int task_insert(struct tasks_rt *T, struct task *k)
 {
 	if (T->count + 1 > T->mask + 1) {
 		size_t nm = T->mask * 2 + 1;
-		struct task **nt = calloc(nm + 1, sizeof *nt);
+		struct task **nt = table_alloc(nm + 1);
 		if (nt == NULL)
 			return -1;
 		for (size_t i = 0; i <= T->mask; i++) {
@@ -350,7 +378,7 @@ int emu_act_task_create(struct emu *e, size_t t, struct model_rt *m, const struc
 		return emu_fail(e, "task %" PRIu32 ": task type %" PRIu32 " does not exist in process %d",
 				id, type, e->thr[t].pid);
 	if (T->slabs == NULL || T->slabs->used == SLAB_TASKS) {
-		struct slab *sl = malloc(sizeof *sl);
+		struct slab *sl = huge_alloc(sizeof *sl);
 		if (sl == NULL)
 			return emu_fail(e, "out of memory");
 		sl->used = 0;
