@@ -858,39 +858,74 @@ static int reserve_recs(struct emu *e, size_t file, size_t n)
 	return 0;
 }
 
-/* Walks the writes of the event in order (qlen > 0) and re-evaluates their
- * dependent views. Views have no dependents, so evaluating them during the walk
- * gives the same order as queueing them after the triggers. */
-static int propagate(struct emu *e)
+/* The walk's start (room for `most` records in each of the thread and CPU
+ * views) and end (the records it made are counted in). */
+static inline __attribute__((always_inline)) int walk_start(struct emu *e, struct pwalk *P,
+		size_t most)
 {
-	const size_t nq = e->qlen, nch = e->nchans;
-	size_t most = nq * (nch > 2 ? nch : 2);
 	if (reserve_recs(e, EMU_FILE_THREAD, most) != 0 || reserve_recs(e, EMU_FILE_CPU, most) != 0)
 		return -1;
-	struct pwalk P = {
-		e, e->chans, e->raw, e->cview, e->thr, e->cpu, nch, e->seq,
+	*P = (struct pwalk) {
+		e, e->chans, e->raw, e->cview, e->thr, e->cpu, e->nchans, e->seq,
 		e->dclock - e->rbase,
 		{ e->prv[EMU_FILE_THREAD], e->prv[EMU_FILE_CPU] },
 		{ e->nprv[EMU_FILE_THREAD], e->nprv[EMU_FILE_CPU] },
 	};
+	return 0;
+}
+
+static inline __attribute__((always_inline)) void walk_end(struct emu *e, const struct pwalk *P)
+{
+	if (__builtin_expect(!e->muted, 1)) {
+		e->nprv[EMU_FILE_THREAD] = P->nrec[0];
+		e->nprv[EMU_FILE_CPU] = P->nrec[1];
+	}
+}
+
+/* A raw write on channel ch of thread a: its thread view, and its CPU view
+ * when a is the running thread of its CPU (at most a record each). */
+static inline __attribute__((always_inline)) int walk_raw(struct pwalk *P, size_t a, size_t ch)
+{
+	const struct chan *C = &P->chans[ch];
+	struct raw *R = &P->raw[a * P->nch + ch];
+	if ((C->vis >> P->thr[a].state) & 1u)
+		eval_tview(P, a, R, C);
+	int64_t cpu = P->thr[a].cpu;
+	if (cpu >= 0 && P->cpu[cpu].rsel == (int64_t) a)
+		return eval_cview(P, (size_t) cpu, R, ch, C);
+	return 0;
+}
+
+/* The most common event: one raw write, walked without the queue. */
+static __attribute__((noinline)) int propagate_raw(struct emu *e, size_t a, size_t ch)
+{
+	struct pwalk P;
+	if (walk_start(e, &P, 1) != 0)
+		return -1;
+	int r = walk_raw(&P, a, ch);
+	walk_end(e, &P);
+	return r;
+}
+
+/* Walks the writes of the event in order (qlen > 0) and re-evaluates their
+ * dependent views. Views have no dependents, so evaluating them during the walk
+ * gives the same order as queueing them after the triggers. */
+static __attribute__((noinline)) int propagate_queue(struct emu *e)
+{
+	const size_t nq = e->qlen, nch = e->nchans;
+	const struct qent *q = e->q;
+	struct pwalk P;
+	if (walk_start(e, &P, nq * (nch > 2 ? nch : 2)) != 0)
+		return -1;
 	const size_t *const tracked = e->tracked;
 	const size_t ntracked = e->ntracked;
-	const struct qent *q = e->q;
 	int r = 0;
 	for (size_t i = 0; i < nq && r == 0; i++) {
 		size_t a = q[i].a;
 		switch (q[i].kind) {
-		case TRIG_RAW: {
-			size_t ch = q[i].b;
-			const struct chan *C = &P.chans[ch];
-			struct raw *R = &P.raw[a * nch + ch];
-			if ((C->vis >> P.thr[a].state) & 1u)
-				eval_tview(&P, a, R, C);
-			int64_t cpu = P.thr[a].cpu;
-			if (cpu >= 0 && P.cpu[cpu].rsel == (int64_t) a)
-				r = eval_cview(&P, (size_t) cpu, R, ch, C);
+		case TRIG_RAW:
+			r = walk_raw(&P, a, q[i].b);
 			break;
-		}
 		case TRIG_STATE: {
 			unsigned st = P.thr[a].state;
 			struct raw *Ra = &P.raw[a * nch];
@@ -914,11 +949,16 @@ static int propagate(struct emu *e)
 		}
 		}
 	}
-	if (__builtin_expect(!e->muted, 1)) {
-		e->nprv[EMU_FILE_THREAD] = P.nrec[0];
-		e->nprv[EMU_FILE_CPU] = P.nrec[1];
-	}
+	walk_end(e, &P);
 	return r;
+}
+
+/* The views that depend on the writes of the event. */
+static inline int propagate(struct emu *e)
+{
+	if (e->qlen == 1 && e->q[0].kind == TRIG_RAW)
+		return propagate_raw(e, e->q[0].a, e->q[0].b);
+	return e->qlen != 0 ? propagate_queue(e) : 0;
 }
 
 /* ---- the event ---- */
@@ -1076,7 +1116,7 @@ static int run_event(struct emu *e, size_t t)
 	for (size_t i = 0; i < E->nactions; i++)
 		if (apply_action(e, t, m, E->d, &E->actions[i]) != 0)
 			return -1;
-	if (e->qlen != 0 && propagate(e) != 0)
+	if (propagate(e) != 0)
 		return -1;
 	return e->nbd ? emu_bd_commit(e) : 0;
 }
@@ -1314,7 +1354,7 @@ int emu_thread_close(struct emu *e, size_t t, int64_t sclock)
 		r = apply_action(e, t, m, d, &a);
 	}
 	if (r == 0)
-		r = e->qlen != 0 ? propagate(e) : 0;
+		r = propagate(e);
 	if (r == 0 && e->nbd)
 		r = emu_bd_commit(e);
 	e->ev = NULL;
