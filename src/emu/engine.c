@@ -675,7 +675,8 @@ static __attribute__((noinline)) int raw_stack_grow(struct emu *e, struct raw *R
 	return 0;
 }
 
-int emu_raw_write(struct emu *e, size_t t, size_t ch, enum emu_op op, int64_t v, int isnull)
+static inline __attribute__((always_inline)) int raw_write(struct emu *e, size_t t, size_t ch,
+		enum emu_op op, int64_t v, int isnull)
 {
 	const struct chan *C = &e->chans[ch];
 	struct raw *R = &e->raw[t * e->nchans + ch];
@@ -718,6 +719,11 @@ int emu_raw_write(struct emu *e, size_t t, size_t ch, enum emu_op op, int64_t v,
 	return emu_qpush(e, TRIG_RAW, t, ch);
 }
 
+int emu_raw_write(struct emu *e, size_t t, size_t ch, enum emu_op op, int64_t v, int isnull)
+{
+	return raw_write(e, t, ch, op, v, isnull);
+}
+
 /* A value of an action: constants inline, the rest by emu_get_val. */
 static inline int get_val(struct emu *e, const struct emu_val *v, int64_t *out, int *isnull)
 {
@@ -744,7 +750,7 @@ static int act_raw(struct emu *e, size_t t, const struct model_rt *m, const stru
 	int isnull;
 	if (get_val(e, &a->val, &v, &isnull) != 0)
 		return -1;
-	return emu_raw_write(e, t, ch, a->op, v, isnull);
+	return raw_write(e, t, ch, a->op, v, isnull);
 }
 
 /* ---- propagation ---- */
