@@ -21,6 +21,9 @@
  * arrays until their next call (two sets alternate), so a writer thread can
  * format one batch while the next is made: large batches, few handoffs. */
 #define EMU_FLUSH_RECS (1u << 14)
+/* Room beyond a batch in each array, for the records of the event that
+ * reaches EMU_FLUSH_RECS. */
+#define EMU_FLUSH_SLACK 1024u
 #define NO_CPU INT64_C(-1)
 
 enum trig {
@@ -248,6 +251,8 @@ int emu_get_val(struct emu *e, const struct emu_val *v, int64_t *out, int *isnul
 int emu_raw_write(struct emu *e, size_t t, size_t ch, enum emu_op op, int64_t v, int isnull);
 /* The window's start: the state at T0 written at T0; unmutes. */
 int emu_win_snapshot(struct emu *e);
+/* Room for n more Paraver records of view file (0, or -1: out of memory). */
+int emu_prv_grow(struct emu *e, size_t file, size_t n);
 /* An internal record (emu_irec) when a sink wants them. */
 int emu_irec_add(struct emu *e, int kind, size_t row, int type, int64_t value, int isnull);
 /* The value the CPU view of channel ch on CPU c has now (R(C)'s raw value,
@@ -276,9 +281,8 @@ static inline int emu_rec(struct emu *e, int file, size_t row, int type, int64_t
 	if (__builtin_expect(e->muted, 0))
 		return 0;
 	if (__builtin_expect(e->nprv[file] == e->prvcap[file], 0) &&
-			emu_grow((void **) &e->prv[file], &e->prvcap[file], e->nprv[file] + 1,
-				sizeof *e->prv[file]) != 0)
-		return emu_fail(e, "out of memory");
+			emu_prv_grow(e, (size_t) file, 1) != 0)
+		return -1;
 	struct emu_prv_rec *r = &e->prv[file][e->nprv[file]++];
 	r->time = e->dclock - e->rbase;
 	r->value = value;

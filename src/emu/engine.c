@@ -106,6 +106,23 @@ int emu_irec_add(struct emu *e, int kind, size_t row, int type, int64_t value, i
 	return 0;
 }
 
+int emu_prv_grow(struct emu *e, size_t file, size_t n)
+{
+	/* A batch (EMU_FLUSH_RECS records in all) fits at once: no array is
+	 * doubled past it, which would touch that much fresh memory again in
+	 * each of the sets of arrays the engine cycles. */
+	size_t need = e->nprv[file] + n;
+	size_t cap = e->prvcap[file] ? e->prvcap[file] * 2 : EMU_FLUSH_RECS + EMU_FLUSH_SLACK;
+	while (cap < need)
+		cap *= 2;
+	struct emu_prv_rec *p = realloc(e->prv[file], cap * sizeof *p);
+	if (p == NULL)
+		return emu_fail(e, "out of memory");
+	e->prv[file] = p;
+	e->prvcap[file] = cap;
+	return 0;
+}
+
 /* ---- stream -> thread map ---- */
 
 static size_t ptr_hash(const void *p)
@@ -858,10 +875,7 @@ static int reserve_recs(struct emu *e, size_t file, size_t n)
 {
 	if (e->prvcap[file] - e->nprv[file] >= n)
 		return 0;
-	if (emu_grow((void **) &e->prv[file], &e->prvcap[file], e->nprv[file] + n,
-			sizeof *e->prv[file]) != 0)
-		return emu_fail(e, "out of memory");
-	return 0;
+	return emu_prv_grow(e, file, n);
 }
 
 /* The walk's start (room for `most` records in each of the thread and CPU
