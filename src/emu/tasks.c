@@ -23,11 +23,10 @@ static const char *const bstate_names[] = { "Created", "Running", "Paused", "Dea
 struct task;
 
 struct body {
+	struct task *task;
 	uint32_t id;
 	uint8_t state;
 	uint8_t used; /* executed at least once */
-	size_t owner; /* the thread whose stack holds it */
-	struct task *task;
 };
 
 struct ttype {
@@ -36,16 +35,18 @@ struct ttype {
 	int64_t gid;
 };
 
+/* 64 bytes: a trace may create millions, and each is fresh memory. */
 struct task {
-	uint32_t id;
-	size_t proc;
-	const struct ttype *type; /* owned by the process's type list, never moved */
-	unsigned flags;
-	struct body b1;     /* non-parallel: the one body */
-	struct body **pb;   /* parallel: bodies by creation */
-	size_t npb, cappb;
 	struct task *next;  /* hash chain */
+	const struct ttype *type; /* owned by the process's type list, never moved */
+	struct body **pb;   /* parallel: bodies by creation */
+	struct body b1;     /* non-parallel: the one body */
+	uint32_t id;
+	uint32_t proc;
+	uint32_t flags;
+	uint32_t npb, cappb;
 };
+_Static_assert(sizeof(struct task) <= 64, "a task takes one cache line");
 
 struct tlist {
 	struct ttype **v;
@@ -388,7 +389,7 @@ int emu_act_task_create(struct emu *e, size_t t, struct model_rt *m, const struc
 	struct task *k = &T->slabs->t[T->slabs->used++];
 	memset(k, 0, sizeof *k);
 	k->id = id;
-	k->proc = proc;
+	k->proc = (uint32_t) proc;
 	k->type = ty;
 	k->flags = a->task_flags & (EMU_TF_PARALLEL | EMU_TF_RESURRECT | EMU_TF_PAUSE |
 			EMU_TF_RELAX);
@@ -418,7 +419,8 @@ static struct body *body_new(struct emu *e, struct tasks_rt *T, struct task *k, 
 		return &k->b1;
 	}
 	struct body *b = calloc(1, sizeof *b);
-	if (b == NULL || emu_grow((void **) &k->pb, &k->cappb, k->npb + 1, sizeof *k->pb) != 0) {
+	size_t cap = k->cappb;
+	if (b == NULL || emu_grow((void **) &k->pb, &cap, k->npb + 1, sizeof *k->pb) != 0) {
 		free(b);
 		emu_fail(e, "out of memory");
 		return NULL;
@@ -426,6 +428,7 @@ static struct body *body_new(struct emu *e, struct tasks_rt *T, struct task *k, 
 	b->id = bid;
 	b->task = k;
 	b->used = 1;
+	k->cappb = (uint32_t) cap;
 	k->pb[k->npb++] = b;
 	T->nparallel += k->npb == 1;
 	return b;
@@ -534,7 +537,6 @@ int emu_act_task(struct emu *e, size_t t, struct model_rt *m, const struct emu_a
 			return emu_fail(e, "out of memory");
 		s->v[s->n++] = b;
 		b->state = B_RUNNING;
-		b->owner = t;
 		cls = before != NULL ? 'X' : 'x';
 		break;
 	case EMU_TASK_END:
