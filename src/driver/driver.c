@@ -68,12 +68,14 @@ struct run {
 
 static void run_free(struct run *r)
 {
+	/* The trace first: its read-ahead thread stops before the engine's
+	 * memory is given back (no other core to tell of each unmapping). */
+	if (r->t != NULL)
+		weft_close(r->t);
 	if (r->emu != NULL)
 		emu_destroy(r->emu);
 	if (r->sys_ok)
 		emu_sys_free(&r->sys);
-	if (r->t != NULL)
-		weft_close(r->t);
 	free(r->streams);
 	free(r->looms);
 	free(r->marks);
@@ -273,7 +275,8 @@ static int add_out(struct run *R, struct out *out, char *err, size_t errlen)
 }
 
 /* Everything before the first event. */
-static int prepare(struct run *R, const struct weft_emulate_opts *o, char *err, size_t errlen)
+static int prepare(struct run *R, const struct weft_emulate_opts *o, enum weft_sort sort,
+		char *err, size_t errlen)
 {
 	if (weft_models_load(err, errlen) != 0)
 		return -1;
@@ -286,8 +289,8 @@ static int prepare(struct run *R, const struct weft_emulate_opts *o, char *err, 
 	 * clock; the reader's would not). */
 	oo.all_models = 1;
 	/* An unsorted trace emulates as its sorted copy (weft sort) would:
-	 * unordered regions are sorted while reading. */
-	oo.sort = WEFT_SORT_REGIONS;
+	 * unordered regions are sorted while reading (see weft_emulate). */
+	oo.sort = sort;
 	/* Streams cut short: read up to their last whole event with --salvage;
 	 * else found quietly and refused with a message of ours. */
 	oo.cut = o->salvage ? WEFT_CUT_WARN : WEFT_CUT_QUIET;
@@ -406,16 +409,115 @@ static inline __attribute__((always_inline)) int feed(struct run *R, struct clos
 	return 0;
 }
 
-int weft_emulate(const struct weft_emulate_opts *o, char *err, size_t errlen)
+/* The messages of a run that may be given up (see weft_emulate): kept in
+ * order until the run is kept, then said, and said at once after that. */
+struct held {
+	const struct weft_emulate_opts *o;
+	int now;      /* the run is kept: say them at once */
+	struct hmsg {
+		int info;
+		char *text;
+	} *v;
+	size_t n, cap;
+};
+
+#define RUN_AGAIN 2
+
+static void held_say(struct held *h, int info, const char *msg)
+{
+	void (*say)(void *, const char *) = info ? h->o->info : h->o->warn;
+	if (say == NULL)
+		return;
+	if (!h->now && h->n == h->cap) {
+		size_t cap = h->cap ? h->cap * 2 : 16;
+		struct hmsg *v = realloc(h->v, cap * sizeof *v);
+		if (v != NULL) {
+			h->v = v;
+			h->cap = cap;
+		}
+	}
+	char *text = h->now || h->n == h->cap ? NULL : strdup(msg);
+	if (text == NULL) {
+		/* kept, or out of memory: said now */
+		say(h->o->ctx, msg);
+		return;
+	}
+	h->v[h->n].info = info;
+	h->v[h->n++].text = text;
+}
+
+static void held_warn(void *ctx, const char *msg)
+{
+	held_say(ctx, 0, msg);
+}
+
+static void held_info(void *ctx, const char *msg)
+{
+	held_say(ctx, 1, msg);
+}
+
+static void held_progress(void *ctx, uint64_t events, double seconds)
+{
+	const struct held *h = ctx;
+	h->o->progress(h->o->ctx, events, seconds);
+}
+
+/* ho: o, its messages held in h. */
+static void held_init(struct held *h, const struct weft_emulate_opts *o,
+		struct weft_emulate_opts *ho)
+{
+	memset(h, 0, sizeof *h);
+	h->o = o;
+	*ho = *o;
+	ho->ctx = h;
+	ho->warn = o->warn ? held_warn : NULL;
+	ho->info = o->info ? held_info : NULL;
+	ho->progress = o->progress ? held_progress : NULL;
+}
+
+/* The run is kept: the held messages are said, in order, and the next ones
+ * at once. */
+static void held_release(struct held *h)
+{
+	for (size_t i = 0; i < h->n; i++) {
+		(h->v[i].info ? h->o->info : h->o->warn)(h->o->ctx, h->v[i].text);
+		free(h->v[i].text);
+	}
+	h->n = 0;
+	h->now = 1;
+}
+
+static void held_free(struct held *h)
+{
+	for (size_t i = 0; i < h->n; i++)
+		free(h->v[i].text);
+	free(h->v);
+}
+
+/* An event of an unordered region (OU[, OU]) among evs. */
+static int has_region_event(const struct weft_event *evs, long n)
+{
+	for (long i = 0; i < n; i++)
+		if (evs[i].mcv[0] == 'O' && evs[i].mcv[1] == 'U')
+			return 1;
+	return 0;
+}
+
+/* One run. With `held` (a run in file order, sort is WEFT_SORT_NONE), the
+ * run is given up and RUN_AGAIN returned when it meets an event of an
+ * unordered region (OU) or fails in any way before the end of the trace:
+ * it may then differ from the run in sorted order. */
+static int run_once(const struct weft_emulate_opts *o, enum weft_sort sort, struct held *held,
+		char *err, size_t errlen)
 {
 	struct run R;
 	memset(&R, 0, sizeof R);
-	if (prepare(&R, o, err, errlen) != 0) {
+	if (prepare(&R, o, sort, err, errlen) != 0) {
 		char e2[WEFT_ERR_MAX];
 		for (size_t i = 0; i < R.nouts; i++)
 			out_close(R.outs[i], 0, e2, sizeof e2);
 		run_free(&R);
-		return -1;
+		return held != NULL ? RUN_AGAIN : -1;
 	}
 	static struct weft_event evs[EMU_BATCH];
 	double t0 = now_s(), last_progress = t0;
@@ -427,8 +529,11 @@ int weft_emulate(const struct weft_emulate_opts *o, char *err, size_t errlen)
 	struct closer C;
 	if (o->salvage && closer_init(&C, &R) != 0)
 		snprintf(rerr, sizeof rerr, "out of memory");
+	int region = 0;
 	while (rerr[0] == '\0' && (got = weft_next_batch(R.t, evs, EMU_BATCH)) > 0) {
 		int r;
+		if (held != NULL && (region = has_region_event(evs, got)) != 0)
+			break;
 		if (o->salvage) {
 			/* each thread cut short is closed at its last clock,
 			 * before the first event after it */
@@ -465,6 +570,17 @@ int weft_emulate(const struct weft_emulate_opts *o, char *err, size_t errlen)
 	}
 	if (rerr[0] == '\0' && fail == NULL && got == 0 && !o->salvage)
 		cut_refusal(R.t, rerr, sizeof rerr);
+	if (held != NULL) {
+		if (region || rerr[0] != '\0' || fail != NULL || got != 0) {
+			char e2[WEFT_ERR_MAX];
+			for (size_t i = 0; i < R.nouts; i++)
+				out_close(R.outs[i], 0, e2, sizeof e2);
+			run_free(&R);
+			return RUN_AGAIN;
+		}
+		/* the whole trace was read in sorted order: this is the run */
+		held_release(held);
+	}
 	if (fail == NULL && got < 0)
 		snprintf(rerr, sizeof rerr, "%s", weft_error(R.t));
 	if (o->salvage && rerr[0] == '\0' && fail == NULL && got == 0) {
@@ -515,4 +631,26 @@ int weft_emulate(const struct weft_emulate_opts *o, char *err, size_t errlen)
 	}
 	run_free(&R);
 	return status;
+}
+
+/* Sorting on read frames every event twice and reads its bytes again, about
+ * an eighth of a run, for unordered regions that almost no trace has. So a
+ * run (without --salvage or --to, which may stop reading early) first reads
+ * the trace in file order, which is its sorted order when no stream has an
+ * event of an unordered region. That run is kept when it reads the whole
+ * trace without meeting one, or any error; otherwise the emulation runs
+ * again with sorting on read, from scratch. The messages of the first run
+ * are held until it is kept (the second run says them again). */
+int weft_emulate(const struct weft_emulate_opts *o, char *err, size_t errlen)
+{
+	if (o->salvage || o->has_to)
+		return run_once(o, WEFT_SORT_REGIONS, NULL, err, errlen);
+	struct held h;
+	struct weft_emulate_opts ho;
+	held_init(&h, o, &ho);
+	int r = run_once(&ho, WEFT_SORT_NONE, &h, err, errlen);
+	held_free(&h);
+	if (r != RUN_AGAIN)
+		return r;
+	return run_once(o, WEFT_SORT_REGIONS, NULL, err, errlen);
 }

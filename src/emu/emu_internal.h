@@ -21,6 +21,9 @@
  * arrays until their next call (two sets alternate), so a writer thread can
  * format one batch while the next is made: large batches, few handoffs. */
 #define EMU_FLUSH_RECS (1u << 14)
+/* Room beyond a batch in each array, for the records of the event that
+ * reaches EMU_FLUSH_RECS. */
+#define EMU_FLUSH_SLACK 1024u
 #define NO_CPU INT64_C(-1)
 
 enum trig {
@@ -47,6 +50,7 @@ struct raw {
 	uint32_t depth; /* single: 0 null, 1 set; stack: depth */
 	uint32_t cap;
 	uint64_t stamp;
+	struct last tv; /* the thread view of the channel (beside the value it shows) */
 };
 
 struct chan {
@@ -60,6 +64,7 @@ struct chan {
 	uint8_t tpol, cpol;    /* desc->thread_policy, desc->cpu_policy */
 	uint8_t has_fallback;
 	uint8_t zero_ok;
+	uint8_t refuse_dup;    /* desc->dup == EMU_DUP_REFUSE */
 	int64_t fallback;
 	int bd;                /* an input of breakdown view bd - 1, or 0 */
 	size_t acc_first;      /* summary: first accumulator of its values, or SIZE_MAX */
@@ -94,10 +99,22 @@ struct cpu {
 
 struct tasks_rt; /* tasks.c */
 
+/* What the dispatch reads of an event description, side by side. */
+struct ev_rt {
+	const struct emu_event_desc *d;
+	const struct emu_action *actions;
+	size_t nactions;
+	uint32_t smin, smax; /* the payload sizes its size rule accepts */
+	/* it must be jumbo, it is only warned about, or --lint checks its
+	 * size: the checks of event_checks() */
+	int slow;
+};
+
 struct model_rt {
 	const struct emu_model_desc *desc;
 	int16_t *disp; /* [cat << 8 | val]: event index, -1 unknown value, -2 unknown category */
-	uint32_t *smin, *smax; /* per event: the payload sizes its size rule accepts */
+	struct ev_rt *ev;      /* per event: what the dispatch reads of it */
+	unsigned guard_states; /* desc->guard_states */
 	uint8_t *warned;       /* per event: its warning was printed */
 	size_t chan_first, nchans;
 	size_t *chan_of_desc;  /* description channel -> first engine channel */
@@ -150,8 +167,7 @@ struct emu {
 	size_t nthreads, ncpus;
 	struct thr *thr;
 	struct cpu *cpu;
-	struct raw *raw;    /* nthreads * nchans */
-	struct last *tview; /* nthreads * nchans */
+	struct raw *raw;    /* nthreads * nchans, with the thread views */
 	struct last *cview; /* ncpus * nchans */
 	/* summary: time each labelled value was on top, per thread */
 	int64_t *acc;       /* nthreads * nacc */
@@ -247,7 +263,10 @@ int emu_get_val(struct emu *e, const struct emu_val *v, int64_t *out, int *isnul
 int emu_raw_write(struct emu *e, size_t t, size_t ch, enum emu_op op, int64_t v, int isnull);
 /* The window's start: the state at T0 written at T0; unmutes. */
 int emu_win_snapshot(struct emu *e);
-int emu_irec(struct emu *e, int kind, size_t row, int type, int64_t value, int isnull);
+/* Room for n more Paraver records of view file (0, or -1: out of memory). */
+int emu_prv_grow(struct emu *e, size_t file, size_t n);
+/* An internal record (emu_irec) when a sink wants them. */
+int emu_irec_add(struct emu *e, int kind, size_t row, int type, int64_t value, int isnull);
 /* The value the CPU view of channel ch on CPU c has now (R(C)'s raw value,
  * or the channel's fallback without a running thread). */
 void emu_cview_value(const struct emu *e, size_t c, size_t ch, int *isnull, int64_t *v);
@@ -261,14 +280,21 @@ static inline int emu_qpush(struct emu *e, uint32_t kind, size_t a, size_t b)
 	return 0;
 }
 
+static inline int emu_irec(struct emu *e, int kind, size_t row, int type, int64_t value,
+		int isnull)
+{
+	if (!e->internal || e->muted)
+		return 0;
+	return emu_irec_add(e, kind, row, type, value, isnull);
+}
+
 static inline int emu_rec(struct emu *e, int file, size_t row, int type, int64_t value)
 {
 	if (__builtin_expect(e->muted, 0))
 		return 0;
 	if (__builtin_expect(e->nprv[file] == e->prvcap[file], 0) &&
-			emu_grow((void **) &e->prv[file], &e->prvcap[file], e->nprv[file] + 1,
-				sizeof *e->prv[file]) != 0)
-		return emu_fail(e, "out of memory");
+			emu_prv_grow(e, (size_t) file, 1) != 0)
+		return -1;
 	struct emu_prv_rec *r = &e->prv[file][e->nprv[file]++];
 	r->time = e->dclock - e->rbase;
 	r->value = value;

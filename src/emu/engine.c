@@ -91,10 +91,8 @@ int emu_grow(void **p, size_t *cap, size_t need, size_t elem)
 	return 0;
 }
 
-int emu_irec(struct emu *e, int kind, size_t row, int type, int64_t value, int isnull)
+int emu_irec_add(struct emu *e, int kind, size_t row, int type, int64_t value, int isnull)
 {
-	if (!e->internal || e->muted)
-		return 0;
 	if (__builtin_expect(e->nirecs == e->ireccap, 0) &&
 			emu_grow((void **) &e->irecs, &e->ireccap, e->nirecs + 1, sizeof *e->irecs) != 0)
 		return emu_fail(e, "out of memory");
@@ -105,6 +103,23 @@ int emu_irec(struct emu *e, int kind, size_t row, int type, int64_t value, int i
 	r->type = type;
 	r->kind = (uint8_t) kind;
 	r->isnull = (uint8_t) isnull;
+	return 0;
+}
+
+int emu_prv_grow(struct emu *e, size_t file, size_t n)
+{
+	/* A batch (EMU_FLUSH_RECS records in all) fits at once: no array is
+	 * doubled past it, which would touch that much fresh memory again in
+	 * each of the sets of arrays the engine cycles. */
+	size_t need = e->nprv[file] + n;
+	size_t cap = e->prvcap[file] ? e->prvcap[file] * 2 : EMU_FLUSH_RECS + EMU_FLUSH_SLACK;
+	while (cap < need)
+		cap *= 2;
+	struct emu_prv_rec *p = realloc(e->prv[file], cap * sizeof *p);
+	if (p == NULL)
+		return emu_fail(e, "out of memory");
+	e->prv[file] = p;
+	e->prvcap[file] = cap;
 	return 0;
 }
 
@@ -211,6 +226,7 @@ static int add_chan(struct emu *e, size_t *cap, const struct chan *c)
 	n->has_fallback = (uint8_t) c->desc->has_fallback;
 	n->fallback = c->desc->fallback;
 	n->zero_ok = (uint8_t) c->desc->zero_ok;
+	n->refuse_dup = c->desc->dup == EMU_DUP_REFUSE;
 	n->info.model = e->models[c->model].desc->name;
 	return 0;
 }
@@ -370,16 +386,21 @@ struct emu *emu_create(const struct emu_sys *sys, const struct emu_model_desc *c
 		}
 		e->model_of_byte[(unsigned char) m->desc->byte] = (int) mi;
 		m->disp = malloc(65536 * sizeof *m->disp);
-		m->smin = calloc(m->desc->nevents + 1, sizeof *m->smin);
-		m->smax = calloc(m->desc->nevents + 1, sizeof *m->smax);
+		m->ev = calloc(m->desc->nevents + 1, sizeof *m->ev);
 		m->warned = calloc(m->desc->nevents + 1, 1);
-		if (m->disp == NULL || m->smin == NULL || m->smax == NULL || m->warned == NULL)
+		if (m->disp == NULL || m->ev == NULL || m->warned == NULL)
 			goto oom;
+		m->guard_states = m->desc->guard_states;
 		build_dispatch(m);
 		for (size_t k = 0; k < m->desc->nevents; k++) {
 			const struct emu_event_desc *d = &m->desc->events[k];
-			m->smin[k] = d->size_rule == EMU_SIZE_ANY ? 0 : d->size;
-			m->smax[k] = d->size_rule == EMU_SIZE_EXACT ? d->size : UINT32_MAX;
+			struct ev_rt *E = &m->ev[k];
+			E->d = d;
+			E->actions = d->actions;
+			E->nactions = d->nactions;
+			E->smin = d->size_rule == EMU_SIZE_ANY ? 0 : d->size;
+			E->smax = d->size_rule == EMU_SIZE_EXACT ? d->size : UINT32_MAX;
+			E->slow = d->jumbo || d->warn != NULL || (e->opts.lint && d->lint_size >= 0);
 		}
 		if (map_flags(e, m, err, errlen) != 0)
 			goto fail;
@@ -427,9 +448,8 @@ struct emu *emu_create(const struct emu_sys *sys, const struct emu_model_desc *c
 	e->thr = calloc(nt + 1, sizeof *e->thr);
 	e->cpu = calloc(nc + 1, sizeof *e->cpu);
 	e->raw = calloc(nt * nch + 1, sizeof *e->raw);
-	e->tview = calloc(nt * nch + 1, sizeof *e->tview);
 	e->cview = calloc(nc * nch + 1, sizeof *e->cview);
-	if (!e->thr || !e->cpu || !e->raw || !e->tview || !e->cview || !e->acc)
+	if (!e->thr || !e->cpu || !e->raw || !e->cview || !e->acc)
 		goto oom;
 	for (size_t t = 0; t < nt; t++) {
 		const struct emu_sys_thread *st = &sys->threads[t];
@@ -477,8 +497,7 @@ void emu_destroy(struct emu *e)
 	for (size_t m = 0; m < e->nmodels && e->models; m++) {
 		struct model_rt *M = &e->models[m];
 		free(M->disp);
-		free(M->smin);
-		free(M->smax);
+		free(M->ev);
 		free(M->warned);
 		free(M->tstate);
 		free(M->chan_of_desc);
@@ -500,7 +519,6 @@ void emu_destroy(struct emu *e)
 	free(e->thr);
 	free(e->cpu);
 	free(e->raw);
-	free(e->tview);
 	free(e->cview);
 	free(e->acc);
 	free(e->map);
@@ -631,9 +649,13 @@ static const char *chan_what(const struct chan *c, char *buf, size_t len)
 
 #define WHAT chan_what(C, what, sizeof what)
 
-int emu_raw_write(struct emu *e, size_t t, size_t ch, enum emu_op op, int64_t v, int isnull)
+/* Why a raw write is refused: its checks again, in the order of the
+ * reference's messages (out of the hot path). */
+static __attribute__((noinline, cold)) int raw_refuse(struct emu *e, size_t t, size_t ch,
+		enum emu_op op, int64_t v, int isnull)
 {
 	const struct chan *C = &e->chans[ch];
+	const struct raw *R = &e->raw[t * e->nchans + ch];
 	char what[128];
 	if (!C->zero_ok && !isnull && v == 0)
 		return emu_fail(e, "%s: value 0 is not allowed", WHAT);
@@ -642,47 +664,68 @@ int emu_raw_write(struct emu *e, size_t t, size_t ch, enum emu_op op, int64_t v,
 	if (op != EMU_OP_SET && C->kind != EMU_CHAN_STACK)
 		return emu_fail(e, "%s is single: %s needs a stack", WHAT,
 				op == EMU_OP_PUSH ? "a push" : "a pop");
-	struct raw *R = &e->raw[t * e->nchans + ch];
 	if (R->stamp == e->seq)
 		return emu_fail(e, "%s of thread %s written twice in one event", WHAT, emu_tname(e, t));
-	emu_acc(e, t, ch, R);
+	if (op == EMU_OP_SET && isnull)
+		return emu_fail(e, "%s of thread %s is already null", WHAT, emu_tname(e, t));
+	if (op == EMU_OP_SET)
+		return emu_fail(e, "%s of thread %s already holds %" PRId64, WHAT, emu_tname(e, t), v);
+	if (op == EMU_OP_PUSH && R->depth == EMU_STACK_MAX && !(C->refuse_dup && R->val == v))
+		return emu_fail(e, "%s of thread %s: stack full (%d values)", WHAT, emu_tname(e, t),
+				EMU_STACK_MAX);
+	if (op == EMU_OP_PUSH)
+		return emu_fail(e, "%s of thread %s already has %" PRId64 " on top", WHAT,
+				emu_tname(e, t), v);
+	if (R->depth == 0)
+		return emu_fail(e, "%s of thread %s: pop of %" PRId64 " from an empty stack", WHAT,
+				emu_tname(e, t), v);
+	return emu_fail(e, "%s of thread %s: pop of %" PRId64 " but the top is %" PRId64,
+			WHAT, emu_tname(e, t), v, R->val);
+}
+#undef WHAT
+
+static __attribute__((noinline)) int raw_stack_grow(struct emu *e, struct raw *R)
+{
+	size_t cap = R->cap;
+	if (emu_grow((void **) &R->stack, &cap, R->depth + 1, sizeof *R->stack) != 0)
+		return emu_fail(e, "out of memory");
+	R->cap = (uint32_t) cap;
+	return 0;
+}
+
+static inline __attribute__((always_inline)) int raw_write(struct emu *e, size_t t, size_t ch,
+		enum emu_op op, int64_t v, int isnull)
+{
+	const struct chan *C = &e->chans[ch];
+	struct raw *R = &e->raw[t * e->nchans + ch];
+	if (__builtin_expect((v == 0 && !isnull && !C->zero_ok) || R->stamp == e->seq, 0))
+		return raw_refuse(e, t, ch, op, v, isnull);
 	int kind;
 	switch (op) {
 	case EMU_OP_SET:
-		if (C->desc->dup == EMU_DUP_REFUSE &&
-				((isnull && R->depth == 0) || (!isnull && R->depth == 1 && R->val == v))) {
-			if (isnull)
-				return emu_fail(e, "%s of thread %s is already null", WHAT, emu_tname(e, t));
-			return emu_fail(e, "%s of thread %s already holds %" PRId64, WHAT, emu_tname(e, t), v);
-		}
+		if (__builtin_expect(C->kind != EMU_CHAN_SINGLE || (C->refuse_dup &&
+				(isnull ? R->depth == 0 : R->depth == 1 && R->val == v)), 0))
+			return raw_refuse(e, t, ch, op, v, isnull);
+		emu_acc(e, t, ch, R);
 		R->depth = isnull ? 0 : 1;
 		R->val = isnull ? 0 : v;
 		kind = EMU_REC_RAW_SET;
 		break;
 	case EMU_OP_PUSH:
-		if (C->desc->dup == EMU_DUP_REFUSE && R->depth > 0 && R->val == v)
-			return emu_fail(e, "%s of thread %s already has %" PRId64 " on top", WHAT,
-					emu_tname(e, t), v);
-		if (R->depth == EMU_STACK_MAX)
-			return emu_fail(e, "%s of thread %s: stack full (%d values)", WHAT, emu_tname(e, t),
-					EMU_STACK_MAX);
-		if (R->depth == R->cap) {
-			size_t cap = R->cap;
-			if (emu_grow((void **) &R->stack, &cap, R->depth + 1, sizeof *R->stack) != 0)
-				return emu_fail(e, "out of memory");
-			R->cap = (uint32_t) cap;
-		}
+		if (__builtin_expect(C->kind != EMU_CHAN_STACK || R->depth == EMU_STACK_MAX ||
+				(C->refuse_dup && R->depth > 0 && R->val == v), 0))
+			return raw_refuse(e, t, ch, op, v, isnull);
+		if (__builtin_expect(R->depth == R->cap, 0) && raw_stack_grow(e, R) != 0)
+			return -1;
+		emu_acc(e, t, ch, R);
 		R->stack[R->depth++] = v;
 		R->val = v;
 		kind = EMU_REC_RAW_PUSH;
 		break;
 	default:
-		if (R->depth == 0)
-			return emu_fail(e, "%s of thread %s: pop of %" PRId64 " from an empty stack", WHAT,
-					emu_tname(e, t), v);
-		if (R->val != v)
-			return emu_fail(e, "%s of thread %s: pop of %" PRId64 " but the top is %" PRId64,
-					WHAT, emu_tname(e, t), v, R->val);
+		if (__builtin_expect(C->kind != EMU_CHAN_STACK || R->depth == 0 || R->val != v, 0))
+			return raw_refuse(e, t, ch, op, v, isnull);
+		emu_acc(e, t, ch, R);
 		R->depth--;
 		R->val = R->depth > 0 ? R->stack[R->depth - 1] : 0;
 		kind = EMU_REC_RAW_POP;
@@ -693,7 +736,22 @@ int emu_raw_write(struct emu *e, size_t t, size_t ch, enum emu_op op, int64_t v,
 		return -1;
 	return emu_qpush(e, TRIG_RAW, t, ch);
 }
-#undef WHAT
+
+int emu_raw_write(struct emu *e, size_t t, size_t ch, enum emu_op op, int64_t v, int isnull)
+{
+	return raw_write(e, t, ch, op, v, isnull);
+}
+
+/* A value of an action: constants inline, the rest by emu_get_val. */
+static inline int get_val(struct emu *e, const struct emu_val *v, int64_t *out, int *isnull)
+{
+	if (__builtin_expect(v->src == EMU_VAL_CONST, 1)) {
+		*out = v->k;
+		*isnull = 0;
+		return 0;
+	}
+	return emu_get_val(e, v, out, isnull);
+}
 
 static int act_raw(struct emu *e, size_t t, const struct model_rt *m, const struct emu_action *a)
 {
@@ -708,55 +766,62 @@ static int act_raw(struct emu *e, size_t t, const struct model_rt *m, const stru
 	}
 	int64_t v;
 	int isnull;
-	if (emu_get_val(e, &a->val, &v, &isnull) != 0)
+	if (get_val(e, &a->val, &v, &isnull) != 0)
 		return -1;
-	return emu_raw_write(e, t, ch, a->op, v, isnull);
+	return raw_write(e, t, ch, a->op, v, isnull);
 }
 
 /* ---- propagation ---- */
 
-static inline int visible(const struct emu *e, size_t t, const struct chan *c)
-{
-	return (c->vis >> e->thr[t].state) & 1u;
-}
+/* What the propagation reads of the engine, held in locals for the walk:
+ * its stores (records, and the views' byte-sized states, which may alias
+ * anything) would otherwise force a reload of each field from e after
+ * every one. Records go straight into space reserved before the walk. */
+struct pwalk {
+	struct emu *e;
+	const struct chan *chans;
+	struct raw *raw;
+	struct last *cview;
+	const struct thr *thr;
+	const struct cpu *cpu;
+	size_t nch;
+	uint64_t seq;
+	int64_t time;
+	struct emu_prv_rec *rec[2]; /* the records of the thread and CPU views */
+	size_t nrec[2];             /* ... and how many */
+};
 
-static inline int view_emit(struct emu *e, struct last *L, enum emu_policy pol, int file, size_t row,
-		int type, int64_t v, int isnull)
+/* A view re-evaluated to (isnull, v): a record unless its policy skips it.
+ * The last state keeps 0 as the value of a null. */
+static inline __attribute__((always_inline)) void view_emit(struct pwalk *P, struct last *L,
+		unsigned pol, int file, size_t row, int type, int64_t v, int isnull)
 {
 	if (type == 0)
-		return 0;
-	if (L->st != 0) {
-		int lastnull = L->st == 1;
-		switch (pol) {
-		case EMU_POL_SKIPDUP:
-			if (lastnull == isnull && (isnull || L->v == v))
-				return 0;
-			break;
-		case EMU_POL_SKIPDUPNULL:
-			if (isnull && lastnull)
-				return 0;
-			break;
-		case EMU_POL_EMITDUP:
-			break;
-		}
-	}
-	L->st = isnull ? 1 : 2;
+		return;
+	uint8_t st = isnull ? 1 : 2;
+	v = isnull ? 0 : v;
+	if (pol == EMU_POL_SKIPDUPNULL ? st == 1 && L->st == 1 :
+			pol == EMU_POL_SKIPDUP && L->st == st && L->v == v)
+		return;
+	L->st = st;
 	L->v = v;
-	return emu_rec(e, file, row, type, isnull ? 0 : v);
+	struct emu_prv_rec *r = &P->rec[file][P->nrec[file]++];
+	r->time = P->time;
+	r->value = v;
+	r->row = (uint32_t) row;
+	r->type = type;
 }
 
-static inline int eval_tview(struct emu *e, size_t t, size_t ch)
+/* The thread view of channel C (ch) of thread t, whose raw value is R. */
+static inline __attribute__((always_inline)) void eval_tview(struct pwalk *P, size_t t,
+		struct raw *R, const struct chan *C)
 {
-	size_t nch = e->nchans;
-	struct last *L = &e->tview[t * nch + ch];
-	if (L->stamp == e->seq)
-		return 0;
-	L->stamp = e->seq;
-	const struct chan *C = &e->chans[ch];
-	const struct raw *R = &e->raw[t * nch + ch];
-	int isnull = !visible(e, t, C) || R->depth == 0;
-	return view_emit(e, L, (enum emu_policy) C->tpol, EMU_FILE_THREAD, t, C->info.prv_type,
-			R->val, isnull);
+	struct last *L = &R->tv;
+	if (L->stamp == P->seq)
+		return;
+	L->stamp = P->seq;
+	int isnull = !((C->vis >> P->thr[t].state) & 1u) || R->depth == 0;
+	view_emit(P, L, C->tpol, EMU_FILE_THREAD, t, C->info.prv_type, R->val, isnull);
 }
 
 /* The CPU view's value now: R(C)'s raw value, or the channel's fallback. */
@@ -781,54 +846,140 @@ void emu_cview_value(const struct emu *e, size_t c, size_t ch, int *isnull, int6
 	cview_now(e, c, ch, isnull, v);
 }
 
-static inline int eval_cview(struct emu *e, size_t c, size_t ch)
+/* The CPU view of channel C (ch) on CPU c, whose running thread's raw
+ * value is R (NULL: no running thread). */
+static inline __attribute__((always_inline)) int eval_cview(struct pwalk *P, size_t c,
+		const struct raw *R, size_t ch, const struct chan *C)
 {
-	struct last *L = &e->cview[c * e->nchans + ch];
-	if (L->stamp == e->seq)
+	struct last *L = &P->cview[c * P->nch + ch];
+	if (L->stamp == P->seq)
 		return 0;
-	L->stamp = e->seq;
-	const struct chan *C = &e->chans[ch];
-	int isnull;
-	int64_t v;
-	cview_now(e, c, ch, &isnull, &v);
-	if (C->bd && emu_bd_input(e, c, ch, isnull, v) != 0)
+	L->stamp = P->seq;
+	int isnull = 1;
+	int64_t v = 0;
+	if (R != NULL) {
+		isnull = R->depth == 0;
+		v = R->val;
+	} else if (C->has_fallback) {
+		isnull = 0;
+		v = C->fallback;
+	}
+	if (__builtin_expect(C->bd != 0, 0) && emu_bd_input(P->e, c, ch, isnull, v) != 0)
 		return -1;
-	return view_emit(e, L, (enum emu_policy) C->cpol, EMU_FILE_CPU, c, C->info.prv_type, v,
-			isnull);
+	view_emit(P, L, C->cpol, EMU_FILE_CPU, c, C->info.prv_type, v, isnull);
+	return 0;
 }
 
-/* Walks the writes of the event in order and re-evaluates their dependent
- * views. Views have no dependents, so evaluating them during the walk
- * gives the same order as queueing them after the triggers. */
-static int propagate(struct emu *e)
+/* Room for the records the walk of the queue may make: at most one per
+ * view it evaluates, and a view is evaluated once an event. */
+static int reserve_recs(struct emu *e, size_t file, size_t n)
 {
-	size_t nch = e->nchans;
-	for (size_t i = 0; i < e->qlen; i++) {
-		struct qent q = e->q[i];
-		switch (q.kind) {
-		case TRIG_STATE:
-			for (size_t k = 0; k < e->ntracked; k++)
-				if (eval_tview(e, q.a, e->tracked[k]) != 0)
-					return -1;
+	if (e->prvcap[file] - e->nprv[file] >= n)
+		return 0;
+	return emu_prv_grow(e, file, n);
+}
+
+/* The walk's start (room for `most` records in each of the thread and CPU
+ * views) and end (the records it made are counted in). */
+static inline __attribute__((always_inline)) int walk_start(struct emu *e, struct pwalk *P,
+		size_t most)
+{
+	if (reserve_recs(e, EMU_FILE_THREAD, most) != 0 || reserve_recs(e, EMU_FILE_CPU, most) != 0)
+		return -1;
+	*P = (struct pwalk) {
+		e, e->chans, e->raw, e->cview, e->thr, e->cpu, e->nchans, e->seq,
+		e->dclock - e->rbase,
+		{ e->prv[EMU_FILE_THREAD], e->prv[EMU_FILE_CPU] },
+		{ e->nprv[EMU_FILE_THREAD], e->nprv[EMU_FILE_CPU] },
+	};
+	return 0;
+}
+
+static inline __attribute__((always_inline)) void walk_end(struct emu *e, const struct pwalk *P)
+{
+	if (__builtin_expect(!e->muted, 1)) {
+		e->nprv[EMU_FILE_THREAD] = P->nrec[0];
+		e->nprv[EMU_FILE_CPU] = P->nrec[1];
+	}
+}
+
+/* A raw write on channel ch of thread a: its thread view, and its CPU view
+ * when a is the running thread of its CPU (at most a record each). */
+static inline __attribute__((always_inline)) int walk_raw(struct pwalk *P, size_t a, size_t ch)
+{
+	const struct chan *C = &P->chans[ch];
+	struct raw *R = &P->raw[a * P->nch + ch];
+	if ((C->vis >> P->thr[a].state) & 1u)
+		eval_tview(P, a, R, C);
+	int64_t cpu = P->thr[a].cpu;
+	if (cpu >= 0 && P->cpu[cpu].rsel == (int64_t) a)
+		return eval_cview(P, (size_t) cpu, R, ch, C);
+	return 0;
+}
+
+/* The most common event: one raw write, walked without the queue. */
+static __attribute__((noinline)) int propagate_raw(struct emu *e, size_t a, size_t ch)
+{
+	struct pwalk P;
+	if (walk_start(e, &P, 1) != 0)
+		return -1;
+	int r = walk_raw(&P, a, ch);
+	walk_end(e, &P);
+	return r;
+}
+
+/* Walks the writes of the event in order (qlen > 0) and re-evaluates their
+ * dependent views. Views have no dependents, so evaluating them during the walk
+ * gives the same order as queueing them after the triggers. */
+static __attribute__((noinline)) int propagate_queue(struct emu *e)
+{
+	const size_t nq = e->qlen, nch = e->nchans;
+	const struct qent *q = e->q;
+	struct pwalk P;
+	if (walk_start(e, &P, nq * (nch > 2 ? nch : 2)) != 0)
+		return -1;
+	const size_t *const tracked = e->tracked;
+	const size_t ntracked = e->ntracked;
+	int r = 0;
+	for (size_t i = 0; i < nq && r == 0; i++) {
+		size_t a = q[i].a;
+		switch (q[i].kind) {
+		case TRIG_RAW:
+			r = walk_raw(&P, a, q[i].b);
 			break;
-		case TRIG_RSEL:
-			for (size_t c = 0; c < nch; c++)
-				if (eval_cview(e, q.a, c) != 0)
-					return -1;
+		case TRIG_STATE: {
+			unsigned st = P.thr[a].state;
+			struct raw *Ra = &P.raw[a * nch];
+			for (size_t k = 0; k < ntracked; k++) {
+				struct raw *R = &Ra[tracked[k]];
+				const struct chan *C = &P.chans[tracked[k]];
+				/* null before and after: no record, whenever evaluated */
+				if (R->tv.st == 1 && (R->depth == 0 || !((C->vis >> st) & 1u)) &&
+						C->tpol != EMU_POL_EMITDUP)
+					continue;
+				eval_tview(&P, a, R, C);
+			}
 			break;
-		case TRIG_RAW: {
-			const struct chan *C = &e->chans[q.b];
-			if (visible(e, q.a, C) && eval_tview(e, q.a, q.b) != 0)
-				return -1;
-			int64_t cpu = e->thr[q.a].cpu;
-			if (cpu >= 0 && e->cpu[cpu].rsel == (int64_t) q.a &&
-					eval_cview(e, (size_t) cpu, q.b) != 0)
-				return -1;
+		}
+		case TRIG_RSEL: {
+			int64_t rs = P.cpu[a].rsel;
+			const struct raw *R = rs >= 0 ? &P.raw[(size_t) rs * nch] : NULL;
+			for (size_t ch = 0; ch < nch && r == 0; ch++)
+				r = eval_cview(&P, a, R != NULL ? R + ch : NULL, ch, &P.chans[ch]);
 			break;
 		}
 		}
 	}
-	return 0;
+	walk_end(e, &P);
+	return r;
+}
+
+/* The views that depend on the writes of the event. */
+static inline int propagate(struct emu *e)
+{
+	if (e->qlen == 1 && e->q[0].kind == TRIG_RAW)
+		return propagate_raw(e, e->q[0].a, e->q[0].b);
+	return e->qlen != 0 ? propagate_queue(e) : 0;
 }
 
 /* ---- the event ---- */
@@ -919,6 +1070,36 @@ static inline __attribute__((always_inline)) int apply_action(struct emu *e, siz
 	return r;
 }
 
+/* The rare checks of an event (E->slow, or a payload of the wrong size), in
+ * the reference's order: 0 to run its actions, 1 when it is only warned
+ * about (accepted, no effect), -1 when refused. */
+static __attribute__((noinline, cold)) int event_checks(struct emu *e, size_t t,
+		struct model_rt *m, size_t idx)
+{
+	const struct weft_event *ev = e->ev;
+	const struct emu_event_desc *d = m->ev[idx].d;
+	uint32_t ps = ev->payload_size;
+	if (d->jumbo && !ev->jumbo)
+		return emu_fail(e, "%s must be a jumbo event", d->what);
+	if (ps < m->ev[idx].smin || ps > m->ev[idx].smax) {
+		if (d->size_rule == EMU_SIZE_EXACT)
+			return emu_fail(e, "%s needs exactly %" PRIu32 " payload bytes, it has %" PRIu32,
+					d->what, d->size, ps);
+		return emu_fail(e, "%s needs at least %" PRIu32 " payload bytes, it has %" PRIu32,
+				d->what, d->size, ps);
+	}
+	if (e->opts.lint && lint_event(e, d) != 0)
+		return -1;
+	if (d->warn != NULL) {
+		if (!m->warned[idx])
+			emu_warn(e, t, "%s (%s event at clock %" PRId64 "; warned once)", d->warn,
+					m->desc->name, ev->rclock);
+		m->warned[idx] = 1;
+		return 1;
+	}
+	return 0;
+}
+
 static int run_event(struct emu *e, size_t t)
 {
 	const struct weft_event *ev = e->ev;
@@ -933,7 +1114,7 @@ static int run_event(struct emu *e, size_t t)
 	}
 	struct model_rt *m = &e->models[mi];
 	const struct thr *T = &e->thr[t];
-	if (__builtin_expect((m->desc->guard_states && !(m->desc->guard_states & EMU_STM(T->state))) ||
+	if (__builtin_expect((m->guard_states && !(m->guard_states & EMU_STM(T->state))) ||
 			(T->flags & m->guard_bit), 0) &&
 			!(e->lossy != NULL && emu_loss_guard_waived(e, t, m)))
 		return guard_fail(e, t, m);
@@ -943,33 +1124,19 @@ static int run_event(struct emu *e, size_t t)
 	__asm__("" : "+r"(cat));
 	size_t val = (unsigned char) ev->mcv[2];
 	int idx = m->disp[cat << 8 | val];
-	if (idx == -2)
-		return emu_fail(e, "unknown event category of the %s model", m->desc->name);
-	if (idx < 0)
-		return emu_fail(e, "unknown event of the %s model", m->desc->name);
-	const struct emu_event_desc *d = &m->desc->events[idx];
-	e->cur_desc = d;
-	if (__builtin_expect(d->jumbo && !ev->jumbo, 0))
-		return emu_fail(e, "%s must be a jumbo event", d->what);
+	if (__builtin_expect(idx < 0, 0))
+		return emu_fail(e, "unknown event %sof the %s model", idx == -2 ? "category " : "",
+				m->desc->name);
+	const struct ev_rt *E = &m->ev[idx];
+	e->cur_desc = E->d;
 	uint32_t ps = ev->payload_size;
-	if (__builtin_expect(ps < m->smin[idx] || ps > m->smax[idx], 0)) {
-		if (d->size_rule == EMU_SIZE_EXACT)
-			return emu_fail(e, "%s needs exactly %" PRIu32 " payload bytes, it has %" PRIu32,
-					d->what, d->size, ps);
-		return emu_fail(e, "%s needs at least %" PRIu32 " payload bytes, it has %" PRIu32,
-				d->what, d->size, ps);
+	if (__builtin_expect(E->slow || ps < E->smin || ps > E->smax, 0)) {
+		int r = event_checks(e, t, m, (size_t) idx);
+		if (r != 0)
+			return r < 0 ? -1 : 0;
 	}
-	if (e->opts.lint && lint_event(e, d) != 0)
-		return -1;
-	if (__builtin_expect(d->warn != NULL, 0)) {
-		if (!m->warned[idx])
-			emu_warn(e, t, "%s (%s event at clock %" PRId64 "; warned once)", d->warn,
-					m->desc->name, ev->rclock);
-		m->warned[idx] = 1;
-		return 0;
-	}
-	for (size_t i = 0; i < d->nactions; i++)
-		if (apply_action(e, t, m, d, &d->actions[i]) != 0)
+	for (size_t i = 0; i < E->nactions; i++)
+		if (apply_action(e, t, m, E->d, &E->actions[i]) != 0)
 			return -1;
 	if (propagate(e) != 0)
 		return -1;
@@ -1047,7 +1214,7 @@ int emu_win_snapshot(struct emu *e)
 		if (T->aff != 0)
 			r |= emu_rec(e, EMU_FILE_THREAD, t, 6, T->aff);
 		for (size_t ch = 0; ch < nch; ch++) {
-			const struct last *L = &e->tview[t * nch + ch];
+			const struct last *L = &e->raw[t * nch + ch].tv;
 			int type = e->chans[ch].info.prv_type;
 			if (type != 0 && L->st == 2 && L->v != 0)
 				r |= emu_rec(e, EMU_FILE_THREAD, t, type, L->v);

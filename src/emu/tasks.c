@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "emu_internal.h"
 
@@ -22,11 +23,10 @@ static const char *const bstate_names[] = { "Created", "Running", "Paused", "Dea
 struct task;
 
 struct body {
+	struct task *task;
 	uint32_t id;
 	uint8_t state;
 	uint8_t used; /* executed at least once */
-	size_t owner; /* the thread whose stack holds it */
-	struct task *task;
 };
 
 struct ttype {
@@ -35,16 +35,18 @@ struct ttype {
 	int64_t gid;
 };
 
+/* 64 bytes: a trace may create millions, and each is fresh memory. */
 struct task {
-	uint32_t id;
-	size_t proc;
-	const struct ttype *type; /* owned by the process's type list, never moved */
-	unsigned flags;
-	struct body b1;     /* non-parallel: the one body */
-	struct body **pb;   /* parallel: bodies by creation */
-	size_t npb, cappb;
 	struct task *next;  /* hash chain */
+	const struct ttype *type; /* owned by the process's type list, never moved */
+	struct body **pb;   /* parallel: bodies by creation */
+	struct body b1;     /* non-parallel: the one body */
+	uint32_t id;
+	uint32_t proc;
+	uint32_t flags;
+	uint32_t npb, cappb;
 };
+_Static_assert(sizeof(struct task) <= 64, "a task takes one cache line");
 
 struct tlist {
 	struct ttype **v;
@@ -56,7 +58,7 @@ struct bstack {
 	size_t n, cap;
 };
 
-#define SLAB_TASKS 4096
+#define SLAB_TASKS 65536
 
 struct slab {
 	struct slab *next;
@@ -68,8 +70,8 @@ struct tasks_rt {
 	struct tlist *types;   /* per process */
 	struct task **tab;     /* hash of (proc, id), chained */
 	size_t mask, count;
-	unsigned shift;        /* 64 - log2(mask + 1) */
 	struct slab *slabs;    /* the tasks, freed a slab at a time */
+	size_t nparallel;      /* tasks with bodies of their own (pb) to free */
 	struct bstack *stacks; /* per thread */
 	struct task *ev_task;  /* the task of the current event */
 	uint64_t ev_seq;
@@ -156,7 +158,6 @@ int emu_tasks_create(struct emu *e, struct model_rt *m)
 	T->types = calloc(e->sys->nprocs + 1, sizeof *T->types);
 	T->stacks = calloc(e->nthreads + 1, sizeof *T->stacks);
 	T->mask = 255;
-	T->shift = 64 - 8;
 	T->tab = calloc(T->mask + 1, sizeof *T->tab);
 	if (T->types == NULL || T->stacks == NULL || T->tab == NULL)
 		return -1;
@@ -170,7 +171,7 @@ void emu_tasks_destroy(struct model_rt *m)
 		return;
 	for (struct slab *sl = T->slabs; sl != NULL;) {
 		struct slab *n = sl->next;
-		for (size_t i = 0; i < sl->used; i++) {
+		for (size_t i = 0; i < sl->used && T->nparallel > 0; i++) {
 			struct task *k = &sl->t[i];
 			for (size_t b = 0; b < k->npb; b++)
 				free(k->pb[b]);
@@ -198,17 +199,46 @@ void emu_tasks_destroy(struct model_rt *m)
 	m->tasks = NULL;
 }
 
-/* Fibonacci hashing: the top bits of the product, so that consecutive ids
- * spread over the whole table. */
-static size_t task_hash(size_t proc, uint32_t id, unsigned shift)
+/* The big arrays of the tasks (slabs, the table) are given huge pages where
+ * the system gives them on request: their pages are then faulted in 2 MiB at
+ * a time, not 4 KiB. Freed with free(). */
+#define HUGE_PAGE (2u << 20)
+
+static void *huge_alloc(size_t size)
 {
-	uint64_t x = ((uint64_t) proc << 32 | id) * UINT64_C(0x9e3779b97f4a7c15);
-	return (size_t) (x >> shift);
+	size_t n = (size + HUGE_PAGE - 1) / HUGE_PAGE * HUGE_PAGE;
+	void *p = aligned_alloc(HUGE_PAGE, n);
+#ifdef MADV_HUGEPAGE
+	if (p != NULL)
+		madvise(p, n, MADV_HUGEPAGE);
+#endif
+	return p;
+}
+
+/* n zeroed pointers of the task table. */
+static struct task **table_alloc(size_t n)
+{
+	if (n * sizeof(struct task *) < HUGE_PAGE)
+		return calloc(n, sizeof(struct task *));
+	struct task **t = huge_alloc(n * sizeof *t);
+	if (t != NULL)
+		memset(t, 0, n * sizeof *t);
+	return t;
+}
+
+/* Consecutive ids (a runtime numbers its tasks) take consecutive slots, so
+ * that the table is walked in order rather than missed in the cache at each
+ * task; blocks of 256 ids, and the processes, are spread by Fibonacci
+ * hashing. */
+static size_t task_hash(size_t proc, uint32_t id, size_t mask)
+{
+	uint64_t x = ((uint64_t) proc << 32 | id >> 8) * UINT64_C(0x9e3779b97f4a7c15);
+	return (size_t) ((x >> 32) + id) & mask;
 }
 
 static struct task *task_find(const struct tasks_rt *T, size_t proc, uint32_t id)
 {
-	for (struct task *k = T->tab[task_hash(proc, id, T->shift)]; k != NULL; k = k->next)
+	for (struct task *k = T->tab[task_hash(proc, id, T->mask)]; k != NULL; k = k->next)
 		if (k->id == id && k->proc == proc)
 			return k;
 	return NULL;
@@ -218,15 +248,14 @@ static int task_insert(struct tasks_rt *T, struct task *k)
 {
 	if (T->count + 1 > T->mask + 1) {
 		size_t nm = T->mask * 2 + 1;
-		unsigned ns = T->shift - 1;
-		struct task **nt = calloc(nm + 1, sizeof *nt);
+		struct task **nt = table_alloc(nm + 1);
 		if (nt == NULL)
 			return -1;
 		for (size_t i = 0; i <= T->mask; i++) {
 			struct task *x = T->tab[i];
 			while (x != NULL) {
 				struct task *n = x->next;
-				size_t h = task_hash(x->proc, x->id, ns);
+				size_t h = task_hash(x->proc, x->id, nm);
 				x->next = nt[h];
 				nt[h] = x;
 				x = n;
@@ -235,9 +264,8 @@ static int task_insert(struct tasks_rt *T, struct task *k)
 		free(T->tab);
 		T->tab = nt;
 		T->mask = nm;
-		T->shift = ns;
 	}
-	size_t h = task_hash(k->proc, k->id, T->shift);
+	size_t h = task_hash(k->proc, k->id, T->mask);
 	k->next = T->tab[h];
 	T->tab[h] = k;
 	T->count++;
@@ -351,7 +379,7 @@ int emu_act_task_create(struct emu *e, size_t t, struct model_rt *m, const struc
 		return emu_fail(e, "task %" PRIu32 ": task type %" PRIu32 " does not exist in process %d",
 				id, type, e->thr[t].pid);
 	if (T->slabs == NULL || T->slabs->used == SLAB_TASKS) {
-		struct slab *sl = malloc(sizeof *sl);
+		struct slab *sl = huge_alloc(sizeof *sl);
 		if (sl == NULL)
 			return emu_fail(e, "out of memory");
 		sl->used = 0;
@@ -361,7 +389,7 @@ int emu_act_task_create(struct emu *e, size_t t, struct model_rt *m, const struc
 	struct task *k = &T->slabs->t[T->slabs->used++];
 	memset(k, 0, sizeof *k);
 	k->id = id;
-	k->proc = proc;
+	k->proc = (uint32_t) proc;
 	k->type = ty;
 	k->flags = a->task_flags & (EMU_TF_PARALLEL | EMU_TF_RESURRECT | EMU_TF_PAUSE |
 			EMU_TF_RELAX);
@@ -384,14 +412,15 @@ static struct body *body_find(struct task *k, uint32_t bid)
 	return NULL;
 }
 
-static struct body *body_new(struct emu *e, struct task *k, uint32_t bid)
+static struct body *body_new(struct emu *e, struct tasks_rt *T, struct task *k, uint32_t bid)
 {
 	if (!(k->flags & EMU_TF_PARALLEL)) {
 		k->b1.used = 1;
 		return &k->b1;
 	}
 	struct body *b = calloc(1, sizeof *b);
-	if (b == NULL || emu_grow((void **) &k->pb, &k->cappb, k->npb + 1, sizeof *k->pb) != 0) {
+	size_t cap = k->cappb;
+	if (b == NULL || emu_grow((void **) &k->pb, &cap, k->npb + 1, sizeof *k->pb) != 0) {
 		free(b);
 		emu_fail(e, "out of memory");
 		return NULL;
@@ -399,7 +428,9 @@ static struct body *body_new(struct emu *e, struct task *k, uint32_t bid)
 	b->id = bid;
 	b->task = k;
 	b->used = 1;
+	k->cappb = (uint32_t) cap;
 	k->pb[k->npb++] = b;
+	T->nparallel += k->npb == 1;
 	return b;
 }
 
@@ -500,13 +531,12 @@ int emu_act_task(struct emu *e, size_t t, struct model_rt *m, const struct emu_a
 						before->task->id);
 			T->relax_warned = 1;
 		}
-		if (b == NULL && (b = body_new(e, k, bid)) == NULL)
+		if (b == NULL && (b = body_new(e, T, k, bid)) == NULL)
 			return -1;
 		if (emu_grow((void **) &s->v, &s->cap, s->n + 1, sizeof *s->v) != 0)
 			return emu_fail(e, "out of memory");
 		s->v[s->n++] = b;
 		b->state = B_RUNNING;
-		b->owner = t;
 		cls = before != NULL ? 'X' : 'x';
 		break;
 	case EMU_TASK_END:

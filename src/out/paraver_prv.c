@@ -14,8 +14,14 @@
 
 #include "paraver.h"
 
-#define TXT_BUF (1u << 17)
+/* The text is written in pieces that end at multiples of WRITE_ALIGN in
+ * the file (the last line, past the end of a piece, moves to the front of
+ * the buffer): the page cache then takes whole large folios, which costs
+ * the kernel about a fifth less than writes at any offset (measured on
+ * ext4). A piece stays small enough to be copied from the cache. */
+#define WRITE_ALIGN (1u << 17)
 #define PRV_MAX_LINE 128
+#define TXT_BUF (WRITE_ALIGN + PRV_MAX_LINE)
 
 /* "2:0:1:1:<row>:" for each row, built once. */
 struct prefix {
@@ -45,6 +51,7 @@ struct prv {
 	struct prefix *rows;
 	char *txt;
 	size_t tlen;
+	uint64_t off; /* file offset of txt[0] */
 	struct tcur tc; /* the time string of the last record */
 	int werr; /* first write error (errno) */
 };
@@ -103,6 +110,8 @@ static int write_all(int fd, const char *p, size_t n)
 	return 0;
 }
 
+/* Writes the header at the current offset (the same length whatever the
+ * duration); 0 or an errno. */
 static int prv_header(struct prv *p, int64_t duration)
 {
 	char h[128];
@@ -241,17 +250,22 @@ static inline void time_str(struct tcur *c, int64_t t)
 static int fmt_chunk(struct prv *p, const struct brec *r, size_t n)
 {
 	char *const base = p->txt;
-	char *const lim = base + TXT_BUF - PRV_MAX_LINE;
+	/* the end of the piece: the next multiple of WRITE_ALIGN in the file */
+	char *lim = base + (WRITE_ALIGN - p->off % WRITE_ALIGN);
 	char *o = base + p->tlen;
 	const struct prefix *const rows = p->rows;
 	struct tcur c = p->tc;
 	int err = 0;
 	for (size_t i = 0; i < n; i++) {
-		if (__builtin_expect(o > lim, 0)) {
-			err = write_all(p->fd, base, (size_t) (o - base));
-			o = base;
+		if (__builtin_expect(o >= lim, 0)) {
+			size_t out = (size_t) (lim - base);
+			err = write_all(p->fd, base, out);
 			if (err != 0)
 				break;
+			memmove(base, lim, (size_t) (o - lim));
+			p->off += out;
+			o = base + (o - lim);
+			lim = base + WRITE_ALIGN;
 		}
 		/* The records were written by the emulation thread on another
 		 * CPU: fetch ahead. */
@@ -292,6 +306,7 @@ static int fmt_chunk(struct prv *p, const struct brec *r, size_t n)
 static int fmt_flush(struct prv *p)
 {
 	int e = p->tlen > 0 ? write_all(p->fd, p->txt, p->tlen) : 0;
+	p->off += p->tlen;
 	p->tlen = 0;
 	return e;
 }
@@ -389,6 +404,7 @@ static int prv_open(struct prv *p, const char *dir, const char *name, size_t nro
 		return -1;
 	}
 	int e = prv_header(p, 0);
+	p->off = (uint64_t) lseek(p->fd, 0, SEEK_CUR);
 	if (e != 0) {
 		snprintf(err, errlen, "cannot write %s: %s", p->path, strerror(e));
 		return -1;
