@@ -211,6 +211,16 @@ struct emu {
 	int64_t win_from, win_to; /* dclocks, once started */
 	int64_t rbase;     /* subtracted from record times (T0's dclock) */
 	uint64_t nmuted;   /* events emulated before the window */
+	/* Before T0 without breakdown views or losses, the views are not
+	 * evaluated: what would have been is marked (thread views by a raw
+	 * write, every tracked one by a state change; CPU views by a raw
+	 * write of their running thread, all of them by a change of it) and
+	 * evaluated once at T0 (engine.c, lazy_mark and lazy_eval). NULL
+	 * otherwise. */
+	uint8_t *lazy_raw;  /* nthreads x nchans */
+	uint8_t *lazy_thr;  /* nthreads */
+	uint8_t *lazy_cv;   /* ncpus x nchans */
+	uint8_t *lazy_cpu;  /* ncpus */
 
 	int started;
 	int64_t first_clock;

@@ -488,10 +488,13 @@ fail:
 	return NULL;
 }
 
+static void lazy_free(struct emu *e);
+
 void emu_destroy(struct emu *e)
 {
 	if (e == NULL)
 		return;
+	lazy_free(e);
 	free(e->cuts);
 	emu_loss_destroy(e);
 	for (size_t m = 0; m < e->nmodels && e->models; m++) {
@@ -974,9 +977,77 @@ static __attribute__((noinline)) int propagate_queue(struct emu *e)
 	return r;
 }
 
+/* Before T0 (lazy views): marks the views the event's writes would have
+ * evaluated, under the same conditions as the walks above. */
+static __attribute__((noinline)) int lazy_mark(struct emu *e)
+{
+	const size_t nch = e->nchans;
+	for (size_t i = 0; i < e->qlen; i++) {
+		size_t a = e->q[i].a;
+		switch (e->q[i].kind) {
+		case TRIG_RAW: {
+			size_t ch = e->q[i].b;
+			if ((e->chans[ch].vis >> e->thr[a].state) & 1u)
+				e->lazy_raw[a * nch + ch] = 1;
+			int64_t cpu = e->thr[a].cpu;
+			if (cpu >= 0 && e->cpu[cpu].rsel == (int64_t) a)
+				e->lazy_cv[(size_t) cpu * nch + ch] = 1;
+			break;
+		}
+		case TRIG_STATE:
+			e->lazy_thr[a] = 1;
+			break;
+		case TRIG_RSEL:
+			e->lazy_cpu[a] = 1;
+			break;
+		}
+	}
+	e->qlen = 0;
+	return 0;
+}
+
+/* At T0 (lazy views): every marked view evaluated once, with the state of
+ * T0 (no record is kept: the window is still muted), so that the views'
+ * last values are those a full evaluation would have left. */
+static int lazy_eval(struct emu *e)
+{
+	const size_t nch = e->nchans;
+	const uint64_t seq = UINT64_MAX - 1; /* a stamp no event has */
+	for (size_t t = 0; t < e->nthreads; t++) {
+		struct pwalk P;
+		if (walk_start(e, &P, nch) != 0)
+			return -1;
+		P.seq = seq;
+		struct raw *Ra = &e->raw[t * nch];
+		if (e->lazy_thr[t])
+			for (size_t k = 0; k < e->ntracked; k++)
+				eval_tview(&P, t, &Ra[e->tracked[k]], &e->chans[e->tracked[k]]);
+		for (size_t ch = 0; ch < nch; ch++)
+			if (e->lazy_raw[t * nch + ch])
+				eval_tview(&P, t, &Ra[ch], &e->chans[ch]);
+		walk_end(e, &P);
+	}
+	for (size_t c = 0; c < e->ncpus; c++) {
+		struct pwalk P;
+		if (walk_start(e, &P, nch) != 0)
+			return -1;
+		P.seq = seq;
+		int64_t rs = e->cpu[c].rsel;
+		const struct raw *R = rs >= 0 ? &e->raw[(size_t) rs * nch] : NULL;
+		for (size_t ch = 0; ch < nch; ch++)
+			if (e->lazy_cpu[c] || e->lazy_cv[c * nch + ch])
+				if (eval_cview(&P, c, R != NULL ? R + ch : NULL, ch, &e->chans[ch]) != 0)
+					return -1;
+		walk_end(e, &P);
+	}
+	return 0;
+}
+
 /* The views that depend on the writes of the event. */
 static inline int propagate(struct emu *e)
 {
+	if (__builtin_expect(e->lazy_raw != NULL, 0))
+		return lazy_mark(e);
 	if (e->qlen == 1 && e->q[0].kind == TRIG_RAW)
 		return propagate_raw(e, e->q[0].a, e->q[0].b);
 	return e->qlen != 0 ? propagate_queue(e) : 0;
@@ -1189,17 +1260,45 @@ static int64_t win_dclock(const struct emu *e, int rel, int64_t v)
 }
 
 /* At the first event: the bounds as dclocks. */
+static void lazy_free(struct emu *e)
+{
+	free(e->lazy_raw);
+	free(e->lazy_thr);
+	free(e->lazy_cv);
+	free(e->lazy_cpu);
+	e->lazy_raw = e->lazy_thr = e->lazy_cv = e->lazy_cpu = NULL;
+}
+
 static void win_start(struct emu *e)
 {
 	e->win_from = e->win.has_from ? win_dclock(e, e->win.from_rel, e->win.from) : 0;
 	e->win_to = e->win.has_to ? win_dclock(e, e->win.to_rel, e->win.to) : INT64_MAX;
 	e->rbase = e->win.has_from ? e->win_from : 0;
+	/* lazy views before T0 (not with breakdown views, whose selection
+	 * follows every CPU view change, nor with losses); without the
+	 * memory, the views are evaluated as usual */
+	if (e->muted && e->nbd == 0 && e->loss == NULL) {
+		size_t nch = e->nchans ? e->nchans : 1;
+		e->lazy_raw = calloc(e->nthreads ? e->nthreads * nch : 1, 1);
+		e->lazy_thr = calloc(e->nthreads ? e->nthreads : 1, 1);
+		e->lazy_cv = calloc(e->ncpus ? e->ncpus * nch : 1, 1);
+		e->lazy_cpu = calloc(e->ncpus ? e->ncpus : 1, 1);
+		if (!e->lazy_raw || !e->lazy_thr || !e->lazy_cv || !e->lazy_cpu)
+			lazy_free(e);
+	}
 }
 
 /* The state at T0, written at T0 (time 0 of the window): every row and
  * Paraver type with a value other than 0, then the internal records. */
+
 int emu_win_snapshot(struct emu *e)
 {
+	if (e->lazy_raw != NULL) {
+		int lr = lazy_eval(e);
+		lazy_free(e);
+		if (lr != 0)
+			return -1;
+	}
 	e->muted = 0;
 	int64_t saved = e->dclock;
 	e->dclock = e->win_from;
