@@ -7,9 +7,13 @@
  *   - NTHREADS worker threads start one every MS/8 and emit every 1..3 ms
  *     (a 4-byte payload: a counter; every 50th event a jumbo of 40 bytes),
  *     each ending at a different time;
- *   - at MS/4, a child process (fork) with its own two threads, that ends
- *     at MS*3/4.
- * With "forever" as argv[2], nothing ends: the caller kills it.
+ *   - at MS/4, a child process with its own two threads, that ends at
+ *     MS*3/4: forked, then this program again (exec, argv[2] "child"), so
+ *     that the child starts clean (a fork while the workers emit and
+ *     allocate leaves the child only async-signal-safe calls; under
+ *     AddressSanitizer its allocator's locks could be held by a worker).
+ * With "forever" as argv[2] (argv[3] for the child), nothing ends: the
+ * caller kills it.
  */
 #include <pthread.h>
 #include <stdint.h>
@@ -101,6 +105,10 @@ int main(int argc, char **argv)
 		fprintf(stderr, "usage: followgen [MS [forever]]\n");
 		return 2;
 	}
+	if (argc > 2 && strcmp(argv[2], "child") == 0) {
+		forever = argc > 3 && strcmp(argv[3], "forever") == 0;
+		child();
+	}
 	ovni_version_check();
 	ovni_proc_init(1, "follow", getpid());
 	ovni_thread_init((pid_t) syscall(SYS_gettid));
@@ -119,8 +127,11 @@ int main(int argc, char **argv)
 		if (pid < 0 && t >= (uint64_t) (total_ms / 4)) {
 			fflush(NULL);
 			pid = fork();
-			if (pid == 0)
-				child();
+			if (pid == 0) {
+				execl("/proc/self/exe", argv[0], argv[1] ? argv[1] : "2500", "child",
+						forever ? "forever" : (char *) NULL, (char *) NULL);
+				_exit(127);
+			}
 			if (pid < 0)
 				return 1;
 		}
