@@ -47,11 +47,16 @@ static char *make_trace(void)
 	return root;
 }
 
-static size_t read_all(const char *root, int seek, int64_t at, int64_t *clocks, size_t max,
-		size_t *nindexed)
+/* Every event of root from a seek to at (or all of them without seek):
+ * its key in the order of clock (rclock with WEFT_CLOCK_RAW, else sclock)
+ * and, when ss is not NULL, its stream (by its index + 1, stable across
+ * opens); *nindexed: the streams the seek positioned by their index. */
+static size_t read_keys(const char *root, enum weft_clock clock, int seek, int64_t at,
+		int64_t *keys, const struct weft_stream **ss, size_t max, size_t *nindexed)
 {
 	struct weft_open_opts o = { 0 };
 	o.warn = count_warn;
+	o.clock = clock;
 	o.seek = seek;
 	o.seek_clock = at;
 	char err[WEFT_ERR_MAX];
@@ -62,12 +67,24 @@ static size_t read_all(const char *root, int seek, int64_t at, int64_t *clocks, 
 	int r;
 	while ((r = weft_next(t, &ev)) > 0) {
 		assert_true(n < max);
-		clocks[n++] = ev.rclock;
+		keys[n] = clock == WEFT_CLOCK_RAW ? ev.rclock : ev.sclock;
+		for (size_t i = 0; ss != NULL && i < weft_nstreams(t); i++)
+			if (weft_stream_at(t, i) == ev.stream)
+				ss[n] = (const struct weft_stream *) (uintptr_t) (i + 1);
+		n++;
 	}
 	assert_int_equal(r, 0);
-	*nindexed = weft_nindexed(t);
+	if (nindexed != NULL)
+		*nindexed = weft_nindexed(t);
 	weft_close(t);
 	return n;
+}
+
+/* The raw clocks (one stream: no offset). */
+static size_t read_all(const char *root, int seek, int64_t at, int64_t *clocks, size_t max,
+		size_t *nindexed)
+{
+	return read_keys(root, WEFT_CLOCK_RAW, seek, at, clocks, NULL, max, nindexed);
 }
 
 static void test_every_clock(void **state)
@@ -152,36 +169,6 @@ static char *make_two_looms(void)
 	return root;
 }
 
-/* Every event of root (the order's key, and the stream) from a seek to at
- * (or all of them without seek). */
-static size_t read_keys(const char *root, enum weft_clock clock, int seek, int64_t at,
-		int64_t *keys, const struct weft_stream **ss, size_t max)
-{
-	struct weft_open_opts o = { 0 };
-	o.warn = count_warn;
-	o.clock = clock;
-	o.seek = seek;
-	o.seek_clock = at;
-	char err[WEFT_ERR_MAX];
-	struct weft_trace *t = weft_open(root, &o, err, sizeof err);
-	assert_non_null(t);
-	struct weft_event ev;
-	size_t n = 0;
-	int r;
-	while ((r = weft_next(t, &ev)) > 0) {
-		assert_true(n < max);
-		keys[n] = clock == WEFT_CLOCK_RAW ? ev.rclock : ev.sclock;
-		/* the stream by its index, stable across opens */
-		for (size_t i = 0; i < weft_nstreams(t); i++)
-			if (weft_stream_at(t, i) == ev.stream)
-				ss[n] = (const struct weft_stream *) (uintptr_t) (i + 1);
-		n++;
-	}
-	assert_int_equal(r, 0);
-	weft_close(t);
-	return n;
-}
-
 /* The merge index of a trace with clock offsets has a section per order;
  * a seek in either order to every clock gives exactly the full read's
  * events from there on, ties across streams in the same order. */
@@ -201,11 +188,11 @@ static void test_merge_index_orders(void **state)
 	static const struct weft_stream *sall[MAX], *sgot[MAX];
 	for (int o = 0; o < 2; o++) {
 		enum weft_clock clock = o ? WEFT_CLOCK_OFFSET : WEFT_CLOCK_RAW;
-		size_t nall = read_keys(root, clock, 0, 0, all, sall, MAX);
+		size_t nall = read_keys(root, clock, 0, 0, all, sall, MAX, NULL);
 		assert_int_equal(nall, MAX);
 		for (int64_t at = 90; at <= 4100; at += 5) {
 			nwarn = 0;
-			size_t k = read_keys(root, clock, 1, at, got, sgot, MAX);
+			size_t k = read_keys(root, clock, 1, at, got, sgot, MAX, NULL);
 			size_t skip = 0;
 			while (skip < nall && all[skip] < at)
 				skip++;
