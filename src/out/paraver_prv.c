@@ -124,47 +124,56 @@ static int prv_header(struct prv *p, int64_t duration)
 
 /* ---- text ---- */
 
-static unsigned ndigits(uint64_t v)
+/* The 8 decimal digits of v < 10^8 as bytes 0-9, the most significant in
+ * the lowest byte (the first in memory): two 4-digit halves, each split
+ * into pairs and the pairs into digits, all lanes at once (the multiply by
+ * 10486 >> 20 divides a lane < 10^4 by 100, 103 >> 10 one < 100 by 10). */
+static inline uint64_t bcd8(uint32_t v)
 {
-	unsigned n = 1;
-	while (v >= 10000) {
-		v /= 10000;
-		n += 4;
-	}
-	if (v >= 1000)
-		return n + 3;
-	if (v >= 100)
-		return n + 2;
-	if (v >= 10)
-		return n + 1;
-	return n;
+	uint64_t x = (v / 10000) | (uint64_t) (v % 10000) << 32;
+	uint64_t q = ((x * 10486) >> 20) & 0x0000007f0000007fu;
+	x = q | (x - 100 * q) << 16;
+	q = ((x * 103) >> 10) & 0x000f000f000f000fu;
+	return q | (x - 10 * q) << 8;
 }
 
-static const char digits2[201] =
-	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-	"8081828384858687888990919293949596979899";
+#define ASCII8 0x3030303030303030u
 
-/* Writes v in decimal at o; returns the end. */
+/* Writes v < 10^8 in decimal at o, storing 8 bytes whatever its length
+ * (the caller has room past the digits); returns the end. */
+static inline char *put_u27(char *o, uint32_t v)
+{
+	uint64_t d = bcd8(v);
+	/* leading zero digits: the low zero bytes (a zero v keeps one) */
+	unsigned lz = d != 0 ? (unsigned) __builtin_ctzll(d) >> 3 : 7;
+	d = (d + ASCII8) >> (lz * 8);
+	memcpy(o, &d, 8);
+	return o + 8 - lz;
+}
+
+/* Writes exactly 8 digits of v < 10^8 (leading zeros kept). */
+static inline char *put_8(char *o, uint32_t v)
+{
+	uint64_t d = bcd8(v) + ASCII8;
+	memcpy(o, &d, 8);
+	return o + 8;
+}
+
+/* Writes v in decimal at o, possibly storing up to 7 bytes past its end;
+ * returns the end. */
 static char *put_u64(char *o, uint64_t v)
 {
-	unsigned n = ndigits(v);
-	char *end = o + n;
-	char *q = end;
-	while (v >= 100) {
-		unsigned k = (unsigned) (v % 100) * 2;
-		v /= 100;
-		*--q = digits2[k + 1];
-		*--q = digits2[k];
-	}
-	if (v >= 10) {
-		unsigned k = (unsigned) v * 2;
-		*--q = digits2[k + 1];
-		*--q = digits2[k];
+	if (v < 100000000)
+		return put_u27(o, (uint32_t) v);
+	uint64_t hi = v / 100000000;
+	uint32_t lo = (uint32_t) (v % 100000000);
+	if (hi < 100000000) {
+		o = put_u27(o, (uint32_t) hi);
 	} else {
-		*--q = (char) ('0' + v);
+		o = put_u27(o, (uint32_t) (hi / 100000000));
+		o = put_8(o, (uint32_t) (hi % 100000000));
 	}
-	return end;
+	return put_8(o, lo);
 }
 
 static char *put_i64(char *o, int64_t v)
@@ -187,17 +196,21 @@ static struct small_str small_nl[1000]; /* "<n>\n" */
 static void small_init(void)
 {
 	for (unsigned i = 0; i < 1000; i++) {
-		char *e = put_u64(small[i].s, i);
-		*e++ = ':';
-		small[i].len = (uint8_t) (e - small[i].s);
-		e = put_u64(small_nl[i].s, i);
-		*e++ = '\n';
-		small_nl[i].len = (uint8_t) (e - small_nl[i].s);
+		char b[16];
+		char *e = put_u64(b, i);
+		size_t n = (size_t) (e - b);
+		memcpy(small[i].s, b, n);
+		small[i].s[n] = ':';
+		small[i].len = (uint8_t) (n + 1);
+		memcpy(small_nl[i].s, b, n);
+		small_nl[i].s[n] = '\n';
+		small_nl[i].len = (uint8_t) (n + 1);
 	}
 }
 
 /* Any step: the previous string advanced by decimal addition when the time
- * grows by less than 10^6, else written anew. */
+ * grows by less than 10^6, else written anew (the common steps are in
+ * time_str). */
 __attribute__((noinline))
 static struct tcur time_str_slow(struct tcur c, int64_t t)
 {
@@ -239,6 +252,13 @@ static inline void time_str(struct tcur *c, int64_t t)
 		uint64_t *w = k < 8 ? &c->w0 : k < 16 ? &c->w1 : &c->w2;
 		if (((*w >> sh) & 0xff) + d <= '9') {
 			*w += d << sh;
+			c->t = t;
+			return;
+		}
+		/* one carry into the digit before, in the same word (about
+		 * every other time step when the time grows by a few ns) */
+		if (sh != 0 && ((*w >> (sh - 8)) & 0xff) < '9') {
+			*w = *w - ((10 - d) << sh) + ((uint64_t) 1 << (sh - 8));
 			c->t = t;
 			return;
 		}
