@@ -433,8 +433,8 @@ struct emu *emu_create(const struct emu_sys *sys, const struct emu_model_desc *c
 	for (size_t c = 0; c < nch; c++) {
 		struct chan *C = &e->chans[c];
 		C->acc_first = SIZE_MAX;
-		if (C->info.values != NULL && C->info.nvalues > 0 && C->info.prv_type > 0 &&
-				C->mark_type < 0) {
+		if (!e->opts.no_summary && C->info.values != NULL && C->info.nvalues > 0 &&
+				C->info.prv_type > 0 && C->mark_type < 0) {
 			C->acc_first = e->nacc;
 			e->nacc += C->info.nvalues;
 			for (size_t i = 0; i < C->info.nvalues && i < 127; i++) {
