@@ -243,22 +243,35 @@ static struct tcur time_str_slow(struct tcur c, int64_t t)
 	return c;
 }
 
+/* Adds d < 10 to the digit in byte sh / 8 of w, with at most one carry into
+ * the digit before it in the same word; 0 when that is not enough. */
+static inline int word_step(uint64_t *w, unsigned sh, uint64_t d)
+{
+	uint64_t x = *w;
+	if (((x >> sh) & 0xff) + d <= '9') {
+		*w = x + (d << sh);
+		return 1;
+	}
+	/* about every other time step when the time grows by a few ns */
+	if (sh != 0 && ((x >> (sh - 8)) & 0xff) < '9') {
+		*w = x - ((10 - d) << sh) + ((uint64_t) 1 << (sh - 8));
+		return 1;
+	}
+	return 0;
+}
+
+/* The time string advanced to t. Each word is named, not picked by a
+ * pointer: the words then stay in registers in fmt_chunk (in memory, the
+ * 8-byte store of a step followed by the 16-byte load copying two words
+ * out missed store forwarding at every record). */
 static inline void time_str(struct tcur *c, int64_t t)
 {
 	uint64_t d = (uint64_t) t - (uint64_t) c->t;
 	if (c->len > 1 && t > c->t && c->t >= 0 && d < 10) {
 		uint64_t k = c->len - 2; /* the last digit */
 		unsigned sh = (unsigned) (k & 7) * 8;
-		uint64_t *w = k < 8 ? &c->w0 : k < 16 ? &c->w1 : &c->w2;
-		if (((*w >> sh) & 0xff) + d <= '9') {
-			*w += d << sh;
-			c->t = t;
-			return;
-		}
-		/* one carry into the digit before, in the same word (about
-		 * every other time step when the time grows by a few ns) */
-		if (sh != 0 && ((*w >> (sh - 8)) & 0xff) < '9') {
-			*w = *w - ((10 - d) << sh) + ((uint64_t) 1 << (sh - 8));
+		if (k < 8 ? word_step(&c->w0, sh, d) : k < 16 ? word_step(&c->w1, sh, d) :
+				word_step(&c->w2, sh, d)) {
 			c->t = t;
 			return;
 		}
