@@ -43,6 +43,17 @@ struct tcur {
 /* Records are kept as the emulation hands them over; the text is made later. */
 #define brec emu_prv_rec
 
+/* The text "<v>\n" of values of 1000 and more, in a direct-mapped cache by
+ * a hash of the value: the large values of a timeline are few or come
+ * back soon (task types, thread and process ids, the ids of running
+ * tasks), and a hit is a copy rather than a conversion. */
+#define BIG_SLOTS 256
+struct big_ent {
+	int64_t v;   /* 0: empty (never a large value) */
+	char s[23];  /* up to "-9223372036854775808\n" */
+	uint8_t len;
+};
+
 /* One .prv file: its descriptor and the text side of its records. */
 struct prv {
 	int fd;
@@ -53,6 +64,7 @@ struct prv {
 	size_t tlen;
 	uint64_t off; /* file offset of txt[0] */
 	struct tcur tc; /* the time string of the last record */
+	struct big_ent *big; /* BIG_SLOTS */
 	int werr; /* first write error (errno) */
 };
 
@@ -279,6 +291,23 @@ static inline void time_str(struct tcur *c, int64_t t)
 	*c = time_str_slow(*c, t);
 }
 
+/* Writes "<v>\n" for a value of 1000 or more, or negative, at o (storing
+ * up to 24 bytes); returns the end. */
+static inline char *put_big(struct big_ent *big, char *o, int64_t v)
+{
+	struct big_ent *b = &big[((uint64_t) v * UINT64_C(0x9e3779b97f4a7c15)) >> 56];
+	if (b->v != v) {
+		char tmp[32] = { 0 };
+		char *e = put_i64(tmp, v);
+		*e++ = '\n';
+		memcpy(b->s, tmp, sizeof b->s);
+		b->len = (uint8_t) (e - tmp);
+		b->v = v;
+	}
+	memcpy(o, b->s, sizeof b->s);
+	return o + b->len;
+}
+
 /* Turns n records into text, writing out full buffers; 0 or an errno. */
 static int fmt_chunk(struct prv *p, const struct brec *r, size_t n)
 {
@@ -327,8 +356,7 @@ static int fmt_chunk(struct prv *p, const struct brec *r, size_t n)
 			memcpy(o, small_nl[v].s, 4);
 			o += small_nl[v].len;
 		} else {
-			o = put_i64(o, v);
-			*o++ = '\n';
+			o = put_big(p->big, o, v);
 		}
 	}
 	p->tlen = (size_t) (o - base);
@@ -422,8 +450,9 @@ static int prv_open(struct prv *p, const char *dir, const char *name, size_t nro
 	p->fd = -1;
 	p->path = path_join(dir, name);
 	p->txt = malloc(TXT_BUF);
+	p->big = calloc(BIG_SLOTS, sizeof *p->big);
 	p->rows = calloc(nrows + 1, sizeof *p->rows);
-	if (p->path == NULL || !p->txt || p->rows == NULL) {
+	if (p->path == NULL || !p->txt || p->rows == NULL || p->big == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
@@ -479,6 +508,7 @@ static int prv_close(struct prv *p, int64_t duration, char *err, size_t errlen)
 	}
 	free(p->path);
 	free(p->txt);
+	free(p->big);
 	free(p->rows);
 	memset(p, 0, sizeof *p);
 	p->fd = -1;
