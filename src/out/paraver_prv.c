@@ -394,6 +394,14 @@ static int pick_part(const struct paraver *pv)
 	return f;
 }
 
+/* The emulation wakes a waiting writer once this many batches are queued,
+ * not at each one: the writer, faster than the emulation, would otherwise
+ * sleep and be woken at every batch (a wake-up costs the emulation thread a
+ * system call and, in a VM, an interrupt to the other CPU). Less than
+ * EMU_BATCH_KEEP, so the writer is awake before the queue is full. */
+#define WAKE_AT 3
+_Static_assert(WAKE_AT < EMU_BATCH_KEEP, "the writer must be woken before the queue is full");
+
 static void bump(struct paraver *pv)
 {
 	pthread_cond_broadcast(&pv->cv);
@@ -542,7 +550,8 @@ static int paraver_records(void *self, const struct emu_batch *b, char *err, siz
 		}
 		pv->jobs[pv->pushed % EMU_BATCH_KEEP] = j;
 		pv->pushed++;
-		bump(pv);
+		if (pv->pushed - done_upto(pv) >= WAKE_AT)
+			bump(pv);
 		pthread_mutex_unlock(&pv->mu);
 	}
 	for (int f = 0; f < pv->nfiles; f++) {
