@@ -340,6 +340,7 @@ static int prepare(struct run *R, const struct weft_emulate_opts *o, enum weft_s
 	eo.info = o->info;
 	eo.breakdown = o->breakdown;
 	eo.model_name = model_name;
+	eo.no_summary = o->summary == NULL;
 	R->emu = emu_create(&R->sys, R->models, nmodels, &eo, err, errlen);
 	if (R->emu == NULL)
 		return -1;

@@ -187,6 +187,9 @@ struct emu_opts {
 	/* The name of the model of a byte, for the message refusing an event
 	 * of a model that is not enabled; NULL: none known. */
 	const char *(*model_name)(unsigned char byte);
+	/* No summary will be asked for: the time each labelled value holds
+	 * is not accumulated (a cost on every raw write). */
+	int no_summary;
 };
 
 /* A channel as the outputs see it (after families are expanded). */
@@ -342,7 +345,8 @@ void emu_view_row_label(const struct emu *e, size_t view, size_t row, char *buf,
 int64_t emu_type_gid_of(const char *label);
 
 /* Per thread, time in each state; per CPU, the fraction of the duration
- * during which a thread was running on it. */
+ * during which a thread was running on it; per model, the share of each
+ * labelled value (not with emu_opts.no_summary). */
 void emu_summary(const struct emu *e, FILE *out);
 
 #endif /* WEFT_EMU_EMU_H */

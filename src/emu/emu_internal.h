@@ -110,6 +110,27 @@ struct ev_rt {
 	int slow;
 };
 
+/* An MCV's dispatch flattened into one cache line: what run_event reads of
+ * the model and of the event's description, and the first action's op, in
+ * a direct-mapped table of EMU_DISP_SLOTS found by a hash of the MCV and
+ * filled on the MCV's first use. The chain model byte -> model -> 64 Ki
+ * table -> description -> action -> op was a dependent load at each step
+ * before the jump to the action. */
+#define EMU_DISP_SLOTS 512
+struct disp_ent {
+	_Alignas(64) uint32_t key; /* the MCV's bytes | EMU_DISP_VALID; 0: empty */
+	uint32_t smin, smax;
+	unsigned guard_states, guard_bit;
+	int idx;                   /* the event in m->ev[]; < 0: unknown (as m->disp) */
+	int slow;
+	uint32_t nactions;
+	enum emu_op op0;           /* actions[0].op (EMU_OP_NONE without actions) */
+	const struct emu_action *actions;
+	const struct emu_event_desc *d;
+	struct model_rt *m;
+};
+#define EMU_DISP_VALID (1u << 24)
+
 struct model_rt {
 	const struct emu_model_desc *desc;
 	int16_t *disp; /* [cat << 8 | val]: event index, -1 unknown value, -2 unknown category */
@@ -153,6 +174,7 @@ struct emu {
 	size_t nmodels;
 	struct model_rt *models;
 	int model_of_byte[256];
+	struct disp_ent *dtab; /* EMU_DISP_SLOTS */
 	const char *flag_names[EMU_MAX_FLAGS];
 	size_t nflags;
 

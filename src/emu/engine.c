@@ -367,6 +367,10 @@ struct emu *emu_create(const struct emu_sys *sys, const struct emu_model_desc *c
 		e->model_of_byte[i] = -1;
 	e->nmodels = nmodels;
 	e->models = calloc(nmodels + 1, sizeof *e->models);
+	e->dtab = aligned_alloc(64, EMU_DISP_SLOTS * sizeof *e->dtab);
+	if (e->dtab == NULL)
+		goto oom;
+	memset(e->dtab, 0, EMU_DISP_SLOTS * sizeof *e->dtab);
 	size_t nfam = 0;
 	for (size_t mi = 0; mi < nmodels; mi++)
 		for (size_t ci = 0; ci < models[mi]->nchans; ci++)
@@ -433,8 +437,8 @@ struct emu *emu_create(const struct emu_sys *sys, const struct emu_model_desc *c
 	for (size_t c = 0; c < nch; c++) {
 		struct chan *C = &e->chans[c];
 		C->acc_first = SIZE_MAX;
-		if (C->info.values != NULL && C->info.nvalues > 0 && C->info.prv_type > 0 &&
-				C->mark_type < 0) {
+		if (!e->opts.no_summary && C->info.values != NULL && C->info.nvalues > 0 &&
+				C->info.prv_type > 0 && C->mark_type < 0) {
 			C->acc_first = e->nacc;
 			e->nacc += C->info.nvalues;
 			for (size_t i = 0; i < C->info.nvalues && i < 127; i++) {
@@ -516,6 +520,7 @@ void emu_destroy(struct emu *e)
 		for (size_t i = 0; i < e->nthreads * e->nchans; i++)
 			free(e->raw[i].stack);
 	free(e->models);
+	free(e->dtab);
 	free(e->mark_chan);
 	free(e->chans);
 	free(e->tracked);
@@ -1086,13 +1091,14 @@ static int guard_fail(struct emu *e, size_t t, const struct model_rt *m)
 			"Running, Cooling or Warming");
 }
 
-/* One action of event description d of model m, by thread t. */
+/* One action of event description d of model m, by thread t (op: a->op). */
 static inline __attribute__((always_inline)) int apply_action(struct emu *e, size_t t,
-		struct model_rt *m, const struct emu_event_desc *d, const struct emu_action *a)
+		struct model_rt *m, const struct emu_event_desc *d, const struct emu_action *a,
+		enum emu_op op)
 {
 	const struct weft_event *ev = e->ev;
 	int r = 0;
-	switch (a->op) {
+	switch (op) {
 	case EMU_OP_NONE:
 		break;
 	case EMU_OP_THREAD_START:
@@ -1171,43 +1177,82 @@ static __attribute__((noinline, cold)) int event_checks(struct emu *e, size_t t,
 	return 0;
 }
 
-static int run_event(struct emu *e, size_t t)
+static inline size_t disp_slot(uint32_t key)
 {
-	const struct weft_event *ev = e->ev;
-	unsigned char mb = (unsigned char) ev->mcv[0];
+	return (key * UINT32_C(0x9e3779b1)) >> (32 - 9) & (EMU_DISP_SLOTS - 1);
+}
+
+/* The dispatch entry of an MCV not in the table (or another MCV in its
+ * slot): resolved from the model's tables and stored in the slot, or, for
+ * an event its model does not know, written to *tmp (idx < 0) and not
+ * stored. NULL when no enabled model takes the event (refused). */
+static __attribute__((noinline)) const struct disp_ent *disp_miss(struct emu *e, uint32_t key,
+		struct disp_ent *tmp)
+{
+	unsigned char mb = (unsigned char) key;
 	int mi = e->model_of_byte[mb];
 	if (mi < 0) {
 		const char *name = e->opts.model_name ? e->opts.model_name(mb) : NULL;
 		if (name != NULL)
-			return emu_fail(e, "the %s model is not enabled (no stream requires it; "
+			emu_fail(e, "the %s model is not enabled (no stream requires it; "
 					"-a enables every model)", name);
-		return emu_fail(e, "no model is registered for the model byte of this event");
+		else
+			emu_fail(e, "no model is registered for the model byte of this event");
+		return NULL;
 	}
 	struct model_rt *m = &e->models[mi];
+	int idx = m->disp[(key >> 8 & 0xff) << 8 | (key >> 16 & 0xff)];
+	struct disp_ent *D = idx >= 0 ? &e->dtab[disp_slot(key)] : tmp;
+	*D = (struct disp_ent) { .key = key, .guard_states = m->guard_states,
+		.guard_bit = m->guard_bit, .idx = idx, .op0 = EMU_OP_NONE, .m = m };
+	if (idx >= 0) {
+		const struct ev_rt *E = &m->ev[idx];
+		D->smin = E->smin;
+		D->smax = E->smax;
+		D->slow = E->slow;
+		D->nactions = (uint32_t) E->nactions;
+		D->actions = E->actions;
+		if (E->nactions > 0)
+			D->op0 = E->actions[0].op;
+		D->d = E->d;
+	}
+	return D;
+}
+
+static int run_event(struct emu *e, size_t t)
+{
+	const struct weft_event *ev = e->ev;
+	/* Byte loads, not one wider load: the reader stores the MCV a byte
+	 * at a time and a wider load would miss store forwarding. */
+	uint32_t key = (uint32_t) (unsigned char) ev->mcv[0] |
+		(uint32_t) (unsigned char) ev->mcv[1] << 8 |
+		(uint32_t) (unsigned char) ev->mcv[2] << 16 | EMU_DISP_VALID;
+	const struct disp_ent *D = &e->dtab[disp_slot(key)];
+	struct disp_ent tmp;
+	if (__builtin_expect(D->key != key, 0) && (D = disp_miss(e, key, &tmp)) == NULL)
+		return -1;
+	struct model_rt *m = D->m;
 	const struct thr *T = &e->thr[t];
-	if (__builtin_expect((m->guard_states && !(m->guard_states & EMU_STM(T->state))) ||
-			(T->flags & m->guard_bit), 0) &&
+	if (__builtin_expect((D->guard_states && !(D->guard_states & EMU_STM(T->state))) ||
+			(T->flags & D->guard_bit), 0) &&
 			!(e->lossy != NULL && emu_loss_guard_waived(e, t, m)))
 		return guard_fail(e, t, m);
-	/* Two byte loads, not one 16-bit load: the reader stores the MCV a
-	 * byte at a time and a wider load would miss store forwarding. */
-	size_t cat = (unsigned char) ev->mcv[1];
-	__asm__("" : "+r"(cat));
-	size_t val = (unsigned char) ev->mcv[2];
-	int idx = m->disp[cat << 8 | val];
-	if (__builtin_expect(idx < 0, 0))
-		return emu_fail(e, "unknown event %sof the %s model", idx == -2 ? "category " : "",
+	if (__builtin_expect(D->idx < 0, 0))
+		return emu_fail(e, "unknown event %sof the %s model", D->idx == -2 ? "category " : "",
 				m->desc->name);
-	const struct ev_rt *E = &m->ev[idx];
-	e->cur_desc = E->d;
+	e->cur_desc = D->d;
 	uint32_t ps = ev->payload_size;
-	if (__builtin_expect(E->slow || ps < E->smin || ps > E->smax, 0)) {
-		int r = event_checks(e, t, m, (size_t) idx);
+	if (__builtin_expect(D->slow || ps < D->smin || ps > D->smax, 0)) {
+		int r = event_checks(e, t, m, (size_t) D->idx);
 		if (r != 0)
 			return r < 0 ? -1 : 0;
 	}
-	for (size_t i = 0; i < E->nactions; i++)
-		if (apply_action(e, t, m, E->d, &E->actions[i]) != 0)
+	/* the first action's op from the entry: the jump waits for no load
+	 * of the action */
+	if (D->nactions > 0 && apply_action(e, t, m, D->d, &D->actions[0], D->op0) != 0)
+		return -1;
+	for (size_t i = 1; i < D->nactions; i++)
+		if (apply_action(e, t, m, D->d, &D->actions[i], D->actions[i].op) != 0)
 			return -1;
 	if (propagate(e) != 0)
 		return -1;
@@ -1485,7 +1530,7 @@ int emu_thread_close(struct emu *e, size_t t, int64_t sclock)
 		 * ends as well */
 		if (a.op == EMU_OP_THREAD_STATE)
 			a.from = ~0u;
-		r = apply_action(e, t, m, d, &a);
+		r = apply_action(e, t, m, d, &a, a.op);
 	}
 	if (r == 0)
 		r = propagate(e);

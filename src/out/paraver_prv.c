@@ -43,6 +43,17 @@ struct tcur {
 /* Records are kept as the emulation hands them over; the text is made later. */
 #define brec emu_prv_rec
 
+/* The text "<v>\n" of values of 1000 and more, in a direct-mapped cache by
+ * a hash of the value: the large values of a timeline are few or come
+ * back soon (task types, thread and process ids, the ids of running
+ * tasks), and a hit is a copy rather than a conversion. */
+#define BIG_SLOTS 256
+struct big_ent {
+	int64_t v;   /* 0: empty (never a large value) */
+	char s[23];  /* up to "-9223372036854775808\n" */
+	uint8_t len;
+};
+
 /* One .prv file: its descriptor and the text side of its records. */
 struct prv {
 	int fd;
@@ -53,6 +64,7 @@ struct prv {
 	size_t tlen;
 	uint64_t off; /* file offset of txt[0] */
 	struct tcur tc; /* the time string of the last record */
+	struct big_ent *big; /* BIG_SLOTS */
 	int werr; /* first write error (errno) */
 };
 
@@ -124,47 +136,56 @@ static int prv_header(struct prv *p, int64_t duration)
 
 /* ---- text ---- */
 
-static unsigned ndigits(uint64_t v)
+/* The 8 decimal digits of v < 10^8 as bytes 0-9, the most significant in
+ * the lowest byte (the first in memory): two 4-digit halves, each split
+ * into pairs and the pairs into digits, all lanes at once (the multiply by
+ * 10486 >> 20 divides a lane < 10^4 by 100, 103 >> 10 one < 100 by 10). */
+static inline uint64_t bcd8(uint32_t v)
 {
-	unsigned n = 1;
-	while (v >= 10000) {
-		v /= 10000;
-		n += 4;
-	}
-	if (v >= 1000)
-		return n + 3;
-	if (v >= 100)
-		return n + 2;
-	if (v >= 10)
-		return n + 1;
-	return n;
+	uint64_t x = (v / 10000) | (uint64_t) (v % 10000) << 32;
+	uint64_t q = ((x * 10486) >> 20) & 0x0000007f0000007fu;
+	x = q | (x - 100 * q) << 16;
+	q = ((x * 103) >> 10) & 0x000f000f000f000fu;
+	return q | (x - 10 * q) << 8;
 }
 
-static const char digits2[201] =
-	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-	"8081828384858687888990919293949596979899";
+#define ASCII8 0x3030303030303030u
 
-/* Writes v in decimal at o; returns the end. */
+/* Writes v < 10^8 in decimal at o, storing 8 bytes whatever its length
+ * (the caller has room past the digits); returns the end. */
+static inline char *put_u27(char *o, uint32_t v)
+{
+	uint64_t d = bcd8(v);
+	/* leading zero digits: the low zero bytes (a zero v keeps one) */
+	unsigned lz = d != 0 ? (unsigned) __builtin_ctzll(d) >> 3 : 7;
+	d = (d + ASCII8) >> (lz * 8);
+	memcpy(o, &d, 8);
+	return o + 8 - lz;
+}
+
+/* Writes exactly 8 digits of v < 10^8 (leading zeros kept). */
+static inline char *put_8(char *o, uint32_t v)
+{
+	uint64_t d = bcd8(v) + ASCII8;
+	memcpy(o, &d, 8);
+	return o + 8;
+}
+
+/* Writes v in decimal at o, possibly storing up to 7 bytes past its end;
+ * returns the end. */
 static char *put_u64(char *o, uint64_t v)
 {
-	unsigned n = ndigits(v);
-	char *end = o + n;
-	char *q = end;
-	while (v >= 100) {
-		unsigned k = (unsigned) (v % 100) * 2;
-		v /= 100;
-		*--q = digits2[k + 1];
-		*--q = digits2[k];
-	}
-	if (v >= 10) {
-		unsigned k = (unsigned) v * 2;
-		*--q = digits2[k + 1];
-		*--q = digits2[k];
+	if (v < 100000000)
+		return put_u27(o, (uint32_t) v);
+	uint64_t hi = v / 100000000;
+	uint32_t lo = (uint32_t) (v % 100000000);
+	if (hi < 100000000) {
+		o = put_u27(o, (uint32_t) hi);
 	} else {
-		*--q = (char) ('0' + v);
+		o = put_u27(o, (uint32_t) (hi / 100000000));
+		o = put_8(o, (uint32_t) (hi % 100000000));
 	}
-	return end;
+	return put_8(o, lo);
 }
 
 static char *put_i64(char *o, int64_t v)
@@ -187,17 +208,21 @@ static struct small_str small_nl[1000]; /* "<n>\n" */
 static void small_init(void)
 {
 	for (unsigned i = 0; i < 1000; i++) {
-		char *e = put_u64(small[i].s, i);
-		*e++ = ':';
-		small[i].len = (uint8_t) (e - small[i].s);
-		e = put_u64(small_nl[i].s, i);
-		*e++ = '\n';
-		small_nl[i].len = (uint8_t) (e - small_nl[i].s);
+		char b[16];
+		char *e = put_u64(b, i);
+		size_t n = (size_t) (e - b);
+		memcpy(small[i].s, b, n);
+		small[i].s[n] = ':';
+		small[i].len = (uint8_t) (n + 1);
+		memcpy(small_nl[i].s, b, n);
+		small_nl[i].s[n] = '\n';
+		small_nl[i].len = (uint8_t) (n + 1);
 	}
 }
 
 /* Any step: the previous string advanced by decimal addition when the time
- * grows by less than 10^6, else written anew. */
+ * grows by less than 10^6, else written anew (the common steps are in
+ * time_str). */
 __attribute__((noinline))
 static struct tcur time_str_slow(struct tcur c, int64_t t)
 {
@@ -230,20 +255,57 @@ static struct tcur time_str_slow(struct tcur c, int64_t t)
 	return c;
 }
 
+/* Adds d < 10 to the digit in byte sh / 8 of w, with at most one carry into
+ * the digit before it in the same word; 0 when that is not enough. */
+static inline int word_step(uint64_t *w, unsigned sh, uint64_t d)
+{
+	uint64_t x = *w;
+	if (((x >> sh) & 0xff) + d <= '9') {
+		*w = x + (d << sh);
+		return 1;
+	}
+	/* about every other time step when the time grows by a few ns */
+	if (sh != 0 && ((x >> (sh - 8)) & 0xff) < '9') {
+		*w = x - ((10 - d) << sh) + ((uint64_t) 1 << (sh - 8));
+		return 1;
+	}
+	return 0;
+}
+
+/* The time string advanced to t. Each word is named, not picked by a
+ * pointer: the words then stay in registers in fmt_chunk (in memory, the
+ * 8-byte store of a step followed by the 16-byte load copying two words
+ * out missed store forwarding at every record). */
 static inline void time_str(struct tcur *c, int64_t t)
 {
 	uint64_t d = (uint64_t) t - (uint64_t) c->t;
 	if (c->len > 1 && t > c->t && c->t >= 0 && d < 10) {
 		uint64_t k = c->len - 2; /* the last digit */
 		unsigned sh = (unsigned) (k & 7) * 8;
-		uint64_t *w = k < 8 ? &c->w0 : k < 16 ? &c->w1 : &c->w2;
-		if (((*w >> sh) & 0xff) + d <= '9') {
-			*w += d << sh;
+		if (k < 8 ? word_step(&c->w0, sh, d) : k < 16 ? word_step(&c->w1, sh, d) :
+				word_step(&c->w2, sh, d)) {
 			c->t = t;
 			return;
 		}
 	}
 	*c = time_str_slow(*c, t);
+}
+
+/* Writes "<v>\n" for a value of 1000 or more, or negative, at o (storing
+ * up to 24 bytes); returns the end. */
+static inline char *put_big(struct big_ent *big, char *o, int64_t v)
+{
+	struct big_ent *b = &big[((uint64_t) v * UINT64_C(0x9e3779b97f4a7c15)) >> 56];
+	if (b->v != v) {
+		char tmp[32] = { 0 };
+		char *e = put_i64(tmp, v);
+		*e++ = '\n';
+		memcpy(b->s, tmp, sizeof b->s);
+		b->len = (uint8_t) (e - tmp);
+		b->v = v;
+	}
+	memcpy(o, b->s, sizeof b->s);
+	return o + b->len;
 }
 
 /* Turns n records into text, writing out full buffers; 0 or an errno. */
@@ -294,8 +356,7 @@ static int fmt_chunk(struct prv *p, const struct brec *r, size_t n)
 			memcpy(o, small_nl[v].s, 4);
 			o += small_nl[v].len;
 		} else {
-			o = put_i64(o, v);
-			*o++ = '\n';
+			o = put_big(p->big, o, v);
 		}
 	}
 	p->tlen = (size_t) (o - base);
@@ -332,6 +393,14 @@ static int pick_part(const struct paraver *pv)
 			f = k;
 	return f;
 }
+
+/* The emulation wakes a waiting writer once this many batches are queued,
+ * not at each one: the writer, faster than the emulation, would otherwise
+ * sleep and be woken at every batch (a wake-up costs the emulation thread a
+ * system call and, in a VM, an interrupt to the other CPU). Less than
+ * EMU_BATCH_KEEP, so the writer is awake before the queue is full. */
+#define WAKE_AT 3
+_Static_assert(WAKE_AT < EMU_BATCH_KEEP, "the writer must be woken before the queue is full");
 
 static void bump(struct paraver *pv)
 {
@@ -389,8 +458,9 @@ static int prv_open(struct prv *p, const char *dir, const char *name, size_t nro
 	p->fd = -1;
 	p->path = path_join(dir, name);
 	p->txt = malloc(TXT_BUF);
+	p->big = calloc(BIG_SLOTS, sizeof *p->big);
 	p->rows = calloc(nrows + 1, sizeof *p->rows);
-	if (p->path == NULL || !p->txt || p->rows == NULL) {
+	if (p->path == NULL || !p->txt || p->rows == NULL || p->big == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
@@ -446,6 +516,7 @@ static int prv_close(struct prv *p, int64_t duration, char *err, size_t errlen)
 	}
 	free(p->path);
 	free(p->txt);
+	free(p->big);
 	free(p->rows);
 	memset(p, 0, sizeof *p);
 	p->fd = -1;
@@ -479,7 +550,8 @@ static int paraver_records(void *self, const struct emu_batch *b, char *err, siz
 		}
 		pv->jobs[pv->pushed % EMU_BATCH_KEEP] = j;
 		pv->pushed++;
-		bump(pv);
+		if (pv->pushed - done_upto(pv) >= WAKE_AT)
+			bump(pv);
 		pthread_mutex_unlock(&pv->mu);
 	}
 	for (int f = 0; f < pv->nfiles; f++) {
