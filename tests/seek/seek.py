@@ -221,6 +221,51 @@ def gen_checks(c, tmp):
         f.write(midx[:20])
     dump_from(c, tmp, x0, full, "a truncated merge index",
               f"weft dump: warning: ovni/merge.idx: offset 16: truncated stream record{mtail}")
+    # the layout (idx_format.h): header, stream records, then the section
+    ns = struct.unpack_from("=I", midx, 8)[0]
+    at, rels = 16, []
+    for _ in range(ns):
+        n = struct.unpack_from("=I", midx, at + 8)[0]
+        rels.append(midx[at + 16:at + 16 + n].decode())
+        at += 16 + (n + 7) // 8 * 8
+    sec = at
+    nent = struct.unpack_from("=Q", midx, sec + 8)[0]
+    esize = 24 + 24 * ns
+    ent0 = sec + 16
+    keys = [struct.unpack_from("=q", midx, ent0 + k * esize)[0] for k in range(nent)]
+    used = ent0 + (max(k for k in range(nent) if keys[k] < x0)) * esize
+    nheap = struct.unpack_from("=I", midx, used + 12)[0]
+    c.expect(nheap >= 2, f"the checkpoint before {x0} has {nheap} heap slots")
+    slot0 = used + 24
+    s0, off0 = struct.unpack_from("=I", midx, slot0)[0], struct.unpack_from("=Q", midx, slot0 + 8)[0]
+    obs_s0 = f"ovni/{rels[s0]}/stream.obs"
+    cur = struct.unpack_from("=I", midx, used + 8)[0]
+    obs_cur = f"ovni/{rels[cur]}/stream.obs"
+    size_cur = os.path.getsize(os.path.join(tmp, obs_cur))
+
+    def edited(what, fmt, off, value, warn):
+        bad = bytearray(midx)
+        struct.pack_into(fmt, bad, off, value)
+        with open(mpath, "wb") as f:
+            f.write(bytes(bad))
+        dump_from(c, tmp, x0, full, what, f"weft dump: warning: ovni/merge.idx: {warn}{mtail}")
+
+    edited("a merge index of another version", "=I", 4, 2, "offset 4: unknown version 2")
+    edited("a merge index of another stream count", "=I", 8, ns + 1,
+           f"stale: it has {ns + 1} streams, the trace {ns} (run `weft index` again)")
+    edited("a merge index of another stream", "=B", 32, ord("X"),
+           f"stale: stream 0 is not {rels[0]} (run `weft index` again)")
+    edited("a merge index with too many checkpoints", "=Q", sec + 8, nent + 1,
+           f"offset {sec}: {nent + 1} checkpoints do not fit the file")
+    edited("a merge index without this clock order", "=I", sec, 0,
+           "no section for this clock order")
+    edited("a checkpoint's event that is not there", "=q", slot0 + 16,
+           struct.unpack_from("=q", midx, slot0 + 16)[0] + 1,
+           f"{obs_s0}: offset {off0}: not the event of the checkpoint")
+    edited("a checkpoint naming a stream twice", "=I", slot0 + 24, s0,
+           f"a checkpoint names stream {s0} twice")
+    edited("a checkpoint past a stream's end", "=Q", used + 16, size_cur + 1,
+           f"{obs_cur}: offset {size_cur + 1} is past its end")
     os.unlink(mpath)
     for what, vals in xs.items():
         for x in vals:
