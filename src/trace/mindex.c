@@ -61,10 +61,13 @@ static uint8_t *grow(struct growbuf *b, size_t n)
 	return w;
 }
 
-/* One section: a full read in one order, a checkpoint every spacing bytes. */
+/* One section: a full read in one order, a checkpoint every spacing bytes.
+ * The first (streams not NULL) also records the streams and *ip, the
+ * merge index's path, or returns 1 when path is not the top of its trace
+ * (nothing read). */
 static int write_section(const char *path, const struct weft_open_opts *base, unsigned orders,
 		struct growbuf *out, struct growbuf *streams, size_t *nstreams, int *offsets,
-		char *err, size_t errlen)
+		char **ip, char *err, size_t errlen)
 {
 	struct weft_open_opts o = *base;
 	o.clock = (orders & WEFT_MIDX_ORDER_RAW) ? WEFT_CLOCK_RAW : WEFT_CLOCK_OFFSET;
@@ -75,6 +78,12 @@ static int write_section(const char *path, const struct weft_open_opts *base, un
 	int r = -1;
 	size_t ns = t->nstreams;
 	if (streams != NULL) {
+		if (t->inside) {
+			r = 1;
+			goto out;
+		}
+		if ((*ip = midx_path(t->path)) == NULL)
+			goto oom;
 		*nstreams = ns;
 		*offsets = 0;
 		for (size_t i = 0; i < ns; i++) {
@@ -158,31 +167,19 @@ int weft_write_merge_index(const char *path, const struct weft_open_opts *opts,
 	size_t ns = 0;
 	int offsets = 0, r = -1, fd = -1;
 	char *ip = NULL, *tmp = NULL;
-	/* where it goes: the top of the trace (nothing for a path inside) */
-	struct weft_open_opts quiet = base;
-	quiet.warn = NULL;
-	struct weft_trace *t = weft_open(path, &quiet, err, errlen);
-	if (t == NULL)
-		return -1;
-	int top = !t->inside;
-	ip = top ? midx_path(t->path) : NULL;
-	weft_close(t);
-	if (!top)
-		return 1;
-	if (ip == NULL) {
-		snprintf(err, errlen, "%s: out of memory while writing the merge index", path);
-		return -1;
-	}
-	if (write_section(path, &base, WEFT_MIDX_ORDER_RAW | WEFT_MIDX_ORDER_OFFSET, &body,
-				&streams, &ns, &offsets, err, errlen) < 0)
+	int first = write_section(path, &base, WEFT_MIDX_ORDER_RAW | WEFT_MIDX_ORDER_OFFSET, &body,
+			&streams, &ns, &offsets, &ip, err, errlen);
+	if (first != 0) {
+		r = first; /* 1: not the top of the trace, nothing written */
 		goto out;
+	}
 	unsigned nsec = 1;
 	if (offsets) {
 		/* the first section is the raw order only; the offset order
 		 * gets its own */
 		weft_store_u32(body.p, WEFT_MIDX_ORDER_RAW);
 		if (write_section(path, &base, WEFT_MIDX_ORDER_OFFSET, &body, NULL, &ns,
-					&offsets, err, errlen) < 0)
+					&offsets, NULL, err, errlen) < 0)
 			goto out;
 		nsec = 2;
 	}
