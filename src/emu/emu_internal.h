@@ -120,15 +120,22 @@ struct ev_rt {
 struct disp_ent {
 	_Alignas(64) uint32_t key; /* the MCV's bytes | EMU_DISP_VALID; 0: empty */
 	uint32_t smin, smax;
-	unsigned guard_states, guard_bit;
-	int idx;                   /* the event in m->ev[]; < 0: unknown (as m->disp) */
-	int slow;
-	uint32_t nactions;
-	enum emu_op op0;           /* actions[0].op (EMU_OP_NONE without actions) */
+	uint16_t guard_states, guard_bit;
+	int16_t idx;               /* the event in m->ev[]; < 0: unknown (as m->disp) */
+	uint8_t slow;
+	uint8_t op0;               /* actions[0].op (EMU_OP_NONE without actions) */
+	uint16_t nactions;
+	/* 1: the event's only action is a raw write (op0) of the constant fv
+	 * on engine channel fch, done without the action table (run_event) */
+	uint8_t fast;
+	uint8_t direct;            /* its one action is a task action (run_event) */
+	uint32_t fch;
+	int64_t fv;
 	const struct emu_action *actions;
 	const struct emu_event_desc *d;
 	struct model_rt *m;
 };
+_Static_assert(sizeof(struct disp_ent) == 64, "a dispatch entry takes one cache line");
 #define EMU_DISP_VALID (1u << 24)
 
 struct model_rt {
@@ -213,6 +220,7 @@ struct emu {
 	uint64_t seq;
 	const struct weft_event *ev;
 	size_t cur_thread;
+	int direct; /* raw writes evaluate their views at once (run_event) */
 	const struct emu_event_desc *cur_desc;
 	int64_t dclock;
 	struct qent *q;

@@ -701,8 +701,10 @@ static __attribute__((noinline)) int raw_stack_grow(struct emu *e, struct raw *R
 	return 0;
 }
 
-static inline __attribute__((always_inline)) int raw_write(struct emu *e, size_t t, size_t ch,
-		enum emu_op op, int64_t v, int isnull)
+static inline __attribute__((always_inline)) int raw_views(struct emu *e, size_t t, size_t ch);
+
+static inline __attribute__((always_inline)) int raw_write_q(struct emu *e, size_t t, size_t ch,
+		enum emu_op op, int64_t v, int isnull, int queue)
 {
 	const struct chan *C = &e->chans[ch];
 	struct raw *R = &e->raw[t * e->nchans + ch];
@@ -742,7 +744,17 @@ static inline __attribute__((always_inline)) int raw_write(struct emu *e, size_t
 	R->stamp = e->seq;
 	if (emu_irec(e, kind, t, C->info.prv_type, v, isnull) != 0)
 		return -1;
+	if (!queue)
+		return 0;
+	if (e->direct)
+		return raw_views(e, t, ch);
 	return emu_qpush(e, TRIG_RAW, t, ch);
+}
+
+static inline __attribute__((always_inline)) int raw_write(struct emu *e, size_t t, size_t ch,
+		enum emu_op op, int64_t v, int isnull)
+{
+	return raw_write_q(e, t, ch, op, v, isnull, 1);
 }
 
 int emu_raw_write(struct emu *e, size_t t, size_t ch, enum emu_op op, int64_t v, int isnull)
@@ -1048,6 +1060,67 @@ static int lazy_eval(struct emu *e)
 	return 0;
 }
 
+/* The thread view and the CPU view of channel ch of thread t, evaluated
+ * straight into the record arrays right after its raw write (their first
+ * evaluation in the event): what propagate_raw does, without the queue and
+ * the walk's set-up. For an event whose only action is a raw write of a
+ * constant (most events: fast_raw) and for the writes of a task action
+ * (run_event's `direct`), which change no thread state. */
+static inline __attribute__((always_inline)) int raw_views(struct emu *e, size_t t, size_t ch)
+{
+	const struct chan *C = &e->chans[ch];
+	const struct thr *T = &e->thr[t];
+	struct raw *R = &e->raw[t * e->nchans + ch];
+	int type = C->info.prv_type;
+	if (type == 0)
+		return 0;
+	int64_t time = e->dclock - e->rbase;
+	if ((C->vis >> T->state) & 1u) {
+		/* the thread view (its first evaluation in this event) */
+		struct last *L = &R->tv;
+		L->stamp = e->seq;
+		int isnull = R->depth == 0;
+		uint8_t st = isnull ? 1 : 2;
+		int64_t val = isnull ? 0 : R->val;
+		unsigned pol = C->tpol;
+		if (!(pol == EMU_POL_SKIPDUPNULL ? st == 1 && L->st == 1 :
+				pol == EMU_POL_SKIPDUP && L->st == st && L->v == val)) {
+			L->st = st;
+			L->v = val;
+			if (reserve_recs(e, EMU_FILE_THREAD, 1) != 0)
+				return -1;
+			struct emu_prv_rec *r = &e->prv[EMU_FILE_THREAD][e->nprv[EMU_FILE_THREAD]++];
+			r->time = time;
+			r->value = val;
+			r->row = (uint32_t) t;
+			r->type = type;
+		}
+	}
+	int64_t cpu = T->cpu;
+	if (cpu < 0 || e->cpu[cpu].rsel != (int64_t) t)
+		return 0;
+	/* the CPU view: the running thread's value */
+	struct last *L = &e->cview[(size_t) cpu * e->nchans + ch];
+	L->stamp = e->seq;
+	int isnull = R->depth == 0;
+	uint8_t st = isnull ? 1 : 2;
+	int64_t val = isnull ? 0 : R->val;
+	unsigned pol = C->cpol;
+	if (pol == EMU_POL_SKIPDUPNULL ? st == 1 && L->st == 1 :
+			pol == EMU_POL_SKIPDUP && L->st == st && L->v == val)
+		return 0;
+	L->st = st;
+	L->v = val;
+	if (reserve_recs(e, EMU_FILE_CPU, 1) != 0)
+		return -1;
+	struct emu_prv_rec *r = &e->prv[EMU_FILE_CPU][e->nprv[EMU_FILE_CPU]++];
+	r->time = time;
+	r->value = val;
+	r->row = (uint32_t) cpu;
+	r->type = type;
+	return 0;
+}
+
 /* The views that depend on the writes of the event. */
 static inline int propagate(struct emu *e)
 {
@@ -1056,6 +1129,21 @@ static inline int propagate(struct emu *e)
 	if (e->qlen == 1 && e->q[0].kind == TRIG_RAW)
 		return propagate_raw(e, e->q[0].a, e->q[0].b);
 	return e->qlen != 0 ? propagate_queue(e) : 0;
+}
+
+/* An event whose only action is a raw write of a constant (most events).
+ * Muted, lazy or breakdown runs take the general path. */
+static __attribute__((noinline)) int fast_raw(struct emu *e, size_t t, size_t ch, enum emu_op op,
+		int64_t v)
+{
+	if (__builtin_expect(e->muted || e->nbd != 0, 0)) {
+		if (raw_write(e, t, ch, op, v, 0) != 0 || propagate(e) != 0)
+			return -1;
+		return e->nbd ? emu_bd_commit(e) : 0;
+	}
+	if (raw_write_q(e, t, ch, op, v, 0, 0) != 0)
+		return -1;
+	return raw_views(e, t, ch);
 }
 
 /* ---- the event ---- */
@@ -1203,18 +1291,28 @@ static __attribute__((noinline)) const struct disp_ent *disp_miss(struct emu *e,
 	struct model_rt *m = &e->models[mi];
 	int idx = m->disp[(key >> 8 & 0xff) << 8 | (key >> 16 & 0xff)];
 	struct disp_ent *D = idx >= 0 ? &e->dtab[disp_slot(key)] : tmp;
-	*D = (struct disp_ent) { .key = key, .guard_states = m->guard_states,
-		.guard_bit = m->guard_bit, .idx = idx, .op0 = EMU_OP_NONE, .m = m };
+	*D = (struct disp_ent) { .key = key, .guard_states = (uint16_t) m->guard_states,
+		.guard_bit = (uint16_t) m->guard_bit, .idx = (int16_t) idx, .op0 = EMU_OP_NONE,
+		.m = m };
 	if (idx >= 0) {
 		const struct ev_rt *E = &m->ev[idx];
 		D->smin = E->smin;
 		D->smax = E->smax;
-		D->slow = E->slow;
-		D->nactions = (uint32_t) E->nactions;
+		D->slow = (uint8_t) E->slow;
+		D->nactions = (uint16_t) E->nactions;
 		D->actions = E->actions;
 		if (E->nactions > 0)
-			D->op0 = E->actions[0].op;
+			D->op0 = (uint8_t) E->actions[0].op;
 		D->d = E->d;
+		const struct emu_action *a = E->actions;
+		if (E->nactions == 1 && (a->op == EMU_OP_SET || a->op == EMU_OP_PUSH ||
+				a->op == EMU_OP_POP) && a->sel.src == EMU_VAL_NULL &&
+				a->val.src == EMU_VAL_CONST) {
+			D->fast = 1;
+			D->fch = (uint32_t) m->chan_of_desc[a->chan];
+			D->fv = a->val.k;
+		}
+		D->direct = E->nactions == 1 && a->op == EMU_OP_TASK;
 	}
 	return D;
 }
@@ -1247,10 +1345,22 @@ static int run_event(struct emu *e, size_t t)
 		if (r != 0)
 			return r < 0 ? -1 : 0;
 	}
+	if (D->fast)
+		return fast_raw(e, t, D->fch, (enum emu_op) D->op0, D->fv);
 	/* the first action's op from the entry: the jump waits for no load
 	 * of the action */
-	if (D->nactions > 0 && apply_action(e, t, m, D->d, &D->actions[0], D->op0) != 0)
+	/* A task action's raw writes evaluate their views as they are made
+	 * (it changes no thread state, and each channel is written at most
+	 * once an event): not with views muted or lazy, breakdown inputs, or
+	 * threads that lost events (whose refused events are skipped, and a
+	 * view evaluated before the refusal would be out of step). */
+	e->direct = D->direct && !(e->muted | (e->nbd != 0) | (e->loss != NULL));
+	if (D->nactions > 0 && apply_action(e, t, m, D->d, &D->actions[0],
+			(enum emu_op) D->op0) != 0) {
+		e->direct = 0;
 		return -1;
+	}
+	e->direct = 0;
 	for (size_t i = 1; i < D->nactions; i++)
 		if (apply_action(e, t, m, D->d, &D->actions[i], D->actions[i].op) != 0)
 			return -1;
