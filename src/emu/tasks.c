@@ -8,6 +8,7 @@
  * (x X e E p r), and the model's view channels are set or cleared from it.
  */
 #include <inttypes.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,11 +23,18 @@ static const char *const bstate_names[] = { "Created", "Running", "Paused", "Dea
 
 struct task;
 
+/* A body: the one body of a task (b1, inside its task) or one of the bodies
+ * of a parallel task (inside a struct pbody). */
 struct body {
-	struct task *task;
 	uint32_t id;
 	uint8_t state;
 	uint8_t used; /* executed at least once */
+	uint8_t own;  /* 1: the b1 of its task; 0: in a struct pbody */
+};
+
+struct pbody {
+	struct body b;
+	struct task *task;
 };
 
 struct ttype {
@@ -35,18 +43,26 @@ struct ttype {
 	int64_t gid;
 };
 
-/* 64 bytes: a trace may create millions, and each is fresh memory. */
+/* 32 bytes: a trace may create millions, and each is fresh memory (the
+ * kernel zeroes it, and a VM's host may fault it in). */
 struct task {
-	struct task *next;  /* hash chain */
-	const struct ttype *type; /* owned by the process's type list, never moved */
-	struct body **pb;   /* parallel: bodies by creation */
-	struct body b1;     /* non-parallel: the one body */
+	uint32_t next;      /* hash chain: the next task's number + 1, 0: none */
 	uint32_t id;
 	uint32_t proc;
 	uint32_t flags;
-	uint32_t npb, cappb;
+	const struct ttype *type; /* owned by the process's type list, never moved */
+	union {
+		struct body b1; /* non-parallel: the one body */
+		uint32_t par;   /* parallel: its bodies, T->par[par] */
+	} u;
 };
-_Static_assert(sizeof(struct task) <= 64, "a task takes one cache line");
+_Static_assert(sizeof(struct task) == 32, "two tasks take one cache line");
+
+/* The bodies of a parallel task, by creation. */
+struct par {
+	struct pbody **pb;
+	uint32_t npb, cap;
+};
 
 struct tlist {
 	struct ttype **v;
@@ -58,20 +74,19 @@ struct bstack {
 	size_t n, cap;
 };
 
-#define SLAB_TASKS 65536
-
-struct slab {
-	struct slab *next;
-	size_t used;
-	struct task t[SLAB_TASKS];
-};
+/* Tasks are numbered in creation order; number n is task n % SLAB_TASKS
+ * of slab n / SLAB_TASKS. */
+#define SLAB_SHIFT 16
+#define SLAB_TASKS (1u << SLAB_SHIFT)
 
 struct tasks_rt {
 	struct tlist *types;   /* per process */
-	struct task **tab;     /* hash of (proc, id), chained */
+	uint32_t *tab;         /* hash of (proc, id): a task's number + 1, chained */
 	size_t mask, count;
-	struct slab *slabs;    /* the tasks, freed a slab at a time */
-	size_t nparallel;      /* tasks with bodies of their own (pb) to free */
+	struct task **slabs;   /* SLAB_TASKS tasks each */
+	size_t nslabs, slabcap;
+	struct par *par;       /* the bodies of the parallel tasks */
+	size_t npar, parcap;
 	struct bstack *stacks; /* per thread */
 	struct task *ev_task;  /* the task of the current event */
 	uint64_t ev_seq;
@@ -169,17 +184,15 @@ void emu_tasks_destroy(struct model_rt *m)
 	struct tasks_rt *T = m->tasks;
 	if (T == NULL)
 		return;
-	for (struct slab *sl = T->slabs; sl != NULL;) {
-		struct slab *n = sl->next;
-		for (size_t i = 0; i < sl->used && T->nparallel > 0; i++) {
-			struct task *k = &sl->t[i];
-			for (size_t b = 0; b < k->npb; b++)
-				free(k->pb[b]);
-			free(k->pb);
-		}
-		free(sl);
-		sl = n;
+	for (size_t i = 0; i < T->nslabs; i++)
+		free(T->slabs[i]);
+	free(T->slabs);
+	for (size_t i = 0; i < T->npar; i++) {
+		for (size_t b = 0; b < T->par[i].npb; b++)
+			free(T->par[i].pb[b]);
+		free(T->par[i].pb);
 	}
+	free(T->par);
 	free(T->tab);
 	if (T->types != NULL) {
 		for (size_t p = 0; p < T->nprocs; p++) {
@@ -216,14 +229,28 @@ static void *huge_alloc(size_t size)
 }
 
 /* n zeroed pointers of the task table. */
-static struct task **table_alloc(size_t n)
+static uint32_t *table_alloc(size_t n)
 {
-	if (n * sizeof(struct task *) < HUGE_PAGE)
-		return calloc(n, sizeof(struct task *));
-	struct task **t = huge_alloc(n * sizeof *t);
+	if (n * sizeof(uint32_t) < HUGE_PAGE)
+		return calloc(n, sizeof(uint32_t));
+	uint32_t *t = huge_alloc(n * sizeof *t);
 	if (t != NULL)
 		memset(t, 0, n * sizeof *t);
 	return t;
+}
+
+/* Task number n. */
+static inline struct task *task_at(const struct tasks_rt *T, uint32_t n)
+{
+	return &T->slabs[n >> SLAB_SHIFT][n & (SLAB_TASKS - 1)];
+}
+
+/* The task of a body. */
+static inline struct task *body_task(const struct body *b)
+{
+	if (b->own)
+		return (struct task *) (void *) ((char *) (uintptr_t) b - offsetof(struct task, u.b1));
+	return ((const struct pbody *) (const void *) b)->task;
 }
 
 /* Consecutive ids (a runtime numbers its tasks) take consecutive slots, so
@@ -238,25 +265,30 @@ static size_t task_hash(size_t proc, uint32_t id, size_t mask)
 
 static struct task *task_find(const struct tasks_rt *T, size_t proc, uint32_t id)
 {
-	for (struct task *k = T->tab[task_hash(proc, id, T->mask)]; k != NULL; k = k->next)
+	for (uint32_t n = T->tab[task_hash(proc, id, T->mask)]; n != 0;) {
+		struct task *k = task_at(T, n - 1);
 		if (k->id == id && k->proc == proc)
 			return k;
+		n = k->next;
+	}
 	return NULL;
 }
 
-static int task_insert(struct tasks_rt *T, struct task *k)
+/* Inserts task number num (its id and process set) in the table. */
+static int task_insert(struct tasks_rt *T, uint32_t num)
 {
 	if (T->count + 1 > T->mask + 1) {
 		size_t nm = T->mask * 2 + 1;
-		struct task **nt = table_alloc(nm + 1);
+		uint32_t *nt = table_alloc(nm + 1);
 		if (nt == NULL)
 			return -1;
 		for (size_t i = 0; i <= T->mask; i++) {
-			struct task *x = T->tab[i];
-			while (x != NULL) {
-				struct task *n = x->next;
-				size_t h = task_hash(x->proc, x->id, nm);
-				x->next = nt[h];
+			uint32_t x = T->tab[i];
+			while (x != 0) {
+				struct task *k = task_at(T, x - 1);
+				uint32_t n = k->next;
+				size_t h = task_hash(k->proc, k->id, nm);
+				k->next = nt[h];
 				nt[h] = x;
 				x = n;
 			}
@@ -265,9 +297,10 @@ static int task_insert(struct tasks_rt *T, struct task *k)
 		T->tab = nt;
 		T->mask = nm;
 	}
+	struct task *k = task_at(T, num);
 	size_t h = task_hash(k->proc, k->id, T->mask);
 	k->next = T->tab[h];
-	T->tab[h] = k;
+	T->tab[h] = num + 1;
 	T->count++;
 	return 0;
 }
@@ -378,60 +411,70 @@ int emu_act_task_create(struct emu *e, size_t t, struct model_rt *m, const struc
 	if (ty == NULL)
 		return emu_fail(e, "task %" PRIu32 ": task type %" PRIu32 " does not exist in process %d",
 				id, type, e->thr[t].pid);
-	if (T->slabs == NULL || T->slabs->used == SLAB_TASKS) {
-		struct slab *sl = huge_alloc(sizeof *sl);
-		if (sl == NULL)
+	if (T->count >= UINT32_MAX - 1)
+		return emu_fail(e, "too many tasks (%zu)", T->count);
+	uint32_t num = (uint32_t) T->count;
+	if ((num & (SLAB_TASKS - 1)) == 0 && (num >> SLAB_SHIFT) == T->nslabs) {
+		struct task *sl = NULL;
+		if (emu_grow((void **) &T->slabs, &T->slabcap, T->nslabs + 1, sizeof *T->slabs) != 0 ||
+				(sl = huge_alloc(SLAB_TASKS * sizeof *sl)) == NULL)
 			return emu_fail(e, "out of memory");
-		sl->used = 0;
-		sl->next = T->slabs;
-		T->slabs = sl;
+		T->slabs[T->nslabs++] = sl;
 	}
-	struct task *k = &T->slabs->t[T->slabs->used++];
-	memset(k, 0, sizeof *k);
-	k->id = id;
-	k->proc = (uint32_t) proc;
-	k->type = ty;
-	k->flags = a->task_flags & (EMU_TF_PARALLEL | EMU_TF_RESURRECT | EMU_TF_PAUSE |
+	uint32_t flags = a->task_flags & (EMU_TF_PARALLEL | EMU_TF_RESURRECT | EMU_TF_PAUSE |
 			EMU_TF_RELAX);
-	k->b1.id = 1;
-	k->b1.task = k;
-	if (task_insert(T, k) != 0) {
-		T->slabs->used--;
+	uint32_t par = 0;
+	if (flags & EMU_TF_PARALLEL) {
+		if (emu_grow((void **) &T->par, &T->parcap, T->npar + 1, sizeof *T->par) != 0)
+			return emu_fail(e, "out of memory");
+		par = (uint32_t) T->npar;
+		T->par[T->npar++] = (struct par) { NULL, 0, 0 };
+	}
+	struct task *k = task_at(T, num);
+	*k = (struct task) { .id = id, .proc = (uint32_t) proc, .flags = flags, .type = ty };
+	if (flags & EMU_TF_PARALLEL)
+		k->u.par = par;
+	else
+		k->u.b1 = (struct body) { .id = 1, .own = 1 };
+	if (task_insert(T, num) != 0) {
+		if (flags & EMU_TF_PARALLEL)
+			T->npar--;
 		return emu_fail(e, "out of memory");
 	}
 	return 0;
 }
 
-static struct body *body_find(struct task *k, uint32_t bid)
+static struct body *body_find(const struct tasks_rt *T, struct task *k, uint32_t bid)
 {
 	if (!(k->flags & EMU_TF_PARALLEL))
-		return k->b1.used ? &k->b1 : NULL;
-	for (size_t i = 0; i < k->npb; i++)
-		if (k->pb[i]->id == bid)
-			return k->pb[i];
+		return k->u.b1.used ? &k->u.b1 : NULL;
+	const struct par *P = &T->par[k->u.par];
+	for (size_t i = 0; i < P->npb; i++)
+		if (P->pb[i]->b.id == bid)
+			return &P->pb[i]->b;
 	return NULL;
 }
 
 static struct body *body_new(struct emu *e, struct tasks_rt *T, struct task *k, uint32_t bid)
 {
 	if (!(k->flags & EMU_TF_PARALLEL)) {
-		k->b1.used = 1;
-		return &k->b1;
+		k->u.b1.used = 1;
+		return &k->u.b1;
 	}
-	struct body *b = calloc(1, sizeof *b);
-	size_t cap = k->cappb;
-	if (b == NULL || emu_grow((void **) &k->pb, &cap, k->npb + 1, sizeof *k->pb) != 0) {
+	struct par *P = &T->par[k->u.par];
+	struct pbody *b = calloc(1, sizeof *b);
+	size_t cap = P->cap;
+	if (b == NULL || emu_grow((void **) &P->pb, &cap, P->npb + 1, sizeof *P->pb) != 0) {
 		free(b);
 		emu_fail(e, "out of memory");
 		return NULL;
 	}
-	b->id = bid;
+	b->b.id = bid;
+	b->b.used = 1;
 	b->task = k;
-	b->used = 1;
-	k->cappb = (uint32_t) cap;
-	k->pb[k->npb++] = b;
-	T->nparallel += k->npb == 1;
-	return b;
+	P->cap = (uint32_t) cap;
+	P->pb[P->npb++] = b;
+	return &b->b;
 }
 
 static struct body *running(struct tasks_rt *T, size_t t)
@@ -447,15 +490,15 @@ static int view_write(struct emu *e, size_t t, struct model_rt *m, const struct 
 {
 	const struct emu_tasks_desc *td = &m->desc->tasks;
 	const struct emu_proc *P = &e->sys->procs[e->thr[t].proc];
-	if (b != NULL && b->task->id == 0 && td->nview > 0)
+	if (b != NULL && body_task(b)->id == 0 && td->nview > 0)
 		return emu_fail(e, "task id 0 cannot run");
 	for (size_t i = 0; i < td->nview; i++) {
 		size_t ch = m->chan_of_desc[td->view[i].chan];
 		int64_t v = 0;
 		switch (td->view[i].src) {
 		case EMU_TSRC_BODY_ID: v = b ? b->id : 0; break;
-		case EMU_TSRC_TASK_ID: v = b ? b->task->id : 0; break;
-		case EMU_TSRC_TYPE_GID: v = b ? b->task->type->gid : 0; break;
+		case EMU_TSRC_TASK_ID: v = b ? body_task(b)->id : 0; break;
+		case EMU_TSRC_TYPE_GID: v = b ? body_task(b)->type->gid : 0; break;
 		case EMU_TSRC_APP_ID: v = P->app_id; break;
 		case EMU_TSRC_RANK1:
 			if (P->rank < 0)
@@ -502,7 +545,7 @@ int emu_act_task(struct emu *e, size_t t, struct model_rt *m, const struct emu_a
 	}
 	struct bstack *s = &T->stacks[t];
 	struct body *before = running(T, t);
-	struct body *b = body_find(k, bid);
+	struct body *b = body_find(T, k, bid);
 	char bname[64];
 #define BNAME (snprintf(bname, sizeof bname, "body %" PRIu32 " of task %" PRIu32, bid, id), bname)
 	if (a->task_op != EMU_TASK_EXECUTE) {
@@ -521,14 +564,14 @@ int emu_act_task(struct emu *e, size_t t, struct model_rt *m, const struct emu_a
 		if (b != NULL && b->state != B_DEAD && b->state != B_CREATED)
 			return emu_fail(e, "cannot execute %s: it is %s", BNAME, bstate_names[b->state]);
 		if (before != NULL) {
-			if (!(before->task->flags & EMU_TF_RELAX))
+			if (!(body_task(before)->flags & EMU_TF_RELAX))
 				return emu_fail(e, "cannot execute %s over body %" PRIu32 " of task %" PRIu32
 						", which is running on thread %s", BNAME, before->id,
-						before->task->id, emu_tname(e, t));
+						body_task(before)->id, emu_tname(e, t));
 			if (!T->relax_warned)
 				emu_warn(e, t, "%s runs over body %" PRIu32 " of task %" PRIu32 " (nested "
 						"without a pause; warned once)", BNAME, before->id,
-						before->task->id);
+						body_task(before)->id);
 			T->relax_warned = 1;
 		}
 		if (b == NULL && (b = body_new(e, T, k, bid)) == NULL)
@@ -579,8 +622,8 @@ int emu_act_task(struct emu *e, size_t t, struct model_rt *m, const struct emu_a
 		return view_write(e, t, m, after);
 	case 'X':
 	case 'E':
-		if (before != NULL && after != NULL && before->task == after->task)
-			return emu_fail(e, "task %" PRIu32 " switches to itself", after->task->id);
+		if (before != NULL && after != NULL && body_task(before) == body_task(after))
+			return emu_fail(e, "task %" PRIu32 " switches to itself", body_task(after)->id);
 		return view_write(e, t, m, after);
 	default:
 		return view_write(e, t, m, NULL);
