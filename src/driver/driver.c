@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -504,6 +505,17 @@ static int has_region_event(const struct weft_event *evs, long n)
 	return 0;
 }
 
+/* User (sys 0) or system (sys 1) CPU time of the calling thread or of the
+ * process. */
+static double cpu_s(int who, int sys)
+{
+	struct rusage ru;
+	if (getrusage(who, &ru) != 0)
+		return 0.0;
+	const struct timeval *tv = sys ? &ru.ru_stime : &ru.ru_utime;
+	return (double) tv->tv_sec + (double) tv->tv_usec / 1e6;
+}
+
 /* One run. With `held` (a run in file order, sort is WEFT_SORT_NONE), the
  * run is given up and RUN_AGAIN returned when it meets an event of an
  * unordered region (OU) or fails in any way before the end of the trace:
@@ -626,9 +638,12 @@ static int run_once(const struct weft_emulate_opts *o, enum weft_sort sort, stru
 	}
 	if (getenv("WEFT_EMU_TIMING") != NULL) {
 		double dt = now_s() - t0;
-		fprintf(stderr, "weft emu: %" PRIu64 " events in %.2f s (%.2f M events/s)\n",
+		fprintf(stderr, "weft emu: %" PRIu64 " events in %.2f s (%.2f M events/s); CPU "
+				"(user + system): emulation thread %.3f + %.3f s, process %.3f + %.3f s\n",
 				emu_nevents(R.emu), dt,
-				dt > 0 ? (double) emu_nevents(R.emu) / 1e6 / dt : 0.0);
+				dt > 0 ? (double) emu_nevents(R.emu) / 1e6 / dt : 0.0,
+				cpu_s(RUSAGE_THREAD, 0), cpu_s(RUSAGE_THREAD, 1), cpu_s(RUSAGE_SELF, 0),
+				cpu_s(RUSAGE_SELF, 1));
 	}
 	run_free(&R);
 	return status;
