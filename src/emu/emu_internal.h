@@ -301,6 +301,10 @@ int emu_grow(void **p, size_t *cap, size_t need, size_t elem);
 int emu_get_val(struct emu *e, const struct emu_val *v, int64_t *out, int *isnull);
 /* A raw write on channel ch of thread t (op: EMU_OP_SET, PUSH or POP). */
 int emu_raw_write(struct emu *e, size_t t, size_t ch, enum emu_op op, int64_t v, int isnull);
+/* n raw SETs of thread t (channels ch[], values v[], all null when isnull),
+ * in order: n emu_raw_write calls. */
+int emu_raw_set_n(struct emu *e, size_t t, const size_t *ch, const int64_t *v, size_t n,
+		int isnull);
 /* The window's start: the state at T0 written at T0; unmutes. */
 int emu_win_snapshot(struct emu *e);
 /* Room for n more Paraver records of view file (0, or -1: out of memory). */

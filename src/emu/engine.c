@@ -762,6 +762,7 @@ int emu_raw_write(struct emu *e, size_t t, size_t ch, enum emu_op op, int64_t v,
 	return raw_write(e, t, ch, op, v, isnull);
 }
 
+
 /* A value of an action: constants inline, the rest by emu_get_val. */
 static inline int get_val(struct emu *e, const struct emu_val *v, int64_t *out, int *isnull)
 {
@@ -1129,6 +1130,85 @@ static inline int propagate(struct emu *e)
 	if (e->qlen == 1 && e->q[0].kind == TRIG_RAW)
 		return propagate_raw(e, e->q[0].a, e->q[0].b);
 	return e->qlen != 0 ? propagate_queue(e) : 0;
+}
+
+int emu_raw_set_n(struct emu *e, size_t t, const size_t *ch, const int64_t *v, size_t n,
+		int isnull)
+{
+	if (!e->direct) {
+		for (size_t i = 0; i < n; i++)
+			if (raw_write(e, t, ch[i], EMU_OP_SET, v[i], isnull) != 0)
+				return -1;
+		return 0;
+	}
+	/* direct: each write then its views, as raw_write and raw_views one
+	 * after the other, with what they share loaded once */
+	const struct thr *T = &e->thr[t];
+	const struct chan *chans = e->chans;
+	struct raw *Rt = &e->raw[t * e->nchans];
+	int64_t cpu = T->cpu;
+	int oncpu = cpu >= 0 && e->cpu[cpu].rsel == (int64_t) t;
+	struct last *Lc = oncpu ? &e->cview[(size_t) cpu * e->nchans] : NULL;
+	if (reserve_recs(e, EMU_FILE_THREAD, n) != 0 || reserve_recs(e, EMU_FILE_CPU, n) != 0)
+		return -1;
+	struct emu_prv_rec *rt = e->prv[EMU_FILE_THREAD], *rc = e->prv[EMU_FILE_CPU];
+	size_t nt = e->nprv[EMU_FILE_THREAD], nc = e->nprv[EMU_FILE_CPU];
+	const int64_t time = e->dclock - e->rbase;
+	const uint64_t seq = e->seq;
+	const unsigned state = T->state;
+	int r = 0;
+	for (size_t i = 0; i < n; i++) {
+		size_t c = ch[i];
+		const struct chan *C = &chans[c];
+		struct raw *R = &Rt[c];
+		int64_t x = v[i];
+		if (__builtin_expect((x == 0 && !isnull && !C->zero_ok) || R->stamp == seq ||
+				C->kind != EMU_CHAN_SINGLE || (C->refuse_dup &&
+				(isnull ? R->depth == 0 : R->depth == 1 && R->val == x)), 0)) {
+			r = raw_refuse(e, t, c, EMU_OP_SET, x, isnull);
+			break;
+		}
+		emu_acc(e, t, c, R);
+		R->depth = isnull ? 0 : 1;
+		R->val = isnull ? 0 : x;
+		R->stamp = seq;
+		if (emu_irec(e, EMU_REC_RAW_SET, t, C->info.prv_type, x, isnull) != 0) {
+			r = -1;
+			break;
+		}
+		int type = C->info.prv_type;
+		if (type == 0)
+			continue;
+		int64_t val = isnull ? 0 : x;
+		uint8_t st = isnull ? 1 : 2;
+		if ((C->vis >> state) & 1u) {
+			struct last *L = &R->tv;
+			L->stamp = seq;
+			unsigned pol = C->tpol;
+			if (!(pol == EMU_POL_SKIPDUPNULL ? st == 1 && L->st == 1 :
+					pol == EMU_POL_SKIPDUP && L->st == st && L->v == val)) {
+				L->st = st;
+				L->v = val;
+				rt[nt++] = (struct emu_prv_rec) { .time = time, .value = val,
+					.row = (uint32_t) t, .type = type };
+			}
+		}
+		if (Lc != NULL) {
+			struct last *L = &Lc[c];
+			L->stamp = seq;
+			unsigned pol = C->cpol;
+			if (!(pol == EMU_POL_SKIPDUPNULL ? st == 1 && L->st == 1 :
+					pol == EMU_POL_SKIPDUP && L->st == st && L->v == val)) {
+				L->st = st;
+				L->v = val;
+				rc[nc++] = (struct emu_prv_rec) { .time = time, .value = val,
+					.row = (uint32_t) cpu, .type = type };
+			}
+		}
+	}
+	e->nprv[EMU_FILE_THREAD] = nt;
+	e->nprv[EMU_FILE_CPU] = nc;
+	return r;
 }
 
 /* An event whose only action is a raw write of a constant (most events).

@@ -492,6 +492,9 @@ static int view_write(struct emu *e, size_t t, struct model_rt *m, const struct 
 	const struct emu_proc *P = &e->sys->procs[e->thr[t].proc];
 	if (b != NULL && body_task(b)->id == 0 && td->nview > 0)
 		return emu_fail(e, "task id 0 cannot run");
+	size_t chs[EMU_TASK_VIEW_MAX];
+	int64_t vs[EMU_TASK_VIEW_MAX];
+	size_t n = 0;
 	for (size_t i = 0; i < td->nview; i++) {
 		size_t ch = m->chan_of_desc[td->view[i].chan];
 		int64_t v = 0;
@@ -506,10 +509,10 @@ static int view_write(struct emu *e, size_t t, struct model_rt *m, const struct 
 			v = P->rank + 1;
 			break;
 		}
-		if (emu_raw_write(e, t, ch, EMU_OP_SET, v, b == NULL) != 0)
-			return -1;
+		chs[n] = ch;
+		vs[n++] = v;
 	}
-	return 0;
+	return emu_raw_set_n(e, t, chs, vs, n, b == NULL);
 }
 
 static const char *const op_names[] = { "execute", "end", "pause", "resume" };
