@@ -1211,9 +1211,10 @@ int emu_raw_set_n(struct emu *e, size_t t, const size_t *ch, const int64_t *v, s
 	return r;
 }
 
-/* An event whose only action is a raw write of a constant (most events).
+/* An event whose only action is a raw write of a constant (most events),
+ * inlined in run_event.
  * Muted, lazy or breakdown runs take the general path. */
-static __attribute__((noinline)) int fast_raw(struct emu *e, size_t t, size_t ch, enum emu_op op,
+static inline __attribute__((always_inline)) int fast_raw(struct emu *e, size_t t, size_t ch, enum emu_op op,
 		int64_t v)
 {
 	if (__builtin_expect(e->muted || e->nbd != 0, 0)) {
