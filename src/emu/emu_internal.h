@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "emu.h"
 
@@ -303,6 +304,9 @@ void emu_warn(struct emu *e, size_t thread, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 int emu_grow(void **p, size_t *cap, size_t need, size_t elem);
 int emu_get_val(struct emu *e, const struct emu_val *v, int64_t *out, int *isnull);
+/* emu_get_val with a 32-bit unsigned payload field (task ids) inline. */
+static inline int emu_get_val_u32(struct emu *e, const struct emu_val *v, int64_t *out,
+		int *isnull);
 /* A raw write on channel ch of thread t (op: EMU_OP_SET, PUSH or POP). */
 int emu_raw_write(struct emu *e, size_t t, size_t ch, enum emu_op op, int64_t v, int isnull);
 /* n raw SETs of thread t (channels ch[], values v[], all null when isnull),
@@ -318,6 +322,20 @@ int emu_irec_add(struct emu *e, int kind, size_t row, int type, int64_t value, i
 /* The value the CPU view of channel ch on CPU c has now (R(C)'s raw value,
  * or the channel's fallback without a running thread). */
 void emu_cview_value(const struct emu *e, size_t c, size_t ch, int *isnull, int64_t *v);
+
+static inline int emu_get_val_u32(struct emu *e, const struct emu_val *v, int64_t *out,
+		int *isnull)
+{
+	const struct weft_event *ev = e->ev;
+	if (__builtin_expect(v->src == EMU_VAL_U32 && (uint64_t) v->k + 4 <= ev->payload_size, 1)) {
+		uint32_t x;
+		memcpy(&x, ev->payload + v->k, 4);
+		*out = x;
+		*isnull = 0;
+		return 0;
+	}
+	return emu_get_val(e, v, out, isnull);
+}
 
 static inline int emu_qpush(struct emu *e, uint32_t kind, size_t a, size_t b)
 {

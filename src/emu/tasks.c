@@ -88,6 +88,7 @@ struct tasks_rt {
 	struct par *par;       /* the bodies of the parallel tasks */
 	size_t npar, parcap;
 	struct bstack *stacks; /* per thread */
+	size_t view_ch[EMU_TASK_VIEW_MAX]; /* the engine channel of each task view */
 	struct task *ev_task;  /* the task of the current event */
 	uint64_t ev_seq;
 	int relax_warned;
@@ -172,6 +173,8 @@ int emu_tasks_create(struct emu *e, struct model_rt *m)
 	T->nthreads = e->nthreads;
 	T->types = calloc(e->sys->nprocs + 1, sizeof *T->types);
 	T->stacks = calloc(e->nthreads + 1, sizeof *T->stacks);
+	for (size_t i = 0; i < m->desc->tasks.nview && i < EMU_TASK_VIEW_MAX; i++)
+		T->view_ch[i] = m->chan_of_desc[m->desc->tasks.view[i].chan];
 	T->mask = 255;
 	T->tab = calloc(T->mask + 1, sizeof *T->tab);
 	if (T->types == NULL || T->stacks == NULL || T->tab == NULL)
@@ -495,13 +498,15 @@ static int view_write(struct emu *e, size_t t, struct model_rt *m, const struct 
 	size_t chs[EMU_TASK_VIEW_MAX];
 	int64_t vs[EMU_TASK_VIEW_MAX];
 	size_t n = 0;
+	const struct tasks_rt *T = m->tasks;
+	const struct task *k = b != NULL ? body_task(b) : NULL;
 	for (size_t i = 0; i < td->nview; i++) {
-		size_t ch = m->chan_of_desc[td->view[i].chan];
+		size_t ch = T->view_ch[i];
 		int64_t v = 0;
 		switch (td->view[i].src) {
 		case EMU_TSRC_BODY_ID: v = b ? b->id : 0; break;
-		case EMU_TSRC_TASK_ID: v = b ? body_task(b)->id : 0; break;
-		case EMU_TSRC_TYPE_GID: v = b ? body_task(b)->type->gid : 0; break;
+		case EMU_TSRC_TASK_ID: v = k ? k->id : 0; break;
+		case EMU_TSRC_TYPE_GID: v = k ? k->type->gid : 0; break;
 		case EMU_TSRC_APP_ID: v = P->app_id; break;
 		case EMU_TSRC_RANK1:
 			if (P->rank < 0)
@@ -524,9 +529,9 @@ int emu_act_task(struct emu *e, size_t t, struct model_rt *m, const struct emu_a
 	size_t proc = e->thr[t].proc;
 	int64_t idv, bidv = 0;
 	int isnull;
-	if (emu_get_val(e, &a->val, &idv, &isnull) != 0)
+	if (emu_get_val_u32(e, &a->val, &idv, &isnull) != 0)
 		return -1;
-	if (td->body_from_payload && emu_get_val(e, &a->arg, &bidv, &isnull) != 0)
+	if (td->body_from_payload && emu_get_val_u32(e, &a->arg, &bidv, &isnull) != 0)
 		return -1;
 	uint32_t id = (uint32_t) idv;
 	struct task *k = task_find(T, proc, id);
