@@ -20,12 +20,14 @@
  * the kernel about a fifth less than writes at any offset (measured on
  * ext4). A piece stays small enough to be copied from the cache. */
 #define WRITE_ALIGN (1u << 17)
+/* More than a record's text (at most 73 bytes) and than the bytes stored
+ * from its start (at most 80: fields are copied by whole words). */
 #define PRV_MAX_LINE 128
 #define TXT_BUF (WRITE_ALIGN + PRV_MAX_LINE)
 
-/* "2:0:1:1:<row>:" for each row, built once. */
+/* "2:0:1:1:<row>:" for each row, built once (32 bytes: an index is a shift). */
 struct prefix {
-	char s[30];
+	char s[31];
 	uint8_t len;
 };
 
@@ -33,10 +35,16 @@ struct prefix {
  * (24 bytes). fmt_chunk keeps them in registers and copies them out with
  * word stores; the common step (the last digit grows without a carry) is an
  * add on one word, so no byte store is ever followed by a wider load of the
- * same bytes (a store-forwarding stall per record). */
+ * same bytes (a store-forwarding stall per record). The word holding the
+ * last digit is kept apart (a) and stored last, over its stale copy among
+ * w0-w2: a step changes one register, whichever word it is. */
 struct tcur {
 	uint64_t w0, w1, w2;
-	uint64_t len; /* bytes in use, 0: not set */
+	uint64_t a;    /* the word holding the last digit */
+	uint64_t ka;   /* its byte offset in the string: 0, 8 or 16 */
+	uint64_t sh;   /* the last digit's bit offset in a */
+	uint64_t dlim; /* a step by less than dlim may be made in a: 10, or 0 */
+	uint64_t len;  /* bytes in use */
 	int64_t t;
 };
 
@@ -242,13 +250,24 @@ static char *put_i64(char *o, int64_t v)
 	return put_u64(o, (uint64_t) v);
 }
 
-/* "<n>:" for the small type numbers (filled before any thread starts). */
-struct small_str {
-	char s[4];
-	uint8_t len;
-};
-static struct small_str small[1000];    /* "<n>:" */
-static struct small_str small_nl[1000]; /* "<n>\n" */
+/* "<n>:" and "<n>\n" for n < 1000 (filled before any thread starts), in
+ * the low bytes of a word, with their length in its top byte: one load, one
+ * store of the whole word (the bytes past the text are overwritten by the
+ * next field or lie past the end of the text). */
+static uint64_t small[1000];    /* "<n>:" */
+static uint64_t small_nl[1000]; /* "<n>\n" */
+
+static uint64_t small_word(const char *b, size_t n, char end)
+{
+	unsigned char w[8] = { 0 };
+	memcpy(w, b, n);
+	w[n] = (unsigned char) end;
+	w[7] = (unsigned char) (n + 1);
+	uint64_t x = 0;
+	for (int k = 7; k >= 0; k--)
+		x = x << 8 | w[k];
+	return x;
+}
 
 static void small_init(void)
 {
@@ -256,18 +275,21 @@ static void small_init(void)
 		char b[16];
 		char *e = put_u64(b, i);
 		size_t n = (size_t) (e - b);
-		memcpy(small[i].s, b, n);
-		small[i].s[n] = ':';
-		small[i].len = (uint8_t) (n + 1);
-		memcpy(small_nl[i].s, b, n);
-		small_nl[i].s[n] = '\n';
-		small_nl[i].len = (uint8_t) (n + 1);
+		small[i] = small_word(b, n, ':');
+		small_nl[i] = small_word(b, n, '\n');
 	}
+}
+
+/* Copies a text word of small or small_nl to o; returns the end. */
+static inline char *put_small(char *o, uint64_t x)
+{
+	memcpy(o, &x, 8);
+	return o + (x >> 56);
 }
 
 /* Any step: the previous string advanced by decimal addition when the time
  * grows by less than 10^6, else written anew (the common steps are in
- * time_str). */
+ * time_step). */
 __attribute__((noinline))
 static struct tcur time_str_slow(struct tcur c, int64_t t)
 {
@@ -275,6 +297,7 @@ static struct tcur time_str_slow(struct tcur c, int64_t t)
 	memcpy(s, &c.w0, 8);
 	memcpy(s + 8, &c.w1, 8);
 	memcpy(s + 16, &c.w2, 8);
+	memcpy(s + c.ka, &c.a, 8);
 	int done = 0;
 	if (c.len > 1 && t > c.t && c.t >= 0 && t - c.t < 1000000) {
 		uint64_t d = (uint64_t) (t - c.t);
@@ -297,43 +320,37 @@ static struct tcur time_str_slow(struct tcur c, int64_t t)
 	memcpy(&c.w0, s, 8);
 	memcpy(&c.w1, s + 8, 8);
 	memcpy(&c.w2, s + 16, 8);
+	uint64_t k = c.len - 2; /* the last digit */
+	c.ka = k & ~(uint64_t) 7;
+	c.sh = (k & 7) * 8;
+	memcpy(&c.a, s + c.ka, 8);
+	/* A step in a changes the last two digits only: from t at most 99 up,
+	 * so no step ends past INT64_MAX (t > c.t then holds as unsigned d
+	 * < 10 tells). Negative times ("-") are written anew. */
+	c.dlim = t >= 0 && t <= INT64_MAX - 200 ? 10 : 0;
 	return c;
 }
 
-/* Adds d < 10 to the digit in byte sh / 8 of w, with at most one carry into
- * the digit before it in the same word; 0 when that is not enough. */
-static inline int word_step(uint64_t *w, unsigned sh, uint64_t d)
-{
-	uint64_t x = *w;
-	if (((x >> sh) & 0xff) + d <= '9') {
-		*w = x + (d << sh);
-		return 1;
-	}
-	/* about every other time step when the time grows by a few ns */
-	if (sh != 0 && ((x >> (sh - 8)) & 0xff) < '9') {
-		*w = x - ((10 - d) << sh) + ((uint64_t) 1 << (sh - 8));
-		return 1;
-	}
-	return 0;
-}
-
-/* The time string advanced to t. Each word is named, not picked by a
- * pointer: the words then stay in registers in fmt_chunk (in memory, the
- * 8-byte store of a step followed by the 16-byte load copying two words
- * out missed store forwarding at every record). */
-static inline void time_str(struct tcur *c, int64_t t)
+/* Advances the time string to t (!= c->t) by d = t - c->t < 10 in the word
+ * a: the last digit grows, with at most one carry into the digit before it
+ * in the same word. 0 when that is not enough. */
+static inline int time_step(struct tcur *c, int64_t t)
 {
 	uint64_t d = (uint64_t) t - (uint64_t) c->t;
-	if (c->len > 1 && t > c->t && c->t >= 0 && d < 10) {
-		uint64_t k = c->len - 2; /* the last digit */
-		unsigned sh = (unsigned) (k & 7) * 8;
-		if (k < 8 ? word_step(&c->w0, sh, d) : k < 16 ? word_step(&c->w1, sh, d) :
-				word_step(&c->w2, sh, d)) {
-			c->t = t;
-			return;
-		}
+	if (d >= c->dlim)
+		return 0;
+	uint64_t a = c->a, sh = c->sh;
+	if (((a >> sh) & 0xff) + d <= '9') {
+		a += d << sh;
+	} else {
+		/* about every other step when the time grows by a few ns */
+		if (sh == 0 || ((a >> (sh - 8)) & 0xff) >= '9')
+			return 0;
+		a = a - ((10 - d) << sh) + ((uint64_t) 1 << (sh - 8));
 	}
-	*c = time_str_slow(*c, t);
+	c->a = a;
+	c->t = t;
+	return 1;
 }
 
 /* Writes "<v>\n" for a value of 1000 or more, or negative, at o (storing
@@ -363,7 +380,8 @@ static int fmt_chunk(struct prv *p, const struct brec *r, size_t n)
 	const struct prefix *const rows = p->rows;
 	struct tcur c = p->tc;
 	int err = 0;
-	for (size_t i = 0; i < n; i++) {
+	size_t i = 0;
+	while (i < n) {
 		if (__builtin_expect(o >= lim, 0)) {
 			size_t out = (size_t) (lim - base);
 			err = prv_write(p, base, out, 1);
@@ -373,34 +391,38 @@ static int fmt_chunk(struct prv *p, const struct brec *r, size_t n)
 			o = base + (o - lim);
 			lim = base + WRITE_ALIGN;
 		}
-		/* The records were written by the emulation thread on another
-		 * CPU: fetch ahead. */
-		if (i + 24 < n)
-			__builtin_prefetch(&r[i + 24]);
-		int64_t t = r[i].time;
-		if (t != c.t || c.len == 0)
-			time_str(&c, t);
-		const struct prefix *pre = &rows[r[i].row];
-		memcpy(o, pre->s, sizeof pre->s);
-		o += pre->len;
-		memcpy(o, &c.w0, 8);
-		memcpy(o + 8, &c.w1, 8);
-		memcpy(o + 16, &c.w2, 8);
-		o += c.len;
-		int32_t type = r[i].type;
-		if ((uint32_t) type < 1000) {
-			memcpy(o, small[type].s, 4);
-			o += small[type].len;
-		} else {
-			o = put_i64(o, type);
-			*o++ = ':';
-		}
-		int64_t v = r[i].value;
-		if ((uint64_t) v < 1000) {
-			memcpy(o, small_nl[v].s, 4);
-			o += small_nl[v].len;
-		} else {
-			o = put_big(p->big, o, v);
+		/* The records that surely start before lim (each is shorter
+		 * than PRV_MAX_LINE) go without a test of o. */
+		size_t m = (size_t) (lim - o - 1) / PRV_MAX_LINE + 1;
+		size_t end = n - i > m ? i + m : n;
+		for (; i < end; i++) {
+			/* The records were written by the emulation thread on
+			 * another CPU: fetch ahead (past the end too: a prefetch
+			 * never faults). */
+			__builtin_prefetch((const void *) ((uintptr_t) &r[i] + 24 * sizeof *r));
+			int64_t t = r[i].time;
+			if (t != c.t && !time_step(&c, t))
+				c = time_str_slow(c, t);
+			const struct prefix *pre = &rows[r[i].row];
+			memcpy(o, pre->s, sizeof *pre);
+			o += pre->len;
+			memcpy(o, &c.w0, 8);
+			memcpy(o + 8, &c.w1, 8);
+			memcpy(o + 16, &c.w2, 8);
+			memcpy(o + c.ka, &c.a, 8);
+			o += c.len;
+			int32_t type = r[i].type;
+			if (__builtin_expect((uint32_t) type < 1000, 1)) {
+				o = put_small(o, small[type]);
+			} else {
+				o = put_i64(o, type);
+				*o++ = ':';
+			}
+			int64_t v = r[i].value;
+			if ((uint64_t) v < 1000)
+				o = put_small(o, small_nl[v]);
+			else
+				o = put_big(p->big, o, v);
 		}
 	}
 	p->tlen = (size_t) (o - base);
@@ -511,6 +533,8 @@ static int prv_open(struct prv *p, const char *dir, const char *name, size_t nro
 		p->rows[r].len = (uint8_t) snprintf(p->rows[r].s, sizeof p->rows[r].s,
 				"2:0:1:1:%zu:", r + 1);
 	p->nrows = nrows;
+	struct tcur t0 = { .len = 0 };
+	p->tc = time_str_slow(t0, 0); /* "0:" */
 	p->fd = open(p->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
 	if (p->fd < 0) {
 		snprintf(err, errlen, "cannot create %s: %s", p->path, strerror(errno));
