@@ -577,10 +577,14 @@ static int prv_close(struct prv *p, int64_t duration, char *err, size_t errlen)
 		if (p->werr == 0)
 			p->werr = fmt_flush(p);
 		/* The blocks reserved past the end are freed (on ext4, a
-		 * truncation to the same size does it); after an error too. */
+		 * truncation to the same size does it); after an error too, at
+		 * the end of what was written (a short write moved the offset
+		 * past p->off). */
 		if (p->resv > p->off) {
+			off_t end = lseek(p->fd, 0, SEEK_CUR);
 			int e;
-			while ((e = ftruncate(p->fd, (off_t) p->off)) != 0 && errno == EINTR)
+			while ((e = ftruncate(p->fd, end >= 0 ? end : (off_t) p->off)) != 0
+					&& errno == EINTR)
 				;
 			if (e != 0 && p->werr == 0)
 				p->werr = errno ? errno : EIO;
