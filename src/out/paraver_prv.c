@@ -51,10 +51,12 @@ struct tcur {
 /* Records are kept as the emulation hands them over; the text is made later. */
 #define brec emu_prv_rec
 
-/* The text "<v>\n" of values of 1000 and more, in a direct-mapped cache by
- * a hash of the value: the large values of a timeline are few or come
- * back soon (task types, thread and process ids, the ids of running
- * tasks), and a hit is a copy rather than a conversion. */
+/* The text "<v>\n" of values of 10^8 and more (and negative ones), in a
+ * direct-mapped cache by a hash of the value: the large values of a
+ * timeline are few or come back soon (task types, thread and process ids,
+ * the ids of running tasks), and a hit is a copy rather than a conversion.
+ * Values from 1000 to 10^8 are converted (put_u27): as many miss (task ids
+ * that come once), and a miss costs much more than a conversion. */
 #define BIG_SLOTS 256
 struct big_ent {
 	int64_t v;   /* 0: empty (never a large value) */
@@ -353,7 +355,7 @@ static inline int time_step(struct tcur *c, int64_t t)
 	return 1;
 }
 
-/* Writes "<v>\n" for a value of 1000 or more, or negative, at o (storing
+/* Writes "<v>\n" for a value of 10^8 or more, or negative, at o (storing
  * up to 24 bytes); returns the end. */
 static inline char *put_big(struct big_ent *big, char *o, int64_t v)
 {
@@ -419,10 +421,14 @@ static int fmt_chunk(struct prv *p, const struct brec *r, size_t n)
 				*o++ = ':';
 			}
 			int64_t v = r[i].value;
-			if ((uint64_t) v < 1000)
+			if ((uint64_t) v < 1000) {
 				o = put_small(o, small_nl[v]);
-			else
+			} else if ((uint64_t) v < 100000000) {
+				o = put_u27(o, (uint32_t) v);
+				*o++ = '\n';
+			} else {
 				o = put_big(p->big, o, v);
+			}
 		}
 	}
 	p->tlen = (size_t) (o - base);
@@ -571,10 +577,14 @@ static int prv_close(struct prv *p, int64_t duration, char *err, size_t errlen)
 		if (p->werr == 0)
 			p->werr = fmt_flush(p);
 		/* The blocks reserved past the end are freed (on ext4, a
-		 * truncation to the same size does it); after an error too. */
+		 * truncation to the same size does it); after an error too, at
+		 * the end of what was written (a short write moved the offset
+		 * past p->off). */
 		if (p->resv > p->off) {
+			off_t end = lseek(p->fd, 0, SEEK_CUR);
 			int e;
-			while ((e = ftruncate(p->fd, (off_t) p->off)) != 0 && errno == EINTR)
+			while ((e = ftruncate(p->fd, end >= 0 ? end : (off_t) p->off)) != 0
+					&& errno == EINTR)
 				;
 			if (e != 0 && p->werr == 0)
 				p->werr = errno ? errno : EIO;

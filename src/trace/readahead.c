@@ -167,7 +167,13 @@ void weft_readahead_release(struct weft_trace *t, struct weft_wstream *s, struct
 	pthread_mutex_lock(&ra->mu);
 	__atomic_store_n(&c->ready, 0, __ATOMIC_RELEASE);
 	ra->nready[s->index]--;
-	if (ra->prod_asleep)
+	/* A sleeping producer is woken once the stream is down to the chunk
+	 * the merge takes next, not at every chunk: while another one is
+	 * ready behind it, the merge needs none soon, and the producer woken
+	 * later fills the stream's free chunks (and any other's) in one go.
+	 * About half the wake-ups; the merge never waits for a chunk nobody
+	 * fills (weft_readahead_wait fills it then). */
+	if (ra->prod_asleep && ra->nready[s->index] <= 1)
 		pthread_cond_signal(&ra->prod_cv);
 	pthread_mutex_unlock(&ra->mu);
 }

@@ -73,11 +73,12 @@ static int64_t pick_time(int64_t t)
 	return t;
 }
 
-static void text_matches(void **state)
+/* wide: rows numbered from 123456789 (prefixes longer than 16 bytes) */
+static void check_text(int wide)
 {
-	(void) state;
 	small_init();
 	const size_t nrows = 1200, nrec = 400000;
+	const size_t row0 = wide ? 123456789 : 1;
 	char path[] = "/tmp/weft-prv-text-XXXXXX";
 	int fd = mkstemp(path);
 	assert_true(fd >= 0);
@@ -94,7 +95,7 @@ static void text_matches(void **state)
 	assert_non_null(p.rows);
 	for (size_t r = 0; r < nrows; r++)
 		p.rows[r].len = (uint8_t) snprintf(p.rows[r].s, sizeof p.rows[r].s,
-				"2:0:1:1:%zu:", r + 1);
+				"2:0:1:1:%zu:", r + row0);
 	p.nrows = nrows;
 	struct tcur t0 = { .len = 0 };
 	p.tc = time_str_slow(t0, 0);
@@ -111,8 +112,8 @@ static void text_matches(void **state)
 		recs[i].row = (uint32_t) (next() % nrows);
 		recs[i].type = pick_type();
 		recs[i].value = pick_value();
-		int n = snprintf(want + len, cap - len, "2:0:1:1:%u:%" PRId64 ":%" PRId32 ":%" PRId64 "\n",
-				recs[i].row + 1, recs[i].time, recs[i].type, recs[i].value);
+		int n = snprintf(want + len, cap - len, "2:0:1:1:%zu:%" PRId64 ":%" PRId32 ":%" PRId64 "\n",
+				recs[i].row + row0, recs[i].time, recs[i].type, recs[i].value);
 		assert_true(n > 0 && (size_t) n < cap - len);
 		len += (size_t) n;
 	}
@@ -147,10 +148,23 @@ static void text_matches(void **state)
 	free(p.rows);
 }
 
+static void text_matches(void **state)
+{
+	(void) state;
+	check_text(0);
+}
+
+static void text_matches_wide_rows(void **state)
+{
+	(void) state;
+	check_text(1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(text_matches),
+		cmocka_unit_test(text_matches_wide_rows),
 	};
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
