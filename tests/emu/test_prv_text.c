@@ -64,7 +64,7 @@ static int64_t pick_time(int64_t t)
 		return starts[next() % (sizeof starts / sizeof starts[0])];
 	if (k == 1)
 		return (int64_t) next();
-	if (k == 2)
+	if (k == 2 && t >= INT64_MIN + 20)
 		return t - (int64_t) (next() % 20);
 	if (k < 40 && t <= INT64_MAX - 10)
 		return t + (int64_t) (next() % 10);
