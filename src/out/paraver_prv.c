@@ -11,6 +11,9 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <unistd.h>
+#ifdef __linux__
+#include <sys/vfs.h>
+#endif
 
 #include "paraver.h"
 
@@ -145,16 +148,24 @@ static int write_all(int fd, const char *p, size_t n)
  * end of its unfinished files, until they are truncated (the next run
  * writing there) or removed. Where fallocate fails (a file system without
  * it, no space left), the writes go on without it: a real error is then
- * the write's. The last write of a file (at close) reserves nothing, so a
- * small file is written as before. */
+ * the write's. Nothing is reserved once the file system has less than
+ * RESV_MIN_FREE bytes free, so that a reservation never makes a write of
+ * another file fail for want of space. The last write of a file (at close)
+ * reserves nothing, so a small file is written as before. */
 #define RESV_STEP ((uint64_t) 64 << 20)
+#define RESV_MIN_FREE ((uint64_t) 1 << 30)
 
 static void reserve_to(struct prv *p, uint64_t end)
 {
-#ifdef FALLOC_FL_KEEP_SIZE
+#if defined(__linux__) && defined(FALLOC_FL_KEEP_SIZE)
 	if (p->noresv || end <= p->resv)
 		return;
 	uint64_t from = p->resv > p->off ? p->resv : p->off;
+	struct statfs fs;
+	if (fstatfs(p->fd, &fs) != 0 || (uint64_t) fs.f_bavail * (uint64_t) fs.f_bsize < RESV_MIN_FREE) {
+		p->noresv = 1;
+		return;
+	}
 	if (fallocate(p->fd, FALLOC_FL_KEEP_SIZE, (off_t) from, (off_t) RESV_STEP) == 0)
 		p->resv = from + RESV_STEP;
 	else
