@@ -812,6 +812,30 @@ struct pwalk {
 	size_t nrec[2];             /* ... and how many */
 };
 
+/* A view whose last record is L re-evaluated to state st (1 null, 2 a
+ * value) and value v (0 for a null): 1 when its policy wants a record, with
+ * L updated, 0 when the record is skipped. */
+static inline __attribute__((always_inline)) int view_due(struct last *L, unsigned pol,
+		uint8_t st, int64_t v)
+{
+	if (pol == EMU_POL_SKIPDUPNULL ? st == 1 && L->st == 1 :
+			pol == EMU_POL_SKIPDUP && L->st == st && L->v == v)
+		return 0;
+	L->st = st;
+	L->v = v;
+	return 1;
+}
+
+/* Record *r of a view. */
+static inline __attribute__((always_inline)) void rec_put(struct emu_prv_rec *r, int64_t time,
+		size_t row, int type, int64_t v)
+{
+	r->time = time;
+	r->value = v;
+	r->row = (uint32_t) row;
+	r->type = type;
+}
+
 /* A view re-evaluated to (isnull, v): a record unless its policy skips it.
  * The last state keeps 0 as the value of a null. */
 static inline __attribute__((always_inline)) void view_emit(struct pwalk *P, struct last *L,
@@ -819,18 +843,9 @@ static inline __attribute__((always_inline)) void view_emit(struct pwalk *P, str
 {
 	if (type == 0)
 		return;
-	uint8_t st = isnull ? 1 : 2;
 	v = isnull ? 0 : v;
-	if (pol == EMU_POL_SKIPDUPNULL ? st == 1 && L->st == 1 :
-			pol == EMU_POL_SKIPDUP && L->st == st && L->v == v)
-		return;
-	L->st = st;
-	L->v = v;
-	struct emu_prv_rec *r = &P->rec[file][P->nrec[file]++];
-	r->time = P->time;
-	r->value = v;
-	r->row = (uint32_t) row;
-	r->type = type;
+	if (view_due(L, pol, isnull ? 1 : 2, v))
+		rec_put(&P->rec[file][P->nrec[file]++], P->time, row, type, v);
 }
 
 /* The thread view of channel C (ch) of thread t, whose raw value is R. */
@@ -1076,25 +1091,17 @@ static inline __attribute__((always_inline)) int raw_views(struct emu *e, size_t
 	if (type == 0)
 		return 0;
 	int64_t time = e->dclock - e->rbase;
+	uint8_t st = R->depth == 0 ? 1 : 2;
+	int64_t val = R->depth == 0 ? 0 : R->val;
 	if ((C->vis >> T->state) & 1u) {
 		/* the thread view (its first evaluation in this event) */
 		struct last *L = &R->tv;
 		L->stamp = e->seq;
-		int isnull = R->depth == 0;
-		uint8_t st = isnull ? 1 : 2;
-		int64_t val = isnull ? 0 : R->val;
-		unsigned pol = C->tpol;
-		if (!(pol == EMU_POL_SKIPDUPNULL ? st == 1 && L->st == 1 :
-				pol == EMU_POL_SKIPDUP && L->st == st && L->v == val)) {
-			L->st = st;
-			L->v = val;
+		if (view_due(L, C->tpol, st, val)) {
 			if (reserve_recs(e, EMU_FILE_THREAD, 1) != 0)
 				return -1;
-			struct emu_prv_rec *r = &e->prv[EMU_FILE_THREAD][e->nprv[EMU_FILE_THREAD]++];
-			r->time = time;
-			r->value = val;
-			r->row = (uint32_t) t;
-			r->type = type;
+			rec_put(&e->prv[EMU_FILE_THREAD][e->nprv[EMU_FILE_THREAD]++], time, t, type,
+					val);
 		}
 	}
 	int64_t cpu = T->cpu;
@@ -1103,22 +1110,11 @@ static inline __attribute__((always_inline)) int raw_views(struct emu *e, size_t
 	/* the CPU view: the running thread's value */
 	struct last *L = &e->cview[(size_t) cpu * e->nchans + ch];
 	L->stamp = e->seq;
-	int isnull = R->depth == 0;
-	uint8_t st = isnull ? 1 : 2;
-	int64_t val = isnull ? 0 : R->val;
-	unsigned pol = C->cpol;
-	if (pol == EMU_POL_SKIPDUPNULL ? st == 1 && L->st == 1 :
-			pol == EMU_POL_SKIPDUP && L->st == st && L->v == val)
+	if (!view_due(L, C->cpol, st, val))
 		return 0;
-	L->st = st;
-	L->v = val;
 	if (reserve_recs(e, EMU_FILE_CPU, 1) != 0)
 		return -1;
-	struct emu_prv_rec *r = &e->prv[EMU_FILE_CPU][e->nprv[EMU_FILE_CPU]++];
-	r->time = time;
-	r->value = val;
-	r->row = (uint32_t) cpu;
-	r->type = type;
+	rec_put(&e->prv[EMU_FILE_CPU][e->nprv[EMU_FILE_CPU]++], time, (size_t) cpu, type, val);
 	return 0;
 }
 
@@ -1184,26 +1180,14 @@ int emu_raw_set_n(struct emu *e, size_t t, const size_t *ch, const int64_t *v, s
 		if ((C->vis >> state) & 1u) {
 			struct last *L = &R->tv;
 			L->stamp = seq;
-			unsigned pol = C->tpol;
-			if (!(pol == EMU_POL_SKIPDUPNULL ? st == 1 && L->st == 1 :
-					pol == EMU_POL_SKIPDUP && L->st == st && L->v == val)) {
-				L->st = st;
-				L->v = val;
-				rt[nt++] = (struct emu_prv_rec) { .time = time, .value = val,
-					.row = (uint32_t) t, .type = type };
-			}
+			if (view_due(L, C->tpol, st, val))
+				rec_put(&rt[nt++], time, t, type, val);
 		}
 		if (Lc != NULL) {
 			struct last *L = &Lc[c];
 			L->stamp = seq;
-			unsigned pol = C->cpol;
-			if (!(pol == EMU_POL_SKIPDUPNULL ? st == 1 && L->st == 1 :
-					pol == EMU_POL_SKIPDUP && L->st == st && L->v == val)) {
-				L->st = st;
-				L->v = val;
-				rc[nc++] = (struct emu_prv_rec) { .time = time, .value = val,
-					.row = (uint32_t) cpu, .type = type };
-			}
+			if (view_due(L, C->cpol, st, val))
+				rec_put(&rc[nc++], time, (size_t) cpu, type, val);
 		}
 	}
 	e->nprv[EMU_FILE_THREAD] = nt;

@@ -51,6 +51,26 @@ def write_thread(root, pid, tid, events, mark_meta=None, require=None):
     (d / "stream.obs").write_bytes(b"ovni" + struct.pack("<I", 1) + b"".join(events))
 
 
+def rounds_trace(root, k, flush=False):
+    """One thread: OHx, then k rounds of 10 ns (a mark pushed, a pause, with a
+    flush in it when `flush`, a resume, the mark popped), then OHe. Returns
+    the run's duration (ns from the first event)."""
+    evs, clock = [ohx(0, 1000)], 1000
+    for _ in range(k):
+        evs.append(mark("OM[", 1, 1, clock + 1))
+        evs.append(ev("OHp", clock + 2))
+        if flush:
+            evs.append(ev("OF[", clock + 3))
+            evs.append(ev("OF]", clock + 4))
+        evs.append(ev("OHr", clock + 5))
+        evs.append(mark("OM]", 1, 1, clock + 6))
+        clock += 10
+    evs.append(ev("OHe", clock + 1))
+    write_thread(root, 1, 1, evs,
+                 mark_meta={"1": {"title": "Round", "chan_type": "stack"}})
+    return clock + 1 - 1000
+
+
 def run(*args):
     return subprocess.run([WEFT, "emu", *map(str, args)], capture_output=True, text=True)
 

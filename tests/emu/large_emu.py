@@ -13,32 +13,19 @@ header duration equal to the OHe time. A lost, repeated or reordered batch
 breaks one of these.
 """
 import os
-import struct
 import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from cli_emu import ev, ohx, mark, write_thread  # noqa: E402
+from cli_emu import rounds_trace  # noqa: E402
 
 WEFT = os.environ["WEFT_BIN"]
 
 
 def trace(root, k):
-    evs, clock = [ohx(0, 1000)], 1000
-    for _ in range(k):
-        evs.append(mark("OM[", 1, 1, clock + 1))
-        evs.append(ev("OHp", clock + 2))
-        evs.append(ev("OF[", clock + 3))
-        evs.append(ev("OF]", clock + 4))
-        evs.append(ev("OHr", clock + 5))
-        evs.append(mark("OM]", 1, 1, clock + 6))
-        clock += 10
-    evs.append(ev("OHe", clock + 1))
-    write_thread(root, 1, 1, evs,
-                 mark_meta={"1": {"title": "Round", "chan_type": "stack"}})
-    return clock + 1 - 1000
+    return rounds_trace(root, k, flush=True)
 
 
 def emulate(tmp, k):

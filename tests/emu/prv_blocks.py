@@ -16,23 +16,14 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
-from cli_emu import ev, ohx, mark, write_thread  # noqa: E402
+from cli_emu import rounds_trace  # noqa: E402
 
 WEFT = os.environ["WEFT_BIN"]
 SLACK = 1 << 20
 
 
 def trace(root, k):
-    evs, clock = [ohx(0, 1000)], 1000
-    for _ in range(k):
-        evs.append(mark("OM[", 1, 1, clock + 1))
-        evs.append(ev("OHp", clock + 2))
-        evs.append(ev("OHr", clock + 5))
-        evs.append(mark("OM]", 1, 1, clock + 6))
-        clock += 10
-    evs.append(ev("OHe", clock + 1))
-    write_thread(root, 1, 1, evs,
-                 mark_meta={"1": {"title": "Round", "chan_type": "stack"}})
+    rounds_trace(root, k)
 
 
 def main():
