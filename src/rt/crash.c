@@ -56,9 +56,12 @@ uint32_t rt_crash_frozen; /* 0, FROZEN_SIGNAL or FROZEN_EXIT */
 
 #define FROZEN_SIGNAL 1u
 #define FROZEN_EXIT 2u
-/* How many times a crash handler yields waiting for the thread mutex, or
- * for one owner to leave its gate, before going on without. */
-#define SPIN_MAX 20000
+/* How long (CLOCK_MONOTONIC) a crash handler yields waiting for the
+ * thread mutex, or for one owner to leave its gate, before going on
+ * without. A time, not a number of yields: on an idle CPU 20000 yields
+ * took about 2 ms, less than one flush's write(2) under load, and the
+ * stream of a thread caught in it was left without weft.cut. */
+#define WAIT_NS 2000000000ull
 
 static const int fatal_signals[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT};
 #define NFATAL (sizeof fatal_signals / sizeof fatal_signals[0])
@@ -126,6 +129,12 @@ static uint64_t clock_now(void)
 	return (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
 }
 
+/* 1 while the wait that began at `start` may go on. */
+static int may_wait(uint64_t start)
+{
+	return clock_now() - start < WAIT_NS;
+}
+
 /* stream.json: the pre-rendered document with weft.cut filled in. */
 static void write_meta(struct rt_thread *th, int sig, uint64_t clock, const struct rt_ring_run *last)
 {
@@ -176,7 +185,8 @@ static void write_meta(struct rt_thread *th, int sig, uint64_t clock, const stru
 static void cut_stream(struct rt_thread *th, const struct rt_thread *self, int sig, uint64_t clock)
 {
 	if (th != self) {
-		for (int i = 0; i < SPIN_MAX && __atomic_load_n(&th->moving, __ATOMIC_SEQ_CST) != 0; i++)
+		uint64_t start = clock_now();
+		while (__atomic_load_n(&th->moving, __ATOMIC_SEQ_CST) != 0 && may_wait(start))
 			sched_yield();
 	}
 	/* Still in its gate: writing on its own (documented), or the caller
@@ -216,7 +226,8 @@ static void cut_all(int sig)
 	uint64_t clock = clock_now();
 	walking = 1;
 	int locked = 0;
-	for (int i = 0; i < SPIN_MAX && !(locked = rt_threads_trylock()); i++)
+	uint64_t start = clock_now();
+	while (!(locked = rt_threads_trylock()) && may_wait(start))
 		sched_yield();
 	struct rt_thread *self = rt_thread_peek();
 	for (struct rt_thread *th = rt_threads_first(); th != NULL; th = __atomic_load_n(&th->next, __ATOMIC_ACQUIRE))
