@@ -21,9 +21,8 @@
 /* Records buffered before the sinks get them. The sinks may keep the Paraver
  * arrays for EMU_BATCH_KEEP more calls (emu.h), so a writer thread formats
  * one batch while the next ones are made. 4 Ki records (about 100 KB a
- * batch, 800 KB for the eight sets cycled) rather than 16 Ki: the arrays
- * stay in the cores' L2 between the emulation writing them and the writer
- * reading them (process CPU on the 10M-event runtime trace, medians of 9
+ * batch) rather than 16 Ki: a batch stays in the cores' L2 between the
+ * emulation writing it and the writer reading it (process CPU on the 10M-event runtime trace, medians of 9
  * alternate runs: 0.751 -> 0.711 s; 8 Ki: 0.710 s; 2 Ki: no better). */
 #define EMU_FLUSH_RECS (1u << 12)
 /* Room beyond a batch in each array, for the records of the event that
@@ -304,9 +303,6 @@ void emu_warn(struct emu *e, size_t thread, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 int emu_grow(void **p, size_t *cap, size_t need, size_t elem);
 int emu_get_val(struct emu *e, const struct emu_val *v, int64_t *out, int *isnull);
-/* emu_get_val with a 32-bit unsigned payload field (task ids) inline. */
-static inline int emu_get_val_u32(struct emu *e, const struct emu_val *v, int64_t *out,
-		int *isnull);
 /* A raw write on channel ch of thread t (op: EMU_OP_SET, PUSH or POP). */
 int emu_raw_write(struct emu *e, size_t t, size_t ch, enum emu_op op, int64_t v, int isnull);
 /* n raw SETs of thread t (channels ch[], values v[], all null when isnull),
@@ -323,6 +319,7 @@ int emu_irec_add(struct emu *e, int kind, size_t row, int type, int64_t value, i
  * or the channel's fallback without a running thread). */
 void emu_cview_value(const struct emu *e, size_t c, size_t ch, int *isnull, int64_t *v);
 
+/* emu_get_val with a 32-bit unsigned payload field (task ids) inline. */
 static inline int emu_get_val_u32(struct emu *e, const struct emu_val *v, int64_t *out,
 		int *isnull)
 {

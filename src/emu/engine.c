@@ -1158,17 +1158,7 @@ int emu_raw_set_n(struct emu *e, size_t t, const size_t *ch, const int64_t *v, s
 		const struct chan *C = &chans[c];
 		struct raw *R = &Rt[c];
 		int64_t x = v[i];
-		if (__builtin_expect((x == 0 && !isnull && !C->zero_ok) || R->stamp == seq ||
-				C->kind != EMU_CHAN_SINGLE || (C->refuse_dup &&
-				(isnull ? R->depth == 0 : R->depth == 1 && R->val == x)), 0)) {
-			r = raw_refuse(e, t, c, EMU_OP_SET, x, isnull);
-			break;
-		}
-		emu_acc(e, t, c, R);
-		R->depth = isnull ? 0 : 1;
-		R->val = isnull ? 0 : x;
-		R->stamp = seq;
-		if (emu_irec(e, EMU_REC_RAW_SET, t, C->info.prv_type, x, isnull) != 0) {
+		if (raw_write_q(e, t, c, EMU_OP_SET, x, isnull, 0) != 0) {
 			r = -1;
 			break;
 		}
