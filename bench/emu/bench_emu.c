@@ -3,7 +3,7 @@
  * bench_emu.c - speed of `weft emu --paraver` against the libweft read pass.
  *
  * Writes, in a temporary directory it removes at the end, a synthetic trace
- * of valid ovni-model events: 8 threads of one process on 4 CPUs (threads
+ * of valid ovni-model events: 8 threads of one process on 4 CPUs (-c: CPUs; threads
  * c and c+4 share CPU c and take turns: OHc OHp / OHw OHr), mark push/pop
  * and set by the running thread, an affinity round trip through the vCPU
  * every 16 turns, a flush every 64 turns and one burst per turn (<10%).
@@ -29,7 +29,10 @@
  * `emu/read ratio (runtime models): R`. The first trace is removed before the
  * second is written (unless -k), so the disk use stays that of one trace.
  *
- * Usage: bench_emu [-n EVENTS] [-r RUNS] [-k]   (default 10000000, 5; -k keeps the dir)
+ * Usage: bench_emu [-n EVENTS] [-r RUNS] [-k] [-c CPUS] [-g DIR]
+ *   -n events a trace (10000000), -r runs (5), -k keeps the directory, -c CPUs
+ *   of the layout (4; two threads each), -g DIR only writes the two traces
+ *   into DIR (the profile-guided build's training, cmake/pgo.cmake).
  */
 #include <errno.h>
 #include <ftw.h>
@@ -49,8 +52,11 @@
 
 extern char **environ;
 
-#define NTHREADS 8
-#define NCPUS 4
+/* The layout: threads c and c + NCPUS share CPU c (-c sets NCPUS). */
+#define MAX_CPUS 32
+static int ncpus = 4;
+#define NCPUS ncpus
+#define NTHREADS (2 * ncpus)
 #define PID 1000
 
 struct wstream {
@@ -58,7 +64,7 @@ struct wstream {
 	uint64_t nevents;
 };
 
-static struct wstream ws[NTHREADS];
+static struct wstream ws[2 * MAX_CPUS];
 static uint64_t gclock = 1000;
 static uint64_t total;
 
@@ -181,7 +187,7 @@ static void make_trace(const char *root, uint64_t want)
 		emit_cpu(b, "OAs", c);
 		emit0(b, "OHp");
 	}
-	int run[NCPUS]; /* which of the pair runs */
+	int run[MAX_CPUS]; /* which of the pair runs */
 	for (int c = 0; c < NCPUS; c++)
 		run[c] = c;
 	uint64_t turn = 0;
@@ -237,9 +243,9 @@ static const char *const mpi_call[][2] = {
 #define NMPI (sizeof mpi_call / sizeof mpi_call[0])
 
 static uint32_t next_task = 1;
-static uint32_t paused_task[NTHREADS]; /* body paused across a stop, 0 = none */
-static int worker[NTHREADS];           /* VHw pushed */
-static unsigned mpi_next[NTHREADS];
+static uint32_t paused_task[2 * MAX_CPUS]; /* body paused across a stop, 0 = none */
+static int worker[2 * MAX_CPUS];           /* VHw pushed */
+static unsigned mpi_next[2 * MAX_CPUS];
 
 static void emit_jumbo(int t, const char *mcv, const void *data, uint32_t size)
 {
@@ -389,7 +395,7 @@ static void make_rt_trace(const char *root, uint64_t want)
 		emit_cpu(b, "OAs", c);
 		emit0(b, "OHp");
 	}
-	int run[NCPUS];
+	int run[MAX_CPUS];
 	for (int c = 0; c < NCPUS; c++)
 		run[c] = c;
 	uint64_t turn = 0;
@@ -579,22 +585,56 @@ static void time_trace(const char *weft, const char *trace, const char *out, int
 	free(t_emu);
 }
 
+/* -g DIR: the two traces, written into DIR/trace and DIR/rt-trace (DIR is
+ * created; neither may exist), nothing timed: the training workload of the
+ * profile-guided build (cmake/pgo.cmake). */
+static int write_only(const char *dir, uint64_t want)
+{
+	char trace[PATH_MAX], rtrace[PATH_MAX];
+	if ((size_t) snprintf(trace, sizeof trace, "%s/trace", dir) >= sizeof trace ||
+			(size_t) snprintf(rtrace, sizeof rtrace, "%s/rt-trace", dir) >= sizeof rtrace) {
+		fprintf(stderr, "bench_emu: %s: path too long\n", dir);
+		return 1;
+	}
+	if ((mkdir(dir, 0777) != 0 && errno != EEXIST) || mkdir(trace, 0777) != 0)
+		die(trace);
+	make_trace(trace, want);
+	printf("%s: %" PRIu64 " events, %d threads on %d CPUs\n", trace, total, NTHREADS, NCPUS);
+	if (mkdir(rtrace, 0777) != 0)
+		die(rtrace);
+	make_rt_trace(rtrace, want);
+	printf("%s: %" PRIu64 " events (%" PRIu32 " tasks), %d threads on %d CPUs\n", rtrace, total,
+			next_task - 1, NTHREADS, NCPUS);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	uint64_t want = 10000000;
 	int runs = 5, keep = 0, opt;
-	while ((opt = getopt(argc, argv, "n:r:k")) != -1) {
+	const char *gen = NULL;
+	while ((opt = getopt(argc, argv, "n:r:kc:g:")) != -1) {
 		switch (opt) {
 		case 'n': want = strtoull(optarg, NULL, 10); break;
 		case 'r': runs = atoi(optarg); break;
 		case 'k': keep = 1; break;
+		case 'c':
+			ncpus = atoi(optarg);
+			if (ncpus < 1 || ncpus > MAX_CPUS) {
+				fprintf(stderr, "bench_emu: -c takes 1 to %d CPUs\n", MAX_CPUS);
+				return 2;
+			}
+			break;
+		case 'g': gen = optarg; break;
 		default:
-			fprintf(stderr, "usage: bench_emu [-n EVENTS] [-r RUNS] [-k]\n");
+			fprintf(stderr, "usage: bench_emu [-n EVENTS] [-r RUNS] [-k] [-c CPUS] [-g DIR]\n");
 			return 2;
 		}
 	}
 	if (runs < 1)
 		runs = 1;
+	if (gen != NULL)
+		return write_only(gen, want);
 	char self[PATH_MAX];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
 	if (n < 0)

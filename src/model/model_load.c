@@ -773,7 +773,7 @@ static int parse_event(struct ld *L, const yaml_node_t *n)
 	const char *mcv = need_str(L, n, "mcv", "an event");
 	if (mcv == NULL)
 		return -1;
-	size_t i;
+	size_t i = 0;
 	if (new_event(L, get(L, n, "mcv"), mcv, &i) != 0)
 		return -1;
 	struct emu_event_desc *e = &L->ev[i];
@@ -932,7 +932,7 @@ static int parse_pair(struct ld *L, const yaml_node_t *n)
 	for (int side = 0; side < 2; side++) {
 		yaml_node_t *m = seq_at(L, n, (size_t) side);
 		const char *mcv = want_str(L, m, "a pair's MCV");
-		size_t i;
+		size_t i = 0;
 		if (mcv == NULL || new_event(L, m, mcv, &i) != 0)
 			return -1;
 		struct emu_action *a = ld_alloc(L, sizeof *a);
