@@ -596,7 +596,9 @@ static int write_only(const char *dir, uint64_t want)
 		fprintf(stderr, "bench_emu: %s: path too long\n", dir);
 		return 1;
 	}
-	if ((mkdir(dir, 0777) != 0 && errno != EEXIST) || mkdir(trace, 0777) != 0)
+	if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+		die(dir);
+	if (mkdir(trace, 0777) != 0)
 		die(trace);
 	make_trace(trace, want);
 	printf("%s: %" PRIu64 " events, %d threads on %d CPUs\n", trace, total, NTHREADS, NCPUS);
