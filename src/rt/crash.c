@@ -7,8 +7,8 @@
  * Off unless WEFT_CRASH=flush (a library must not take over a program's
  * signals unasked). The first ovni_proc_init that sees it installs, once,
  * handlers for SIGSEGV, SIGBUS, SIGILL, SIGFPE and SIGABRT (sigaction,
- * SA_SIGINFO | SA_ONSTACK, the five blocked while one runs; the previous
- * actions are saved) and an atexit handler.
+ * SA_SIGINFO | SA_ONSTACK, every signal blocked while one runs; the
+ * previous actions are saved) and an atexit handler.
  *
  * The signal handler runs on the crashing thread while the others keep
  * running. It freezes the buffers (rt_crash_frozen), then walks the thread
@@ -28,7 +28,11 @@
  *     rename(2)). ovni.finished stays absent.
  * Then it puts the previous action back and raises the signal again if
  * it was sent (kill, raise, abort); a fault (si_code > 0) happens again
- * when the handler returns. Only async-signal-safe calls, no allocation,
+ * when the handler returns. A program's handler that emits on the crashing
+ * thread afterwards (its own handler of that signal, or another signal's
+ * taken before the fault happens again) must not stop at a gate, or the
+ * process would never die: there the gates of the emit calls tell them to
+ * drop the event (rt_crash_gate_try). Only async-signal-safe calls, no allocation,
  * besides pthread_mutex_trylock/unlock and sched_yield.
  *
  * The atexit handler does the same with {"by": "exit", "clock": C}
@@ -74,13 +78,19 @@ static uint32_t written;
 /* The thread writing the buffers (it must not wait for itself). */
 RT_TLS int walking;
 
-void rt_crash_hold(struct rt_thread *th)
+int rt_crash_hold(struct rt_thread *th, int may_drop)
 {
 	/* At exit, the exiting thread goes on (it wrote its own buffer with
 	 * the normal flush, and may emit again from later atexit handlers). */
 	if (walking && __atomic_load_n(&rt_crash_frozen, __ATOMIC_SEQ_CST) == FROZEN_EXIT)
-		return;
+		return 1;
 	__atomic_sub_fetch(&th->moving, 1u, __ATOMIC_SEQ_CST);
+	/* After a fatal signal, the thread that wrote the buffers is the one
+	 * that dies: a handler's emit on it (the program's handler of that
+	 * signal, or of another signal taken before the fault happens again)
+	 * is dropped, never waited on. */
+	if (walking && may_drop)
+		return 0;
 	for (;;)
 		pause();
 }
@@ -298,9 +308,9 @@ static void install(void)
 	memset(&sa, 0, sizeof sa);
 	sa.sa_sigaction = crash_handler;
 	sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
-	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < NFATAL; i++)
-		sigaddset(&sa.sa_mask, fatal_signals[i]);
+	/* Every signal blocked while it runs: a program's handler that emits
+	 * (a timer's) must not interrupt the writing of the buffers. */
+	sigfillset(&sa.sa_mask);
 	for (size_t i = 0; i < NFATAL; i++)
 		if (sigaction(fatal_signals[i], &sa, &old_actions[i]) != 0)
 			rt_die_errno(func, errno, "WEFT_CRASH=flush: cannot install the handler of signal %d",

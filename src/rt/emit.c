@@ -721,6 +721,21 @@ static inline int defer_to_owner(const char *func, uint32_t before0, const struc
 
 /* ---- the public emit calls ---- */
 
+/* The crash gate of an emit or a flush (rt_crash_gate_try): 0 when the
+ * buffer is frozen for good on this thread (it crashed, see crash.c): the
+ * caller gives the buffer back and drops what it had (counted if lost). */
+static inline int gate_or_give_back(struct rt_thread *th, int lost)
+{
+	if (RT_LIKELY(rt_crash_gate_try(th)))
+		return 1;
+	if (lost)
+		lost_add(th);
+	RT_SIGNAL_FENCE;
+	rt_hot.busy = 0;
+	RT_SIGNAL_FENCE;
+	return 0;
+}
+
 void rt_emit_raw(const char *func, uint8_t flags, const char mcv[3], uint64_t clock, const void *payload,
 		 size_t payload_size, const void *extra, size_t extra_size)
 {
@@ -743,7 +758,8 @@ void rt_emit_raw(const char *func, uint8_t flags, const char mcv[3], uint64_t cl
 	}
 	if (defer_to_owner(func, before0, &ev))
 		return;
-	rt_crash_gate_enter(th);
+	if (!gate_or_give_back(th, 1))
+		return;
 	own_put(func, th, &ev);
 	release(func, th);
 	rt_crash_gate_leave(th);
@@ -765,7 +781,8 @@ __attribute__((noinline, cold)) static void emit_slow(const struct ovni_ev *ev, 
 	struct rt_thread *th = rt_thread_get(func);
 	if (defer_to_owner(func, before0, &pc))
 		return;
-	rt_crash_gate_enter(th);
+	if (!gate_or_give_back(th, 1))
+		return;
 	own_put(func, th, &pc);
 	release(func, th);
 	rt_crash_gate_leave(th);
@@ -779,7 +796,8 @@ __attribute__((noinline, cold)) static void emit_drain(void)
 	struct rt_thread *th = rt_thread_peek();
 	if (th == NULL || acquire() != 0)
 		return; /* cannot happen: handlers give the buffer back */
-	rt_crash_gate_enter(th);
+	if (!gate_or_give_back(th, 0))
+		return;
 	release(func, th);
 	rt_crash_gate_leave(th);
 }
@@ -831,7 +849,8 @@ void ovni_flush(void)
 	 * call is using the buffer; there is nothing to do. */
 	if (was != 0)
 		return;
-	rt_crash_gate_enter(th);
+	if (!gate_or_give_back(th, 0))
+		return;
 	/* Interrupting an owner that gave the buffer back: store what is
 	 * pending (all read before this flush) first. */
 	if (pend_reserved() != 0)

@@ -258,9 +258,12 @@ void rt_crash_thread_init(struct rt_thread *th);
 void rt_crash_thread_free(struct rt_thread *th);
 /* ovni_proc_fini's part: the exit handler has nothing to do. */
 void rt_crash_proc_fini(void);
-/* Called by rt_crash_gate_enter when the buffers are being written by a
- * crash: does not return, unless the caller is the exiting thread. */
-void rt_crash_hold(struct rt_thread *th);
+/* Called by the gates when the buffers are being (or were) written by a
+ * crash or at exit. Returns 1 (the caller goes on) on the exiting thread
+ * at exit; 0 (the caller must leave the buffer alone: it is out of the
+ * gate again) on the thread that wrote the buffers after a fatal signal,
+ * when may_drop; otherwise it does not return (the thread stops for good). */
+int rt_crash_hold(struct rt_thread *th, int may_drop);
 
 /* The owner's code that moves or writes the bytes of its buffer (or swaps
  * crash_text) runs between these; a crash handler waits for it to leave
@@ -272,7 +275,24 @@ static inline void rt_crash_gate_enter(struct rt_thread *th)
 		return;
 	__atomic_add_fetch(&th->moving, 1u, __ATOMIC_SEQ_CST);
 	if (__atomic_load_n(&rt_crash_frozen, __ATOMIC_SEQ_CST) != 0)
-		rt_crash_hold(th);
+		(void) rt_crash_hold(th, 0);
+}
+
+/* The same for the async-signal-safe calls (emit, flush), which a signal
+ * handler of the program may make on the crashing thread itself (while
+ * the crash handler runs if a signal gets through, or after it: the
+ * program's own handler of the fatal signal, a timer's handler before the
+ * fault happens again). There the thread must not stop, or the process
+ * would never die: 0 tells the caller to drop its event (the buffer was
+ * written; the stream is cut) and give the buffer back. */
+static inline int rt_crash_gate_try(struct rt_thread *th)
+{
+	if (!rt_crash_enabled)
+		return 1;
+	__atomic_add_fetch(&th->moving, 1u, __ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&rt_crash_frozen, __ATOMIC_SEQ_CST) != 0)
+		return rt_crash_hold(th, 1);
+	return 1;
 }
 
 static inline void rt_crash_gate_leave(struct rt_thread *th)

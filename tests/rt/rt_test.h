@@ -24,6 +24,7 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "obs_format.h"
@@ -181,6 +182,26 @@ static inline void rt_test_in_thread(void (*fn)(void *), void *arg)
 	if (pthread_create(&th, NULL, rt_test_thunk_run, &t) != 0)
 		rt_test_fail("pthread_create failed");
 	pthread_join(th, NULL);
+}
+
+/* Waits for child pid up to limit_s seconds (polling every millisecond);
+ * returns 0 with its wait status in *status, or -1 after killing it
+ * (SIGKILL, then reaped) when it was still running. */
+static inline int rt_test_wait_bounded(pid_t pid, int limit_s, int *status)
+{
+	const struct timespec tick = {0, 1000000};
+	for (long ms = 0; ms < 1000L * limit_s; ms++) {
+		pid_t r = waitpid(pid, status, WNOHANG);
+		if (r == pid)
+			return 0;
+		if (r < 0 && errno != EINTR)
+			rt_test_fail("waitpid failed: %s", strerror(errno));
+		nanosleep(&tick, NULL);
+	}
+	kill(pid, SIGKILL);
+	while (waitpid(pid, status, 0) < 0 && errno == EINTR)
+		;
+	return -1;
 }
 
 /* Runs fn(arg) in a forked child with stderr captured. Returns the wait

@@ -48,7 +48,18 @@
 
 static const long planned[NTHREADS] = {1234, 1000, 1537, 0, 2111};
 
-enum how { SEGV_NULL, BUS_MAP, ILL_TRAP, FPE_DIV, ABRT_ABORT, SEGV_KILL, ILL_RAISE, EXIT_NO_FINI, SEGV_PREV };
+enum how {
+	SEGV_NULL, BUS_MAP, ILL_TRAP, FPE_DIV, ABRT_ABORT, SEGV_KILL, ILL_RAISE, EXIT_NO_FINI, SEGV_PREV,
+	/* A 50 us timer signal whose handler (the program's) emits on the
+	 * crasher, which then aborts or writes to NULL. */
+	ABRT_TIMER, SEGV_TIMER,
+	/* The program's own handler of the fatal signal, installed before
+	 * ovni_proc_init, emits marks (after libovni's has run). */
+	ABRT_PREV_EMIT, SEGV_PREV_EMIT,
+};
+
+/* How long a child may take to die (it normally takes milliseconds). */
+#define CHILD_LIMIT_S 10
 
 /* Shared with the child (mmap). */
 struct shared {
@@ -56,6 +67,7 @@ struct shared {
 	long runner_at_crash;
 	int ready; /* idle threads done emitting */
 	int prev_called; /* the program's own SIGSEGV handler ran */
+	long handler_runs; /* the timer handler's runs (ABRT_TIMER, SEGV_TIMER) */
 };
 
 static struct shared *sh;
@@ -130,6 +142,8 @@ static void crash(enum how how)
 #endif
 		break;
 	case ABRT_ABORT:
+	case ABRT_TIMER:
+	case ABRT_PREV_EMIT:
 		abort();
 	case SEGV_KILL:
 		kill(getpid(), SIGSEGV);
@@ -138,6 +152,8 @@ static void crash(enum how how)
 		raise(SIGILL);
 		break;
 	case SEGV_PREV:
+	case SEGV_TIMER:
+	case SEGV_PREV_EMIT:
 		*(volatile int *) (uintptr_t) zero_divisor = 1;
 		break;
 	case EXIT_NO_FINI:
@@ -146,10 +162,48 @@ static void crash(enum how how)
 	wait_forever();
 }
 
+/* The program's timer handler: a mark (ovni_mark_set: the code path
+ * that always passes libovni's crash gate) and an event (the emit hot
+ * path, or its slow path when the buffer is full). */
+static void on_timer(int sig)
+{
+	(void) sig;
+	long k = __atomic_add_fetch(&sh->handler_runs, 1, __ATOMIC_SEQ_CST);
+	ovni_mark_set(RT_SIG_HANDLER, 2 * k);
+	struct ovni_ev ev;
+	rt_sig_mark_ev(&ev, RT_SIG_HANDLER, 2 * k + 1, ovni_clock_now());
+	ovni_ev_emit(&ev);
+}
+
+/* A POSIX timer signalling the calling thread every 50 us. */
+static void start_thread_timer(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_timer;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGRTMIN, &sa, NULL) != 0)
+		_exit(4);
+	struct sigevent sev;
+	memset(&sev, 0, sizeof sev);
+	sev.sigev_notify = SIGEV_THREAD_ID;
+	sev.sigev_signo = SIGRTMIN;
+	sev._sigev_un._tid = (pid_t) gettid();
+	timer_t timer;
+	if (timer_create(CLOCK_MONOTONIC, &sev, &timer) != 0)
+		_exit(4);
+	struct itimerspec its = {.it_interval = {0, 50000}, .it_value = {0, 50000}};
+	if (timer_settime(timer, 0, &its, NULL) != 0)
+		_exit(4);
+}
+
 static void *crasher_thread(void *p)
 {
 	(void) p;
 	ovni_thread_init(TID_MAIN + T_CRASHER);
+	if (child_how == ABRT_TIMER || child_how == SEGV_TIMER)
+		start_thread_timer();
 	while (__atomic_load_n(&sh->ready, __ATOMIC_SEQ_CST) < 2
 	       || __atomic_load_n(&sh->emitted[T_RUNNER], __ATOMIC_SEQ_CST) < RUNNER_MIN)
 		sched_yield();
@@ -167,12 +221,28 @@ static void prev_handler(int sig)
 	signal(sig, SIG_DFL);
 }
 
+/* The same, emitting 64 marks on the crashing thread first (more than
+ * its buffer holds: the emit path must get past the frozen buffer without
+ * waiting), then letting the signal kill the process (abort() raises
+ * SIGABRT again once this returns; the fault happens again). */
+static void prev_emit_handler(int sig)
+{
+	__atomic_store_n(&sh->prev_called, 1, __ATOMIC_SEQ_CST);
+	for (int k = 0; k < 64; k++)
+		ovni_mark_set(RT_SIG_HANDLER, k);
+	signal(sig, SIG_DFL);
+}
+
 /* The traced program (in the child). */
 static void child(enum how how)
 {
 	child_how = how;
 	if (how == SEGV_PREV)
 		signal(SIGSEGV, prev_handler);
+	if (how == SEGV_PREV_EMIT)
+		signal(SIGSEGV, prev_emit_handler);
+	if (how == ABRT_PREV_EMIT)
+		signal(SIGABRT, prev_emit_handler);
 	ovni_proc_init(1, "vm", PID);
 	ovni_thread_init(TID_MAIN);
 	ovni_add_cpu(0, 0);
@@ -244,8 +314,8 @@ static int run_child(const char *trace, const char *crash_env, enum how how)
 		_exit(3);
 	}
 	int status = 0;
-	while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
-		;
+	if (rt_test_wait_bounded(pid, CHILD_LIMIT_S, &status) != 0)
+		fail_msg("the child (case %d) did not die within %d s: killed", (int) how, CHILD_LIMIT_S);
 	return status;
 }
 
@@ -331,7 +401,7 @@ static int weft_check(const char *trace, int *nmissing)
 	const char *bin = getenv("WEFT_BIN");
 	if (bin == NULL || access(bin, X_OK) != 0)
 		rt_test_fail("WEFT_BIN ('%s') is not an executable", bin != NULL ? bin : "(unset)");
-	char *cmd = rt_test_path("'%s' check '%s' 2>&1", bin, trace);
+	char *cmd = rt_test_path("timeout -s KILL 60 '%s' check '%s' 2>&1", bin, trace);
 	FILE *p = popen(cmd, "r");
 	free(cmd);
 	if (p == NULL)
@@ -356,6 +426,30 @@ static int weft_check(const char *trace, int *nmissing)
 	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
 }
 
+/* Files whose name ends in ".crash.tmp" under the trace. */
+static int ntmp;
+
+static int note_tmp(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void) st;
+	(void) flag;
+	(void) ftw;
+	size_t n = strlen(path);
+	if (n >= 10 && strcmp(path + n - 10, ".crash.tmp") == 0) {
+		fprintf(stderr, "left behind: %s\n", path);
+		ntmp++;
+	}
+	return 0;
+}
+
+static int count_crash_tmp(const char *trace)
+{
+	ntmp = 0;
+	if (nftw(trace, note_tmp, 16, FTW_PHYS) != 0)
+		fail_msg("cannot walk %s", trace);
+	return ntmp;
+}
+
 static void crash_case(enum how how, int sig)
 {
 	case_begin();
@@ -363,7 +457,8 @@ static void crash_case(enum how how, int sig)
 	int status = run_child(trace, "flush", how);
 	assert_true(WIFSIGNALED(status));
 	assert_int_equal(WTERMSIG(status), sig);
-	assert_int_equal(sh->prev_called, how == SEGV_PREV);
+	assert_int_equal(sh->prev_called, how == SEGV_PREV || how == SEGV_PREV_EMIT || how == ABRT_PREV_EMIT);
+	assert_int_equal(count_crash_tmp(trace), 0);
 
 	for (int t = 0; t < NTHREADS; t++) {
 		long n = count_marks(trace, t);
@@ -435,6 +530,47 @@ static void test_segv_previous_handler(void **st)
 	(void) st;
 	crash_case(SEGV_PREV, SIGSEGV);
 	assert_int_equal(sh->prev_called, 1);
+}
+
+/* A case run again and again (a race between the crash handler and the
+ * program's handlers): the child dies by the signal within CHILD_LIMIT_S
+ * every time, with every stream written and cut. */
+static void crash_repeat(enum how how, int sig, int times)
+{
+	for (int i = 0; i < times; i++) {
+		crash_case(how, sig);
+		if (how == ABRT_TIMER || how == SEGV_TIMER)
+			assert_true(sh->handler_runs > 0);
+		case_end(NULL);
+	}
+}
+
+/* The program's timer handler emits on the crashing thread, also while
+ * the crash handler writes the buffers and after it returned. */
+static void test_abrt_timer_handler(void **st)
+{
+	(void) st;
+	crash_repeat(ABRT_TIMER, SIGABRT, 50);
+}
+
+static void test_segv_timer_handler(void **st)
+{
+	(void) st;
+	crash_repeat(SEGV_TIMER, SIGSEGV, 50);
+}
+
+/* The program's own handler of the fatal signal emits (more than the
+ * buffer holds) after libovni's wrote the buffers, then returns. */
+static void test_abrt_previous_handler_emits(void **st)
+{
+	(void) st;
+	crash_repeat(ABRT_PREV_EMIT, SIGABRT, 10);
+}
+
+static void test_segv_previous_handler_emits(void **st)
+{
+	(void) st;
+	crash_repeat(SEGV_PREV_EMIT, SIGSEGV, 10);
 }
 
 static void test_segv_kill(void **st)
@@ -560,6 +696,10 @@ int main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_fpe_div, case_end),
 		cmocka_unit_test_teardown(test_abrt_abort, case_end),
 		cmocka_unit_test_teardown(test_segv_previous_handler, case_end),
+		cmocka_unit_test_teardown(test_abrt_timer_handler, case_end),
+		cmocka_unit_test_teardown(test_segv_timer_handler, case_end),
+		cmocka_unit_test_teardown(test_abrt_previous_handler_emits, case_end),
+		cmocka_unit_test_teardown(test_segv_previous_handler_emits, case_end),
 		cmocka_unit_test_teardown(test_segv_kill, case_end),
 		cmocka_unit_test_teardown(test_ill_raise, case_end),
 		cmocka_unit_test_teardown(test_off, case_end),
