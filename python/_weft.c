@@ -21,6 +21,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -45,6 +46,62 @@ static PyObject *raise_weft(const char *msg)
 		PyErr_SetString(PyExc_MemoryError, msg);
 	else
 		PyErr_SetString(WeftError != NULL ? WeftError : PyExc_RuntimeError, msg);
+	return NULL;
+}
+
+/* Raises weft.Error for a failed open or emulation of the trace at path,
+ * with warnings (a list, or NULL) as its attribute. The package's class
+ * splits the message with a pattern, which cannot tell where a file name
+ * ends when it has spaces or colons, or neither a dot nor a slash
+ * ("trace: No such file or directory"); a message that starts with path
+ * (then ": " or "/") names the path or a file under it: the file is the
+ * text up to the first ": " after path, then "offset N: " is the offset,
+ * and the rest the reason. */
+static PyObject *raise_weft_at(const char *msg, const char *path, PyObject *warnings)
+{
+	if (strstr(msg, "out of memory") != NULL)
+		return raise_weft(msg);
+	PyObject *cls = WeftError != NULL ? WeftError : PyExc_RuntimeError;
+	PyObject *text = PyUnicode_DecodeUTF8(msg, (Py_ssize_t) strlen(msg), "surrogateescape");
+	PyObject *exc = text != NULL ? PyObject_CallFunctionObjArgs(cls, text, NULL) : NULL;
+	Py_XDECREF(text);
+	if (exc == NULL)
+		return NULL;
+	int bad = warnings != NULL && PyObject_SetAttrString(exc, "warnings", warnings) != 0;
+	size_t plen = strlen(path);
+	const char *end = plen > 0 && strncmp(msg, path, plen) == 0
+		&& (msg[plen] == ':' || msg[plen] == '/') ? strstr(msg + plen, ": ") : NULL;
+	if (!bad && end != NULL && WeftError != NULL) {
+		const char *reason = end + 2;
+		long long offset = -1;
+		if (strncmp(reason, "offset ", 7) == 0 && reason[7] >= '0' && reason[7] <= '9') {
+			const char *q = reason + 7;
+			long long v = 0;
+			while (*q >= '0' && *q <= '9' && v <= (LLONG_MAX - 9) / 10)
+				v = v * 10 + (*q++ - '0');
+			if (q[0] == ':' && q[1] == ' ') {
+				offset = v;
+				reason = q + 2;
+			}
+		}
+		PyObject *file = PyUnicode_DecodeUTF8(msg, (Py_ssize_t) (end - msg), "surrogateescape");
+		PyObject *why = PyUnicode_DecodeUTF8(reason, (Py_ssize_t) strlen(reason), "surrogateescape");
+		PyObject *off = Py_None;
+		if (offset >= 0)
+			off = PyLong_FromLongLong(offset);
+		else
+			Py_INCREF(off);
+		bad = file == NULL || why == NULL || off == NULL
+			|| PyObject_SetAttrString(exc, "file", file) != 0
+			|| PyObject_SetAttrString(exc, "offset", off) != 0
+			|| PyObject_SetAttrString(exc, "reason", why) != 0;
+		Py_XDECREF(file);
+		Py_XDECREF(why);
+		Py_XDECREF(off);
+	}
+	if (!bad)
+		PyErr_SetObject(cls, exc);
+	Py_DECREF(exc);
 	return NULL;
 }
 
@@ -676,28 +733,20 @@ static PyObject *m_open(PyObject *Py_UNUSED(mod), PyObject *args)
 	Py_BEGIN_ALLOW_THREADS
 	t = weft_open(path, &o, err, sizeof err);
 	Py_END_ALLOW_THREADS
-	Py_DECREF(pathobj);
 	self->t = t;
 	if (deliver(self) != 0) {
+		Py_DECREF(pathobj);
 		Py_DECREF(self);
 		return NULL;
-	}
-	if (t == NULL && strstr(err, "out of memory") != NULL) {
-		Py_DECREF(self);
-		return raise_weft(err);
 	}
 	if (t == NULL) {
 		/* the warnings before the failure go with the exception */
-		PyObject *cls = WeftError != NULL ? WeftError : PyExc_RuntimeError;
-		PyObject *exc = PyObject_CallFunction(cls, "s", err);
-		if (exc != NULL) {
-			if (PyObject_SetAttrString(exc, "warnings", self->warnings) == 0)
-				PyErr_SetObject(cls, exc);
-			Py_DECREF(exc);
-		}
+		raise_weft_at(err, path, self->warnings);
+		Py_DECREF(pathobj);
 		Py_DECREF(self);
 		return NULL;
 	}
+	Py_DECREF(pathobj);
 	size_t ns = weft_nstreams(t);
 	self->nstreams = ns;
 	self->map = calloc(ns ? ns : 1, sizeof *self->map);
@@ -1013,7 +1062,6 @@ static PyObject *m_emulate(PyObject *Py_UNUSED(mod), PyObject *args)
 	Py_BEGIN_ALLOW_THREADS
 	r = weft_emulate(&o, err, sizeof err);
 	Py_END_ALLOW_THREADS
-	Py_DECREF(pathobj);
 	int d = warnq_deliver(&q, list, NULL);
 	free(q.text);
 	pthread_mutex_destroy(&q.mu);
@@ -1021,9 +1069,10 @@ static PyObject *m_emulate(PyObject *Py_UNUSED(mod), PyObject *args)
 	if (d != 0)
 		;
 	else if (r != 0)
-		raise_weft(err);
+		raise_weft_at(err, PyBytes_AS_STRING(pathobj), NULL);
 	else
 		res = coll_views(c);
+	Py_DECREF(pathobj);
 	coll_free(c);
 	return res;
 }

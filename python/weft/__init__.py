@@ -554,18 +554,60 @@ class Emulation:
         return self.views[name]
 
 
-def _bound(v):
-    """A window bound: int (a clock) or "+N" / ("rel", N): ns after the
+_UNITS = {"ns": 1, "us": 1000, "ms": 1000000, "s": 1000000000, "min": 60000000000}
+_TIME = re.compile(r"([0-9]*)(?:\.([0-9]*))?(.*)", re.S)
+_INT64_MAX = (1 << 63) - 1
+
+
+def _time(text, what):
+    """A time as weft emu's --from/--to take it (src/cli/cli_common.h,
+    cli_parse_time): (ns, rel). Digits alone are a clock in ns; a decimal
+    number with a unit ns, us, ms, s or min is that long after the trace's
     first event."""
+    if text.startswith("-"):
+        raise ValueError(f"{what} {text!r}: a time cannot be negative")
+    m = _TIME.fullmatch(text)
+    ip, fp, unit = m[1], m[2], m[3]
+    if not ip or fp == "" or (unit and unit not in _UNITS):
+        raise ValueError(f"{what} {text!r} is not a time: give a clock in nanoseconds (e.g. "
+                         "1500000) or a time after the trace's first event with a unit ns, "
+                         "us, ms, s or min (e.g. '2.5s')")
+    if not unit and fp is not None:
+        raise ValueError(f"{what} {text!r}: a clock (a number without a unit) is whole "
+                         "nanoseconds; give a unit for a time after the trace's first event "
+                         f"(e.g. '{text}s')")
+    mult = _UNITS.get(unit, 1)
+    v = int(ip) * mult
+    for d in fp or "":
+        if mult % 10 != 0:
+            if d != "0":
+                raise ValueError(f"{what} {text!r}: finer than a nanosecond")
+            continue
+        mult //= 10
+        v += int(d) * mult
+    if v > _INT64_MAX:
+        raise ValueError(f"{what} {text!r}: out of range (at most {_INT64_MAX} ns)")
+    return v, int(bool(unit))
+
+
+def _bound(v, what):
+    """A window bound: (has, ns, rel). None; a clock (an int, or a str of
+    digits); a str with a unit ("2.5s", "1ms": after the first event), as
+    weft emu --from/--to; or, after the first event in ns, "+N" (also
+    "+2ms") or ("rel", N)."""
     if v is None:
         return 0, 0, 0
     if isinstance(v, str):
         if v.startswith("+"):
-            return 1, int(v[1:]), 1
-        return 1, int(v), 0
-    if isinstance(v, tuple):
-        return 1, int(v[1]), int(v[0] == "rel")
-    return 1, int(v), 0
+            return (1,) + (_time(v[1:], what)[0], 1)
+        return (1,) + _time(v, what)
+    if isinstance(v, tuple) and len(v) == 2 and v[0] in ("rel", "abs") \
+            and isinstance(v[1], int) and not isinstance(v[1], bool):
+        return (1,) + _time(str(v[1]), what)[:1] + (int(v[0] == "rel"),)
+    if isinstance(v, int) and not isinstance(v, bool):
+        return (1,) + _time(str(v), what)
+    raise TypeError(f"{what} {v!r}: give a clock (int), a str such as '1500000' or '2.5s', "
+                    "or None")
 
 
 def emulate(path, models="required", window=None, breakdown=False, lint=False,
@@ -573,13 +615,22 @@ def emulate(path, models="required", window=None, breakdown=False, lint=False,
     """Emulates the trace at path through the driver of `weft emu` and
     returns the timelines as interval tables (weft.Emulation). models:
     "required" (those the streams require) or "all" (weft emu -a). window:
-    (from, to), each None, a clock, or "+N" (ns after the first event), as
-    weft emu --from/--to. Raises weft.Error with weft emu's message."""
+    (from, to), each None, a clock (an int, or digits: "1500000") or a time
+    after the first event with a unit ns, us, ms, s or min ("2.5s"), as
+    weft emu --from/--to ("+N" and ("rel", N): N ns after the first
+    event). Raises weft.Error with weft emu's message."""
     if models not in ("required", "all"):
         raise ValueError('models must be "required" or "all"')
     f, t = window if window is not None else (None, None)
-    hf, vf, rf = _bound(f)
-    ht, vt, rt = _bound(t)
+    hf, vf, rf = _bound(f, "window start")
+    ht, vt, rt = _bound(t, "window end")
+    if hf and ht and rf != rt:
+        raise ValueError(f"window {f!r} to {t!r}: the two are of different kinds: give both as "
+                         "clocks (nanoseconds, no unit) or both after the trace's first event "
+                         "(with a unit, '+N' or ('rel', N))")
+    if hf and ht and vt <= vf:
+        raise ValueError(f"window {f!r} to {t!r}: the end is not after the start: the window "
+                         "would be empty")
     warnings = []
     # the driver hands every view's records to the module (no files)
     res = _weft.emulate(os.fspath(path), int(bool(lint)), int(bool(breakdown)),

@@ -246,19 +246,40 @@ static int closer_run(struct closer *C, struct emu *e, int64_t before, int all)
 	return 0;
 }
 
+/* A window bound as the caller gave it (from_arg, to_arg) or, when it gave
+ * no text (python/_weft.c), as weft emu --from/--to would take it: a clock
+ * in ns, or a time after the first event in the largest unit that writes
+ * it whole ("1ms"). */
+static const char *window_arg(const char *arg, int64_t v, int rel, char *buf, size_t len)
+{
+	static const struct { const char *name; int64_t ns; } units[] = {
+		{ "min", INT64_C(60000000000) }, { "s", 1000000000 }, { "ms", 1000000 },
+		{ "us", 1000 }, { "ns", 1 },
+	};
+	if (arg != NULL)
+		return arg;
+	size_t i = 0;
+	while (rel && i + 1 < sizeof units / sizeof units[0] && (v == 0 || v % units[i].ns != 0))
+		i++;
+	snprintf(buf, len, "%" PRId64 "%s", rel ? v / units[i].ns : v, rel ? units[i].name : "");
+	return buf;
+}
+
 /* After a run with a window: a window outside the trace is refused (the
  * files are still closed, with no records of the window). */
 static void window_refusal(struct run *R, const struct weft_emulate_opts *o, char *err,
 		size_t errlen)
 {
 	int64_t from, last;
+	char buf[32];
 	int started = emu_window_span(R->emu, &from, &last);
 	if (emu_window_stopped(R->emu) && emu_nevents(R->emu) == 0)
 		snprintf(err, errlen, "--to %s is before the first event of the trace; the window "
-				"holds nothing", o->to_arg);
+				"holds nothing", window_arg(o->to_arg, o->to, o->to_rel, buf, sizeof buf));
 	else if (o->has_from && !emu_window_stopped(R->emu) && (!started || last <= from))
 		snprintf(err, errlen, "--from %s is at or after the last event of the trace (%"
-				PRId64 " ns into the run); the window holds nothing", o->from_arg, last);
+				PRId64 " ns into the run); the window holds nothing",
+				window_arg(o->from_arg, o->from, o->from_rel, buf, sizeof buf), last);
 }
 
 /* Takes an opened output (NULL: its open failed, err set). */

@@ -1,9 +1,12 @@
 # SPDX-License-Identifier: MIT
 """The module's API on bad input: weft.Error with weft's message (file,
-offset, reason) for bad traces, ValueError/TypeError for bad arguments, a
+offset, reason) for bad traces and missing paths (e.file also for names with
+spaces, ": " or no dot), ValueError/TypeError for bad arguments, a
 closed trace; batches of every size give the same events; decoded fields
 equal weft dump's description; the DataFrame view when pandas is there."""
 import os
+import shutil
+import tempfile
 
 from pycommon import Checker, conformance_dir, need_module, run
 
@@ -32,6 +35,45 @@ try:
     c.expect(False, "emulate of a bad trace raises")
 except weft.Error as e:
     c.expect("clock goes backwards" in str(e), "emulate: weft's message")
+# e.file names the path of a failed open or emulation whatever the name
+# holds: no dot nor slash, spaces, ": " (the message's own separator)
+tmp = tempfile.mkdtemp(prefix="weft-pytest-api-")
+try:
+    for name in ("no-such-trace", "a dir: x/ovni", os.path.join(tmp, "nope")):
+        for what, fn in (("open", weft.open), ("emulate", weft.emulate)):
+            try:
+                fn(name)
+                c.expect(False, f"{what} {name!r}: raises")
+            except weft.Error as e:
+                c.eq(str(e), name + ": No such file or directory", f"{what} {name!r}: message")
+                c.eq(e.file, name, f"{what} {name!r}: e.file")
+                c.eq(e.offset, None, f"{what} {name!r}: e.offset")
+                c.eq(e.reason, "No such file or directory", f"{what} {name!r}: e.reason")
+    # a stream named without an offset, in a trace whose path has ": "
+    case = os.path.join(tmp, "a dir: 1", "ovni")
+    shutil.copytree(os.path.join(root, "bad", "finished-missing", "ovni"), case)
+    json = os.path.join(case, "loom.vm/proc.17323/thread.17323/stream.json")
+    for what, fn in (("open", weft.open), ("emulate", weft.emulate)):
+        try:
+            fn(case)
+            c.expect(False, f"{what} finished-missing: raises")
+        except weft.Error as e:
+            c.eq(e.file, json, f"{what} finished-missing: e.file")
+            c.eq(e.offset, None, f"{what} finished-missing: e.offset")
+            c.expect(e.reason.startswith("ovni.finished is missing"),
+                     f"{what} finished-missing: e.reason {e.reason!r}")
+    # ... and one with an offset
+    case = os.path.join(tmp, "b: 2", "ovni")
+    shutil.copytree(bad, case)
+    try:
+        weft.open(case, backwards="regions").read_all()
+        c.expect(False, "clock-backwards in 'b: 2': raises")
+    except weft.Error as e:
+        c.eq(e.file, os.path.join(case, "loom.vm/proc.17323/thread.17323/stream.obs"),
+             "clock-backwards in 'b: 2': e.file")
+        c.eq(e.offset, 48, "clock-backwards in 'b: 2': e.offset")
+finally:
+    shutil.rmtree(tmp, ignore_errors=True)
 for kw in ({"mode": "sloppy"}, {"clock": 3}, {"cut": None}):
     try:
         weft.open(bad, **kw)

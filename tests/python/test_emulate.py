@@ -4,13 +4,16 @@ cases: each view's interval table equals the intervals the .prv holds (read
 here line by line: a value from its record to the next record of the same
 row and type, or the end; 0 is null), with the row labels of the .row and
 the type and value labels of the .pcf; a trace weft emu refuses raises
-weft.Error with weft emu's message; a window as --from/--to."""
+weft.Error with weft emu's message; a window as --from/--to (their units and
+forms, the same intervals; a refused window with weft emu's message, naming the
+bound; bad bounds refused with the reason)."""
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 
-from pycommon import Checker, cases, conformance_dir, need_module, run
+from pycommon import Checker, cases, conformance_dir, need_module, run, weft_bin
 
 weft = need_module()
 root = conformance_dir()
@@ -99,14 +102,54 @@ try:
         rc, _, err = run(["emu", "--paraver", "-q", "-o", out, "--from", "1ms",
                           "--to", "2ms", "ovni"], cwd=case)
         c.eq(rc, 0, "window: weft emu exits 0")
-        em = weft.emulate(os.path.join(case, "ovni"), window=("+1000000", "+2000000"))
-        for v in ("thread", "cpu"):
-            want, dur = prv_intervals(os.path.join(out, v + ".prv"))
-            c.eq(table(em[v]), want, f"window: {v}: intervals")
-            c.eq(em[v].duration, dur, f"window: {v}: duration")
+        # the units and forms of --from/--to (docs/cli.md), and this module's "+N"
+        for w in (("1ms", "2ms"), ("1000us", "0.002s"), ("+1000000", "+2000000"),
+                  (("rel", 1000000), ("rel", 2000000))):
+            em = weft.emulate(os.path.join(case, "ovni"), window=w)
+            for v in ("thread", "cpu"):
+                want, dur = prv_intervals(os.path.join(out, v + ".prv"))
+                c.eq(table(em[v]), want, f"window {w}: {v}: intervals")
+                c.eq(em[v].duration, dur, f"window {w}: {v}: duration")
         shutil.rmtree(out, ignore_errors=True)
+        # a window the driver refuses: weft emu's message, the bound as given
+        for w, args in ((("1min", None), ["--from", "1min"]), ((None, 1), ["--to", "1"]),
+                        (("+60000000000", None), ["--from", "1min"])):
+            p = subprocess.run([weft_bin(), "emu", "-q", "-o", out] + args + ["ovni"],
+                               cwd=case, capture_output=True, text=True, timeout=120)
+            c.eq(p.returncode, 1, f"window {w}: weft emu exits 1")
+            try:
+                weft.emulate(os.path.join(case, "ovni"), window=w)
+                c.expect(False, f"window {w}: raises")
+            except weft.Error as e:
+                c.eq("weft emu: " + str(e) + "\n", p.stderr, f"window {w}: weft emu's message")
+            shutil.rmtree(out, ignore_errors=True)
 finally:
     shutil.rmtree(tmp, ignore_errors=True)
+# bounds refused as weft emu refuses them (ValueError/TypeError, the reason)
+NOT_A_TIME = ("is not a time: give a clock in nanoseconds (e.g. 1500000) or a time after the "
+              "trace's first event with a unit ns, us, ms, s or min (e.g. '2.5s')")
+for w, exc, msg in (
+        (("1x", None), ValueError, "window start '1x' " + NOT_A_TIME),
+        ((None, "2 ms"), ValueError, "window end '2 ms' " + NOT_A_TIME),
+        ((".5ms", None), ValueError, "window start '.5ms' " + NOT_A_TIME),
+        (("-1ms", None), ValueError, "window start '-1ms': a time cannot be negative"),
+        (("1.5", None), ValueError, "window start '1.5': a clock (a number without a unit) is "
+         "whole nanoseconds; give a unit for a time after the trace's first event (e.g. '1.5s')"),
+        (("1.5ns", None), ValueError, "window start '1.5ns': finer than a nanosecond"),
+        (("9223372036854775808", None), ValueError, "window start '9223372036854775808': out of "
+         "range (at most 9223372036854775807 ns)"),
+        (("1ms", 2000000), ValueError, "window '1ms' to 2000000: the two are of different "
+         "kinds: give both as clocks (nanoseconds, no unit) or both after the trace's first "
+         "event (with a unit, '+N' or ('rel', N))"),
+        (("2ms", "1ms"), ValueError, "window '2ms' to '1ms': the end is not after the start: "
+         "the window would be empty"),
+        ((1.5, None), TypeError, "window start 1.5: give a clock (int), a str such as "
+         "'1500000' or '2.5s', or None")):
+    try:
+        weft.emulate(os.path.join(root, "v3", "two-looms", "ovni"), window=w)
+        c.expect(False, f"window {w}: raises")
+    except exc as e:
+        c.eq(str(e), msg, f"window {w}: {exc.__name__}")
 c.expect(nemu >= 40, f"cases emulated ({nemu} of {ncases})")
 print(f"{nemu} of {ncases} cases emulated")
 c.done()
