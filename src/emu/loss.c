@@ -299,7 +299,10 @@ int emu_loss_before(struct emu *e, size_t t, const struct weft_event *ev, int64_
 {
 	struct emu_loss *L = e->loss;
 	if (!L->sorted) {
-		qsort(L->sched, L->nsched, sizeof *L->sched, cmp_sched);
+		/* nothing to sort (and no array) when the threads only dropped
+		 * events (weft.lost_events): qsort's pointer must not be NULL */
+		if (L->nsched > 1)
+			qsort(L->sched, L->nsched, sizeof *L->sched, cmp_sched);
 		L->sorted = 1;
 	}
 	const struct weft_event *saved = e->ev;
