@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * fs.c - file system helpers of libovni: formatted paths, mkdir -p, full
- * writes, atomic file replacement and moving a directory tree (used to
- * bring OVNI_TMPDIR streams into the trace directory).
+ * writes, atomic file replacement and moving a directory tree into
+ * another, file by file (used to bring OVNI_TMPDIR streams into the trace
+ * directory, over those of an earlier run).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -96,13 +97,14 @@ void rt_write_file_atomic(const char *func, const char *path, const char *text)
 	free(tmp);
 }
 
+/* Copies the file src (its stat st) into the new file dst, times kept. */
 static void copy_file(const char *func, const char *src, const char *dst, const struct stat *st)
 {
 	mode_t mode = st->st_mode;
-	int in = open(src, O_RDONLY | O_CLOEXEC);
+	int in = open(src, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 	if (in < 0)
 		rt_die_errno(func, errno, "cannot open '%s' to move it into the trace directory", src);
-	int out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode & 0777);
+	int out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, mode & 0777);
 	if (out < 0)
 		rt_die_errno(func, errno, "cannot create '%s' in the trace directory", dst);
 	static const size_t chunk = 1u << 20;
@@ -131,11 +133,39 @@ static void copy_file(const char *func, const char *src, const char *dst, const 
 		rt_die_errno(func, errno, "cannot close '%s' in the trace directory", dst);
 }
 
-/* Copies the tree src into dst (created), then removes src. */
-static void copy_tree(const char *func, const char *src, const char *dst)
+/* Moves the file src over dst: rename(2), which replaces dst (a link
+ * itself, not what it points to); across file systems, a copy written
+ * aside in dst's directory, renamed over dst, then src removed. */
+static void move_file(const char *func, const char *src, const char *dst, const struct stat *st)
 {
-	if (mkdir(dst, 0777) != 0)
-		rt_die_errno(func, errno, "cannot create the directory '%s'", dst);
+	if (rename(src, dst) == 0)
+		return;
+	if (errno != EXDEV)
+		rt_die_errno(func, errno, "cannot move '%s' to '%s'", src, dst);
+	char *aside = rt_strfmt(func, "%s.move.tmp", dst);
+	/* One left by an earlier run that died here (a link is removed, not
+	 * followed). */
+	if (unlink(aside) != 0 && errno != ENOENT)
+		rt_die_errno(func, errno, "cannot remove '%s'", aside);
+	copy_file(func, src, aside, st);
+	if (rename(aside, dst) != 0)
+		rt_die_errno(func, errno, "cannot rename '%s' to '%s'", aside, dst);
+	if (unlink(src) != 0)
+		rt_die_errno(func, errno, "cannot remove '%s' after copying it", src);
+	free(aside);
+}
+
+void rt_move_tree(const char *func, const char *src, const char *dst)
+{
+	if (mkdir(dst, 0777) != 0) {
+		int err = errno;
+		struct stat st;
+		if (err != EEXIST)
+			rt_die_errno(func, err, "cannot create the directory '%s'", dst);
+		if (lstat(dst, &st) != 0 || !S_ISDIR(st.st_mode))
+			rt_die(func, "cannot move '%s' into '%s': that exists and is not a directory (a link is "
+				     "not followed)", src, dst);
+	}
 	DIR *d = opendir(src);
 	if (d == NULL)
 		rt_die_errno(func, errno, "cannot open the directory '%s'", src);
@@ -148,26 +178,14 @@ static void copy_tree(const char *func, const char *src, const char *dst)
 		struct stat st;
 		if (lstat(s, &st) != 0)
 			rt_die_errno(func, errno, "cannot stat '%s'", s);
-		if (S_ISDIR(st.st_mode)) {
-			copy_tree(func, s, t);
-		} else {
-			copy_file(func, s, t, &st);
-			if (unlink(s) != 0)
-				rt_die_errno(func, errno, "cannot remove '%s' after copying it", s);
-		}
+		if (S_ISDIR(st.st_mode))
+			rt_move_tree(func, s, t);
+		else
+			move_file(func, s, t, &st);
 		free(s);
 		free(t);
 	}
 	closedir(d);
 	if (rmdir(src) != 0)
-		rt_die_errno(func, errno, "cannot remove the directory '%s' after copying it", src);
-}
-
-void rt_move_dir(const char *func, const char *src, const char *dst)
-{
-	if (rename(src, dst) == 0)
-		return;
-	if (errno != EXDEV)
-		rt_die_errno(func, errno, "cannot move '%s' to '%s'", src, dst);
-	copy_tree(func, src, dst);
+		rt_die_errno(func, errno, "cannot remove the directory '%s' after moving what it held", src);
 }

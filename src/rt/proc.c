@@ -7,7 +7,8 @@
  * Environment, read once by ovni_proc_init:
  *   OVNI_TRACEDIR  final trace directory (default "ovni"), created if missing
  *   OVNI_TMPDIR    if set, streams are written under it and moved into the
- *                  trace directory by ovni_proc_fini, which then removes
+ *                  trace directory by ovni_proc_fini (file by file, over
+ *                  those of an earlier run), which then removes
  *                  the directories it created there, and the temporary
  *                  directory itself once it is empty (as the reference)
  *   WEFT_BUFSIZE   per-thread event buffer size in bytes
@@ -288,8 +289,10 @@ int rt_proc_rank(int *rank, int *nranks)
 }
 
 /* Moves every stream directory of the temporary process directory into
- * the final one, then removes the (now empty) temporary directories: the
- * process one, the loom one unless another process still uses it, and
+ * the final one, file by file: the streams of an earlier run of the same
+ * process into the same trace directory are replaced, as the reference
+ * does (rt_move_tree). Then removes the (now empty) temporary directories:
+ * the process one, the loom one unless another process still uses it, and
  * OVNI_TMPDIR itself if that leaves it empty. */
 static void move_tmp_streams(const char *func)
 {
@@ -302,7 +305,7 @@ static void move_tmp_streams(const char *func)
 			continue;
 		char *src = rt_strfmt(func, "%s/%s", proc.tmp_proc_dir, de->d_name);
 		char *dst = rt_strfmt(func, "%s/%s", proc.final_proc_dir, de->d_name);
-		rt_move_dir(func, src, dst);
+		rt_move_tree(func, src, dst);
 		free(src);
 		free(dst);
 	}

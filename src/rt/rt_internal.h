@@ -102,9 +102,12 @@ void rt_write_all(const char *func, int fd, const void *buf, size_t len, const c
 /* Writes text into path atomically: a temporary file in the same
  * directory, then rename(2). */
 void rt_write_file_atomic(const char *func, const char *path, const char *text);
-/* Moves directory src to dst (rename, or copy + remove across file
- * systems). dst must not exist. */
-void rt_move_dir(const char *func, const char *src, const char *dst);
+/* Moves the tree src into dst, then removes src: directories are created
+ * where missing (an existing one is kept; one that is not a directory, a
+ * link included, is an error), and each file replaces the one of the same
+ * name (rename, or across file systems a copy written aside, times kept,
+ * renamed over it): never written through a link. */
+void rt_move_tree(const char *func, const char *src, const char *dst);
 
 /* ---- process (proc.c) ---- */
 

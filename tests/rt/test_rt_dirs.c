@@ -10,12 +10,18 @@
  *   removed, and the temporary dir itself once empty (as the reference
  *   does); a temporary dir holding other files is kept with just them;
  *   also across file systems (/dev/shm), where the streams are copied;
+ *   a second run into the same trace directory (the reference's
+ *   emu-ovni-tmpdir-metadata): its streams replace the first's, exactly
+ *   the bytes it wrote, a link left in their place is replaced (the file
+ *   it named untouched), on one file system and across two, and `weft
+ *   check` accepts the trace;
  *   stream.json exists from ovni_thread_init on (before any flush), with
  *   the thread's keys and no ovni.require/finished, in the trace dir or,
  *   with OVNI_TMPDIR, in the temporary one.
  * Each case is a process of its own (rt_test_in_proc): a process is
  * initialized once.
  */
+#include <dirent.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -42,6 +48,11 @@ struct job {
 	const char *tracedir;  /* OVNI_TRACEDIR, or NULL for unset */
 	const char *tmpdir;    /* OVNI_TMPDIR, or NULL for unset */
 	int nthreads;
+	int nevents;           /* per thread; 0: 10 */
+	const char *snapshot;  /* or NULL: where to copy the temporary
+				* streams before ovni_proc_fini */
+	int add_cpu;           /* each thread calls ovni_add_cpu (weft check
+				* wants a loom's CPUs) */
 	struct seen th[2];
 	/* after both threads were freed, before ovni_proc_fini */
 	int tmp_td_after_free, fin_td_after_free;
@@ -66,12 +77,14 @@ static void body(void *p)
 
 	ovni_thread_init(t->tid);
 	t->obs_size_at_init = rt_test_file_size(o);
+	if (j->add_cpu)
+		ovni_add_cpu(0, 0);
 	char *text = rt_test_read(js, NULL);
 	if (text != NULL) {
 		snprintf(t->json_at_init, sizeof t->json_at_init, "%s", text);
 		free(text);
 	}
-	for (int i = 0; i < 10; i++) {
+	for (int i = 0; i < (j->nevents > 0 ? j->nevents : 10); i++) {
 		struct ovni_ev ev = {0};
 		ovni_ev_set_mcv(&ev, "OHp");
 		ovni_ev_set_clock(&ev, ovni_clock_now());
@@ -88,6 +101,39 @@ static void body(void *p)
 	free(td);
 	free(o);
 	free(js);
+}
+
+/* Copies the files of thread tid's temporary stream directory into
+ * <snapshot>/thread.<tid>/ (in the child, before ovni_proc_fini). */
+static void snapshot_thread(const struct job *j, int tid)
+{
+	char *src = thread_dir(j->tmpdir, tid);
+	char *dst = rt_test_path("%s/thread.%d", j->snapshot, tid);
+	if (mkdir(j->snapshot, 0777) != 0 && errno != EEXIST)
+		_exit(4);
+	if (mkdir(dst, 0777) != 0)
+		_exit(4);
+	DIR *d = opendir(src);
+	if (d == NULL)
+		_exit(4);
+	struct dirent *de;
+	while ((de = readdir(d)) != NULL) {
+		if (de->d_name[0] == '.')
+			continue;
+		char *from = rt_test_path("%s/%s", src, de->d_name);
+		char *to = rt_test_path("%s/%s", dst, de->d_name);
+		size_t len;
+		char *data = rt_test_read(from, &len);
+		FILE *f = fopen(to, "wb");
+		if (data == NULL || f == NULL || fwrite(data, 1, len, f) != len || fclose(f) != 0)
+			_exit(4);
+		free(data);
+		free(from);
+		free(to);
+	}
+	closedir(d);
+	free(src);
+	free(dst);
 }
 
 static void proc_main(void *p)
@@ -115,6 +161,9 @@ static void proc_main(void *p)
 		free(tmp_td);
 		free(fin_td);
 	}
+	if (j->snapshot != NULL)
+		for (int i = 0; i < j->nthreads; i++)
+			snapshot_thread(j, j->th[i].tid);
 	ovni_proc_fini();
 }
 
@@ -123,14 +172,14 @@ static void run_job(struct job *j)
 	assert_true(rt_test_in_proc(proc_main, j, sizeof *j));
 }
 
-/* The finished stream in thread_dir: 10 events and finished = 1. */
-static void check_stream(const char *thread_dir)
+/* The finished stream in thread_dir: nev events and finished = 1. */
+static void check_stream_n(const char *thread_dir, size_t nev)
 {
 	char *o = rt_test_path("%s/stream.obs", thread_dir);
 	char *j = rt_test_path("%s/stream.json", thread_dir);
 	struct rt_test_stream s;
 	rt_test_stream_load(&s, o);
-	assert_int_equal(s.nev, 10);
+	assert_int_equal(s.nev, nev);
 	rt_test_stream_free(&s);
 	char *text = rt_test_read(j, NULL);
 	assert_non_null(text);
@@ -138,6 +187,11 @@ static void check_stream(const char *thread_dir)
 	free(text);
 	free(o);
 	free(j);
+}
+
+static void check_stream(const char *thread_dir)
+{
+	check_stream_n(thread_dir, 10);
 }
 
 static void run_simple(const char *chdir_to, const char *tracedir, int tid)
@@ -274,6 +328,148 @@ static void test_tmpdir_other_fs(void **st)
 	free(tmp);
 }
 
+/* `weft check DIR` (60 s at most): its exit status; its output in out. */
+static int weft_check(const char *dir, char *out, size_t outlen)
+{
+	const char *bin = getenv("WEFT_BIN");
+	if (bin == NULL || access(bin, X_OK) != 0)
+		fail_msg("WEFT_BIN ('%s') is not an executable", bin != NULL ? bin : "(unset)");
+	char *cmd = rt_test_path("timeout -s KILL 60 '%s' check '%s' 2>&1", bin, dir);
+	FILE *p = popen(cmd, "r");
+	free(cmd);
+	if (p == NULL)
+		fail_msg("popen failed");
+	size_t n = fread(out, 1, outlen - 1, p);
+	out[n] = '\0';
+	int status = pclose(p);
+	fputs(out, stderr);
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+/* The same program run twice into one trace directory through
+ * OVNI_TMPDIR (as the reference's emu-ovni-tmpdir-metadata test does):
+ * the second run's streams (25 events a thread, the first's 10) replace
+ * the first's, byte for byte what it wrote in the temporary directory,
+ * and `weft check` accepts the trace. With link set, the first run's
+ * stream.obs of thread 4 is replaced by a link to a file outside the
+ * trace before the second run: the link is replaced, the file untouched. */
+static void check_tmpdir_rerun(const char *tmp, const char *scratch, int link)
+{
+	char *trace = rt_test_path("%s/trace", tmp);
+	char *snap = rt_test_path("%s/snapshot", tmp);
+	struct job j1 = {.tracedir = trace, .tmpdir = scratch, .nthreads = 2, .add_cpu = 1};
+	j1.th[0].tid = 4;
+	j1.th[1].tid = 5;
+	run_job(&j1);
+	char *victim = rt_test_path("%s/victim", tmp);
+	char *obs4 = rt_test_path("%s/loom.vm/proc.%d/thread.4/stream.obs", trace, PID);
+	if (link) {
+		FILE *f = fopen(victim, "w");
+		assert_non_null(f);
+		fputs("not a stream\n", f);
+		assert_int_equal(fclose(f), 0);
+		assert_int_equal(unlink(obs4), 0);
+		assert_int_equal(symlink(victim, obs4), 0);
+	}
+
+	struct job j2 = {.tracedir = trace, .tmpdir = scratch, .nthreads = 2, .nevents = 25,
+			 .snapshot = snap, .add_cpu = 1};
+	j2.th[0].tid = 4;
+	j2.th[1].tid = 5;
+	run_job(&j2);
+	assert_false(j2.th[0].final_dir == 0); /* the first run's was there */
+	for (int tid = 4; tid <= 5; tid++) {
+		char *fin = thread_dir(trace, tid);
+		char *sdir = rt_test_path("%s/thread.%d", snap, tid);
+		check_stream_n(fin, 25);
+		/* stream.obs, stream.idx, stream.json: the same names, the
+		 * same bytes */
+		assert_int_equal(rt_test_count_entries(sdir), 3);
+		assert_int_equal(rt_test_count_entries(fin), 3);
+		static const char *const names[] = {"stream.obs", "stream.idx", "stream.json"};
+		for (size_t k = 0; k < 3; k++) {
+			char *a = rt_test_path("%s/%s", sdir, names[k]);
+			char *b = rt_test_path("%s/%s", fin, names[k]);
+			size_t la = 0, lb = 0;
+			char *da = rt_test_read(a, &la);
+			char *db = rt_test_read(b, &lb);
+			assert_non_null(da);
+			assert_non_null(db);
+			assert_int_equal(la, lb);
+			assert_memory_equal(da, db, la);
+			struct stat st;
+			assert_int_equal(lstat(b, &st), 0);
+			assert_true(S_ISREG(st.st_mode));
+			free(da);
+			free(db);
+			free(a);
+			free(b);
+		}
+		free(sdir);
+		free(fin);
+	}
+	if (link) {
+		size_t n = 0;
+		char *v = rt_test_read(victim, &n);
+		assert_non_null(v);
+		assert_string_equal(v, "not a stream\n");
+		free(v);
+	}
+	/* Nothing left in the temporary directory, which is removed. */
+	assert_false(rt_test_exists(scratch));
+	char out[4096];
+	assert_int_equal(weft_check(trace, out, sizeof out), 0);
+	char *want = rt_test_path("weft check: %s: valid: 2 streams, 1 loom, 1 process, 2 threads, 50 events, ", trace);
+	assert_non_null(strstr(out, want));
+	free(want);
+	free(obs4);
+	free(victim);
+	free(snap);
+	free(trace);
+}
+
+static void test_tmpdir_rerun(void **st)
+{
+	(void) st;
+	char *tmp = rt_test_mkdtemp();
+	char *scratch = rt_test_path("%s/scratch", tmp);
+	check_tmpdir_rerun(tmp, scratch, 0);
+	free(scratch);
+	rt_test_rm_rf(tmp);
+	free(tmp);
+}
+
+static void test_tmpdir_rerun_link(void **st)
+{
+	(void) st;
+	char *tmp = rt_test_mkdtemp();
+	char *scratch = rt_test_path("%s/scratch", tmp);
+	check_tmpdir_rerun(tmp, scratch, 1);
+	free(scratch);
+	rt_test_rm_rf(tmp);
+	free(tmp);
+}
+
+/* Across file systems: each file copied aside in the trace directory,
+ * then renamed over the old one. */
+static void test_tmpdir_rerun_other_fs(void **st)
+{
+	(void) st;
+	struct stat a, b;
+	char *tmp = rt_test_mkdtemp();
+	if (stat("/dev/shm", &b) != 0 || stat(tmp, &a) != 0 || a.st_dev == b.st_dev || access("/dev/shm", W_OK) != 0) {
+		rt_test_rm_rf(tmp);
+		free(tmp);
+		skip();
+	}
+	char scratch[] = "/dev/shm/weft-rt-XXXXXX";
+	assert_non_null(mkdtemp(scratch));
+	check_tmpdir_rerun(tmp, scratch, 1);
+	rt_test_rm_rf(scratch);
+	rt_test_rm_rf(tmp);
+	free(tmp);
+}
+
 /* stream.json right after ovni_thread_init: the keys of a running thread
  * stream, pretty-printed, and a stream.obs holding just its header. */
 static void check_initial_json(const struct seen *t)
@@ -337,6 +533,9 @@ int main(void)
 		cmocka_unit_test(test_tmpdir),
 		cmocka_unit_test(test_tmpdir_not_empty),
 		cmocka_unit_test(test_tmpdir_other_fs),
+		cmocka_unit_test(test_tmpdir_rerun),
+		cmocka_unit_test(test_tmpdir_rerun_link),
+		cmocka_unit_test(test_tmpdir_rerun_other_fs),
 		cmocka_unit_test(test_json_at_thread_init),
 		cmocka_unit_test(test_json_at_thread_init_tmpdir),
 	};
