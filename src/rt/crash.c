@@ -84,12 +84,14 @@ int rt_crash_hold(struct rt_thread *th, int may_drop)
 	 * the normal flush, and may emit again from later atexit handlers). */
 	if (walking && __atomic_load_n(&rt_crash_frozen, __ATOMIC_SEQ_CST) == FROZEN_EXIT)
 		return 1;
-	__atomic_sub_fetch(&th->moving, 1u, __ATOMIC_SEQ_CST);
-	/* After a fatal signal, the thread that wrote the buffers is the one
-	 * that dies: a handler's emit on it (the program's handler of that
-	 * signal, or of another signal taken before the fault happens again)
-	 * is dropped, never waited on. */
-	if (walking && may_drop)
+	uint32_t left = __atomic_sub_fetch(&th->moving, 1u, __ATOMIC_SEQ_CST);
+	/* A handler's emit is dropped, never held: on the thread that wrote
+	 * the buffers after a fatal signal, the one that dies (the program's
+	 * handler of that signal, or of another signal taken before the fault
+	 * happens again); and on a thread whose own gate code it interrupted
+	 * (a stream.json rewrite), which must get out of that gate for its
+	 * stream to be written (it stops at its next gate). */
+	if (may_drop && (walking || left != 0))
 		return 0;
 	for (;;)
 		pause();

@@ -264,8 +264,9 @@ void rt_crash_proc_fini(void);
 /* Called by the gates when the buffers are being (or were) written by a
  * crash or at exit. Returns 1 (the caller goes on) on the exiting thread
  * at exit; 0 (the caller must leave the buffer alone: it is out of the
- * gate again) on the thread that wrote the buffers after a fatal signal,
- * when may_drop; otherwise it does not return (the thread stops for good). */
+ * gate again) when may_drop, on the thread that wrote the buffers after a
+ * fatal signal or in a handler that interrupted its thread's own gate
+ * code; otherwise it does not return (the thread stops for good). */
 int rt_crash_hold(struct rt_thread *th, int may_drop);
 
 /* The owner's code that moves or writes the bytes of its buffer (or swaps
@@ -282,12 +283,13 @@ static inline void rt_crash_gate_enter(struct rt_thread *th)
 }
 
 /* The same for the async-signal-safe calls (emit, flush), which a signal
- * handler of the program may make on the crashing thread itself (while
- * the crash handler runs if a signal gets through, or after it: the
- * program's own handler of the fatal signal, a timer's handler before the
- * fault happens again). There the thread must not stop, or the process
- * would never die: 0 tells the caller to drop its event (the buffer was
- * written; the stream is cut) and give the buffer back. */
+ * handler of the program may make on the crashing thread itself (after
+ * the crash handler: the program's own handler of the fatal signal, a
+ * timer's handler before the fault happens again), or on a thread inside
+ * its own gate (a stream.json rewrite). There the thread must not stop,
+ * or the process would never die, or the crash handler would wait for
+ * that gate in vain: 0 tells the caller to drop its event and give the
+ * buffer back. */
 static inline int rt_crash_gate_try(struct rt_thread *th)
 {
 	if (!rt_crash_enabled)

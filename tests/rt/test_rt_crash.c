@@ -56,6 +56,9 @@ enum how {
 	/* The program's own handler of the fatal signal, installed before
 	 * ovni_proc_init, emits marks (after libovni's has run). */
 	ABRT_PREV_EMIT, SEGV_PREV_EMIT,
+	/* The timer signals idle thread 1, which rewrites its stream.json
+	 * (ovni_attr_flush) over and over; the crasher aborts. */
+	ABRT_ATTR_TIMER,
 };
 
 /* How long a child may take to die (it normally takes milliseconds). */
@@ -90,12 +93,55 @@ static void wait_forever(void)
 		pause();
 }
 
+/* The program's timer handler: a mark (ovni_mark_set: the code path
+ * that always passes libovni's crash gate) and an event (the emit hot
+ * path, or its slow path when the buffer is full). */
+static void on_timer(int sig)
+{
+	(void) sig;
+	long k = __atomic_add_fetch(&sh->handler_runs, 1, __ATOMIC_SEQ_CST);
+	ovni_mark_set(RT_SIG_HANDLER, 2 * k);
+	struct ovni_ev ev;
+	rt_sig_mark_ev(&ev, RT_SIG_HANDLER, 2 * k + 1, ovni_clock_now());
+	ovni_ev_emit(&ev);
+}
+
+/* A POSIX timer signalling the calling thread every 50 us. */
+static void start_thread_timer(void)
+{
+	struct sigaction sa;
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_timer;
+	sa.sa_flags = SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGRTMIN, &sa, NULL) != 0)
+		_exit(4);
+	struct sigevent sev;
+	memset(&sev, 0, sizeof sev);
+	sev.sigev_notify = SIGEV_THREAD_ID;
+	sev.sigev_signo = SIGRTMIN;
+	sev._sigev_un._tid = (pid_t) gettid();
+	timer_t timer;
+	if (timer_create(CLOCK_MONOTONIC, &sev, &timer) != 0)
+		_exit(4);
+	struct itimerspec its = {.it_interval = {0, 50000}, .it_value = {0, 50000}};
+	if (timer_settime(timer, 0, &its, NULL) != 0)
+		_exit(4);
+}
+
 static void *idle_thread(void *p)
 {
 	int t = (int) (intptr_t) p;
 	ovni_thread_init(TID_MAIN + t);
 	emit_marks(t, planned[t]);
 	__atomic_add_fetch(&sh->ready, 1, __ATOMIC_SEQ_CST);
+	if (child_how == ABRT_ATTR_TIMER && t == 1) {
+		/* Mostly inside the gate of its stream.json rewrites when the
+		 * crash comes, the handler interrupting it there. */
+		start_thread_timer();
+		for (;;)
+			ovni_attr_flush();
+	}
 	if (child_how == EXIT_NO_FINI) {
 		if (t == 1)
 			ovni_thread_free();
@@ -143,6 +189,7 @@ static void crash(enum how how)
 		break;
 	case ABRT_ABORT:
 	case ABRT_TIMER:
+	case ABRT_ATTR_TIMER:
 	case ABRT_PREV_EMIT:
 		abort();
 	case SEGV_KILL:
@@ -160,42 +207,6 @@ static void crash(enum how how)
 		break;
 	}
 	wait_forever();
-}
-
-/* The program's timer handler: a mark (ovni_mark_set: the code path
- * that always passes libovni's crash gate) and an event (the emit hot
- * path, or its slow path when the buffer is full). */
-static void on_timer(int sig)
-{
-	(void) sig;
-	long k = __atomic_add_fetch(&sh->handler_runs, 1, __ATOMIC_SEQ_CST);
-	ovni_mark_set(RT_SIG_HANDLER, 2 * k);
-	struct ovni_ev ev;
-	rt_sig_mark_ev(&ev, RT_SIG_HANDLER, 2 * k + 1, ovni_clock_now());
-	ovni_ev_emit(&ev);
-}
-
-/* A POSIX timer signalling the calling thread every 50 us. */
-static void start_thread_timer(void)
-{
-	struct sigaction sa;
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_timer;
-	sa.sa_flags = SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGRTMIN, &sa, NULL) != 0)
-		_exit(4);
-	struct sigevent sev;
-	memset(&sev, 0, sizeof sev);
-	sev.sigev_notify = SIGEV_THREAD_ID;
-	sev.sigev_signo = SIGRTMIN;
-	sev._sigev_un._tid = (pid_t) gettid();
-	timer_t timer;
-	if (timer_create(CLOCK_MONOTONIC, &sev, &timer) != 0)
-		_exit(4);
-	struct itimerspec its = {.it_interval = {0, 50000}, .it_value = {0, 50000}};
-	if (timer_settime(timer, 0, &its, NULL) != 0)
-		_exit(4);
 }
 
 static void *crasher_thread(void *p)
@@ -539,7 +550,7 @@ static void crash_repeat(enum how how, int sig, int times)
 {
 	for (int i = 0; i < times; i++) {
 		crash_case(how, sig);
-		if (how == ABRT_TIMER || how == SEGV_TIMER)
+		if (how == ABRT_TIMER || how == SEGV_TIMER || how == ABRT_ATTR_TIMER)
 			assert_true(sh->handler_runs > 0);
 		case_end(NULL);
 	}
@@ -557,6 +568,16 @@ static void test_segv_timer_handler(void **st)
 {
 	(void) st;
 	crash_repeat(SEGV_TIMER, SIGSEGV, 50);
+}
+
+/* The timer's handler emits on a thread that is rewriting its stream.json
+ * (inside its crash gate) when another thread aborts: its stream is cut
+ * too (the handler's event is dropped there rather than holding the
+ * thread inside the gate, which the crash handler waits for). */
+static void test_abrt_timer_handler_in_gate(void **st)
+{
+	(void) st;
+	crash_repeat(ABRT_ATTR_TIMER, SIGABRT, 30);
 }
 
 /* The program's own handler of the fatal signal emits (more than the
@@ -698,6 +719,7 @@ int main(int argc, char **argv)
 		cmocka_unit_test_teardown(test_segv_previous_handler, case_end),
 		cmocka_unit_test_teardown(test_abrt_timer_handler, case_end),
 		cmocka_unit_test_teardown(test_segv_timer_handler, case_end),
+		cmocka_unit_test_teardown(test_abrt_timer_handler_in_gate, case_end),
 		cmocka_unit_test_teardown(test_abrt_previous_handler_emits, case_end),
 		cmocka_unit_test_teardown(test_segv_previous_handler_emits, case_end),
 		cmocka_unit_test_teardown(test_segv_kill, case_end),
