@@ -14,7 +14,8 @@
  *   emu-ovni-tmpdir-metadata): its streams replace the first's, exactly
  *   the bytes it wrote, a link left in their place is replaced (the file
  *   it named untouched), on one file system and across two, and `weft
- *   check` accepts the trace;
+ *   check` accepts the trace; a link in place of a thread directory
+ *   stops ovni_proc_fini with a message;
  *   stream.json exists from ovni_thread_init on (before any flush), with
  *   the thread's keys and no ovni.require/finished, in the trace dir or,
  *   with OVNI_TMPDIR, in the temporary one.
@@ -450,6 +451,44 @@ static void test_tmpdir_rerun_link(void **st)
 	free(tmp);
 }
 
+/* A link in place of the first run's thread directory is not followed:
+ * ovni_proc_fini of the second run stops, naming both directories, and
+ * the directory the link names stays empty. */
+static void test_tmpdir_rerun_dir_link(void **st)
+{
+	(void) st;
+	char *tmp = rt_test_mkdtemp();
+	char *scratch = rt_test_path("%s/scratch", tmp);
+	char *trace = rt_test_path("%s/trace", tmp);
+	char *elsewhere = rt_test_path("%s/elsewhere", tmp);
+	char *td4 = thread_dir(trace, 4);
+	struct job j1 = {.tracedir = trace, .tmpdir = scratch, .nthreads = 1};
+	j1.th[0].tid = 4;
+	run_job(&j1);
+	rt_test_rm_rf(td4);
+	assert_int_equal(mkdir(elsewhere, 0777), 0);
+	assert_int_equal(symlink(elsewhere, td4), 0);
+	struct job j2 = {.tracedir = trace, .tmpdir = scratch, .nthreads = 1};
+	j2.th[0].tid = 4;
+	char *err = NULL;
+	int status = rt_test_in_child(proc_main, &j2, &err);
+	assert_true(WIFSIGNALED(status));
+	assert_int_equal(WTERMSIG(status), SIGABRT);
+	char *want = rt_test_path("libovni: ovni_proc_fini: cannot move '%s/loom.vm/proc.%d/thread.4' into "
+				  "'%s': that exists and is not a directory (a link is not followed)\n",
+				  scratch, PID, td4);
+	assert_string_equal(err, want);
+	assert_int_equal(rt_test_count_entries(elsewhere), 0);
+	free(want);
+	free(err);
+	free(td4);
+	free(elsewhere);
+	free(trace);
+	free(scratch);
+	rt_test_rm_rf(tmp);
+	free(tmp);
+}
+
 /* Across file systems: each file copied aside in the trace directory,
  * then renamed over the old one. */
 static void test_tmpdir_rerun_other_fs(void **st)
@@ -535,6 +574,7 @@ int main(void)
 		cmocka_unit_test(test_tmpdir_other_fs),
 		cmocka_unit_test(test_tmpdir_rerun),
 		cmocka_unit_test(test_tmpdir_rerun_link),
+		cmocka_unit_test(test_tmpdir_rerun_dir_link),
 		cmocka_unit_test(test_tmpdir_rerun_other_fs),
 		cmocka_unit_test(test_json_at_thread_init),
 		cmocka_unit_test(test_json_at_thread_init_tmpdir),
