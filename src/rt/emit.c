@@ -65,7 +65,9 @@
  * buffer's bytes (slow path, ovni_flush) runs between rt_crash_gate_enter
  * and rt_crash_gate_leave, so that a crash handler on another thread can
  * write the buffer; the hot path only appends past the cursor and has no
- * gate.
+ * gate. After a crash, an emit or flush that may not stop at the gate
+ * (on the crashing thread, or nested in the thread's own gate code) drops
+ * its event instead (gate_or_give_back).
  *
  * errno: the hot path does not touch it; everything that can reach a
  * write(2) keeps it (RT_KEEP_ERRNO).
@@ -721,9 +723,11 @@ static inline int defer_to_owner(const char *func, uint32_t before0, const struc
 
 /* ---- the public emit calls ---- */
 
-/* The crash gate of an emit or a flush (rt_crash_gate_try): 0 when the
- * buffer is frozen for good on this thread (it crashed, see crash.c): the
- * caller gives the buffer back and drops what it had (counted if lost). */
+/* The crash gate of an emit or a flush (rt_crash_gate_try): 0 when a crash
+ * froze the buffers and this call may not stop there (on the crashing
+ * thread, or in a handler that interrupted the thread's own gate code; see
+ * rt_crash_hold): the caller gives the buffer back and drops what it had
+ * (counted if lost). */
 static inline int gate_or_give_back(struct rt_thread *th, int lost)
 {
 	if (RT_LIKELY(rt_crash_gate_try(th)))
