@@ -107,4 +107,32 @@ struct weft_model_spec *weft_model_parse(const char *text, size_t len, const cha
 		char *err, size_t errlen);
 void weft_model_free(struct weft_model_spec *m);
 
+/* The Paraver types a model writes, in the views of every output: one
+ * entry per channel with a type, per family (a type per member: BASE +
+ * the mark type, 0..WEFT_MODEL_MARK_TYPES-1, or BASE + the counter's index,
+ * 0..WEFT_MODEL_COUNTERS-1) and for the breakdown view, in the order the
+ * file gives them. No two overlap (the loader refuses that). */
+#define WEFT_MODEL_MARK_TYPES 100 /* ovni.mark types 0..99 (src/trace/meta_load.c) */
+#define WEFT_MODEL_COUNTERS 100   /* counter indexes 0..99 (src/emu/families.c) */
+struct weft_model_prv {
+	int32_t lo, hi;   /* the types lo..hi; lo > hi: none (a family of mark types
+	                     without prv) */
+	unsigned line;    /* where the type is given */
+	const char *what; /* "channel 'phase'", "the counters (types 200 to 299, one
+	                     per counter)", "the breakdown view" */
+	int marks;        /* the family of mark types (one in all models) */
+};
+const struct weft_model_prv *weft_model_prv_types(const struct weft_model_spec *m, size_t *n);
+
+/* ---- collisions between models (model_collide.c) ---- */
+
+/* Refuses model m when what it owns is taken by one of the models
+ * others[0..n) or by the built-in channels of every trace (thread state,
+ * CPU running thread and count, lost events): its byte, its name, a
+ * Paraver type of any view, the family of mark types. The message is
+ * "FILE:LINE: what" at the line of m that is refused, naming the owner
+ * (a model, its file and line, or the built-in channel). 0 or -1. */
+int weft_model_collide(const struct weft_model_spec *m, const struct weft_model_spec *const *others,
+		size_t n, char *err, size_t errlen);
+
 #endif

@@ -23,6 +23,18 @@ struct box {
 	struct weft_model_spec spec; /* first: freed through it */
 	void **ptrs;
 	size_t nptrs, cap;
+	struct weft_model_prv *prv; /* the Paraver types it writes */
+	size_t nprv;
+};
+
+struct skey {
+	const char *s;
+	size_t i;
+};
+
+struct vkey {
+	int64_t v;
+	size_t i;
 };
 
 struct ld {
@@ -34,12 +46,22 @@ struct ld {
 	struct emu_model_desc *m;
 	struct emu_chan_desc *chans;
 	size_t nchans;
+	/* The channel names sorted (find_chan), and each channel's labelled
+	 * values sorted (pairs); see "duplicates". */
+	struct skey *names;
+	struct vkey **vsorted;
+	/* The event of each MCV (category << 8 | value), plus one; 0: none
+	 * (while parsing only). */
+	uint32_t *mcv_event;
 	const char *flags[MAX_FLAGS];
 	size_t nflags;
 	struct emu_event_desc *ev;
 	struct weft_event_spec *spec;
 	size_t nev, evcap;
 	size_t hooks_state;
+	size_t prvcap;
+	unsigned marks_line; /* the family of mark types: the line of its channel */
+	const char *marks_name;
 };
 
 /* ---- memory ---- */
@@ -70,6 +92,13 @@ static char *ld_strdup(struct ld *L, const char *s)
 	return p;
 }
 
+const struct weft_model_prv *weft_model_prv_types(const struct weft_model_spec *m, size_t *n)
+{
+	const struct box *b = (const struct box *) m;
+	*n = b->nprv;
+	return b->prv;
+}
+
 void weft_model_free(struct weft_model_spec *m)
 {
 	struct box *b = (struct box *) m;
@@ -95,6 +124,18 @@ static int bad(struct ld *L, const yaml_node_t *n, const char *fmt, ...)
 		snprintf(L->err, L->errlen, "%s:%zu: %s", L->name, n->start_mark.line + 1, msg);
 	else
 		snprintf(L->err, L->errlen, "%s: %s", L->name, msg);
+	return -1;
+}
+
+__attribute__((format(printf, 3, 4)))
+static int bad_at(struct ld *L, unsigned line, const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	va_end(ap);
+	snprintf(L->err, L->errlen, "%s:%u: %s", L->name, line, msg);
 	return -1;
 }
 
@@ -278,6 +319,153 @@ static int parse_version(const char *s)
 	return sscanf(s, "%u.%u.%u%c", &a, &b, &c, &tail) == 3;
 }
 
+/* ---- duplicates ----
+ * A list is checked once it is read (or when another mistake stops it
+ * early): its keys sorted with their positions, the first duplicate is the
+ * item of smallest position that has an equal key before it, the one a
+ * check of each item against the ones before it would have found first. */
+
+static int cmp_skey(const void *a, const void *b)
+{
+	const struct skey *x = a, *y = b;
+	int c = strcmp(x->s, y->s);
+	return c != 0 ? c : (x->i > y->i) - (x->i < y->i);
+}
+
+static int cmp_vkey(const void *a, const void *b)
+{
+	const struct vkey *x = a, *y = b;
+	if (x->v != y->v)
+		return x->v < y->v ? -1 : 1;
+	return (x->i > y->i) - (x->i < y->i);
+}
+
+/* Sorts k[0..n) and returns the position of the first duplicate, or n. */
+static size_t first_dup_s(struct skey *k, size_t n)
+{
+	size_t first = n;
+	qsort(k, n, sizeof *k, cmp_skey);
+	for (size_t j = 1; j < n; j++)
+		if (strcmp(k[j].s, k[j - 1].s) == 0 && k[j].i < first)
+			first = k[j].i;
+	return first;
+}
+
+static size_t first_dup_v(struct vkey *k, size_t n)
+{
+	size_t first = n;
+	qsort(k, n, sizeof *k, cmp_vkey);
+	for (size_t j = 1; j < n; j++)
+		if (k[j].v == k[j - 1].v && k[j].i < first)
+			first = k[j].i;
+	return first;
+}
+
+/* ---- Paraver types ---- */
+
+static unsigned line_of(const yaml_node_t *n)
+{
+	return (unsigned) n->start_mark.line + 1;
+}
+
+/* A text of the model's allocation, or NULL. */
+__attribute__((format(printf, 2, 3)))
+static char *ld_printf(struct ld *L, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	int n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	char *s = n >= 0 ? ld_alloc(L, (size_t) n + 1) : NULL;
+	if (s != NULL) {
+		va_start(ap, fmt);
+		vsnprintf(s, (size_t) n + 1, fmt, ap);
+		va_end(ap);
+	}
+	return s;
+}
+
+/* Records that the model writes types lo..hi (none when lo > hi), what
+ * (from ld_printf) being the part that writes them. */
+static int add_prv(struct ld *L, int64_t lo, int64_t hi, const yaml_node_t *at, int marks,
+		const char *what)
+{
+	struct box *b = L->box;
+	if (b->nprv == L->prvcap) {
+		size_t cap = L->prvcap ? 2 * L->prvcap : 16;
+		struct weft_model_prv *np = ld_alloc(L, cap * sizeof *np);
+		if (np == NULL)
+			return oom(L);
+		if (b->nprv)
+			memcpy(np, b->prv, b->nprv * sizeof *np);
+		b->prv = np;
+		L->prvcap = cap;
+	}
+	if (what == NULL)
+		return oom(L);
+	b->prv[b->nprv++] = (struct weft_model_prv) { (int32_t) lo, (int32_t) hi, line_of(at),
+		what, marks };
+	return 0;
+}
+
+struct span {
+	int32_t lo, hi;
+};
+
+static int cmp_span(const void *a, const void *b)
+{
+	const struct span *x = a, *y = b;
+	return (x->lo > y->lo) - (x->lo < y->lo);
+}
+
+/* Whether two of p[0..n) share a type (tmp: room for n spans). */
+static int any_overlap(const struct weft_model_prv *p, size_t n, struct span *tmp)
+{
+	size_t k = 0;
+	for (size_t i = 0; i < n; i++)
+		if (p[i].lo <= p[i].hi)
+			tmp[k++] = (struct span) { p[i].lo, p[i].hi };
+	qsort(tmp, k, sizeof *tmp, cmp_span);
+	for (size_t j = 1; j < k; j++) {
+		if (tmp[j].lo <= tmp[j - 1].hi)
+			return 1;
+		if (tmp[j].hi < tmp[j - 1].hi)
+			tmp[j].hi = tmp[j - 1].hi; /* the greatest end so far */
+	}
+	return 0;
+}
+
+/* Refuses the first type range (in the order of the file) that shares a type
+ * with one before it: the shortest prefix of the list with an overlap is
+ * found by bisection, O(n log^2 n). */
+static int check_prv(struct ld *L)
+{
+	const struct weft_model_prv *p = L->box->prv;
+	size_t n = L->box->nprv;
+	struct span *tmp = malloc((n + 1) * sizeof *tmp);
+	if (tmp == NULL)
+		return oom(L);
+	if (!any_overlap(p, n, tmp)) {
+		free(tmp);
+		return 0;
+	}
+	size_t lo = 2, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (any_overlap(p, mid, tmp))
+			hi = mid;
+		else
+			lo = mid + 1;
+	}
+	free(tmp);
+	const struct weft_model_prv *j = &p[lo - 1];
+	for (size_t i = 0; i + 1 < lo; i++)
+		if (p[i].lo <= p[i].hi && p[i].lo <= j->hi && j->lo <= p[i].hi)
+			return bad_at(L, j->line, "Paraver type %d of %s is taken by %s (line %u)",
+					p[i].lo > j->lo ? p[i].lo : j->lo, j->what, p[i].what, p[i].line);
+	return bad_at(L, j->line, "Paraver types of %s overlap", j->what); /* not reached */
+}
+
 /* ---- channels ---- */
 
 static const char *const kind_names[] = { "single", "stack", NULL };
@@ -298,19 +486,79 @@ static char *labels(struct ld *L, const char *prefix, enum emu_track t, int cpu)
 	return s;
 }
 
+/* The channel named s, or -1 (once the names are sorted: index_names). */
+static long chan_named(const struct ld *L, const char *s)
+{
+	size_t lo = 0, hi = L->names != NULL ? L->nchans : 0;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		int c = strcmp(L->names[mid].s, s);
+		if (c == 0)
+			return (long) L->names[mid].i;
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
 static int find_chan(struct ld *L, const yaml_node_t *n, size_t *out)
 {
 	const char *s = scalar(n);
-	if (s != NULL)
-		for (size_t i = 0; i < L->nchans; i++)
-			if (strcmp(L->chans[i].name, s) == 0) {
-				*out = i;
-				return 0;
-			}
-	return bad(L, n, "no channel named '%s' in this model", s ? s : "(not a word)");
+	long c = s != NULL ? chan_named(L, s) : -1;
+	if (c < 0)
+		return bad(L, n, "no channel named '%s' in this model", s ? s : "(not a word)");
+	*out = (size_t) c;
+	return 0;
 }
 
-static int parse_values(struct ld *L, const yaml_node_t *n, struct emu_chan_desc *c)
+/* Sorts the names of the first n channels into L->names; refuses the first
+ * name given twice (at its `name:` in the list `list`, or at `at` for the
+ * channel past the list: the counters family). */
+static int index_names(struct ld *L, size_t n, const yaml_node_t *list, const yaml_node_t *at)
+{
+	struct skey *k = ld_alloc(L, (n + 1) * sizeof *k);
+	if (k == NULL)
+		return oom(L);
+	for (size_t i = 0; i < n; i++)
+		k[i] = (struct skey) { L->chans[i].name, i };
+	size_t d = first_dup_s(k, n);
+	if (d < n) {
+		if (list != NULL && d < seq_len(list))
+			return bad(L, get(L, seq_at(L, list, d), "name"), "channel '%s' is declared twice",
+					L->chans[d].name);
+		size_t u = 0; /* the channel the family's name clashes with */
+		while (u + 1 < n && strcmp(L->chans[u].name, L->chans[d].name) != 0)
+			u++;
+		return bad(L, at, "the counters family is the channel named '%s', and so is channel "
+				"'%s' (line %u)", L->chans[d].name, L->chans[u].name,
+				list != NULL && u < seq_len(list) ?
+				line_of(get(L, seq_at(L, list, u), "name")) : line_of(at));
+	}
+	L->names = k;
+	L->nchans = n;
+	return 0;
+}
+
+/* Refuses the first value of v[0..n) labelled twice; keeps the values
+ * sorted for the channel's pairs. */
+static int check_values(struct ld *L, const yaml_node_t *n, const struct emu_value_label *v,
+		size_t nv, size_t ci)
+{
+	struct vkey *k = ld_alloc(L, (nv + 1) * sizeof *k);
+	if (k == NULL)
+		return oom(L);
+	for (size_t i = 0; i < nv; i++)
+		k[i] = (struct vkey) { v[i].value, i };
+	size_t d = first_dup_v(k, nv);
+	if (d < nv)
+		return bad(L, seq_at(L, n, d), "value %" PRId64 " is labelled twice", v[d].value);
+	L->vsorted[ci] = k;
+	return 0;
+}
+
+static int parse_values(struct ld *L, const yaml_node_t *n, struct emu_chan_desc *c, size_t ci)
 {
 	if (want_seq(L, n, "values") != 0)
 		return -1;
@@ -320,26 +568,28 @@ static int parse_values(struct ld *L, const yaml_node_t *n, struct emu_chan_desc
 		return oom(L);
 	for (size_t i = 0; i < nv; i++) {
 		yaml_node_t *e = seq_at(L, n, i);
+		const char *lab = NULL;
 		if (e->type != YAML_SEQUENCE_NODE || seq_len(e) != 2)
-			return bad(L, e, "a value label must be [VALUE, LABEL]");
-		if (parse_int(L, seq_at(L, e, 0), "a labelled value", INT32_MIN, INT32_MAX,
-					&v[i].value) != 0)
+			bad(L, e, "a value label must be [VALUE, LABEL]");
+		else if (parse_int(L, seq_at(L, e, 0), "a labelled value", INT32_MIN, INT32_MAX,
+					&v[i].value) == 0)
+			lab = want_str(L, seq_at(L, e, 1), "a value label");
+		if (lab == NULL) {
+			/* a value labelled twice before it is the first mistake */
+			check_values(L, n, v, i, ci);
 			return -1;
-		const char *lab = want_str(L, seq_at(L, e, 1), "a value label");
-		if (lab == NULL)
-			return -1;
-		for (size_t k = 0; k < i; k++)
-			if (v[k].value == v[i].value)
-				return bad(L, e, "value %" PRId64 " is labelled twice", v[i].value);
+		}
 		if ((v[i].label = ld_strdup(L, lab)) == NULL)
 			return oom(L);
 	}
+	if (check_values(L, n, v, nv, ci) != 0)
+		return -1;
 	c->values = v;
 	c->nvalues = nv;
 	return 0;
 }
 
-static int parse_channel(struct ld *L, const yaml_node_t *n, struct emu_chan_desc *c)
+static int parse_channel(struct ld *L, const yaml_node_t *n, struct emu_chan_desc *c, size_t ci)
 {
 	static const char *const keys[] = { "name", "kind", "duplicates", "view", "prv", "policy",
 		"cpu-policy", "label", "values", "values-from", "initial", "cpu-fallback", "zero",
@@ -353,9 +603,7 @@ static int parse_channel(struct ld *L, const yaml_node_t *n, struct emu_chan_des
 	if (!valid_name(name))
 		return bad(L, get(L, n, "name"), "channel name '%s': use letters, digits, '_' and '-'",
 				name);
-	for (size_t i = 0; i < L->nchans; i++)
-		if (strcmp(L->chans[i].name, name) == 0)
-			return bad(L, get(L, n, "name"), "channel '%s' is declared twice", name);
+	/* a name given twice: index_names */
 	if ((c->name = ld_strdup(L, name)) == NULL)
 		return oom(L);
 	int x;
@@ -399,6 +647,24 @@ static int parse_channel(struct ld *L, const yaml_node_t *n, struct emu_chan_des
 			return -1;
 		c->family = x == 1 ? EMU_FAMILY_MARK_TYPES : EMU_FAMILY_NONE;
 	}
+	if (c->family == EMU_FAMILY_MARK_TYPES) {
+		/* the engine finds a mark type's channel among every model's */
+		if (L->marks_line != 0)
+			return bad(L, get(L, n, "family"), "channel '%s' is a second family of mark types "
+					"(channel '%s', line %u, is the first): a trace's mark types have one family",
+					c->name, L->marks_name, L->marks_line);
+		L->marks_line = line_of(get(L, n, "family"));
+		L->marks_name = c->name;
+		int lo = c->prv_type, hi = c->prv_type + WEFT_MODEL_MARK_TYPES - 1;
+		if (lo == 0 ? add_prv(L, 1, 0, get(L, n, "family"), 1,
+					ld_printf(L, "channel '%s'", c->name)) != 0 :
+				add_prv(L, lo, hi, get(L, n, "prv"), 1, ld_printf(L, "channel '%s' (types %d "
+						"to %d, one per mark type)", c->name, lo, hi)) != 0)
+			return -1;
+	} else if (c->prv_type > 0 && add_prv(L, c->prv_type, c->prv_type, get(L, n, "prv"), 0,
+				ld_printf(L, "channel '%s'", c->name)) != 0) {
+		return -1;
+	}
 	const char *lab = c->name;
 	if ((v = get(L, n, "label")) != NULL && (lab = want_str(L, v, "label")) == NULL)
 		return -1;
@@ -408,7 +674,7 @@ static int parse_channel(struct ld *L, const yaml_node_t *n, struct emu_chan_des
 	if ((c->thread_label = labels(L, lab, c->track, 0)) == NULL ||
 			(c->cpu_label = labels(L, lab, c->track, 1)) == NULL)
 		return oom(L);
-	if ((v = get(L, n, "values")) != NULL && parse_values(L, v, c) != 0)
+	if ((v = get(L, n, "values")) != NULL && parse_values(L, v, c, ci) != 0)
 		return -1;
 	if ((v = get(L, n, "values-from")) != NULL) {
 		static const char *const from[] = { "task-types", NULL };
@@ -524,6 +790,9 @@ static int parse_rw(struct ld *L, const yaml_node_t *v, enum emu_op op, struct e
 	if (find_chan(L, seq_at(L, v, 0), &a->chan) != 0 || parse_val(L, seq_at(L, v, 1), &a->val) != 0)
 		return -1;
 	const struct emu_chan_desc *c = &L->chans[a->chan];
+	if (c->family == EMU_FAMILY_COUNTERS)
+		return bad(L, seq_at(L, v, 0), "channel 'counters' is the counters family: only the "
+				"counters action writes it");
 	if (c->family == EMU_FAMILY_MARK_TYPES) {
 		if (seq_len(v) != 3)
 			return bad(L, v, "channel '%s' is a family of mark types: give the member as "
@@ -706,9 +975,9 @@ static int new_event(struct ld *L, const yaml_node_t *at, const char *mcv, size_
 		return bad(L, at, "MCV '%s' does not start with the model byte '%c'", mcv, L->m->byte);
 	if (mcv[1] == '*')
 		return bad(L, at, "MCV '%s': only the value (third byte) may be '*'", mcv);
-	for (size_t i = 0; i < L->nev; i++)
-		if (memcmp(L->ev[i].mcv, mcv, 3) == 0)
-			return bad(L, at, "event %s is described twice", mcv);
+	uint32_t *slot = &L->mcv_event[(unsigned char) mcv[1] << 8 | (unsigned char) mcv[2]];
+	if (*slot != 0)
+		return bad(L, at, "event %s is described twice", mcv);
 	if (L->nev == L->evcap) {
 		size_t cap = L->evcap ? L->evcap * 2 : 64;
 		struct emu_event_desc *ne = ld_alloc(L, cap * sizeof *ne);
@@ -724,6 +993,7 @@ static int new_event(struct ld *L, const yaml_node_t *at, const char *mcv, size_
 		L->evcap = cap;
 	}
 	size_t i = L->nev++;
+	*slot = (uint32_t) i + 1;
 	memcpy(L->ev[i].mcv, mcv, 3);
 	memcpy(L->spec[i].mcv, mcv, 3);
 	L->ev[i].lint_size = -1;
@@ -923,9 +1193,18 @@ static int parse_pair(struct ld *L, const yaml_node_t *n)
 		return bad(L, seq_at(L, n, 2), "a pair pushes and pops: channel '%s' must be a stack",
 				c->name);
 	const char *label = NULL;
-	for (size_t i = 0; i < c->nvalues; i++)
-		if (c->values[i].value == val)
-			label = c->values[i].label;
+	const struct vkey *k = L->vsorted[ch];
+	for (size_t lo = 0, hi = k != NULL ? c->nvalues : 0; lo < hi;) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (k[mid].v == val) {
+			label = c->values[k[mid].i].label;
+			break;
+		}
+		if (k[mid].v < val)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
 	if (label == NULL)
 		return bad(L, seq_at(L, n, 3), "value %" PRId64 " has no label in channel '%s'", val,
 				c->name);
@@ -993,8 +1272,10 @@ static int parse_tasks(struct ld *L, const yaml_node_t *n)
 				parse_int(L, seq_at(L, v, 1), "the body value", 1, INT32_MAX,
 					&t->body_value) != 0)
 			return -1;
-		if (L->chans[t->body_chan].kind != EMU_CHAN_STACK)
-			return bad(L, v, "body-channel '%s' must be a stack", L->chans[t->body_chan].name);
+		if (L->chans[t->body_chan].kind != EMU_CHAN_STACK ||
+				L->chans[t->body_chan].family != EMU_FAMILY_NONE)
+			return bad(L, v, "body-channel '%s' must be a stack (not a family)",
+					L->chans[t->body_chan].name);
 		t->has_body_chan = 1;
 	}
 	if ((v = get(L, n, "view")) != NULL) {
@@ -1011,8 +1292,9 @@ static int parse_tasks(struct ld *L, const yaml_node_t *n)
 			if (find_chan(L, seq_at(L, e, 0), &t->view[i].chan) != 0 ||
 					parse_enum(L, seq_at(L, e, 1), "a view source", src, &x) != 0)
 				return -1;
-			if (L->chans[t->view[i].chan].kind != EMU_CHAN_SINGLE)
-				return bad(L, e, "view channel '%s' must be single",
+			if (L->chans[t->view[i].chan].kind != EMU_CHAN_SINGLE ||
+					L->chans[t->view[i].chan].family != EMU_FAMILY_NONE)
+				return bad(L, e, "view channel '%s' must be single (not a family)",
 						L->chans[t->view[i].chan].name);
 			t->view[i].src = (enum emu_task_src) x;
 			t->nview = i + 1;
@@ -1055,7 +1337,9 @@ static int parse_counters(struct ld *L, const yaml_node_t *n)
 	if ((L->m->counters.metadata = ld_strdup(L, md)) == NULL)
 		return oom(L);
 	L->m->counters.chan = L->nchans++;
-	return 0;
+	int lo = c->prv_type, hi = c->prv_type + WEFT_MODEL_COUNTERS - 1;
+	return add_prv(L, lo, hi, get(L, n, "prv"), 0, ld_printf(L, "the counters (types %d to %d, "
+				"one per counter)", lo, hi));
 }
 
 static int parse_breakdown(struct ld *L, const yaml_node_t *n)
@@ -1069,6 +1353,9 @@ static int parse_breakdown(struct ld *L, const yaml_node_t *n)
 	if (parse_int(L, get(L, n, "prv"), "breakdown: prv", 1, 99999999, &k) != 0)
 		return -1;
 	b->prv_type = (int) k;
+	if (add_prv(L, k, k, get(L, n, "prv"), 0, ld_printf(L, "the breakdown view")) != 0 ||
+			check_prv(L) != 0)
+		return -1;
 	const char *lab = need_str(L, n, "label", "breakdown");
 	if (lab == NULL || (b->label = ld_strdup(L, lab)) == NULL)
 		return lab == NULL ? -1 : oom(L);
@@ -1090,14 +1377,11 @@ static int parse_breakdown(struct ld *L, const yaml_node_t *n)
 	for (int i = 0; i < 3; i++) {
 		if (in[i] == NULL)
 			continue;
-		size_t c;
-		for (c = 0; c < L->nchans; c++)
-			if (strcmp(L->chans[c].name, in[i]) == 0)
-				break;
-		if (c == L->nchans)
+		long c = chan_named(L, in[i]);
+		if (c < 0 || L->chans[c].family != EMU_FAMILY_NONE)
 			return bad(L, n, "a %s breakdown reads channel '%s', which this model lacks",
 					b->kind == EMU_BD_TASK ? "task" : "label", in[i]);
-		*dst[i] = c;
+		*dst[i] = (size_t) c;
 	}
 	if (b->kind == EMU_BD_TASK) {
 		if (!L->m->tasks.has_body_chan)
@@ -1136,10 +1420,10 @@ static int parse_thread_end(struct ld *L, const yaml_node_t *v)
 	if (v->type != YAML_SCALAR_NODE)
 		return bad(L, v, "thread-end must be the MCV of one of the model's events");
 	const char *mcv = (const char *) v->data.scalar.value;
-	size_t i;
-	for (i = 0; i < L->nev; i++)
-		if (strlen(mcv) == 3 && memcmp(L->ev[i].mcv, mcv, 3) == 0 && mcv[2] != '*')
-			break;
+	size_t i = L->nev;
+	if (strlen(mcv) == 3 && mcv[0] == L->m->byte && mcv[2] != '*' &&
+			L->mcv_event[(unsigned char) mcv[1] << 8 | (unsigned char) mcv[2]] != 0)
+		i = L->mcv_event[(unsigned char) mcv[1] << 8 | (unsigned char) mcv[2]] - 1;
 	if (i == L->nev)
 		return bad(L, v, "thread-end: %s is not an event of the model", mcv);
 	int dead = 0;
@@ -1232,14 +1516,25 @@ static int parse_model(struct ld *L, const yaml_node_t *root)
 		nch = seq_len(v);
 	}
 	L->chans = ld_alloc(L, (nch + 2) * sizeof *L->chans);
-	if (L->chans == NULL)
+	L->vsorted = ld_alloc(L, (nch + 2) * sizeof *L->vsorted);
+	L->mcv_event = calloc(65536, sizeof *L->mcv_event); /* freed by weft_model_parse */
+	if (L->chans == NULL || L->vsorted == NULL || L->mcv_event == NULL)
 		return oom(L);
+	yaml_node_t *list = v;
 	for (size_t i = 0; i < nch; i++) {
-		if (parse_channel(L, seq_at(L, v, i), &L->chans[i]) != 0)
+		if (parse_channel(L, seq_at(L, list, i), &L->chans[i], i) != 0) {
+			/* a name given twice before is the first mistake (index_names
+			 * writes L->err only then) */
+			index_names(L, i + (L->chans[i].name != NULL), list, NULL);
 			return -1;
-		L->nchans = i + 1;
+		}
 	}
-	if ((v = get(L, root, "counters")) != NULL && parse_counters(L, v) != 0)
+	if (index_names(L, nch, list, NULL) != 0)
+		return -1;
+	if ((v = get(L, root, "counters")) != NULL && (parse_counters(L, v) != 0 ||
+				index_names(L, L->nchans, list, v) != 0))
+		return -1;
+	if (check_prv(L) != 0)
 		return -1;
 	if ((v = get(L, root, "tasks")) != NULL && parse_tasks(L, v) != 0)
 		return -1;
@@ -1299,6 +1594,142 @@ static int parse_model(struct ld *L, const yaml_node_t *root)
 	return 0;
 }
 
+/* ---- the YAML document ---- */
+
+/* A model needs 7 levels (model, events, event, do, action, thread-state,
+ * from); libyaml's scanner checks every open flow level at each token, so
+ * that unbounded nesting costs time squared in its depth (100000 brackets:
+ * 45 s). */
+#define MAX_DEPTH 32
+/* Nodes (scalars, lists, mappings) of one file: 300000 value labels are
+ * 900000 of them; at the limit the loader holds about 185 MB. */
+#define MAX_NODES 1000000
+
+static void yaml_failed(struct ld *L, const yaml_parser_t *p)
+{
+	size_t line = p->problem_mark.line + 1;
+	char opened[64] = "";
+	if (p->error == YAML_MEMORY_ERROR) {
+		oom(L);
+		return;
+	}
+	if (p->context != NULL && p->context_mark.line != p->problem_mark.line)
+		snprintf(opened, sizeof opened, " (begun at line %zu)", p->context_mark.line + 1);
+	snprintf(L->err, L->errlen, "%s:%zu: not valid YAML: %s%s%s%s", L->name, line,
+			p->problem ? p->problem : "parse error", p->context ? " " : "",
+			p->context ? p->context : "", opened);
+}
+
+/* Builds L->doc from the parser's events, up to the end of the first
+ * document (none: an empty document), refusing nesting deeper than
+ * MAX_DEPTH, more than MAX_NODES nodes, and anchors and aliases (a file
+ * of a few aliases of aliases would be walked as billions of nodes). */
+static int compose(struct ld *L, yaml_parser_t *p)
+{
+	int stack[MAX_DEPTH];
+	int key[MAX_DEPTH]; /* in a mapping: the key waiting for its value, or 0 */
+	size_t depth = 0, nodes = 0;
+	int r = -1;
+	if (!yaml_document_initialize(&L->doc, NULL, NULL, NULL, 1, 1))
+		return oom(L);
+	for (;;) {
+		yaml_event_t ev;
+		if (!yaml_parser_parse(p, &ev)) {
+			yaml_failed(L, p);
+			return -1;
+		}
+		size_t line = ev.start_mark.line + 1;
+		const yaml_char_t *anchor = NULL, *tag = NULL;
+		int id = 0, done = 0;
+		switch (ev.type) {
+		case YAML_STREAM_END_EVENT:
+		case YAML_DOCUMENT_END_EVENT:
+			done = 1;
+			r = 0;
+			break;
+		case YAML_ALIAS_EVENT:
+			snprintf(L->err, L->errlen, "%s:%zu: a YAML alias (*%s): a model file has no "
+					"anchors or aliases", L->name, line, (const char *) ev.data.alias.anchor);
+			done = 1;
+			break;
+		case YAML_SCALAR_EVENT:
+			anchor = ev.data.scalar.anchor;
+			tag = ev.data.scalar.tag;
+			break;
+		case YAML_SEQUENCE_START_EVENT:
+			anchor = ev.data.sequence_start.anchor;
+			tag = ev.data.sequence_start.tag;
+			break;
+		case YAML_MAPPING_START_EVENT:
+			anchor = ev.data.mapping_start.anchor;
+			tag = ev.data.mapping_start.tag;
+			break;
+		case YAML_SEQUENCE_END_EVENT:
+		case YAML_MAPPING_END_EVENT:
+			depth--; /* the parser pairs them */
+			break;
+		default:
+			break;
+		}
+		if (!done && anchor != NULL) {
+			snprintf(L->err, L->errlen, "%s:%zu: a YAML anchor (&%s): a model file has no "
+					"anchors or aliases", L->name, line, (const char *) anchor);
+			done = 1;
+		} else if (!done && (ev.type == YAML_SCALAR_EVENT ||
+					ev.type == YAML_SEQUENCE_START_EVENT ||
+					ev.type == YAML_MAPPING_START_EVENT)) {
+			if (++nodes > MAX_NODES) {
+				snprintf(L->err, L->errlen, "%s:%zu: more than %d YAML nodes (values, lists "
+						"and mappings) in one model", L->name, line, MAX_NODES);
+				done = 1;
+			} else if (ev.type != YAML_SCALAR_EVENT && depth == MAX_DEPTH) {
+				snprintf(L->err, L->errlen, "%s:%zu: lists and mappings nested deeper than "
+						"%d levels", L->name, line, MAX_DEPTH);
+				done = 1;
+			} else if (ev.type == YAML_SCALAR_EVENT) {
+				id = yaml_document_add_scalar(&L->doc, tag, ev.data.scalar.value,
+						(int) ev.data.scalar.length, ev.data.scalar.style);
+			} else if (ev.type == YAML_SEQUENCE_START_EVENT) {
+				id = yaml_document_add_sequence(&L->doc, tag, ev.data.sequence_start.style);
+			} else {
+				id = yaml_document_add_mapping(&L->doc, tag, ev.data.mapping_start.style);
+			}
+			if (!done && id == 0) {
+				oom(L);
+				done = 1;
+			}
+		}
+		if (id != 0) {
+			yaml_node_t *n = node(L, id);
+			n->start_mark = ev.start_mark;
+			n->end_mark = ev.end_mark;
+			int ok = 1;
+			if (depth > 0) {
+				int parent = stack[depth - 1];
+				if (node(L, parent)->type == YAML_SEQUENCE_NODE) {
+					ok = yaml_document_append_sequence_item(&L->doc, parent, id);
+				} else if (key[depth - 1] == 0) {
+					key[depth - 1] = id;
+				} else {
+					ok = yaml_document_append_mapping_pair(&L->doc, parent,
+							key[depth - 1], id);
+					key[depth - 1] = 0;
+				}
+			}
+			if (!ok) {
+				oom(L);
+				done = 1;
+			} else if (ev.type != YAML_SCALAR_EVENT) {
+				stack[depth] = id;
+				key[depth++] = 0;
+			}
+		}
+		yaml_event_delete(&ev);
+		if (done)
+			return r;
+	}
+}
+
 struct weft_model_spec *weft_model_parse(const char *text, size_t len, const char *name,
 		char *err, size_t errlen)
 {
@@ -1327,31 +1758,26 @@ struct weft_model_spec *weft_model_parse(const char *text, size_t len, const cha
 		return NULL;
 	}
 	yaml_parser_set_input_string(&p, (const unsigned char *) text, len);
-	if (!yaml_parser_load(&p, &L.doc)) {
-		size_t line = p.problem_mark.line + 1;
-		char opened[64] = "";
-		if (p.context != NULL && p.context_mark.line != p.problem_mark.line)
-			snprintf(opened, sizeof opened, " (begun at line %zu)", p.context_mark.line + 1);
-		snprintf(err, errlen, "%s:%zu: not valid YAML: %s%s%s%s", name, line,
-				p.problem ? p.problem : "parse error", p.context ? " " : "",
-				p.context ? p.context : "", opened);
-		yaml_parser_delete(&p);
-		weft_model_free(&L.box->spec);
-		return NULL;
-	}
-	int r = parse_model(&L, yaml_document_get_root_node(&L.doc));
+	int r = compose(&L, &p);
+	if (r == 0)
+		r = parse_model(&L, yaml_document_get_root_node(&L.doc));
 	if (r == 0) {
-		/* One document per file. */
-		yaml_document_t extra;
-		if (yaml_parser_load(&p, &extra)) {
-			if (yaml_document_get_root_node(&extra) != NULL) {
+		/* One document per file: what follows the first is only read up to
+		 * the start of a second one. */
+		yaml_event_t ev;
+		if (!yaml_parser_parse(&p, &ev)) {
+			yaml_failed(&L, &p);
+			r = -1;
+		} else {
+			if (ev.type == YAML_DOCUMENT_START_EVENT) {
 				snprintf(err, errlen, "%s:%zu: a second YAML document; a model file holds one",
-						name, extra.start_mark.line + 1);
+						name, ev.start_mark.line + 1);
 				r = -1;
 			}
-			yaml_document_delete(&extra);
+			yaml_event_delete(&ev);
 		}
 	}
+	free(L.mcv_event);
 	yaml_document_delete(&L.doc);
 	yaml_parser_delete(&p);
 	if (r != 0) {

@@ -45,17 +45,10 @@ static int cmp_byte(const void *a, const void *b)
 
 static int add(struct weft_model_spec *m, char *err, size_t errlen)
 {
-	for (size_t i = 0; i < nmodels; i++) {
-		if (models[i]->code == m->code || strcmp(models[i]->name, m->name) == 0) {
-			int bybyte = models[i]->code == m->code;
-			snprintf(err, errlen, "%s:%u: model '%s' (byte '%c') clashes with model '%s' "
-					"(byte '%c') of %s: its %s is taken", m->source,
-					bybyte ? m->byte_line : m->name_line, m->name, m->code,
-					models[i]->name, models[i]->code, models[i]->source,
-					bybyte ? "byte" : "name");
-			weft_model_free(m);
-			return -1;
-		}
+	if (weft_model_collide(m, (const struct weft_model_spec *const *) models, nmodels, err,
+				errlen) != 0) {
+		weft_model_free(m);
+		return -1;
 	}
 	if (nmodels == MAX_MODELS) {
 		snprintf(err, errlen, "%s: too many models (at most %d)", m->source, MAX_MODELS);
