@@ -30,6 +30,8 @@ static const char usage[] =
 	"Options:\n"
 	"  -r, --rates  after the verdict, where the time goes: the events in each\n"
 	"              twentieth of the run, with their rate in events per second\n"
+	"  --follow-links  follow the symbolic links that lead out of PATH (by\n"
+	"              default each is named in a warning and not followed)\n"
 	"  -h, --help  show this help\n"
 	"\n"
 	"Exit status: 0 valid, 1 invalid (the first problem is printed; every cut\n"

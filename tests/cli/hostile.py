@@ -57,11 +57,64 @@ def extremes(c, tmp):
     shutil.rmtree(root)
 
 
+def files_under(d):
+    return sorted(os.path.relpath(os.path.join(a, f), d) for a, _, fs in os.walk(d) for f in fs)
+
+
+def links(c, tmp):
+    root, out = os.path.join(tmp, "t"), os.path.join(tmp, "out")
+    write_stream(root, thread_rel("vm", 1, 1), meta(1, 1), simple_events(100))
+    write_stream(out, thread_rel("vm", 1, 2), meta(2, 1), simple_events(105))
+    os.symlink(os.path.join(out, "loom.vm"), os.path.join(root, "loom.x"))
+    os.symlink("/", os.path.join(root, "loom.root"))
+    before = files_under(out)
+    warn = [f"t/loom.root: a symbolic link to /, outside t; not followed (--follow-links "
+            "follows it)",
+            f"t/loom.x: a symbolic link to {os.path.realpath(out)}/loom.vm, outside t; not "
+            "followed (--follow-links follows it)"]
+    one = (b"       100  OHx  loom.vm/proc.1/thread.1  starts running on CPU 0; created by "
+           b"thread -1 with tag 0x0\n"
+           b"       110  OHe  loom.vm/proc.1/thread.1  finishes: the thread ends\n")
+    rc, o, err = run(["dump", "t"], tmp)
+    c.eq((rc, err, o), (0, "".join(f"weft dump: warning: {w}\n" for w in warn), one),
+         "dump: the links out of the trace named, not followed")
+    rc, o, err = run(["check", "t"], tmp)
+    c.eq((rc, err), (0, "".join(f"weft check: warning: {w}\n" for w in warn)),
+         "check: the links out of the trace named, not followed")
+    rc, o, err = run(["index", "t"], tmp)
+    c.eq((rc, err, o.decode()), (0, "".join(f"weft index: warning: {w}\n" for w in warn),
+                                 "t/loom.vm/proc.1/thread.1/stream.idx  1 entry\n"
+                                 "t/merge.idx  0 checkpoints\n"),
+         "index: the links out of the trace not followed")
+    rc, o, err = run(["sort", "t"], tmp)
+    c.eq((rc, err), (0, "".join(f"weft sort: warning: {w}\n" for w in warn)),
+         "sort: the links out of the trace not followed")
+    c.eq(files_under(out), before, "nothing written out of the trace")
+    # followed when asked (the link to / taken away first)
+    os.unlink(os.path.join(root, "loom.root"))
+    rc, o, err = run(["dump", "--follow-links", "t"], tmp)
+    both = (b"       100  OHx  loom.vm/proc.1/thread.1  starts running on CPU 0; created by "
+            b"thread -1 with tag 0x0\n"
+            b"       105  OHx  loom.x/proc.1/thread.2  starts running on CPU 0; created by "
+            b"thread -1 with tag 0x0\n"
+            b"       110  OHe  loom.vm/proc.1/thread.1  finishes: the thread ends\n"
+            b"       115  OHe  loom.x/proc.1/thread.2  finishes: the thread ends\n")
+    c.eq((rc, err, o), (0, "", both),
+         "dump --follow-links: the stream out of the trace read through the link")
+    rc, o, err = run(["index", "-q", "--follow-links", "t"], tmp)
+    c.eq((rc, err, files_under(out)),
+         (0, "", sorted(before + ["loom.vm/proc.1/thread.2/stream.idx"])),
+         "index --follow-links: writes the index where the link leads")
+    shutil.rmtree(root)
+    shutil.rmtree(out)
+
+
 def main():
     c = Checker()
     tmp = tempfile.mkdtemp(prefix="weft-hostile-")
     try:
         extremes(c, tmp)
+        links(c, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     c.done()
