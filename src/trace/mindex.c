@@ -13,7 +13,10 @@
  * before the clock, it replays from the start (a small trace has none).
  * Everything the index says is checked before any stream is moved: a
  * missing file is silent (the stream indexes are used), a stale or bad one
- * is passed over with a warning.
+ * is passed over with a warning naming the offset and what was wrong: the
+ * whole file's layout, the keys rising, and in the checkpoint used every
+ * stream in one slot, a heap, the pending events where it says and its key
+ * the largest its slots yielded (entry_check).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -478,6 +481,13 @@ static int entry_check(const struct weft_trace *t, const uint8_t *e, uint64_t k,
 		seen[si] = 1;
 		if (stop > most)
 			most = stop;
+		if (j > 0 && j < nheap && (int64_t) weft_load_u64(e + WEFT_MIDX_ENTRY_HEAD
+					+ (uint64_t) WEFT_MIDX_SLOT_SIZE * ((j - 1) / 2) + 16) > skey) {
+			snprintf(why, n, "offset %" PRIu64 ": checkpoint %" PRIu64 ": heap slot %"
+					PRIu32 " has a key below its parent's (not a heap)", eoff + so, k, j);
+			ok = 0;
+			break;
+		}
 		const struct weft_wstream *s = t->streams[si];
 		if (j == nheap && (si != cur || off != next)) {
 			snprintf(why, n, "offset %" PRIu64 ": checkpoint %" PRIu64 ": slot %" PRIu32

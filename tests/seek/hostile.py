@@ -4,9 +4,9 @@
 hostile.py: seekgen (libovni) writes a trace; `weft index` writes its
 stream indexes and merge.idx (a checkpoint every 2000 bytes of events).
 The corruptions that lost events silently on the merge index of version 1
-(a checkpoint's heap count 2 -> 0, a key lowered below the one before it, a
-key lowered between its neighbours' while the seek clock is between the
-lowered and the true key), each with its exact warning (file, byte offset,
+(a checkpoint's heap count 2 -> 0, two heap slots swapped, a key lowered
+below the one before it, a key lowered between its neighbours' while the
+seek clock is between the lowered and the true key), each with its exact warning (file, byte offset,
 what was wrong) and the output the full dump filtered to >= T; a stream.idx
 that is a FIFO and a merge.idx that is a FIFO: one warning each, the index
 passed over, the same output, no hang.
@@ -130,6 +130,8 @@ def targeted(c, tmp, lines, midx):
     # a checkpoint with a heap of two or more, and a seek clock just after it
     ck = next(k for k in range(lay.nent // 2, lay.nent - 1)
               if struct.unpack_from("=I", midx, lay.ent(k) + 12)[0] >= 2
+              and struct.unpack_from("=q", midx, lay.ent(k) + 40)[0]
+              < struct.unpack_from("=q", midx, lay.ent(k) + 72)[0]
               and lay.keys[k + 1] > lay.keys[k] + 1 and lay.keys[k] > lay.keys[k - 1] + 1)
     e = lay.ent(ck)
     x = lay.keys[ck] + 1
@@ -143,6 +145,15 @@ def targeted(c, tmp, lines, midx):
               f"weft dump: warning: ovni/merge.idx: offset {e + 24}: checkpoint {ck}: slot 0 "
               f"(after the 0 of the heap) holds stream {s0} at offset {off0}, not the stream "
               f"that yielded last ({cur}) at its next event ({nxt}){MTAIL}")
+    # the heap's first two slots swapped: each stream at its event, but the
+    # root no longer the smallest
+    bad = bytearray(midx)
+    bad[e + 24:e + 56], bad[e + 56:e + 88] = midx[e + 56:e + 88], midx[e + 24:e + 56]
+    k0, k1 = struct.unpack_from("=q", midx, e + 40)[0], struct.unpack_from("=q", midx, e + 72)[0]
+    c.expect(k0 < k1, f"the heap's root key {k0} is below slot 1's {k1}")
+    dump_from("two heap slots swapped", bytes(bad), x,
+              f"weft dump: warning: ovni/merge.idx: offset {e + 56}: checkpoint {ck}: heap slot "
+              f"1 has a key below its parent's (not a heap){MTAIL}")
     # the key lowered below the one before it
     bad = bytearray(midx)
     low = lay.keys[ck - 1] - 1
