@@ -11,7 +11,8 @@ what was wrong) and the output the full dump filtered to >= T; a stream.idx
 that is a FIFO and a merge.idx that is a FIFO: one warning each, the index
 passed over, the same output, no hang.
 hostile.py fuzz: 500 random corruptions of the merge.idx (bits flipped,
-bytes overwritten, truncations, key and count fields changed, seeded),
+bytes overwritten, truncations, key and count fields changed, slots and
+keys swapped; seeded),
 each with a seek clock that uses the corrupted checkpoint when there is one:
 the dump --from T equals the filtered full dump, or the difference comes
 with a warning or an error (then the same events, equal clocks of several
@@ -208,7 +209,7 @@ def targeted(c, tmp, lines, midx):
 def corrupt(rng, midx, lay):
     """A corrupted copy of midx and the checkpoint it aims at (or None)."""
     bad = bytearray(midx)
-    kind = rng.randrange(7)
+    kind = rng.randrange(8)
     k = rng.randrange(lay.nent)
     e = lay.ent(k)
     if kind == 0:  # bits flipped anywhere
@@ -242,6 +243,10 @@ def corrupt(rng, midx, lay):
             else rng.randrange(2 ** 31)
         struct.pack_into("=q" if fmt == "=q" else "=I", bad, at,
                          max(-2 ** 63, min(2 ** 63 - 1, new)) if fmt == "=q" else new % 2 ** 32)
+    elif kind == 6:  # two slots of a checkpoint swapped
+        i, j = rng.sample(range(lay.ns), 2)
+        a, b = e + 24 + 32 * i, e + 24 + 32 * j
+        bad[a:a + 32], bad[b:b + 32] = midx[b:b + 32], midx[a:a + 32]
     else:  # two checkpoints' keys swapped
         k2 = min(k + 1, lay.nent - 1)
         struct.pack_into("=q", bad, e, lay.keys[k2])
