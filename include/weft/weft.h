@@ -185,6 +185,11 @@ struct weft_open_opts {
 	 * seek_clock). (Addition; 0 reads every event.) */
 	int seek;
 	int64_t seek_clock;
+	/* 1: symbolic links that lead out of the directory opened (or of the
+	 * trace around it) are followed like the others; 0 (the default): each
+	 * is warned about, naming it and its target, and passed over (docs/
+	 * reader.md, "Symbolic links"). (Addition; links inside are followed.) */
+	int follow_links;
 };
 
 /* Opens the trace at path. opts may be NULL (strict, no warnings).

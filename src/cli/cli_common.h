@@ -33,11 +33,17 @@ static inline void cli_warn(void *ctx, const char *msg)
 /* Opens the trace at path for subcommand cmd, with warnings printed by
  * cli_warn; on failure prints "weft <cmd>: <reason>" and returns NULL.
  * cut: what a stream cut short is (weft_open_opts.cut). */
+/* --follow-links, taken by cli_parse for every command that uses it (each
+ * command is one file: its parse and its opens see the same flag). */
+static int cli_follow_links;
+
 /* Opens the trace at path with the caller's options, warnings printed by
  * cli_warn; on failure prints "weft <cmd>: <reason>" and returns NULL. */
 static inline struct weft_trace *cli_open_opts(const char *cmd, const char *path,
 		struct weft_open_opts *opts)
 {
+	if (cli_follow_links)
+		opts->follow_links = 1;
 	opts->warn = cli_warn;
 	opts->warn_ctx = (void *) cmd;
 	char err[WEFT_ERR_MAX];
@@ -124,7 +130,8 @@ static inline void cli_progress_end(struct cli_progress *p)
 }
 
 /* Parses "[-x] PATH"-style arguments: flags listed in `flags` (single letters,
- * long forms given in `longs`, same order) set flag_set[i]. Returns 0 and the
+ * long forms given in `longs`, same order) set flag_set[i]; --follow-links
+ * (every command) sets cli_follow_links. Returns 0 and the
  * path, 1 if --help was asked (already printed), or 2 on a usage error
  * (already reported). */
 static inline int cli_parse(int argc, char **argv, const char *cmd, const char *usage,
@@ -140,6 +147,10 @@ static inline int cli_parse(int argc, char **argv, const char *cmd, const char *
 		}
 		if (!only_paths && strcmp(a, "--") == 0) {
 			only_paths = 1;
+			continue;
+		}
+		if (!only_paths && strcmp(a, "--follow-links") == 0) {
+			cli_follow_links = 1;
 			continue;
 		}
 		if (!only_paths && a[0] == '-' && a[1] != '\0') {

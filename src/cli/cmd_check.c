@@ -30,6 +30,8 @@ static const char usage[] =
 	"Options:\n"
 	"  -r, --rates  after the verdict, where the time goes: the events in each\n"
 	"              twentieth of the run, with their rate in events per second\n"
+	"  --follow-links  follow the symbolic links that lead out of PATH (by\n"
+	"              default each is named in a warning and not followed)\n"
 	"  -h, --help  show this help\n"
 	"\n"
 	"Exit status: 0 valid, 1 invalid (the first problem is printed; every cut\n"
@@ -86,9 +88,12 @@ static void rates_print(const struct rates *r, int64_t last)
 {
 	if (!r->any)
 		return;
-	uint64_t span = last > r->first ? (uint64_t) last - (uint64_t) r->first + 1 : 1;
-	unsigned nshow = span < NSHOW ? (unsigned) span : NSHOW;
-	uint64_t part = (span + nshow - 1) / nshow;
+	/* the span is d + 1 nanoseconds: d + 1 itself wraps to 0 when the
+	 * clocks go from INT64_MIN to INT64_MAX, so only d is computed */
+	uint64_t d = last > r->first ? (uint64_t) last - (uint64_t) r->first : 0;
+	unsigned nshow = d < NSHOW - 1 ? (unsigned) d + 1 : NSHOW;
+	uint64_t part = d / nshow + 1; /* ceil((d + 1) / nshow) */
+	double span = (double) d + 1.0;
 	uint64_t counts[NSHOW] = { 0 };
 	uint64_t most = 0;
 	for (unsigned k = 0; k < NFINE; k++) {
@@ -102,13 +107,13 @@ static void rates_print(const struct rates *r, int64_t last)
 		if (counts[k] > most)
 			most = counts[k];
 	char a[32], b[32];
-	fmt_dur(a, sizeof a, (double) part, (double) span);
+	fmt_dur(a, sizeof a, (double) part, span);
 	printf("events over the run (%u parts of %s, from the first event at clock %" PRId64 "):\n",
 			nshow, a, r->first);
 	printf("  %12s    %12s  %12s  %14s\n", "from", "to", "events", "events/s");
 	for (unsigned k = 0; k < nshow; k++) {
-		fmt_dur(a, sizeof a, (double) k * (double) part, (double) span);
-		fmt_dur(b, sizeof b, (double) (k + 1) * (double) part, (double) span);
+		fmt_dur(a, sizeof a, (double) k * (double) part, span);
+		fmt_dur(b, sizeof b, (double) (k + 1) * (double) part, span);
 		double rate = (double) counts[k] / ((double) part * 1e-9);
 		unsigned bar = most > 0 ? (unsigned) ((counts[k] * 40 + most - 1) / most) : 0;
 		printf("  %12s to %12s  %12" PRIu64 "  %14.0f  %.*s\n", a, b,

@@ -46,6 +46,8 @@ static const char usage[] =
 	"              a unit ms, s, min; 5s by default) while streams are\n"
 	"              unfinished, the program stopped: print every whole event\n"
 	"              read, name the unfinished streams and exit with status 1\n"
+	"  --follow-links  follow the symbolic links that lead out of PATH (by\n"
+	"              default each is named in a warning and not followed)\n"
 	"  -h, --help  show this help\n"
 	"\n"
 	"Metadata problems are warnings; corrupt binary data stops the output after the\n"

@@ -31,6 +31,9 @@ static const char usage[] =
 	"\n"
 	"Options:\n"
 	"  -q, --quiet  no lines on stdout\n"
+	"  --follow-links  follow the symbolic links that lead out of PATH and\n"
+	"               write indexes there (by default each is named in a\n"
+	"               warning and not followed)\n"
 	"  -h, --help   show this help\n"
 	"\n"
 	"Metadata problems are warnings. A stream cut short is indexed up to its last\n"
@@ -77,6 +80,7 @@ int weft_cmd_index(int argc, char **argv)
 		o.mode = WEFT_LENIENT;
 		o.backwards = WEFT_BACKWARDS_WARN;
 		o.cut = WEFT_CUT_QUIET;
+		o.follow_links = cli_follow_links;
 		char ip[4096], err[WEFT_ERR_MAX];
 		uint64_t n = 0;
 		int m = weft_write_merge_index(path, &o, ip, sizeof ip, &n, err, sizeof err);

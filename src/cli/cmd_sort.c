@@ -47,6 +47,9 @@ static const char usage[] =
 	"                     (its own events count; default 1000000); memory: 24 bytes\n"
 	"                     per event of look-back, up to 2.5 times that while sorting\n"
 	"  -q, --quiet        no summary line on stdout\n"
+	"  --follow-links     follow the symbolic links that lead out of PATH and\n"
+	"                     sort the streams there (by default each is named in\n"
+	"                     a warning and not followed)\n"
 	"  -h, --help         show this help\n"
 	"\n"
 	"Exit status: 0 success, 1 not sorted (--check) or a trace error, 2 usage error.\n";

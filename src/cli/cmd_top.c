@@ -29,6 +29,8 @@ static const char usage[] =
 	"              line (the last block is what `weft top` prints once the\n"
 	"              trace is finished)\n"
 	"  --follow-timeout T  with --follow: see `weft dump --help`\n"
+	"  --follow-links  follow the symbolic links that lead out of PATH (by\n"
+	"              default each is named in a warning and not followed)\n"
 	"  -h, --help  show this help\n"
 	"\n"
 	"Metadata problems are warnings; corrupt binary data is an error (nothing is\n"

@@ -84,37 +84,48 @@ static inline int weft_idx_is_flush_begin(const uint8_t *p)
  * the stream index, a hint: the reader checks it against the streams.
  *
  * File (host endian):
- *   header, 16 bytes: 4-byte magic "ovmx", u32 version 1, u32 nstreams,
+ *   header, 16 bytes: 4-byte magic "ovmx", u32 version 2, u32 nstreams,
  *     u32 nsections
  *   nstreams stream records, in the merge's order (relative paths sorted):
  *     u64 the size of its stream file when indexed, u32 L, u32 0, then the
  *     stream directory relative to the trace (L bytes), zero-padded to a
  *     multiple of 8
  *   nsections sections, one per event order: u32 orders (bit 0: raw
- *     clocks, bit 1: clocks plus the looms' offsets; both when no loom has
- *     an offset), u32 0, u64 nentries, then nentries checkpoints of
+ *     clocks, bit 1: clocks plus the looms' offsets; one section with both
+ *     when no loom has an offset, else two: raw, then offsets), u32 0,
+ *     u64 nentries, then nentries checkpoints of
  *     WEFT_MIDX_ENTRY_SIZE(nstreams) bytes, with nondecreasing keys:
  *       i64 key: the largest ordering clock of the events yielded before
  *         it (so every event before it is before a seek clock above it,
  *         clocks gone back in unordered regions included)
  *       u32 cur: the stream that yielded it
- *       u32 nheap: the heap slots in use
+ *       u32 nheap: the heap slots in use (at most nstreams - 1)
  *       u64 the offset of cur's next event (its file size if none)
- *       nstreams slots of 24 bytes, the heap's slots 0..nheap-1 in order
- *       (the rest zero): u32 stream, u32 0, u64 the offset of its pending
- *       event, i64 that event's key
+ *       nstreams slots of 32 bytes, every stream in one: u32 stream, u32 0,
+ *       u64 offset, i64 pending key, i64 top (the largest key the stream
+ *       yielded before the checkpoint, INT64_MIN if none):
+ *         slots 0..nheap-1: the heap's, in order, each at its pending event
+ *           (offset and key);
+ *         slot nheap: cur, at the offset of its next event, with that
+ *           event's key (0 when no whole event header is there);
+ *         the others: the streams read to their end (offset: the file
+ *           size, key 0), in stream order.
+ *     So key is the largest top of its slots, and a reader checks it.
+ * The file ends with the last section. Version 1 (24-byte slots, the heap's
+ * only) is refused: `weft index` writes version 2.
  * No checkpoint before a clock: the merge is replayed from the start.
  */
 #define WEFT_MIDX_NAME "merge.idx"
 #define WEFT_MIDX_MAGIC "ovmx"
-#define WEFT_MIDX_VERSION 1u
+#define WEFT_MIDX_VERSION 2u
 #define WEFT_MIDX_HEADER_SIZE 16u
 #define WEFT_MIDX_STREAM_HEAD 16u  /* size, L, 0 */
 #define WEFT_MIDX_SECTION_HEAD 16u /* orders, 0, nentries */
 #define WEFT_MIDX_ORDER_RAW 1u
 #define WEFT_MIDX_ORDER_OFFSET 2u
-#define WEFT_MIDX_SLOT_SIZE 24u
-#define WEFT_MIDX_ENTRY_SIZE(ns) (24u + WEFT_MIDX_SLOT_SIZE * (uint64_t) (ns))
+#define WEFT_MIDX_SLOT_SIZE 32u
+#define WEFT_MIDX_ENTRY_HEAD 24u /* key, cur, nheap, next */
+#define WEFT_MIDX_ENTRY_SIZE(ns) (WEFT_MIDX_ENTRY_HEAD + WEFT_MIDX_SLOT_SIZE * (uint64_t) (ns))
 /* A checkpoint every this many bytes of merged events at least (and at
  * least 1024 entry sizes apart, so the file stays ~0.1% of the trace). */
 #define WEFT_MIDX_SPACING (1u << 20)

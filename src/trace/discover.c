@@ -9,7 +9,13 @@
  *
  * Every directory is read once (by device and inode): a link that leads
  * back to a directory being read (a loop) or to one already read is not
- * followed, with a warning that names it.
+ * followed, with a warning that names it. A symbolic link to a directory
+ * outside the one walked (by real path) is not followed either, with a
+ * warning naming it and its target, unless the trace was opened with
+ * follow_links: `weft index` and `weft sort` would write there, and a link
+ * to / would walk the whole file system. Links inside are followed (each
+ * directory once); a link to a file is read where it leads (what is
+ * written replaces the link, beside it: nothing is written out there).
  *
  * A path inside a trace (a loom, process or thread directory, or deeper)
  * gives the streams under it, and the metadata of the other streams of the
@@ -72,6 +78,7 @@ struct walk {
 	struct weft_trace *t;
 	struct weft_diag *d; /* where errors and warnings go */
 	const char *root;
+	char *real_root; /* root's real path: links out of it are not followed */
 	struct seen *seen;
 	size_t nseen, seencap;
 	struct strlist v3;      /* relpaths of stream dirs */
@@ -140,6 +147,7 @@ static const char *base_name(const char *rel, const char *abs_base)
 
 struct entry {
 	char *name;
+	int is_link;
 	int is_dir;
 	int is_reg;
 	dev_t dev;
@@ -230,6 +238,32 @@ static void warn_seen(struct walk *w, const char *crel, size_t k)
 	free(dir);
 }
 
+/* Whether the symbolic link at p (crel under the root), to a directory,
+ * leads out of the root: then it is warned about, naming its target, and
+ * not followed, unless links are followed. */
+static int link_out(struct walk *w, const char *p, const char *crel)
+{
+	if (w->t->follow_links || w->real_root == NULL)
+		return 0;
+	char *target = realpath(p, NULL);
+	if (target == NULL)
+		return 1; /* gone since */
+	size_t rl = strlen(w->real_root);
+	int inside = strcmp(w->real_root, "/") == 0 || (strncmp(target, w->real_root, rl) == 0
+			&& (target[rl] == '\0' || target[rl] == '/'));
+	if (!inside) {
+		char *link = weft_path_join(w->root, crel);
+		if (link == NULL)
+			w->oom = 1;
+		else
+			weft_warnf(w->d, "%s: a symbolic link to %s, outside %s; not followed "
+					"(--follow-links follows it)", link, target, w->root);
+		free(link);
+	}
+	free(target);
+	return !inside;
+}
+
 static int walk_dir(struct walk *w, const char *rel, const char *root_base, int depth)
 {
 	char *full = weft_path_join(w->root, rel);
@@ -260,7 +294,10 @@ static int walk_dir(struct walk *w, const char *rel, const char *root_base, int 
 			w->oom = 1;
 			break;
 		}
-		int ok = stat(p, &st) == 0;
+		int ok = lstat(p, &st) == 0;
+		int is_link = ok && S_ISLNK(st.st_mode);
+		if (is_link)
+			ok = stat(p, &st) == 0;
 		free(p);
 		if (!ok)
 			continue; /* dangling link */
@@ -279,6 +316,7 @@ static int walk_dir(struct walk *w, const char *rel, const char *root_base, int 
 			w->oom = 1;
 			break;
 		}
+		ents[n].is_link = is_link;
 		ents[n].is_dir = S_ISDIR(st.st_mode);
 		ents[n].is_reg = S_ISREG(st.st_mode);
 		ents[n].dev = st.st_dev;
@@ -286,8 +324,20 @@ static int walk_dir(struct walk *w, const char *rel, const char *root_base, int 
 		n++;
 	}
 	closedir(dir);
-	free(full);
 	weft_sort(ents, n, sizeof *ents, cmp_entry);
+	/* links to directories out of the root, in name order */
+	for (size_t i = 0; i < n && !w->oom; i++) {
+		if (!ents[i].is_link || !ents[i].is_dir)
+			continue; /* a file is read where it leads: nothing is written there */
+		char *p = weft_path_join(full, ents[i].name), *crel = rel_join(rel, ents[i].name);
+		if (p == NULL || crel == NULL)
+			w->oom = 1;
+		else if (link_out(w, p, crel))
+			ents[i].is_dir = 0;
+		free(p);
+		free(crel);
+	}
+	free(full);
 
 	int has_json = 0, has_meta = 0;
 	for (size_t i = 0; i < n; i++) {
@@ -412,6 +462,7 @@ static void walk_free(struct walk *w)
 	for (size_t i = 0; i < w->nseen; i++)
 		free(w->seen[i].rel);
 	free(w->seen);
+	free(w->real_root);
 }
 
 /* The streams the walk found under path, sorted by relpath; NULL: out of
@@ -480,142 +531,6 @@ void weft_wstream_free(struct weft_wstream *s)
 	free(s);
 }
 
-void weft_free_mstreams(struct weft_trace *t)
-{
-	for (size_t i = 0; i < t->nmstreams; i++)
-		weft_wstream_free(t->mstreams[i]);
-	free(t->mstreams);
-	t->mstreams = NULL;
-	t->nmstreams = 0;
-	free(t->root);
-	t->root = NULL;
-	free(t->subrel);
-	t->subrel = NULL;
-}
-
-static int is_loom_name(const char *name)
-{
-	size_t k = strlen(WEFT_LOOM_PREFIX);
-	return strncmp(name, WEFT_LOOM_PREFIX, k) == 0 && name[k] != '\0';
-}
-
-/* Whether dir holds a loom.* directory (*oom set when memory ran out). */
-static int holds_loom(const char *dir, int *oom)
-{
-	DIR *d = opendir(dir);
-	if (d == NULL)
-		return 0;
-	int found = 0;
-	struct dirent *de;
-	while (!found && (de = readdir(d)) != NULL) {
-		if (!is_loom_name(de->d_name))
-			continue;
-		char *p = weft_path_join(dir, de->d_name);
-		struct stat st;
-		if (p == NULL) {
-			*oom = 1;
-			break;
-		}
-		found = stat(p, &st) == 0 && S_ISDIR(st.st_mode);
-		free(p);
-	}
-	closedir(d);
-	return found;
-}
-
-/* path with its last levels components taken off, as the user wrote it
- * ("." when nothing is left), or NULL if a component is "." or "..". */
-static char *strip_levels(const char *path, size_t levels, int *oom)
-{
-	char *p = weft_strdup(path);
-	if (p == NULL) {
-		*oom = 1;
-		return NULL;
-	}
-	for (size_t i = 0; i < levels; i++) {
-		size_t n = strlen(p);
-		while (n > 1 && p[n - 1] == '/')
-			p[--n] = '\0';
-		char *sl = strrchr(p, '/');
-		const char *comp = sl ? sl + 1 : p;
-		if (*comp == '\0' || strcmp(comp, ".") == 0 || strcmp(comp, "..") == 0) {
-			free(p);
-			return NULL;
-		}
-		if (sl == NULL) {
-			free(p);
-			if (i + 1 != levels)
-				return NULL;
-			char *dot = weft_strdup(".");
-			if (dot == NULL)
-				*oom = 1;
-			return dot;
-		}
-		if (sl == p)
-			sl[1] = '\0'; /* "/x": the root directory */
-		else
-			*sl = '\0';
-	}
-	return p;
-}
-
-/*
- * The trace directory around the directory path (abs: its real path): NULL
- * if path holds a loom.* directory itself or is inside none; else the
- * parent of the nearest loom.* directory that is path or holds it, written
- * from path when it can be ("ovni/loom.vm/proc.1" gives "ovni"), else as a
- * real path; *subrel: path relative to it. NULL with *oom set: out of memory.
- */
-static char *find_root(const char *path, const char *abs, char **subrel, int *oom)
-{
-	if (holds_loom(abs, oom) || *oom)
-		return NULL;
-	char *cur = weft_strdup(abs);
-	if (cur == NULL) {
-		*oom = 1;
-		return NULL;
-	}
-	size_t levels = 0;
-	char *root = NULL;
-	for (;;) {
-		char *sl = strrchr(cur, '/');
-		if (sl == NULL || sl[1] == '\0')
-			break; /* the filesystem root */
-		levels++;
-		int loom = is_loom_name(sl + 1);
-		if (sl == cur)
-			sl[1] = '\0';
-		else
-			*sl = '\0';
-		if (loom) {
-			root = cur;
-			break;
-		}
-	}
-	if (root == NULL) {
-		free(cur);
-		return NULL;
-	}
-	size_t rl = strlen(root);
-	*subrel = weft_strdup(abs + rl + (root[rl - 1] == '/' ? 0 : 1));
-	char *shown = *subrel != NULL ? strip_levels(path, levels, oom) : NULL;
-	if (*subrel == NULL || *oom) {
-		*oom = 1;
-		free(*subrel);
-		*subrel = NULL;
-		free(root);
-		return NULL;
-	}
-	struct stat a, b;
-	if (shown != NULL && stat(shown, &a) == 0 && stat(root, &b) == 0
-			&& a.st_dev == b.st_dev && a.st_ino == b.st_ino) {
-		free(root);
-		return shown;
-	}
-	free(shown);
-	return root;
-}
-
 /* The identity of the file that makes a stream (its stream.json, or the v1
  * thread file): 0, or -1 if it cannot be known. */
 static int stream_id(const struct weft_wstream *s, dev_t *dev, ino_t *ino)
@@ -636,7 +551,7 @@ static int find_mstreams(struct weft_trace *t, const char *path, const char *abs
 {
 	char *subrel = NULL;
 	int oom = 0;
-	char *root = find_root(path, abs, &subrel, &oom);
+	char *root = weft_find_trace_root(path, abs, &subrel, &oom);
 	if (oom)
 		return weft_oom(&t->diag, "looking for the trace around %s", path);
 	if (root == NULL)
@@ -652,6 +567,7 @@ static int find_mstreams(struct weft_trace *t, const char *path, const char *abs
 	w.t = t;
 	w.d = &quiet;
 	w.root = root;
+	w.real_root = realpath(root, NULL);
 	const char *slash = strrchr(root, '/');
 	int wr = walk_dir(&w, ".", slash ? slash + 1 : root, 0);
 	if (wr < 0 && (w.oom || quiet.oom)) {
@@ -733,7 +649,9 @@ int weft_discover(struct weft_trace *t, const char *path)
 	w.t = t;
 	w.d = &t->diag;
 	w.root = path;
-	int r = walk_dir(&w, ".", root_base, 0);
+	w.real_root = weft_strdup(abs);
+	int r = w.real_root != NULL ? walk_dir(&w, ".", root_base, 0)
+		: weft_oom(&t->diag, "looking for the streams under %s", path);
 	if (r == 0 && w.v3.n + w.v1.n == 0) {
 		char names[WEFT_ERR_MAX / 2];
 		if (w.orphans.n > 0) {

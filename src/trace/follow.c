@@ -23,6 +23,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -337,6 +338,21 @@ static int frame(struct weft_follow *f, struct fstream *s)
 	}
 }
 
+/* A stream file shorter than what was read of it (truncated or rewritten
+ * under the reader): what was yielded may not be in the trace any more, so
+ * the follow fails naming it and both sizes. */
+static int check_size(struct weft_follow *f, struct fstream *s)
+{
+	struct stat st;
+	if (fstat(s->fd, &st) != 0)
+		return ffail(f, "%s: cannot stat: %s", s->obs_path, strerror(errno));
+	if ((uint64_t) st.st_size < s->file_off)
+		return ffail(f, "%s: the stream shrank from %" PRIu64 " to %" PRIu64 " bytes "
+				"while it was followed", s->obs_path, s->file_off,
+				(uint64_t) st.st_size);
+	return 0;
+}
+
 static int read_stream(struct weft_follow *f, struct fstream *s)
 {
 	if (s->done)
@@ -378,7 +394,9 @@ static int read_stream(struct weft_follow *f, struct fstream *s)
 				return 0; /* the rest at the next poll */
 			continue;
 		}
-		/* the end of the file, for now */
+		/* the end of the file, for now: unless it shrank */
+		if (check_size(f, s) != 0)
+			return -1;
 		if (fin) {
 			s->done = 1;
 			f->heap_valid = 0;
@@ -544,6 +562,16 @@ static int64_t stream_bound(struct weft_follow *f, const struct fstream *s, int6
 	return INT64_MAX; /* the grace passed: no longer waited for */
 }
 
+/* Before the follow ends: every stream, the done ones too, still as long
+ * as what was read of it. */
+static int check_sizes(struct weft_follow *f)
+{
+	for (size_t i = 0; i < f->ns; i++)
+		if (check_size(f, f->s[i]) != 0)
+			return -1;
+	return 0;
+}
+
 int weft_follow_poll(struct weft_follow *f)
 {
 	if (f->failed)
@@ -585,6 +613,8 @@ int weft_follow_poll(struct weft_follow *f)
 		if (scan_dir(f, f->path, ".", 3, now) != 0)
 			return -1;
 		if (f->ns == before) {
+			if (check_sizes(f) != 0)
+				return -1;
 			for (size_t i = 0; i < f->ns; i++)
 				warn_cut(f, f->s[i]);
 			f->frontier = INT64_MAX;
@@ -595,6 +625,8 @@ int weft_follow_poll(struct weft_follow *f)
 	}
 	if (now - f->growth_ns >= (int64_t) f->timeout_ms * 1000000ll) {
 		/* Nothing grew for the timeout: whatever was read is all. */
+		if (check_sizes(f) != 0)
+			return -1;
 		for (size_t i = 0; i < f->ns; i++)
 			warn_cut(f, f->s[i]);
 		f->frontier = INT64_MAX;

@@ -185,7 +185,7 @@ int weft_index_seek(struct weft_trace *t, struct weft_wstream *s, int64_t T, uin
 		return weft_oom(&t->diag, "seeking in %s", s->obs_path);
 	struct seek_ctx c = { .ifd = -1, .sfd = -1, .fsize = s->fsize };
 	int used = 0;
-	c.ifd = open(ip, O_RDONLY | O_CLOEXEC);
+	c.ifd = open(ip, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	struct stat st;
 	uint8_t h[WEFT_IDX_HEADER_SIZE];
 	if (c.ifd < 0) {
@@ -221,7 +221,7 @@ int weft_index_seek(struct weft_trace *t, struct weft_wstream *s, int64_t T, uin
 				- body % WEFT_IDX_ENTRY_SIZE, body % WEFT_IDX_ENTRY_SIZE);
 	} else {
 		c.n = ((uint64_t) st.st_size - WEFT_IDX_HEADER_SIZE) / WEFT_IDX_ENTRY_SIZE;
-		c.sfd = s->fd >= 0 ? s->fd : open(s->obs_path, O_RDONLY | O_CLOEXEC);
+		c.sfd = s->fd >= 0 ? s->fd : open(s->obs_path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 		if (c.sfd < 0) {
 			snprintf(c.why, sizeof c.why, "cannot open the stream to check it: %s",
 					strerror(errno));
@@ -282,7 +282,7 @@ int weft_stream_write_index(struct weft_trace *t, size_t i, char *path, size_t p
 	snprintf(tmp, tl, "%s.XXXXXX", ip);
 	enum { IBUF = 1 << 20, OBUF = 64 << 10 };
 	uint8_t *ib = malloc(IBUF), *ob = malloc(OBUF);
-	int sfd = open(s->obs_path, O_RDONLY | O_CLOEXEC);
+	int sfd = open(s->obs_path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	int ofd = -1, r = -1, made = 0;
 	uint64_t n = 0;
 	if (ib == NULL || ob == NULL) {

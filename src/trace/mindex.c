@@ -13,7 +13,10 @@
  * before the clock, it replays from the start (a small trace has none).
  * Everything the index says is checked before any stream is moved: a
  * missing file is silent (the stream indexes are used), a stale or bad one
- * is passed over with a warning.
+ * is passed over with a warning naming the offset and what was wrong: the
+ * whole file's layout, the keys rising, and in the checkpoint used every
+ * stream in one slot, a heap, the pending events where it says and its key
+ * the largest its slots yielded (entry_check).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -37,6 +40,26 @@ static char *midx_path(const char *root)
 }
 
 /* ---- writing (weft index) ---- */
+
+/* The event header at off in stream s: its key, or 0 if there is none. */
+static int key_at(const struct weft_wstream *s, int sfd, uint64_t off, int64_t *key)
+{
+	uint8_t h[WEFT_EV_HEADER_SIZE];
+	if (off < WEFT_OBS_HEADER_SIZE || off > s->fsize - WEFT_EV_HEADER_SIZE
+			|| s->fsize < WEFT_EV_HEADER_SIZE || weft_pread_full(sfd, h, sizeof h, off) < 0)
+		return 0;
+	*key = (int64_t) (weft_load_u64(h + WEFT_EV_OFF_CLOCK) + (uint64_t) s->keyoff);
+	return 1;
+}
+
+static void slot_put(uint8_t *sl, size_t stream, uint64_t off, int64_t key, int64_t top)
+{
+	weft_store_u32(sl, (uint32_t) stream);
+	weft_store_u64(sl + 8, off);
+	weft_store_u64(sl + 16, (uint64_t) key);
+	weft_store_u64(sl + 24, (uint64_t) top);
+}
+
 
 struct growbuf {
 	uint8_t *p;
@@ -116,6 +139,15 @@ static int write_section(const char *path, const struct weft_open_opts *base, un
 		spacing = (uint64_t) atoll(env);
 	uint64_t since = 0, n = 0;
 	int64_t maxkey = INT64_MIN; /* the largest key yielded so far */
+	int64_t *top = malloc((ns ? ns : 1) * sizeof *top); /* the same, per stream */
+	uint8_t *placed = malloc(ns ? ns : 1);
+	if (top == NULL || placed == NULL) {
+		free(top);
+		free(placed);
+		goto oom;
+	}
+	for (size_t i = 0; i < ns; i++)
+		top[i] = INT64_MIN;
 	struct weft_event ev;
 	int got;
 	while ((got = weft_next(t, &ev)) > 0) {
@@ -123,25 +155,49 @@ static int write_section(const char *path, const struct weft_open_opts *base, un
 		const struct weft_wstream *cur = t->cur;
 		if (cur->key > maxkey)
 			maxkey = cur->key;
+		if (cur->key > top[cur->index])
+			top[cur->index] = cur->key;
 		if (since < spacing)
 			continue;
 		since = 0;
 		uint8_t *e = grow(out, (size_t) esize);
-		if (e == NULL)
+		if (e == NULL) {
+			free(top);
+			free(placed);
 			goto oom;
+		}
+		uint64_t next = ev.offset + WEFT_EV_HEADER_SIZE + ev.payload_size;
 		weft_store_u64(e, (uint64_t) maxkey);
 		weft_store_u32(e + 8, (uint32_t) cur->index);
 		weft_store_u32(e + 12, (uint32_t) t->nheap);
-		weft_store_u64(e + 16, ev.offset + WEFT_EV_HEADER_SIZE + ev.payload_size);
-		for (size_t k = 0; k < t->nheap; k++) {
+		weft_store_u64(e + 16, next);
+		memset(placed, 0, ns);
+		uint8_t *sl = e + WEFT_MIDX_ENTRY_HEAD;
+		for (size_t k = 0; k < t->nheap; k++, sl += WEFT_MIDX_SLOT_SIZE) {
 			const struct weft_wstream *s = t->hs[k];
-			uint8_t *sl = e + 24 + WEFT_MIDX_SLOT_SIZE * k;
-			weft_store_u32(sl, (uint32_t) s->index);
-			weft_store_u64(sl + 8, s->cbase + (uint64_t) (uintptr_t) s->evp);
-			weft_store_u64(sl + 16, (uint64_t) t->hkey[k]);
+			slot_put(sl, s->index, s->cbase + (uint64_t) (uintptr_t) s->evp, t->hkey[k],
+					top[s->index]);
+			placed[s->index] = 1;
+		}
+		int64_t ckey = 0;
+		int cfd = open(cur->obs_path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		if (cfd < 0 || !key_at(cur, cfd, next, &ckey))
+			ckey = 0;
+		if (cfd >= 0)
+			close(cfd);
+		slot_put(sl, cur->index, next, ckey, top[cur->index]);
+		sl += WEFT_MIDX_SLOT_SIZE;
+		placed[cur->index] = 1;
+		for (size_t i = 0; i < ns; i++) {
+			if (placed[i])
+				continue;
+			slot_put(sl, i, t->streams[i]->fsize, 0, top[i]);
+			sl += WEFT_MIDX_SLOT_SIZE;
 		}
 		n++;
 	}
+	free(top);
+	free(placed);
 	if (got < 0) {
 		snprintf(err, errlen, "%s", weft_error(t));
 		goto out;
@@ -247,7 +303,7 @@ static int midx_load(struct weft_trace *t, struct weft_midx_plan *pl, char *why,
 		return 0;
 	}
 	pl->path = ip;
-	int fd = open(ip, O_RDONLY | O_CLOEXEC);
+	int fd = open(ip, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
 		if (errno != ENOENT)
 			snprintf(why, n, "cannot open: %s", strerror(errno));
@@ -273,7 +329,8 @@ static int midx_load(struct weft_trace *t, struct weft_midx_plan *pl, char *why,
 		goto out;
 	}
 	if (weft_load_u32(h + 4) != WEFT_MIDX_VERSION) {
-		snprintf(why, n, "offset 4: unknown version %" PRIu32, weft_load_u32(h + 4));
+		snprintf(why, n, "offset 4: unknown version %" PRIu32 " (expected %u; run `weft "
+				"index` again)", weft_load_u32(h + 4), WEFT_MIDX_VERSION);
 		goto out;
 	}
 	if (weft_load_u32(h + 8) != ns) {
@@ -322,6 +379,19 @@ static int midx_load(struct weft_trace *t, struct weft_midx_plan *pl, char *why,
 		}
 		at += WEFT_MIDX_STREAM_HEAD + pad;
 	}
+	/* one section for both orders without clock offsets, else raw then
+	 * offsets; the file ends with the last one */
+	int offsets = 0;
+	for (size_t i = 0; i < ns; i++)
+		if (t->streams[i]->clkoff != 0)
+			offsets = 1;
+	uint32_t nwant = offsets ? 2 : 1;
+	if (nsec != nwant) {
+		snprintf(why, n, "offset 12: %" PRIu32 " sections, expected %" PRIu32 " (one per "
+				"clock order%s)", nsec, nwant, offsets ? "; the looms have clock offsets" :
+				"; no loom has a clock offset");
+		goto out;
+	}
 	unsigned want = t->raw_order ? WEFT_MIDX_ORDER_RAW : WEFT_MIDX_ORDER_OFFSET;
 	uint64_t esize = WEFT_MIDX_ENTRY_SIZE(ns);
 	for (uint32_t k = 0; k < nsec; k++) {
@@ -330,24 +400,36 @@ static int midx_load(struct weft_trace *t, struct weft_midx_plan *pl, char *why,
 			snprintf(why, n, "offset %" PRIu64 ": truncated section header", at);
 			goto out;
 		}
+		uint32_t orders = weft_load_u32(sh);
+		uint32_t exp = nsec == 1 ? (WEFT_MIDX_ORDER_RAW | WEFT_MIDX_ORDER_OFFSET)
+			: k == 0 ? WEFT_MIDX_ORDER_RAW : WEFT_MIDX_ORDER_OFFSET;
+		if (orders != exp || weft_load_u32(sh + 4) != 0) {
+			snprintf(why, n, "offset %" PRIu64 ": section %" PRIu32 " is for clock orders "
+					"%" PRIu32 " (reserved %" PRIu32 "), expected %" PRIu32 " (0)", at, k,
+					orders, weft_load_u32(sh + 4), exp);
+			goto out;
+		}
 		uint64_t ne = weft_load_u64(sh + 8);
 		if (ne > (fsize - at - sizeof sh) / esize) {
 			snprintf(why, n, "offset %" PRIu64 ": %" PRIu64 " checkpoints do not fit the "
 					"file", at, ne);
 			goto out;
 		}
-		if (weft_load_u32(sh) & want) {
-			pl->fd = fd;
-			fd = -1;
+		if (orders & want) {
 			pl->entries = at + sizeof sh;
 			pl->nentries = ne;
 			pl->esize = esize;
-			ok = 1;
-			goto out;
 		}
 		at += sizeof sh + ne * esize;
 	}
-	snprintf(why, n, "no section for this clock order");
+	if (at != fsize) {
+		snprintf(why, n, "offset %" PRIu64 ": %" PRIu64 " bytes after the last section", at,
+				fsize - at);
+		goto out;
+	}
+	pl->fd = fd;
+	fd = -1;
+	ok = 1;
 out:
 	free(rel);
 	if (fd >= 0)
@@ -355,26 +437,23 @@ out:
 	return ok;
 }
 
-/* The event header at off in stream s: its key, or 0 if there is none. */
-static int key_at(const struct weft_wstream *s, int sfd, uint64_t off, int64_t *key)
-{
-	uint8_t h[WEFT_EV_HEADER_SIZE];
-	if (off < WEFT_OBS_HEADER_SIZE || off > s->fsize - WEFT_EV_HEADER_SIZE
-			|| s->fsize < WEFT_EV_HEADER_SIZE || weft_pread_full(sfd, h, sizeof h, off) < 0)
-		return 0;
-	*key = (int64_t) (weft_load_u64(h + WEFT_EV_OFF_CLOCK) + (uint64_t) s->keyoff);
-	return 1;
-}
-
-/* Checks checkpoint e against the streams: every slot names a distinct
- * stream other than cur, at an event with the slot's key. */
-static int entry_check(const struct weft_trace *t, const uint8_t *e, char *why, size_t n)
+/* Checks checkpoint number k (e, at offset eoff of the file) against the
+ * streams: its slots hold every stream once, the heap's (nheap of them,
+ * cur not among them) then cur then the others at their end; the pending
+ * events are at their offsets with their keys; the key is the largest top
+ * of the slots. Without the last, a key lowered by corruption would resume
+ * the merge past events at or after the seek clock. */
+static int entry_check(const struct weft_trace *t, const uint8_t *e, uint64_t k, uint64_t eoff,
+		char *why, size_t n)
 {
 	size_t ns = t->nstreams;
+	int64_t key = (int64_t) weft_load_u64(e);
 	uint32_t cur = weft_load_u32(e + 8), nheap = weft_load_u32(e + 12);
+	uint64_t next = weft_load_u64(e + 16);
 	if (cur >= ns || nheap > ns - 1) {
-		snprintf(why, n, "a checkpoint names stream %" PRIu32 " and %" PRIu32 " heap slots",
-				cur, nheap);
+		snprintf(why, n, "offset %" PRIu64 ": checkpoint %" PRIu64 " names stream %" PRIu32
+				" and %" PRIu32 " heap slots (the trace has %zu streams)", eoff + 8, k, cur,
+				nheap, ns);
 		return 0;
 	}
 	uint8_t *seen = calloc(ns, 1);
@@ -382,38 +461,94 @@ static int entry_check(const struct weft_trace *t, const uint8_t *e, char *why, 
 		snprintf(why, n, "out of memory");
 		return 0;
 	}
-	seen[cur] = 1;
 	int ok = 1;
-	for (uint32_t k = 0; ok && k < nheap; k++) {
-		const uint8_t *sl = e + 24 + WEFT_MIDX_SLOT_SIZE * k;
-		uint32_t si = weft_load_u32(sl);
+	int64_t most = INT64_MIN;
+	for (uint32_t j = 0; ok && j < ns; j++) {
+		uint64_t so = WEFT_MIDX_ENTRY_HEAD + (uint64_t) WEFT_MIDX_SLOT_SIZE * j;
+		const uint8_t *sl = e + so;
+		uint32_t si = weft_load_u32(sl), zero = weft_load_u32(sl + 4);
 		uint64_t off = weft_load_u64(sl + 8);
-		int64_t key = (int64_t) weft_load_u64(sl + 16), got = 0;
-		if (si >= ns || seen[si]) {
-			snprintf(why, n, "a checkpoint names stream %" PRIu32 " twice", si);
+		int64_t skey = (int64_t) weft_load_u64(sl + 16);
+		int64_t stop = (int64_t) weft_load_u64(sl + 24);
+		if (si >= ns || seen[si] || zero != 0) {
+			snprintf(why, n, "offset %" PRIu64 ": checkpoint %" PRIu64 ": slot %" PRIu32
+					" names stream %" PRIu32 "%s", eoff + so, k, j, si,
+					si >= ns ? " (no such stream)" : zero != 0 ? " with a reserved field not 0"
+					: ", which another slot holds");
 			ok = 0;
 			break;
 		}
 		seen[si] = 1;
-		const struct weft_wstream *s = t->streams[si];
-		int sfd = open(s->obs_path, O_RDONLY | O_CLOEXEC);
-		int has = sfd >= 0 && key_at(s, sfd, off, &got);
-		if (sfd >= 0)
-			close(sfd);
-		if (!has || got != key) {
-			snprintf(why, n, "%s: offset %" PRIu64 ": not the event of the checkpoint",
-					s->obs_path, off);
+		if (stop > most)
+			most = stop;
+		if (j > 0 && j < nheap && (int64_t) weft_load_u64(e + WEFT_MIDX_ENTRY_HEAD
+					+ (uint64_t) WEFT_MIDX_SLOT_SIZE * ((j - 1) / 2) + 16) > skey) {
+			snprintf(why, n, "offset %" PRIu64 ": checkpoint %" PRIu64 ": heap slot %"
+					PRIu32 " has a key below its parent's (not a heap)", eoff + so, k, j);
 			ok = 0;
+			break;
+		}
+		const struct weft_wstream *s = t->streams[si];
+		if (j == nheap && (si != cur || off != next)) {
+			snprintf(why, n, "offset %" PRIu64 ": checkpoint %" PRIu64 ": slot %" PRIu32
+					" (after the %" PRIu32 " of the heap) holds stream %" PRIu32 " at offset %"
+					PRIu64 ", not the stream that yielded last (%" PRIu32 ") at its next "
+					"event (%" PRIu64 ")", eoff + so, k, j, nheap, si, off, cur, next);
+			ok = 0;
+		} else if (j > nheap && (off != s->fsize || skey != 0)) {
+			snprintf(why, n, "offset %" PRIu64 ": checkpoint %" PRIu64 ": stream %" PRIu32
+					" (%s) is neither in the heap nor the one that yielded last, but is at "
+					"offset %" PRIu64 ", not at its end (%" PRIu64 " bytes)", eoff + so, k, si,
+					s->obs_path, off, s->fsize);
+			ok = 0;
+		} else if (j <= nheap) {
+			int64_t got = 0;
+			int sfd = open(s->obs_path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+			int has = sfd >= 0 && key_at(s, sfd, off, &got);
+			if (sfd >= 0)
+				close(sfd);
+			if (j == nheap && (off < WEFT_OBS_HEADER_SIZE || off > s->fsize)) {
+				snprintf(why, n, "%s: offset %" PRIu64 " is past its end", s->obs_path,
+						off);
+				ok = 0;
+			} else if (j == nheap ? (has ? got != skey : skey != 0) : (!has || got != skey)) {
+				snprintf(why, n, "%s: offset %" PRIu64 ": not the event of the "
+						"checkpoint", s->obs_path, off);
+				ok = 0;
+			}
 		}
 	}
-	uint64_t next = weft_load_u64(e + 16);
-	if (ok && (next < WEFT_OBS_HEADER_SIZE || next > t->streams[cur]->fsize)) {
-		snprintf(why, n, "%s: offset %" PRIu64 " is past its end", t->streams[cur]->obs_path,
-				next);
+	if (ok && most != key) {
+		snprintf(why, n, "offset %" PRIu64 ": checkpoint %" PRIu64 ": key %" PRId64 ", but "
+				"the largest key its streams yielded is %" PRId64, eoff, k, key, most);
 		ok = 0;
 	}
 	free(seen);
 	return ok;
+}
+
+/* The section's keys rise from one checkpoint to the next (the search
+ * below relies on it). */
+static int keys_check(const struct weft_midx_plan *pl, char *why, size_t n)
+{
+	int64_t prev = INT64_MIN;
+	uint8_t kb[8];
+	for (uint64_t k = 0; k < pl->nentries; k++) {
+		uint64_t at = pl->entries + k * pl->esize;
+		if (weft_pread_full(pl->fd, kb, 8, at) < 0) {
+			snprintf(why, n, "offset %" PRIu64 ": cannot read", at);
+			return 0;
+		}
+		int64_t key = (int64_t) weft_load_u64(kb);
+		if (key < prev) {
+			snprintf(why, n, "offset %" PRIu64 ": checkpoint %" PRIu64 ": key %" PRId64
+					" is below the key of the one before it (%" PRId64 ")", at, k, key,
+					prev);
+			return 0;
+		}
+		prev = key;
+	}
+	return 1;
 }
 
 void weft_midx_plan_free(struct weft_midx_plan *pl)
@@ -443,6 +578,12 @@ int weft_midx_plan(struct weft_trace *t, struct weft_midx_plan *pl)
 		weft_midx_plan_free(pl);
 		return 0;
 	}
+	if (!keys_check(pl, why, sizeof why)) {
+		weft_warnf(&t->diag, "%s: %s; seeking without it (equal clocks of several "
+				"streams may come in another order than in a full read)", pl->path, why);
+		weft_midx_plan_free(pl);
+		return 0;
+	}
 	/* the last checkpoint whose key is before the seek clock */
 	uint64_t lo = 0, hi = pl->nentries;
 	uint8_t kb[8];
@@ -468,7 +609,8 @@ int weft_midx_plan(struct weft_trace *t, struct weft_midx_plan *pl)
 			weft_midx_plan_free(pl);
 			return 0;
 		}
-		if (!entry_check(t, pl->entry, why, sizeof why)) {
+		if (!entry_check(t, pl->entry, lo - 1, pl->entries + (lo - 1) * pl->esize, why,
+					sizeof why)) {
 			weft_warnf(&t->diag, "%s: %s; seeking without it (equal clocks of several "
 					"streams may come in another order than in a full read)",
 					pl->path, why);
@@ -481,7 +623,7 @@ int weft_midx_plan(struct weft_trace *t, struct weft_midx_plan *pl)
 			t->streams[i]->prod_off = t->streams[i]->fsize;
 		uint32_t nheap = weft_load_u32(pl->entry + 12);
 		for (uint32_t k = 0; k < nheap; k++) {
-			const uint8_t *sl = pl->entry + 24 + WEFT_MIDX_SLOT_SIZE * k;
+			const uint8_t *sl = pl->entry + WEFT_MIDX_ENTRY_HEAD + WEFT_MIDX_SLOT_SIZE * k;
 			struct weft_wstream *s = t->streams[weft_load_u32(sl)];
 			s->prod_off = weft_load_u64(sl + 8);
 		}
@@ -504,7 +646,7 @@ int weft_midx_resume(struct weft_trace *t, struct weft_midx_plan *pl)
 	if (pl->entry != NULL) {
 		uint32_t nheap = weft_load_u32(pl->entry + 12);
 		for (uint32_t k = 0; k < nheap; k++) {
-			const uint8_t *sl = pl->entry + 24 + WEFT_MIDX_SLOT_SIZE * k;
+			const uint8_t *sl = pl->entry + WEFT_MIDX_ENTRY_HEAD + WEFT_MIDX_SLOT_SIZE * k;
 			struct weft_wstream *s = t->streams[weft_load_u32(sl)];
 			int r = weft_stream_step(t, s, 1);
 			if (r < 0)

@@ -84,6 +84,7 @@ struct weft_trace *weft_open(const char *path, const struct weft_open_opts *opts
 	t->cut = opts ? opts->cut : WEFT_CUT_ERROR;
 	t->seek = opts ? opts->seek != 0 : 0;
 	t->seek_clock = opts ? opts->seek_clock : 0;
+	t->follow_links = opts ? opts->follow_links != 0 : 0;
 	t->path = weft_strdup(path);
 	if (t->path == NULL) {
 		weft_oom(&t->diag, "opening %s", path);

@@ -3,6 +3,7 @@
  * trace_internal.h - libweft's internal structures, shared by its files:
  *   diag.c      errors and warnings (strict vs lenient)
  *   discover.c  finding the streams (v3 stream.json, v1 metadata.json)
+ *   subtrace.c  the trace around a path inside it
  *   meta_load.c stream.json / metadata.json into struct weft_meta
  *   system.c    merging metadata into looms, processes, threads, CPUs, marks
  *   clkoff.c    clock-offsets.txt
@@ -366,6 +367,7 @@ struct weft_trace {
 	char *path;
 	int raw_order;
 	int no_fast; /* tests: always go through the heap */
+	int follow_links; /* weft_open_opts.follow_links (discover.c) */
 
 	size_t nstreams;
 	struct weft_wstream **streams;
@@ -459,7 +461,11 @@ struct weft_iproc {
 /* discover.c: fills t->streams (sorted by relpath) with relpath, obs_path,
  * json_path and the v1 identity; warns about stray files. */
 int weft_discover(struct weft_trace *t, const char *path);
-/* discover.c: frees t->mstreams, t->root and t->subrel (weft_free_system). */
+/* subtrace.c: the trace directory around the directory path (abs: its real
+ * path) and *subrel, path relative to it; NULL when path holds a loom.*
+ * directory itself or is inside none (or, *oom set, out of memory). */
+char *weft_find_trace_root(const char *path, const char *abs, char **subrel, int *oom);
+/* subtrace.c: frees t->mstreams, t->root and t->subrel (weft_free_system). */
 /* Frees a stream struct and what it owns (its metadata, its paths); the
  * stream must be closed (weft_stream_close). */
 void weft_wstream_free(struct weft_wstream *s);

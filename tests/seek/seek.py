@@ -230,10 +230,11 @@ def gen_checks(c, tmp):
         at += 16 + (n + 7) // 8 * 8
     sec = at
     nent = struct.unpack_from("=Q", midx, sec + 8)[0]
-    esize = 24 + 24 * ns
+    esize = 24 + 32 * ns  # version 2: 32-byte slots, one per stream
     ent0 = sec + 16
     keys = [struct.unpack_from("=q", midx, ent0 + k * esize)[0] for k in range(nent)]
-    used = ent0 + (max(k for k in range(nent) if keys[k] < x0)) * esize
+    ck = max(k for k in range(nent) if keys[k] < x0)
+    used = ent0 + ck * esize
     nheap = struct.unpack_from("=I", midx, used + 12)[0]
     c.expect(nheap >= 2, f"the checkpoint before {x0} has {nheap} heap slots")
     slot0 = used + 24
@@ -243,14 +244,17 @@ def gen_checks(c, tmp):
     obs_cur = f"ovni/{rels[cur]}/stream.obs"
     size_cur = os.path.getsize(os.path.join(tmp, obs_cur))
 
-    def edited(what, fmt, off, value, warn):
+    def edited(what, fmt, off, value, warn, more=()):
         bad = bytearray(midx)
         struct.pack_into(fmt, bad, off, value)
+        for f2, o2, v2 in more:
+            struct.pack_into(f2, bad, o2, v2)
         with open(mpath, "wb") as f:
             f.write(bytes(bad))
         dump_from(c, tmp, x0, full, what, f"weft dump: warning: ovni/merge.idx: {warn}{mtail}")
 
-    edited("a merge index of another version", "=I", 4, 2, "offset 4: unknown version 2")
+    edited("a merge index of another version", "=I", 4, 1,
+           "offset 4: unknown version 1 (expected 2; run `weft index` again)")
     edited("a merge index of another stream count", "=I", 8, ns + 1,
            f"stale: it has {ns + 1} streams, the trace {ns} (run `weft index` again)")
     edited("a merge index of another stream", "=B", 32, ord("X"),
@@ -258,14 +262,22 @@ def gen_checks(c, tmp):
     edited("a merge index with too many checkpoints", "=Q", sec + 8, nent + 1,
            f"offset {sec}: {nent + 1} checkpoints do not fit the file")
     edited("a merge index without this clock order", "=I", sec, 0,
-           "no section for this clock order")
+           f"offset {sec}: section 0 is for clock orders 0 (reserved 0), expected 3 (0)")
     edited("a checkpoint's event that is not there", "=q", slot0 + 16,
            struct.unpack_from("=q", midx, slot0 + 16)[0] + 1,
            f"{obs_s0}: offset {off0}: not the event of the checkpoint")
-    edited("a checkpoint naming a stream twice", "=I", slot0 + 24, s0,
-           f"a checkpoint names stream {s0} twice")
+    edited("a checkpoint naming a stream twice", "=I", slot0 + 32, s0,
+           f"offset {slot0 + 32}: checkpoint {ck}: slot 1 names stream {s0}, which another "
+           "slot holds")
+    curslot = used + 24 + 32 * nheap  # the slot of the stream that yielded last
+    next_cur = struct.unpack_from("=Q", midx, used + 16)[0]
     edited("a checkpoint past a stream's end", "=Q", used + 16, size_cur + 1,
-           f"{obs_cur}: offset {size_cur + 1} is past its end")
+           f"{obs_cur}: offset {size_cur + 1} is past its end",
+           [("=Q", curslot + 8, size_cur + 1)])
+    edited("a checkpoint whose cursor is not its slot's", "=Q", used + 16, size_cur,
+           f"offset {curslot}: checkpoint {ck}: slot {nheap} (after the {nheap} of the heap) "
+           f"holds stream {cur} at offset {next_cur}, not the stream that yielded last ({cur}) "
+           f"at its next event ({size_cur})")
     os.unlink(mpath)
     for what, vals in xs.items():
         for x in vals:
