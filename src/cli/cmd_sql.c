@@ -301,15 +301,16 @@ static int insert_events(sqlite3 *db, const char *path, char *err, size_t errlen
 /* The temporary directory and its database, removed also when a signal ends
  * the program meanwhile (Ctrl-C, a closed pipe: `weft sql TRACE Q | head`);
  * unlink and rmdir are async-signal-safe. While the database is built
- * (building), SIGINT, SIGTERM and SIGHUP only ask the build to stop
- * (stop_sig: read by the driver and by the fill of the events), which then
- * removes its temporaries itself; a second signal ends the program. */
+ * (building), a signal (SIGINT, SIGTERM, SIGHUP, SIGPIPE) only asks the
+ * build to stop (stop_sig: read by the driver and by the fill of the
+ * events), which then removes its temporaries itself; a second signal ends
+ * the program. */
 static char armed_dir[4200], armed_db[4300];
 static volatile sig_atomic_t armed, building;
 
 static void on_signal(int sig)
 {
-	if (building && stop_sig == 0 && sig != SIGPIPE) {
+	if (building && stop_sig == 0) {
 		stop_sig = sig;
 		return;
 	}
@@ -423,7 +424,7 @@ static int build(const char *path, int all_models, char *tmpdir, char *dbpath, s
 		if (stop_sig != 0)
 			fprintf(stderr, "weft sql: interrupted by %s; nothing written\n",
 					stop_sig == SIGINT ? "SIGINT" : stop_sig == SIGTERM ? "SIGTERM" :
-					"SIGHUP");
+					stop_sig == SIGHUP ? "SIGHUP" : "SIGPIPE");
 		else if (out != NULL && strncmp(err, dbpath, strlen(dbpath)) == 0) {
 			char msg[WEFT_ERR_MAX + 4300];
 			snprintf(msg, sizeof msg, "%s%s", out, err + strlen(dbpath));

@@ -137,9 +137,9 @@ static int write_all(int fd, const char *p, size_t n)
  * apart from the copy, measured). The file's size stays the bytes written;
  * at close, ftruncate to that size frees the blocks reserved past it (a
  * generic test of xfstests, generic/315, checks it). A process killed
- * before the close leaves up to RESV_STEP bytes of blocks reserved past the
- * end of its unfinished files, until they are truncated (the next run
- * writing there) or removed. Where fallocate fails (a file system without
+ * (SIGKILL) before the close leaves its unfinished temporaries
+ * (.NAME.weft-XXXXXX, out_file.h), each with up to RESV_STEP bytes of blocks
+ * reserved past its end, until they are removed. Where fallocate fails (a file system without
  * it, no space left), the writes go on without it: a real error is then
  * the write's. Nothing is reserved once the file system has less than
  * RESV_MIN_FREE bytes free, so that a reservation never makes a write of

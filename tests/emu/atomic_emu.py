@@ -12,7 +12,7 @@ On traces written by the test (cli_emu.rounds_trace; no corpus):
       a refused event (a trace with OHp before OHx, emulated into the same
       directory / into DB), a window past the end (--from 5s), RLIMIT_FSIZE hit
       (64 KiB, SIGXFSZ ignored: EFBIG), and SIGINT sent while the run writes
-      (once its temporaries exist: exit 130);
+      (once its temporaries exist: exit 130; SIGTERM: 143);
   - a `thread.prv` symbolic link in a trace directory is refused (weft emu and its
     ovniemu name), its target untouched; `weft sql -o` onto a FIFO, a symbolic link
     and a directory is refused, each left as it was.
@@ -78,8 +78,8 @@ def same(before, after, what):
     return check(False, f"{what}: files changed: new {extra}, gone {gone}, changed {changed}")
 
 
-def interrupt(args, ready, what):
-    """Runs weft with args, sends SIGINT once ready() is true (the run's
+def interrupt(args, ready, what, sig=signal.SIGINT):
+    """Runs weft with args, sends sig once ready() is true (the run's
     temporaries exist), returns the finished process (stderr as text)."""
     p = subprocess.Popen([WEFT, *map(str, args)], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True)
@@ -88,7 +88,7 @@ def interrupt(args, ready, what):
     while time.monotonic() < end and p.poll() is None:
         if ready():
             seen = True
-            p.send_signal(signal.SIGINT)
+            p.send_signal(sig)
             break
         time.sleep(0.002)
     try:
@@ -173,6 +173,13 @@ def main():
               "written (the files of an earlier run are left as they were)\n",
               f"emu SIGINT: exit {p.returncode}: {p.stderr_text!r}")
         same(big_before, snapshot(big, db.parent), "emu SIGINT")
+        p = interrupt(["emu", "-q", "--perfetto", big], lambda: any(
+            x.name.startswith(".perfetto.pftrace.weft-") for x in big.iterdir()), "emu SIGTERM",
+            signal.SIGTERM)
+        check(p.returncode == 143 and p.stderr_text == "weft emu: interrupted by SIGTERM; "
+              "nothing written (the files of an earlier run are left as they were)\n",
+              f"emu SIGTERM: exit {p.returncode}: {p.stderr_text!r}")
+        same(big_before, snapshot(big, db.parent), "emu SIGTERM")
 
         def sql_tmp():
             return any(t.name.startswith(".timeline.db.weft-")
