@@ -269,14 +269,24 @@ static void outs_discard(struct run *R)
 	R->nouts = 0;
 }
 
-/* Every output completed, then, when all were, every one committed (its
- * files renamed over their final names); else all discarded. 0, or -1 with
- * the first reason in err. */
-static int outs_commit(struct run *R, int64_t duration, char *err, size_t errlen)
+static int interrupted(const struct weft_emulate_opts *o)
+{
+	return o->stop != NULL && *o->stop != 0;
+}
+
+/* Every output completed, then, when all were (and the run was not asked
+ * to stop meanwhile), every one committed (its files renamed over their
+ * final names); else all discarded. 0, or -1 with the first reason in err. */
+static int outs_commit(struct run *R, const struct weft_emulate_opts *o, int64_t duration,
+		char *err, size_t errlen)
 {
 	int r = 0;
 	for (size_t i = 0; i < R->nouts && r == 0; i++)
 		r = out_close(R->outs[i], duration, err, errlen);
+	if (r == 0 && interrupted(o)) {
+		snprintf(err, errlen, "interrupted");
+		r = -1;
+	}
 	if (r != 0) {
 		outs_discard(R);
 		return -1;
@@ -287,11 +297,6 @@ static int outs_commit(struct run *R, int64_t duration, char *err, size_t errlen
 			r = -1;
 	R->nouts = 0;
 	return r;
-}
-
-static int interrupted(const struct weft_emulate_opts *o)
-{
-	return o->stop != NULL && *o->stop != 0;
 }
 
 /* Takes an opened output (NULL: its open failed, err set). */
@@ -671,10 +676,10 @@ static int run_once(const struct weft_emulate_opts *o, enum weft_sort sort, stru
 	}
 	/* All the outputs are committed together at the end, or none is. */
 	if (status == 0) {
-		status = outs_commit(&R, emu_duration(R.emu), err, errlen);
+		status = outs_commit(&R, o, emu_duration(R.emu), err, errlen);
 	} else if (refused && o->keep_partial) {
 		char e2[WEFT_ERR_MAX];
-		outs_commit(&R, emu_duration(R.emu), e2, sizeof e2);
+		outs_commit(&R, o, emu_duration(R.emu), e2, sizeof e2);
 	} else {
 		outs_discard(&R);
 	}
