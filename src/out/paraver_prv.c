@@ -139,9 +139,9 @@ static int write_all(int fd, const char *p, size_t n)
  * generic test of xfstests, generic/315, checks it). A process killed
  * (SIGKILL) before the close leaves its unfinished temporaries
  * (.NAME.weft-XXXXXX, out_file.h), each with up to RESV_STEP bytes of blocks
- * reserved past its end, until they are removed. Where fallocate fails (a file system without
- * it, no space left), the writes go on without it: a real error is then
- * the write's. Nothing is reserved once the file system has less than
+ * reserved past its end, until they are removed. Where fallocate fails (a
+ * file system without it, no space left), the writes go on without it: a
+ * real error is then the write's. Nothing is reserved once the file system has less than
  * RESV_MIN_FREE bytes free, so that a reservation never makes a write of
  * another file fail for want of space. The last write of a file (at close)
  * reserves nothing, so a small file is written as before. */
