@@ -959,7 +959,9 @@ static int coll_close(struct out *o, int64_t duration, char *err, size_t errlen)
 	return 0;
 }
 
-static const struct out_ops coll_ops = { "python", 0, coll_records, coll_close };
+static const struct out_ops coll_ops = {
+	.name = "python", .records = coll_records, .close = coll_close,
+};
 
 static struct out *coll_open(void *ctx, const struct emu *emu, char *err, size_t errlen)
 {

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +22,8 @@ static void emu_usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: weft emu [--paraver] [--perfetto] [-o DIR] [-b] [-a] [--model FILE]...\n"
-		"                [--lint] [--salvage] [--from T0] [--to T1] [-q] [-v] PATH\n"
+		"                [--lint] [--salvage] [--partial] [--from T0] [--to T1] [-q] [-v]\n"
+		"                PATH\n"
 		"\n"
 		"Emulate the trace at PATH (a trace directory) through the models it requires\n"
 		"(ovni always; nosv, nanos6, openmp, mpi, tampi, nodes, kernel and the models\n"
@@ -61,6 +63,8 @@ static void emu_usage(FILE *f)
 		"                there are no offsets), or a number with a unit ns, us, ms, s or\n"
 		"                min: a time after the trace's first event (e.g. 2.5s). Both bounds\n"
 		"                are of one kind; either may be left out (the start, the end)\n"
+		"  --partial     when the models refuse an event, still write the timelines\n"
+		"                up to it (as the reference does); the exit status is still 1\n"
 		"  -q, --quiet   no summary on stdout\n"
 		"  -v, --verbose information lines on stderr (burst statistics)\n"
 		"  -h, --help    this help\n"
@@ -71,12 +75,19 @@ static void emu_usage(FILE *f)
 		"intervals are Paraver type 90 and Perfetto slices \"lost events\". With\n"
 		"--salvage, a stream cut by a crash (weft.cut) is closed at its cut clock.\n"
 		"\n"
+		"Every file is written aside (.NAME.weft-XXXXXX in the same directory) and\n"
+		"renamed over NAME only when the whole run succeeded: a run that fails or is\n"
+		"interrupted leaves the files of an earlier run as they were and no temporary.\n"
+		"A NAME that is a symbolic link or not a regular file is refused.\n"
+		"\n"
 		"On success the summary (time per thread state, busy fraction per CPU, and per\n"
 		"model where the time went) goes to stdout and the exit status is 0. An illegal\n"
 		"event sequence stops the emulation with a message naming the stream, the\n"
-		"event, its clock and the rule broken, and the exit status is 1 (the files\n"
-		"written so far are closed properly); a malformed model file is refused before\n"
-		"the trace is read (FILE:LINE: reason); usage errors exit with 2.\n"
+		"event, its clock and the rule broken, and the exit status is 1 (nothing is\n"
+		"written, unless --partial); a malformed model file is refused before the\n"
+		"trace is read (FILE:LINE: reason); usage errors exit with 2. SIGINT, SIGTERM\n"
+		"or SIGHUP stops the run (a second one ends it at once): exit 128 + the\n"
+		"signal's number (130 for SIGINT).\n"
 		"See docs/emu.md and docs/models.md.\n");
 }
 
@@ -98,6 +109,41 @@ static void info_cb(void *ctx, const char *msg)
 }
 
 static int progress_shown;
+
+/* The signal that asked the run to stop (0: none); the driver reads it. */
+static volatile sig_atomic_t stop_sig;
+
+static void on_stop(int sig)
+{
+	if (stop_sig != 0) {
+		signal(sig, SIG_DFL);
+		raise(sig);
+		return;
+	}
+	stop_sig = sig;
+}
+
+static const char *stop_name(int sig)
+{
+	return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "SIGHUP";
+}
+
+/* SIGINT, SIGTERM, SIGHUP: the run stops and removes its temporaries.
+ * SIGXFSZ ignored: a file past RLIMIT_FSIZE is a write error (EFBIG) that
+ * names it. */
+static void arm_stop(void)
+{
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+		struct sigaction sa;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = on_stop;
+		sa.sa_flags = SA_RESTART;
+		sigemptyset(&sa.sa_mask);
+		sigaction(sigs[i], &sa, NULL);
+	}
+	signal(SIGXFSZ, SIG_IGN);
+}
 
 static void progress_cb(void *ctx, uint64_t n, double secs)
 {
@@ -132,7 +178,7 @@ static void list_models(void)
 
 int weft_cmd_emu(int argc, char **argv)
 {
-	int salvage = 0;
+	int salvage = 0, partial = 0;
 	int paraver = 0, perfetto = 0, lint = 0, quiet = 0, verbose = 0, bd = 0, all = 0, list = 0;
 	const char *outdir = NULL, *from_arg = NULL, *to_arg = NULL;
 	static const struct option longopts[] = {
@@ -145,6 +191,7 @@ int weft_cmd_emu(int argc, char **argv)
 		{ "list-models", no_argument, NULL, 'L' },
 		{ "lint", no_argument, NULL, 'N' },
 		{ "salvage", no_argument, NULL, 'S' },
+		{ "partial", no_argument, NULL, 'A' },
 		{ "from", required_argument, NULL, 'T' },
 		{ "to", required_argument, NULL, 'U' },
 		{ "quiet", no_argument, NULL, 'q' },
@@ -171,6 +218,7 @@ int weft_cmd_emu(int argc, char **argv)
 		case 'L': list = 1; break;
 		case 'N': lint = 1; break;
 		case 'S': salvage = 1; break;
+		case 'A': partial = 1; break;
 		case 'T': from_arg = optarg; break;
 		case 'U': to_arg = optarg; break;
 		case 'q': quiet = 1; break;
@@ -251,9 +299,17 @@ int weft_cmd_emu(int argc, char **argv)
 	o.info = verbose ? info_cb : NULL;
 	o.progress = progress_cb;
 	o.summary = quiet ? NULL : stdout;
+	o.stop = &stop_sig;
+	o.keep_partial = partial;
+	arm_stop();
 	int r = weft_emulate(&o, err, sizeof err);
 	if (progress_shown)
 		fputc('\n', stderr);
+	if (r != 0 && stop_sig != 0) {
+		fprintf(stderr, "weft emu: interrupted by %s; nothing written (the files of an "
+				"earlier run are left as they were)\n", stop_name(stop_sig));
+		return 128 + stop_sig;
+	}
 	if (r != 0) {
 		cli_message("emu", "", err);
 		return 1;

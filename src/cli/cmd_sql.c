@@ -44,7 +44,10 @@ static const char usage[] =
 	"timelines as intervals per thread and CPU, in the tables loom, process,\n"
 	"thread, cpu, stream, event, channel, value_label, interval and trace\n"
 	"(docs/sql.md). With -o the database is written to FILE (replaced if it\n"
-	"exists); with a QUERY it is built in a temporary file (in $TMPDIR, else\n"
+	"exists and is a regular file; a symbolic link, a directory, a FIFO or a\n"
+	"device is refused); it is built beside FILE and renamed to FILE only when\n"
+	"it is complete, so a failed or interrupted run leaves FILE as it was; with\n"
+	"a QUERY it is built in a temporary file (in $TMPDIR, else\n"
 	"/tmp), QUERY is run on it and the file is removed. A FILE (a database\n"
 	"written by -o) is opened read-only and QUERY run on it. The result of each\n"
 	"statement is printed as a table: a header, aligned columns (numbers\n"
@@ -61,7 +64,9 @@ static const char usage[] =
 	"The trace must emulate (as `weft emu` would, without -b): a trace error\n"
 	"is reported with weft's message and nothing is written.\n"
 	"Exit status: 0 success, 1 trace or SQL error (\"weft sql: SQL error: ...\"),\n"
-	"2 usage error.\n";
+	"2 usage error; SIGINT, SIGTERM or SIGHUP while the database is built stops\n"
+	"it (a second one ends weft at once): 128 + the signal's number (130 for\n"
+	"SIGINT).\n";
 
 static int usage_error(const char *msg)
 {
@@ -70,6 +75,9 @@ static int usage_error(const char *msg)
 }
 
 /* ---- building ---- */
+
+/* The signal that asked the build to stop (0: none; see on_signal). */
+static volatile sig_atomic_t stop_sig;
 
 struct progress {
 	int tty, shown;
@@ -226,6 +234,11 @@ static int insert_events(sqlite3 *db, const char *path, char *err, size_t errlen
 	int64_t first = 0, last = 0;
 	long got = 0;
 	while (r == 0 && (got = weft_next_refs(t, refs, SQL_BATCH)) > 0) {
+		if (stop_sig != 0) {
+			snprintf(err, errlen, "interrupted");
+			r = -1;
+			break;
+		}
 		for (long k = 0; k < got && r == 0; k++) {
 			const struct weft_ref *e = &refs[k];
 			int64_t clock = weft_ref_sclock(e);
@@ -287,18 +300,33 @@ static int insert_events(sqlite3 *db, const char *path, char *err, size_t errlen
 
 /* The temporary directory and its database, removed also when a signal ends
  * the program meanwhile (Ctrl-C, a closed pipe: `weft sql TRACE Q | head`);
- * unlink and rmdir are async-signal-safe. */
+ * unlink and rmdir are async-signal-safe. While the database is built
+ * (building), a signal (SIGINT, SIGTERM, SIGHUP, SIGPIPE) only asks the
+ * build to stop (stop_sig: read by the driver and by the fill of the
+ * events), which then removes its temporaries itself; a second signal ends
+ * the program. */
 static char armed_dir[4200], armed_db[4300];
-static volatile sig_atomic_t armed;
+static volatile sig_atomic_t armed, building;
 
 static void on_signal(int sig)
 {
+	if (building && stop_sig == 0) {
+		stop_sig = sig;
+		return;
+	}
 	if (armed) {
 		unlink(armed_db);
 		rmdir(armed_dir);
 	}
 	signal(sig, SIG_DFL);
 	raise(sig);
+}
+
+/* SQLite's progress handler: a long statement (an index) stops too. */
+static int stop_requested(void *ctx)
+{
+	(void) ctx;
+	return stop_sig != 0;
 }
 
 static void arm_tmp(const char *dir, const char *db)
@@ -311,9 +339,12 @@ static void arm_tmp(const char *dir, const char *db)
 		struct sigaction sa;
 		memset(&sa, 0, sizeof sa);
 		sa.sa_handler = on_signal;
+		sa.sa_flags = SA_RESTART;
 		sigemptyset(&sa.sa_mask);
 		sigaction(sigs[i], &sa, NULL);
 	}
+	/* past RLIMIT_FSIZE: a write error (EFBIG), not the end of weft */
+	signal(SIGXFSZ, SIG_IGN);
 }
 
 static void remove_tmp(const char *dir, const char *db)
@@ -337,6 +368,7 @@ static int fill_events(void *ctx, void *dbp, char *err, size_t errlen)
 	if (emu_progress.shown) /* the emulation's line ends */
 		fprintf(stderr, "\n");
 	emu_progress.shown = 0;
+	sqlite3_progress_handler(db, 10000, stop_requested, NULL);
 	double t0 = cli_now();
 	int r = insert_events(db, fc->path, err, errlen);
 	if (fc->timing)
@@ -350,8 +382,10 @@ static int fill_events(void *ctx, void *dbp, char *err, size_t errlen)
 }
 
 /* Builds the database of the trace at path in a new directory tmpdir
- * (a template, filled in) as tmpdir/timeline.db (written into dbpath). */
-static int build(const char *path, int all_models, char *tmpdir, char *dbpath, size_t dblen)
+ * (a template, filled in) as tmpdir/timeline.db (written into dbpath);
+ * out: the -o FILE its messages name instead (NULL: none). */
+static int build(const char *path, int all_models, char *tmpdir, char *dbpath, size_t dblen,
+		const char *out)
 {
 	if (mkdtemp(tmpdir) == NULL) {
 		fprintf(stderr, "weft sql: cannot create a directory %s: %s\n", tmpdir,
@@ -375,20 +409,57 @@ static int build(const char *path, int all_models, char *tmpdir, char *dbpath, s
 	struct fill_ctx fc = { path, getenv("WEFT_SQL_TIMING") != NULL };
 	o.sqlite_fill = fill_events;
 	o.hook_ctx = &fc;
+	o.stop = &stop_sig;
 	char err[WEFT_ERR_MAX];
 	double t0 = cli_now();
+	building = 1;
 	int r = weft_emulate(&o, err, sizeof err);
+	building = 0;
 	if (emu_progress.shown)
 		fprintf(stderr, "\n");
 	if (fc.timing)
 		fprintf(stderr, "weft sql: the whole build (emulation, intervals, streams, events, "
 				"indexes, commit): %.2f s\n", cli_now() - t0);
 	if (r != 0) {
-		cli_message(CMD, "", err);
+		if (stop_sig != 0)
+			fprintf(stderr, "weft sql: interrupted by %s; nothing written\n",
+					stop_sig == SIGINT ? "SIGINT" : stop_sig == SIGTERM ? "SIGTERM" :
+					stop_sig == SIGHUP ? "SIGHUP" : "SIGPIPE");
+		else if (out != NULL && strncmp(err, dbpath, strlen(dbpath)) == 0) {
+			char msg[WEFT_ERR_MAX + 4300];
+			snprintf(msg, sizeof msg, "%s%s", out, err + strlen(dbpath));
+			cli_message(CMD, "", msg);
+		} else
+			cli_message(CMD, "", err);
 		remove_tmp(tmpdir, dbpath);
 		return -1;
 	}
 	return 0;
+}
+
+/* -o FILE: absent, or a regular file to replace (never a link, a directory,
+ * a FIFO, a device). 0, or -1 with the message printed. */
+static int check_out(const char *out)
+{
+	struct stat sb;
+	if (lstat(out, &sb) != 0) {
+		if (errno == ENOENT)
+			return 0;
+		fprintf(stderr, "weft sql: %s: cannot check the file to replace: %s\n", out,
+				strerror(errno));
+		return -1;
+	}
+	if (S_ISREG(sb.st_mode))
+		return 0;
+	const char *kind = S_ISLNK(sb.st_mode) ? "a symbolic link" : S_ISDIR(sb.st_mode) ?
+		"a directory" : S_ISFIFO(sb.st_mode) ? "a FIFO" : S_ISCHR(sb.st_mode) ?
+		"a character device" : S_ISBLK(sb.st_mode) ? "a block device" :
+		S_ISSOCK(sb.st_mode) ? "a socket" : "not a regular file";
+	char msg[4400];
+	snprintf(msg, sizeof msg, "%s: is %s: not replaced (weft replaces only regular files)",
+			out, kind);
+	cli_message(CMD, "", msg);
+	return -1;
 }
 
 /* ---- querying ---- */
@@ -706,6 +777,8 @@ int weft_cmd_sql(int argc, char **argv)
 	if (out == NULL && query == NULL)
 		return usage_error("nothing to do: give -o FILE, a QUERY, or both");
 
+	if (out != NULL && check_out(out) != 0)
+		return CLI_EXIT_TRACE;
 	char tmpdir[4200], dbpath[4300];
 	if (out != NULL) {
 		/* next to FILE: renamed within one file system */
@@ -718,10 +791,15 @@ int weft_cmd_sql(int argc, char **argv)
 		if (snprintf(tmpdir, sizeof tmpdir, "%s/weft-sql-XXXXXX", td) >= (int) sizeof tmpdir)
 			return usage_error("TMPDIR is too long");
 	}
-	if (build(path, all_models, tmpdir, dbpath, sizeof dbpath) != 0)
-		return CLI_EXIT_TRACE;
+	if (build(path, all_models, tmpdir, dbpath, sizeof dbpath, out) != 0)
+		return stop_sig != 0 ? 128 + stop_sig : CLI_EXIT_TRACE;
 	const char *target = dbpath;
 	if (out != NULL) {
+		/* FILE may have become a link meanwhile: checked again */
+		if (check_out(out) != 0) {
+			remove_tmp(tmpdir, dbpath);
+			return CLI_EXIT_TRACE;
+		}
 		if (rename(dbpath, out) != 0) {
 			fprintf(stderr, "weft sql: cannot write %s: %s\n", out, strerror(errno));
 			remove_tmp(tmpdir, dbpath);

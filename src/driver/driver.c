@@ -282,6 +282,44 @@ static void window_refusal(struct run *R, const struct weft_emulate_opts *o, cha
 				window_arg(o->from_arg, o->from, o->from_rel, buf, sizeof buf), last);
 }
 
+/* A failed run: every output's temporaries removed. */
+static void outs_discard(struct run *R)
+{
+	for (size_t i = 0; i < R->nouts; i++)
+		out_discard(R->outs[i]);
+	R->nouts = 0;
+}
+
+static int interrupted(const struct weft_emulate_opts *o)
+{
+	return o->stop != NULL && *o->stop != 0;
+}
+
+/* Every output completed, then, when all were (and the run was not asked
+ * to stop meanwhile), every one committed (its files renamed over their
+ * final names); else all discarded. 0, or -1 with the first reason in err. */
+static int outs_commit(struct run *R, const struct weft_emulate_opts *o, int64_t duration,
+		char *err, size_t errlen)
+{
+	int r = 0;
+	for (size_t i = 0; i < R->nouts && r == 0; i++)
+		r = out_close(R->outs[i], duration, err, errlen);
+	if (r == 0 && interrupted(o)) {
+		snprintf(err, errlen, "interrupted");
+		r = -1;
+	}
+	if (r != 0) {
+		outs_discard(R);
+		return -1;
+	}
+	char e2[WEFT_ERR_MAX];
+	for (size_t i = 0; i < R->nouts; i++)
+		if (out_commit(R->outs[i], r ? e2 : err, r ? sizeof e2 : errlen) != 0)
+			r = -1;
+	R->nouts = 0;
+	return r;
+}
+
 /* Takes an opened output (NULL: its open failed, err set). */
 static int add_out(struct run *R, struct out *out, char *err, size_t errlen)
 {
@@ -547,9 +585,7 @@ static int run_once(const struct weft_emulate_opts *o, enum weft_sort sort, stru
 	struct run R;
 	memset(&R, 0, sizeof R);
 	if (prepare(&R, o, sort, err, errlen) != 0) {
-		char e2[WEFT_ERR_MAX];
-		for (size_t i = 0; i < R.nouts; i++)
-			out_close(R.outs[i], 0, e2, sizeof e2);
+		outs_discard(&R);
 		run_free(&R);
 		return held != NULL ? RUN_AGAIN : -1;
 	}
@@ -566,6 +602,10 @@ static int run_once(const struct weft_emulate_opts *o, enum weft_sort sort, stru
 	int region = 0;
 	while (rerr[0] == '\0' && (got = weft_next_batch(R.t, evs, EMU_BATCH)) > 0) {
 		int r;
+		if (interrupted(o)) {
+			snprintf(rerr, sizeof rerr, "interrupted");
+			break;
+		}
 		if (held != NULL && (region = has_region_event(evs, got)) != 0)
 			break;
 		if (o->salvage) {
@@ -605,10 +645,14 @@ static int run_once(const struct weft_emulate_opts *o, enum weft_sort sort, stru
 	if (rerr[0] == '\0' && fail == NULL && got == 0 && !o->salvage)
 		cut_refusal(R.t, rerr, sizeof rerr);
 	if (held != NULL) {
+		if (interrupted(o)) {
+			snprintf(err, errlen, "interrupted");
+			outs_discard(&R);
+			run_free(&R);
+			return -1;
+		}
 		if (region || rerr[0] != '\0' || fail != NULL || got != 0) {
-			char e2[WEFT_ERR_MAX];
-			for (size_t i = 0; i < R.nouts; i++)
-				out_close(R.outs[i], 0, e2, sizeof e2);
+			outs_discard(&R);
 			run_free(&R);
 			return RUN_AGAIN;
 		}
@@ -632,24 +676,33 @@ static int run_once(const struct weft_emulate_opts *o, enum weft_sort sort, stru
 	int status = 0;
 	if (rerr[0] == '\0' && fail == NULL && ended == 0 && (o->has_from || o->has_to))
 		window_refusal(&R, o, rerr, sizeof rerr);
+	int refused = 0; /* the models refused an event (--partial keeps the files) */
 	if (rerr[0] != '\0') {
 		snprintf(err, errlen, "%s", rerr);
 		status = -1;
 	} else if (fail != NULL || ended != 0) {
 		snprintf(err, errlen, "%s", emu_error(R.emu));
 		status = -1;
+		refused = 1;
 	}
 	for (size_t i = 0; i < R.nouts && status == 0 && o->sqlite_fill != NULL; i++) {
 		void *db = out_sqlite_db(R.outs[i]);
 		if (db != NULL && o->sqlite_fill(o->hook_ctx, db, err, errlen) != 0)
 			status = -1;
 	}
-	for (size_t i = 0; i < R.nouts; i++) {
+	if (interrupted(o)) {
+		snprintf(err, errlen, "interrupted");
+		status = -1;
+		refused = 0;
+	}
+	/* All the outputs are committed together at the end, or none is. */
+	if (status == 0) {
+		status = outs_commit(&R, o, emu_duration(R.emu), err, errlen);
+	} else if (refused && o->keep_partial) {
 		char e2[WEFT_ERR_MAX];
-		if (out_close(R.outs[i], emu_duration(R.emu), e2, sizeof e2) != 0 && status == 0) {
-			snprintf(err, errlen, "%s", e2);
-			status = -1;
-		}
+		outs_commit(&R, o, emu_duration(R.emu), e2, sizeof e2);
+	} else {
+		outs_discard(&R);
 	}
 	if (status == 0 && o->summary != NULL) {
 		emu_summary(R.emu, o->summary);

@@ -8,6 +8,7 @@
 #ifndef WEFT_DRIVER_H
 #define WEFT_DRIVER_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -57,10 +58,20 @@ struct weft_emulate_opts {
 			size_t errlen);
 	int (*sqlite_fill)(void *hook_ctx, void *db, char *err, size_t errlen);
 	void *hook_ctx;
+	/* Non-NULL: the run stops (fails, err "interrupted") once *stop is
+	 * non-zero, read before each batch of events and before the outputs
+	 * are committed (a signal handler of the caller sets it). */
+	const volatile sig_atomic_t *stop;
+	/* --partial: when the models refuse an event, the outputs are still
+	 * completed and committed (the records up to that event, as the
+	 * reference writes them); the run still fails. */
+	int keep_partial;
 };
 
-/* 0 on success; -1 with the reason in err (the files written so far are
- * closed properly). */
+/* 0 on success; -1 with the reason in err. Every output file is written
+ * aside and renamed over its final name only when the whole run succeeded
+ * (src/out/out.h): a failed run leaves the files of an earlier run as they
+ * were and no temporary behind. */
 int weft_emulate(const struct weft_emulate_opts *o, char *err, size_t errlen);
 
 #endif

@@ -42,3 +42,16 @@ int out_close(struct out *o, int64_t duration, char *err, size_t errlen)
 		return 0;
 	return o->ops->close(o, duration, err, errlen);
 }
+
+int out_commit(struct out *o, char *err, size_t errlen)
+{
+	if (o == NULL || o->ops->commit == NULL)
+		return 0;
+	return o->ops->commit(o, err, errlen);
+}
+
+void out_discard(struct out *o)
+{
+	if (o != NULL && o->ops->discard != NULL)
+		o->ops->discard(o);
+}

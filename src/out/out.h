@@ -1,9 +1,14 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * out.h - the output formats of the emulator. Each format is an emu_sink
- * (records of every accepted event) plus an open and a close step; one file
- * per format: Paraver (paraver_prv.c, paraver_pcf.c, paraver_row.c) and
- * Perfetto (perfetto.c).
+ * (records of every accepted event) plus an open, a close, a commit and a
+ * discard step; one file per format: Paraver (paraver_prv.c, paraver_pcf.c,
+ * paraver_row.c), Perfetto (perfetto.c) and SQLite (sqlite.c).
+ *
+ * Every file an output writes is a temporary beside its final name
+ * (out_file.h), renamed over it at the commit: a run that fails, in any
+ * step, calls out_discard and leaves the files of an earlier run as they
+ * were; one that succeeds closes every output, then commits every one.
  */
 #ifndef WEFT_OUT_OUT_H
 #define WEFT_OUT_OUT_H
@@ -19,9 +24,19 @@ struct out_ops {
 	const char *name;
 	int internal; /* wants the records other than EMU_REC_PRV */
 	int (*records)(void *self, const struct emu_batch *b, char *err, size_t errlen);
-	/* Completes and closes the files; duration = dclock of the last event
-	 * that reached the model. Frees the output, also on failure. */
+	/* Completes the files (still temporaries) and checks that their final
+	 * names may be replaced; duration = dclock of the last event that
+	 * reached the model. 0, or -1 with the reason in err. The output stays
+	 * until commit or discard (an output without them is the caller's to
+	 * free). */
 	int (*close)(struct out *o, int64_t duration, char *err, size_t errlen);
+	/* After a close that succeeded: renames the files over their final
+	 * names and frees the output. 0, or -1 with err (the temporaries not
+	 * renamed are removed). NULL: nothing to do. */
+	int (*commit)(struct out *o, char *err, size_t errlen);
+	/* Removes every temporary (closed or not) and frees the output; after
+	 * the open, the records or the close. NULL: nothing to do. */
+	void (*discard)(struct out *o);
 };
 
 struct out {
@@ -51,5 +66,7 @@ const struct out_format *out_format_by_name(const char *name);
 /* The sink to give to emu_add_sink(). */
 struct emu_sink out_sink(struct out *o);
 int out_close(struct out *o, int64_t duration, char *err, size_t errlen);
+int out_commit(struct out *o, char *err, size_t errlen);
+void out_discard(struct out *o);
 
 #endif /* WEFT_OUT_OUT_H */

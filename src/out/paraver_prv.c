@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * paraver_prv.c - the Paraver output: thread.prv and cpu.prv (one event
- * record per line, buffered), and at close their .pcf and .row files.
+ * record per line, buffered), and at close their .pcf and .row files; each
+ * written aside and renamed at the commit (out_file.h).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -15,6 +16,7 @@
 #include <sys/vfs.h>
 #endif
 
+#include "out_file.h"
 #include "paraver.h"
 
 /* The text is written in pieces that end at multiples of WRITE_ALIGN in
@@ -69,8 +71,7 @@ struct big_ent {
 
 /* One .prv file: its descriptor and the text side of its records. */
 struct prv {
-	int fd;
-	char *path;
+	struct out_file f; /* f.fd: the temporary's descriptor; f.path: the final name */
 	size_t nrows;
 	struct prefix *rows;
 	char *txt;
@@ -102,6 +103,7 @@ struct paraver {
 	const struct emu *emu;
 	char *dir;
 	struct prv prv[EMU_MAX_VIEWS]; /* thread, cpu, breakdowns */
+	struct out_file aux[EMU_MAX_VIEWS][2]; /* their .pcf and .row */
 	int nfiles;
 	pthread_t th;
 	int th_ok;
@@ -113,15 +115,6 @@ struct paraver {
 	int busy[EMU_MAX_VIEWS];      /* per file: a thread is writing a part */
 	int stop;
 };
-
-static char *path_join(const char *dir, const char *name)
-{
-	size_t n = strlen(dir) + strlen(name) + 2;
-	char *p = malloc(n);
-	if (p != NULL)
-		snprintf(p, n, "%s/%s", dir, name);
-	return p;
-}
 
 static int write_all(int fd, const char *p, size_t n)
 {
@@ -144,11 +137,11 @@ static int write_all(int fd, const char *p, size_t n)
  * apart from the copy, measured). The file's size stays the bytes written;
  * at close, ftruncate to that size frees the blocks reserved past it (a
  * generic test of xfstests, generic/315, checks it). A process killed
- * before the close leaves up to RESV_STEP bytes of blocks reserved past the
- * end of its unfinished files, until they are truncated (the next run
- * writing there) or removed. Where fallocate fails (a file system without
- * it, no space left), the writes go on without it: a real error is then
- * the write's. Nothing is reserved once the file system has less than
+ * (SIGKILL) before the close leaves its unfinished temporaries
+ * (.NAME.weft-XXXXXX, out_file.h), each with up to RESV_STEP bytes of blocks
+ * reserved past its end, until they are removed. Where fallocate fails (a
+ * file system without it, no space left), the writes go on without it: a
+ * real error is then the write's. Nothing is reserved once the file system has less than
  * RESV_MIN_FREE bytes free, so that a reservation never makes a write of
  * another file fail for want of space. The last write of a file (at close)
  * reserves nothing, so a small file is written as before. */
@@ -162,11 +155,11 @@ static void reserve_to(struct prv *p, uint64_t end)
 		return;
 	uint64_t from = p->resv > p->off ? p->resv : p->off;
 	struct statfs fs;
-	if (fstatfs(p->fd, &fs) != 0 || (uint64_t) fs.f_bavail * (uint64_t) fs.f_bsize < RESV_MIN_FREE) {
+	if (fstatfs(p->f.fd, &fs) != 0 || (uint64_t) fs.f_bavail * (uint64_t) fs.f_bsize < RESV_MIN_FREE) {
 		p->noresv = 1;
 		return;
 	}
-	if (fallocate(p->fd, FALLOC_FL_KEEP_SIZE, (off_t) from, (off_t) RESV_STEP) == 0)
+	if (fallocate(p->f.fd, FALLOC_FL_KEEP_SIZE, (off_t) from, (off_t) RESV_STEP) == 0)
 		p->resv = from + RESV_STEP;
 	else
 		p->noresv = 1;
@@ -182,7 +175,7 @@ static int prv_write(struct prv *p, const char *b, size_t n, int reserve)
 {
 	if (reserve)
 		reserve_to(p, p->off + n);
-	int e = write_all(p->fd, b, n);
+	int e = write_all(p->f.fd, b, n);
 	if (e == 0)
 		p->off += n;
 	return e;
@@ -197,7 +190,7 @@ static int prv_header(struct prv *p, int64_t duration)
 			duration, p->nrows);
 	if (n < 0 || (size_t) n >= sizeof h)
 		return EINVAL;
-	return write_all(p->fd, h, (size_t) n);
+	return write_all(p->f.fd, h, (size_t) n);
 }
 
 /* ---- text ---- */
@@ -537,12 +530,10 @@ static void *writer_thread(void *arg)
 static int prv_open(struct prv *p, const char *dir, const char *name, size_t nrows,
 		char *err, size_t errlen)
 {
-	p->fd = -1;
-	p->path = path_join(dir, name);
 	p->txt = malloc(TXT_BUF);
 	p->big = calloc(BIG_SLOTS, sizeof *p->big);
 	p->rows = calloc(nrows + 1, sizeof *p->rows);
-	if (p->path == NULL || !p->txt || p->rows == NULL || p->big == NULL) {
+	if (!p->txt || p->rows == NULL || p->big == NULL) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
@@ -552,15 +543,12 @@ static int prv_open(struct prv *p, const char *dir, const char *name, size_t nro
 	p->nrows = nrows;
 	struct tcur t0 = { .len = 0 };
 	p->tc = time_str_slow(t0, 0); /* "0:" */
-	p->fd = open(p->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
-	if (p->fd < 0) {
-		snprintf(err, errlen, "cannot create %s: %s", p->path, strerror(errno));
+	if (out_file_open(&p->f, dir, name, err, errlen) != 0)
 		return -1;
-	}
 	int e = prv_header(p, 0);
-	p->off = (uint64_t) lseek(p->fd, 0, SEEK_CUR);
+	p->off = (uint64_t) lseek(p->f.fd, 0, SEEK_CUR);
 	if (e != 0) {
-		snprintf(err, errlen, "cannot write %s: %s", p->path, strerror(e));
+		snprintf(err, errlen, "cannot write %s: %s", p->f.path, strerror(e));
 		return -1;
 	}
 	return 0;
@@ -584,7 +572,7 @@ static void writer_stop(struct paraver *pv)
 static int prv_close(struct prv *p, int64_t duration, char *err, size_t errlen)
 {
 	int r = 0;
-	if (p->fd >= 0) {
+	if (p->f.fd >= 0) {
 		if (p->werr == 0)
 			p->werr = fmt_flush(p);
 		/* The blocks reserved past the end are freed (on ext4, a
@@ -592,31 +580,43 @@ static int prv_close(struct prv *p, int64_t duration, char *err, size_t errlen)
 		 * the end of what was written (a short write moved the offset
 		 * past p->off). */
 		if (p->resv > p->off) {
-			off_t end = lseek(p->fd, 0, SEEK_CUR);
+			off_t end = lseek(p->f.fd, 0, SEEK_CUR);
 			int e;
-			while ((e = ftruncate(p->fd, end >= 0 ? end : (off_t) p->off)) != 0
+			while ((e = ftruncate(p->f.fd, end >= 0 ? end : (off_t) p->off)) != 0
 					&& errno == EINTR)
 				;
 			if (e != 0 && p->werr == 0)
 				p->werr = errno ? errno : EIO;
 		}
-		if (p->werr == 0 && lseek(p->fd, 0, SEEK_SET) != 0)
+		if (p->werr == 0 && lseek(p->f.fd, 0, SEEK_SET) != 0)
 			p->werr = errno ? errno : EIO;
 		if (p->werr == 0)
 			p->werr = prv_header(p, duration);
-		if (close(p->fd) != 0 && p->werr == 0)
-			p->werr = errno ? errno : EIO;
+		int e = out_file_close_fd(&p->f);
+		if (e != 0 && p->werr == 0)
+			p->werr = e;
 		if (p->werr != 0) {
-			snprintf(err, errlen, "cannot write %s: %s", p->path, strerror(p->werr));
+			snprintf(err, errlen, "cannot write %s: %s", p->f.path, strerror(p->werr));
 			r = -1;
 		}
 	}
-	free(p->path);
+	return r;
+}
+
+/* The buffers freed, and the file renamed over its final name (commit) or
+ * removed; 0, or -1 with err. */
+static int prv_end(struct prv *p, int commit, char *err, size_t errlen)
+{
+	int r = 0;
+	if (commit)
+		r = out_file_commit(&p->f, err, errlen);
+	else
+		out_file_discard(&p->f);
 	free(p->txt);
 	free(p->big);
 	free(p->rows);
 	memset(p, 0, sizeof *p);
-	p->fd = -1;
+	out_file_init(&p->f);
 	return r;
 }
 
@@ -656,35 +656,33 @@ static int paraver_records(void *self, const struct emu_batch *b, char *err, siz
 		 * batch later; it is set once. */
 		int e = __atomic_load_n(&pv->prv[f].werr, __ATOMIC_RELAXED);
 		if (e != 0) {
-			snprintf(err, errlen, "cannot write %s: %s", pv->prv[f].path, strerror(e));
+			snprintf(err, errlen, "cannot write %s: %s", pv->prv[f].f.path, strerror(e));
 			return -1;
 		}
 	}
 	return 0;
 }
 
-static int write_aux(const char *dir, const char *stem, const struct emu *emu, size_t view,
-		int pcf, char *err, size_t errlen)
+/* The .pcf (pcf) or .row of a view, into the temporary of a. */
+static int write_aux(struct out_file *a, const char *dir, const char *stem,
+		const struct emu *emu, size_t view, int pcf, char *err, size_t errlen)
 {
 	char name[256];
 	snprintf(name, sizeof name, "%s.%s", stem, pcf ? "pcf" : "row");
-	char *path = path_join(dir, name);
-	if (path == NULL) {
-		snprintf(err, errlen, "out of memory");
+	if (out_file_open(a, dir, name, err, errlen) != 0)
 		return -1;
-	}
-	FILE *f = fopen(path, "w");
-	if (f == NULL) {
-		snprintf(err, errlen, "cannot create %s: %s", path, strerror(errno));
-		free(path);
+	FILE *f = out_file_stream(a, "w", err, errlen);
+	if (f == NULL)
 		return -1;
-	}
+	errno = 0;
 	int r = pcf ? paraver_pcf_write(f, emu, view) : paraver_row_write(f, emu, view);
-	if (fclose(f) != 0)
+	int e = r != 0 ? errno : 0;
+	if (fclose(f) != 0 && r == 0) {
+		e = errno;
 		r = -1;
+	}
 	if (r != 0)
-		snprintf(err, errlen, "cannot write %s: %s", path, strerror(errno ? errno : EIO));
-	free(path);
+		snprintf(err, errlen, "cannot write %s: %s", a->path, strerror(e ? e : EIO));
 	return r;
 }
 
@@ -697,12 +695,36 @@ static int paraver_close(struct out *o, int64_t duration, char *err, size_t errl
 	for (int k = 0; k < pv->nfiles; k++)
 		if (prv_close(&pv->prv[k], duration, r ? e2 : err, r ? sizeof e2 : errlen) != 0)
 			r = -1;
-	if (pv->emu != NULL && r == 0) {
-		for (int k = 0; k < pv->nfiles && r == 0; k++) {
-			const char *stem = emu_view_at(pv->emu, (size_t) k)->name;
-			if (write_aux(pv->dir, stem, pv->emu, (size_t) k, 1, err, errlen) != 0 ||
-					write_aux(pv->dir, stem, pv->emu, (size_t) k, 0, err, errlen) != 0)
-				r = -1;
+	for (int k = 0; k < pv->nfiles && r == 0; k++) {
+		const char *stem = emu_view_at(pv->emu, (size_t) k)->name;
+		if (write_aux(&pv->aux[k][0], pv->dir, stem, pv->emu, (size_t) k, 1, err,
+				errlen) != 0 || write_aux(&pv->aux[k][1], pv->dir, stem, pv->emu,
+				(size_t) k, 0, err, errlen) != 0)
+			r = -1;
+	}
+	/* the final names may still be replaced (none became a link) */
+	for (int k = 0; k < pv->nfiles && r == 0; k++)
+		if (out_file_check(&pv->prv[k].f, err, errlen) != 0 ||
+				out_file_check(&pv->aux[k][0], err, errlen) != 0 ||
+				out_file_check(&pv->aux[k][1], err, errlen) != 0)
+			r = -1;
+	return r;
+}
+
+/* Every file renamed (commit) or removed, and the output freed. */
+static int paraver_end(struct paraver *pv, int commit, char *err, size_t errlen)
+{
+	int r = 0;
+	char e2[WEFT_ERR_MAX];
+	writer_stop(pv);
+	for (int k = 0; k < EMU_MAX_VIEWS; k++) {
+		if (prv_end(&pv->prv[k], commit && r == 0, r ? e2 : err, r ? sizeof e2 : errlen) != 0)
+			r = -1;
+		for (int x = 0; x < 2; x++) {
+			if (commit && r == 0)
+				r = out_file_commit(&pv->aux[k][x], err, errlen);
+			else
+				out_file_discard(&pv->aux[k][x]);
 		}
 	}
 	free(pv->dir);
@@ -710,10 +732,23 @@ static int paraver_close(struct out *o, int64_t duration, char *err, size_t errl
 	return r;
 }
 
+static int paraver_commit(struct out *o, char *err, size_t errlen)
+{
+	return paraver_end((struct paraver *) o, 1, err, errlen);
+}
+
+static void paraver_discard(struct out *o)
+{
+	char e2[WEFT_ERR_MAX];
+	paraver_end((struct paraver *) o, 0, e2, sizeof e2);
+}
+
 static const struct out_ops paraver_ops = {
 	.name = "paraver",
 	.records = paraver_records,
 	.close = paraver_close,
+	.commit = paraver_commit,
+	.discard = paraver_discard,
 };
 
 struct out *out_paraver_open(const char *dir, const struct emu *emu, char *err, size_t errlen)
@@ -728,8 +763,11 @@ struct out *out_paraver_open(const char *dir, const struct emu *emu, char *err, 
 	pv->emu = emu;
 	small_init();
 	pv->nfiles = (int) emu_nviews(emu);
-	for (int k = 0; k < EMU_MAX_VIEWS; k++)
-		pv->prv[k].fd = -1;
+	for (int k = 0; k < EMU_MAX_VIEWS; k++) {
+		out_file_init(&pv->prv[k].f);
+		out_file_init(&pv->aux[k][0]);
+		out_file_init(&pv->aux[k][1]);
+	}
 	int bad = 0;
 	for (int k = 0; k < pv->nfiles && !bad; k++) {
 		const struct emu_view *v = emu_view_at(emu, (size_t) k);
@@ -738,9 +776,7 @@ struct out *out_paraver_open(const char *dir, const struct emu *emu, char *err, 
 		bad = prv_open(&pv->prv[k], dir, name, v->nrows, err, errlen) != 0;
 	}
 	if (bad) {
-		char e2[WEFT_ERR_MAX];
-		pv->emu = NULL;
-		paraver_close(&pv->base, 0, e2, sizeof e2);
+		paraver_discard(&pv->base);
 		return NULL;
 	}
 	if (pthread_mutex_init(&pv->mu, NULL) == 0) {

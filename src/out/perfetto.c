@@ -50,8 +50,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "out.h"
+#include "out_file.h"
 
 #define PF_BUF (1u << 20)
 #define PF_SEQ 1
@@ -97,8 +99,9 @@ struct perfetto {
 	struct out base;
 	const struct emu *emu;
 	const struct emu_sys *sys;
-	FILE *f;
-	char *path;
+	FILE *f;            /* the temporary of file (out_file.h) */
+	struct out_file file;
+	char *path;         /* the final name, for messages */
 	uint8_t *buf;
 	size_t len;
 	int werr;
@@ -676,6 +679,9 @@ static void pf_free(struct perfetto *pf)
 	free(pf->cpu_of);
 	if (pf->side != NULL)
 		fclose(pf->side);
+	if (pf->f != NULL)
+		fclose(pf->f);
+	out_file_discard(&pf->file);
 	free(pf);
 }
 
@@ -788,14 +794,29 @@ static int perfetto_close(struct out *o, int64_t duration, char *err, size_t err
 		pf->werr = errno ? errno : EIO;
 	if (fclose(pf->f) != 0 && !pf->werr)
 		pf->werr = errno ? errno : EIO;
+	pf->f = NULL;
 	if (pf->werr) {
 		snprintf(err, errlen, "cannot write %s: %s", pf->path, strerror(pf->werr));
 		r = -1;
 	} else if (r != 0) {
 		snprintf(err, errlen, "%s: out of memory", pf->path);
+	} else if (out_file_check(&pf->file, err, errlen) != 0) {
+		r = -1;
 	}
-	pf_free(pf);
 	return r ? -1 : 0;
+}
+
+static int perfetto_commit(struct out *o, char *err, size_t errlen)
+{
+	struct perfetto *pf = (struct perfetto *) o;
+	int r = out_file_commit(&pf->file, err, errlen);
+	pf_free(pf);
+	return r;
+}
+
+static void perfetto_discard(struct out *o)
+{
+	pf_free((struct perfetto *) o);
 }
 
 static const struct out_ops perfetto_ops = {
@@ -803,6 +824,8 @@ static const struct out_ops perfetto_ops = {
 	.internal = 1,
 	.records = perfetto_records,
 	.close = perfetto_close,
+	.commit = perfetto_commit,
+	.discard = perfetto_discard,
 };
 
 struct out *out_perfetto_open(const char *dir, const struct emu *emu, char *err, size_t errlen)
@@ -811,6 +834,7 @@ struct out *out_perfetto_open(const char *dir, const struct emu *emu, char *err,
 	if (pf == NULL)
 		goto oom;
 	pf->base.ops = &perfetto_ops;
+	out_file_init(&pf->file);
 	pf->emu = emu;
 	pf->sys = emu_system(emu);
 	pf->nchans = emu_nchans(emu);
@@ -883,32 +907,23 @@ struct out *out_perfetto_open(const char *dir, const struct emu *emu, char *err,
 	pf->uuid_cpu = pf->uuid_thread + nt;
 	pf->uuid_chan = pf->uuid_cpu + nc;
 	pf->uuid_ctask = pf->uuid_chan + nt * pf->nchans;
-	pf->f = fopen(pf->path, "wb");
-	if (pf->f == NULL) {
-		snprintf(err, errlen, "cannot create %s: %s", pf->path, strerror(errno));
+	if (out_file_open(&pf->file, dir, "perfetto.pftrace", err, errlen) != 0 ||
+			(pf->f = out_file_stream(&pf->file, "wb", err, errlen)) == NULL) {
 		pf_free(pf);
 		return NULL;
 	}
 	if (has_dyn) {
 		/* The side file: beside the output, removed at once. */
-		char *sp = malloc(n + 16);
-		if (sp == NULL)
-			goto oom_close;
-		snprintf(sp, n + 16, "%s.tasks.tmp", pf->path);
-		pf->side = fopen(sp, "w+b");
-		int e = errno;
-		if (pf->side != NULL)
-			remove(sp);
-		if (pf->side == NULL) {
-			snprintf(err, errlen, "cannot create %s: %s", sp, strerror(e));
-			free(sp);
-			fclose(pf->f);
-			pf->f = NULL;
-			remove(pf->path);
+		int fd = out_file_scratch(dir, "perfetto.pftrace.tasks", err, errlen);
+		if (fd < 0 || (pf->side = fdopen(fd, "w+b")) == NULL) {
+			if (fd >= 0) {
+				snprintf(err, errlen, "cannot create the side file of %s: %s", pf->path,
+						strerror(errno));
+				close(fd);
+			}
 			pf_free(pf);
 			return NULL;
 		}
-		free(sp);
 	}
 	int r = 0;
 	char name[EMU_LABEL_MAX + 64];
@@ -934,10 +949,8 @@ struct out *out_perfetto_open(const char *dir, const struct emu *emu, char *err,
 		pf_packet(pf);
 	}
 	if (r != 0)
-		goto oom_close;
+		goto oom;
 	return &pf->base;
-oom_close:
-	fclose(pf->f);
 oom:
 	snprintf(err, errlen, "out of memory opening the Perfetto output");
 	if (pf != NULL)

@@ -28,6 +28,7 @@
 #include <sqlite3.h>
 
 #include "out.h"
+#include "out_file.h"
 
 #define SQLITE_DB_NAME "timeline.db"
 
@@ -104,7 +105,8 @@ struct sq {
 	const struct emu *emu;
 	sqlite3 *db;
 	sqlite3_stmt *ins;
-	char *path;
+	char *path;           /* the final name, for messages */
+	struct out_file file; /* its temporary (out_file.h) */
 	size_t nviews;
 	size_t nrows[2];
 	struct tmap *map[2]; /* per view: type -> channel, sorted by type */
@@ -119,7 +121,17 @@ struct sq {
 
 static int sq_fail(struct sq *s, const char *what, char *err, size_t errlen)
 {
-	snprintf(err, errlen, "%s: %s: %s", s->path, what, sqlite3_errmsg(s->db));
+	/* the system's reason too, where SQLite's is vague ("disk I/O error") */
+	int e = sqlite3_system_errno(s->db);
+	if (e != 0)
+		snprintf(err, errlen, "%s: %s: %s (%s)", s->path, what, sqlite3_errmsg(s->db),
+				strerror(e));
+	else if (sqlite3_extended_errcode(s->db) == SQLITE_IOERR_WRITE)
+		/* SQLite keeps no errno of a failed write */
+		snprintf(err, errlen, "%s: %s: %s (a write failed: no space left on the device, or "
+				"the file size limit reached)", s->path, what, sqlite3_errmsg(s->db));
+	else
+		snprintf(err, errlen, "%s: %s: %s", s->path, what, sqlite3_errmsg(s->db));
 	s->failed = 1;
 	return -1;
 }
@@ -192,6 +204,7 @@ static void sq_free(struct sq *s)
 		free(s->map[v]);
 		free(s->cur[v]);
 	}
+	out_file_discard(&s->file);
 	free(s->path);
 	free(s);
 }
@@ -536,13 +549,39 @@ static int sq_close(struct out *o, int64_t duration, char *err, size_t errlen)
 	if (r == 0)
 		r = exec(s, "COMMIT", err, errlen);
 	timing(s, "commit", &t0);
-	if (r != 0)
-		unlink(s->path);
+	if (r == 0) {
+		sqlite3_finalize(s->ins);
+		s->ins = NULL;
+		if (sqlite3_close(s->db) != SQLITE_OK)
+			r = sq_fail(s, "cannot close the database", err, errlen);
+		else
+			s->db = NULL;
+	}
+	if (r == 0)
+		r = out_file_check(&s->file, err, errlen);
+	return r;
+}
+
+static int sq_commit(struct out *o, char *err, size_t errlen)
+{
+	struct sq *s = (struct sq *) o;
+	int r = out_file_commit(&s->file, err, errlen);
 	sq_free(s);
 	return r;
 }
 
-static const struct out_ops sq_ops = { "sqlite", 0, sq_records, sq_close };
+static void sq_discard(struct out *o)
+{
+	sq_free((struct sq *) o);
+}
+
+static const struct out_ops sq_ops = {
+	.name = "sqlite",
+	.records = sq_records,
+	.close = sq_close,
+	.commit = sq_commit,
+	.discard = sq_discard,
+};
 
 void *out_sqlite_db(struct out *o)
 {
@@ -577,6 +616,7 @@ struct out *out_sqlite_open(const char *dir, const struct emu *emu, char *err, s
 		return NULL;
 	}
 	s->base.ops = &sq_ops;
+	out_file_init(&s->file);
 	s->emu = emu;
 	s->timing = getenv("WEFT_SQL_TIMING") != NULL;
 	s->t_open = now_s();
@@ -588,12 +628,19 @@ struct out *out_sqlite_open(const char *dir, const struct emu *emu, char *err, s
 		return NULL;
 	}
 	snprintf(s->path, n, "%s/%s", dir, SQLITE_DB_NAME);
-	if (unlink(s->path) != 0 && errno != ENOENT) {
-		snprintf(err, errlen, "cannot replace %s: %s", s->path, strerror(errno));
+	/* SQLite opens the empty temporary made beside the final name (never
+	 * through a link); the journal is off, so it makes no other file. */
+	if (out_file_open(&s->file, dir, SQLITE_DB_NAME, err, errlen) != 0) {
 		sq_free(s);
 		return NULL;
 	}
-	if (sqlite3_open_v2(s->path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+	int e = out_file_close_fd(&s->file);
+	if (e != 0) {
+		snprintf(err, errlen, "cannot write %s: %s", s->path, strerror(e));
+		sq_free(s);
+		return NULL;
+	}
+	if (sqlite3_open_v2(s->file.tmp, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW,
 			NULL) != SQLITE_OK) {
 		sq_fail(s, "cannot create the database", err, errlen);
 		sq_free(s);
@@ -626,7 +673,6 @@ struct out *out_sqlite_open(const char *dir, const struct emu *emu, char *err, s
 	}
 	return &s->base;
 fail:
-	unlink(s->path);
 	sq_free(s);
 	return NULL;
 }

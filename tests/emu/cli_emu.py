@@ -10,7 +10,8 @@ Checks:
   - the records of that trace (exact thread.prv and cpu.prv lines);
   - --paraver alone writes no perfetto.pftrace, --perfetto alone no .prv;
   - a trace requiring nosv 2.7.0 is emulated; nosv 3.0.0 is refused, with nothing written;
-  - an illegal sequence (OHp before OHx) exits 1 with the exact message, and the
+  - an illegal sequence (OHp before OHx) exits 1 with the exact message and
+    writes nothing (the output directory holds no file); with --partial the
     .prv files are still complete (header duration = the refused event's time);
   - usage errors exit 2, --help exits 0.
 """
@@ -212,11 +213,17 @@ def main():
             check(p.returncode == 1 and p.stderr == "weft emu: loom.vm/proc.1/thread.1: event OHp "
                   "at clock 100 (offset 8): thread TH 1.1 is Unknown, but OHp (pause) needs it "
                   "Running or Cooling\n", f"bad {lint}: exit {p.returncode}: {p.stderr!r}")
+            check(sorted(out.iterdir()) == [], f"bad {lint}: nothing written: "
+                  f"{sorted(x.name for x in out.iterdir())}")
+            p = run(*lint, "--paraver", "--partial", "-q", "-o", out, tr)
+            check(p.returncode == 1 and p.stderr.startswith("weft emu: loom.vm/proc.1/thread.1: "
+                  "event OHp at clock 100"), f"bad --partial: exit {p.returncode}: {p.stderr!r}")
             check((out / "thread.prv").read_text() == "#Paraver (19/01/38 at 03:14):"
                   "00000000000000000000_ns:0:1:1(1:1)\n", "bad: thread.prv must be the header")
             check((out / "cpu.row").exists(), "bad: the .row files are still written")
 
-        # ---- a refusal in the middle: earlier records kept, none of the refused event ----
+        # ---- a refusal in the middle, --partial: earlier records kept, none of the
+        # refused event ----
         tr = tmp / "mid"
         write_thread(tr, 1, 1, [ohx(0, 100), ev("OHc", 110), ohx(0, 120), ev("OHe", 130)])
         out = tmp / "mid-out"
@@ -224,6 +231,11 @@ def main():
         check(p.returncode == 1 and p.stderr == "weft emu: loom.vm/proc.1/thread.1: event OHx at "
               "clock 120 (offset 48): thread TH 1.1 is Cooling and already has CPU 0.0\n",
               f"mid: exit {p.returncode}: {p.stderr!r}")
+        check(sorted(out.iterdir()) == [], "mid: nothing written without --partial")
+        p = run("--paraver", "--partial", "-q", "-o", out, tr)
+        check(p.returncode == 1 and p.stderr == "weft emu: loom.vm/proc.1/thread.1: event OHx at "
+              "clock 120 (offset 48): thread TH 1.1 is Cooling and already has CPU 0.0\n",
+              f"mid --partial: exit {p.returncode}: {p.stderr!r}")
         hdr = "#Paraver (19/01/38 at 03:14):00000000000000000020_ns:0:1:1({}:1)\n"
         got = (out / "thread.prv").read_text()
         check(got == hdr.format(1) + "2:0:1:1:1:0:6:1\n2:0:1:1:1:0:4:1\n2:0:1:1:1:0:2:1\n"

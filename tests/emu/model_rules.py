@@ -1433,8 +1433,9 @@ def run_case(c):
         tr, out = Path(tmp) / "trace", Path(tmp) / "out"
         write_trace(tr, c)
         try:
-            p = subprocess.run([WEFT, "emu", "--paraver", "-q", *c["flags"], "-o", str(out),
-                                str(tr)], capture_output=True, text=True, timeout=60)
+            # --partial: a refusal's records up to the refused event are checked
+            p = subprocess.run([WEFT, "emu", "--paraver", "--partial", "-q", *c["flags"], "-o",
+                                str(out), str(tr)], capture_output=True, text=True, timeout=60)
         except subprocess.TimeoutExpired:
             return c["name"], ["timeout"], ""
         stderr = p.stderr.replace(str(tr), "TRACE")

@@ -15,7 +15,7 @@ Cases:
     named "v3/<case>", except those whose reference emulation stopped on a
     backwards clock ("clock goes backwards" in tools.log).
 
-Each case runs `$WEFT_BIN emu --paraver -q -o OUTDIR [flags] CASE/ovni` (timeout
+Each case runs `$WEFT_BIN emu --paraver --partial -q -o OUTDIR [flags] CASE/ovni` (timeout
 300 s), where the flags are those the reference ran with (the `ovniemu` command of
 tools.log, else INDEX.txt): -l, -b and -a are passed through. OUTDIR is in a
 temporary directory that is always removed; the corpus is only read.
@@ -26,8 +26,8 @@ of tools.log):
     and match;
   - 1: weft must exit with a positive status and a stderr starting "weft emu: ",
     and every file of emu/ must still exist and match (the reference closes its
-    partial files, so matching partial .prv files show the refusal happened at
-    the same event).
+    partial files, and so does weft with --partial, so matching partial .prv
+    files show the refusal happened at the same event).
 In both, OUTDIR must not hold a `*-breakdown.*` file the reference did not write.
 
 Matching: .pcf and .row byte for byte; .prv: the header line identical, then
@@ -285,7 +285,7 @@ def run_case(weft, case, out):
         flags.append(FLAG_MAP[fl])
     if case.ref_exit not in (0, 1):
         return False, [f"corpus: unexpected reference exit {case.ref_exit}"]
-    cmd = [weft, "emu", "--paraver", "-q", "-o", str(out)] + flags + [str(case.path / "ovni")]
+    cmd = [weft, "emu", "--paraver", "--partial", "-q", "-o", str(out)] + flags + [str(case.path / "ovni")]
     try:
         p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                            timeout=TIMEOUT)

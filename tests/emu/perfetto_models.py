@@ -160,8 +160,9 @@ def run_checker(pf, tracks, per, samples):
 
 
 def emulate(trace, out, *flags):
-    p = subprocess.run([WEFT, "emu", "--perfetto", "-q", *flags, "-o", str(out), str(trace)],
-                       capture_output=True, text=True)
+    # --partial: a refused trace still writes its slices up to the refusal
+    p = subprocess.run([WEFT, "emu", "--perfetto", "--partial", "-q", *flags, "-o", str(out),
+                        str(trace)], capture_output=True, text=True)
     return p
 
 

@@ -86,7 +86,7 @@ static void check_text(int wide)
 
 	struct prv p;
 	memset(&p, 0, sizeof p);
-	p.fd = fd;
+	p.f.fd = fd;
 	p.txt = malloc(TXT_BUF);
 	p.big = calloc(BIG_SLOTS, sizeof *p.big);
 	p.rows = calloc(nrows + 1, sizeof *p.rows);
