@@ -328,7 +328,8 @@ static int prepare(struct run *R, const struct weft_emulate_opts *o, enum weft_s
 	for (size_t i = 0; i < nm; i++)
 		R->marks[i] = *weft_mark_type_at(R->t, i);
 	size_t nmodels = 0;
-	if (emu_select_models(reg, R->streams, ns, o->all_models, R->models, &nmodels, err, errlen) != 0)
+	if (emu_select_models(reg, R->streams, ns, o->all_models, R->models, &nmodels, err,
+				errlen) != 0)
 		return -1;
 	if (emu_sys_build(&R->sys, R->looms, nl, R->marks, nm, err, errlen) != 0)
 		return -1;

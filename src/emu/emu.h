@@ -93,9 +93,9 @@ struct weft_registry; /* src/model/model.h */
  * `all`. A required version the model does not provide refuses the trace;
  * unknown model names are ignored. out holds weft_model_count(models)
  * entries. */
-int emu_select_models(const struct weft_registry *models, const struct weft_stream *const *streams,
-		size_t nstreams, int all, const struct emu_model_desc **out, size_t *nout, char *err,
-		size_t errlen);
+int emu_select_models(const struct weft_registry *models,
+		const struct weft_stream *const *streams, size_t nstreams, int all,
+		const struct emu_model_desc **out, size_t *nout, char *err, size_t errlen);
 
 /* "major.minor.patch" compatibility: same major, wanted minor <= provided. */
 int emu_version_compatible(const char *want, const char *have);

@@ -250,9 +250,9 @@ int emu_version_compatible(const char *want, const char *have)
 	return w[0] == h[0] && w[1] <= h[1];
 }
 
-int emu_select_models(const struct weft_registry *models, const struct weft_stream *const *streams,
-		size_t nstreams, int all, const struct emu_model_desc **out, size_t *nout, char *err,
-		size_t errlen)
+int emu_select_models(const struct weft_registry *models,
+		const struct weft_stream *const *streams, size_t nstreams, int all,
+		const struct emu_model_desc **out, size_t *nout, char *err, size_t errlen)
 {
 	char msg[WEFT_ERR_MAX];
 	size_t nm = weft_model_count(models);
