@@ -175,6 +175,64 @@ static int warnq_deliver(struct warnq *q, PyObject *list, PyObject *cb)
 	return r;
 }
 
+/* ---- the models of a call: a registry (src/model/model.h) in a capsule ---- */
+
+#define REGISTRY_CAPSULE "weft.registry"
+
+static void registry_free(PyObject *cap)
+{
+	weft_registry_free(PyCapsule_GetPointer(cap, REGISTRY_CAPSULE));
+}
+
+/* registry(paths): the built-in models and those of the model files at
+ * paths (a sequence of str or bytes, in order), as a capsule; the loader's
+ * message (FILE:LINE: reason) as weft.Error for a malformed file. */
+static PyObject *m_registry(PyObject *Py_UNUSED(mod), PyObject *arg)
+{
+	PyObject *seq = PySequence_Fast(arg, "model files: a sequence of paths");
+	if (seq == NULL)
+		return NULL;
+	char err[WEFT_ERR_MAX];
+	struct weft_registry *r = weft_registry_new(err, sizeof err);
+	if (r == NULL) {
+		Py_DECREF(seq);
+		return raise_weft(err);
+	}
+	Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
+	for (Py_ssize_t i = 0; i < n; i++) {
+		PyObject *b = NULL;
+		if (!PyUnicode_FSConverter(PySequence_Fast_GET_ITEM(seq, i), &b)) {
+			weft_registry_free(r);
+			Py_DECREF(seq);
+			return NULL;
+		}
+		int bad = weft_registry_add_file(r, PyBytes_AS_STRING(b), err, sizeof err);
+		Py_DECREF(b);
+		if (bad != 0) {
+			weft_registry_free(r);
+			Py_DECREF(seq);
+			return raise_weft(err);
+		}
+	}
+	Py_DECREF(seq);
+	PyObject *cap = PyCapsule_New(r, REGISTRY_CAPSULE, registry_free);
+	if (cap == NULL)
+		weft_registry_free(r);
+	return cap;
+}
+
+/* The registry of a capsule (or of None: the built-in models, NULL), into
+ * *r; 0 with a TypeError if obj is neither. */
+static int registry_of(PyObject *obj, const struct weft_registry **r)
+{
+	if (obj == Py_None) {
+		*r = NULL;
+		return 1;
+	}
+	*r = PyCapsule_GetPointer(obj, REGISTRY_CAPSULE);
+	return *r != NULL;
+}
+
 /* ---- the Trace type ---- */
 
 struct smap {
@@ -189,6 +247,7 @@ typedef struct {
 	struct warnq wq;
 	PyObject *warnings; /* list of str */
 	PyObject *warn_cb;  /* callable or None */
+	PyObject *models;   /* its models: a registry capsule, or None (built-in) */
 	size_t nstreams;
 	struct smap *map;   /* sorted by stream pointer */
 	struct weft_ref *refs;
@@ -218,6 +277,7 @@ static void Trace_dealloc(TraceObject *self)
 	pthread_mutex_destroy(&self->wq.mu);
 	Py_XDECREF(self->warnings);
 	Py_XDECREF(self->warn_cb);
+	Py_XDECREF(self->models);
 	Py_TYPE(self)->tp_free((PyObject *) self);
 }
 
@@ -676,17 +736,23 @@ static PyTypeObject TraceType = {
 };
 
 /* open(path, mode, clock, readahead, all_models, backwards, sort,
- * sort_look_back, cut, accept_unfinished, seek, seek_clock, warn) */
+ * sort_look_back, cut, accept_unfinished, seek, seek_clock, warn, models:
+ * a registry capsule or None) */
 static PyObject *m_open(PyObject *Py_UNUSED(mod), PyObject *args)
 {
-	PyObject *pathobj, *warn;
+	PyObject *pathobj, *warn, *models;
 	int mode, clock, readahead, all_models, backwards, sort, cut, accept_unfinished, seek;
 	Py_ssize_t look_back;
 	long long seek_clock;
-	if (!PyArg_ParseTuple(args, "O&iiiiiiniiiLO", PyUnicode_FSConverter, &pathobj, &mode,
+	if (!PyArg_ParseTuple(args, "O&iiiiiiniiiLOO", PyUnicode_FSConverter, &pathobj, &mode,
 			&clock, &readahead, &all_models, &backwards, &sort, &look_back, &cut,
-			&accept_unfinished, &seek, &seek_clock, &warn))
+			&accept_unfinished, &seek, &seek_clock, &warn, &models))
 		return NULL;
+	const struct weft_registry *reg;
+	if (!registry_of(models, &reg)) {
+		Py_DECREF(pathobj);
+		return NULL;
+	}
 	TraceObject *self = PyObject_New(TraceObject, &TraceType);
 	if (self == NULL) {
 		Py_DECREF(pathobj);
@@ -704,6 +770,8 @@ static PyObject *m_open(PyObject *Py_UNUSED(mod), PyObject *args)
 	self->nstreams = 0;
 	self->warn_cb = warn;
 	Py_INCREF(warn);
+	self->models = models;
+	Py_INCREF(models);
 	self->warnings = PyList_New(0);
 	self->refs = malloc(REFS * sizeof *self->refs);
 	if (self->warnings == NULL || self->refs == NULL) {
@@ -779,10 +847,14 @@ static PyObject *m_open(PyObject *Py_UNUSED(mod), PyObject *args)
 
 /* ---- the models' event table ---- */
 
-static int models_ready(void)
+/* The registry of models (a capsule, or None: the built-in models) into
+ * *r, ready; 0 with the exception set. */
+static int models_ready(PyObject *models, const struct weft_registry **r)
 {
-	char err[512];
-	if (weft_models_load(err, sizeof err) != 0) {
+	if (!registry_of(models, r))
+		return 0;
+	char err[WEFT_ERR_MAX];
+	if (*r == NULL && weft_registry_builtin(err, sizeof err) == NULL) {
 		raise_weft(err);
 		return 0;
 	}
@@ -792,20 +864,23 @@ static int models_ready(void)
 static const char *const ftype_names[] = { "i8", "i16", "i32", "i64", "u8", "u16", "u32",
 	"u64", "str" };
 
-/* event_spec(mcv bytes): None, or (desc, [(name, type, offset)]). */
+/* event_spec(mcv bytes, models=None): None, or (desc, [(name, type,
+ * offset)]). */
 static PyObject *m_event_spec(PyObject *Py_UNUSED(mod), PyObject *args)
 {
 	const char *mcv;
 	Py_ssize_t n;
-	if (!PyArg_ParseTuple(args, "y#", &mcv, &n))
+	PyObject *models = Py_None;
+	if (!PyArg_ParseTuple(args, "y#|O", &mcv, &n, &models))
 		return NULL;
 	if (n != 3) {
 		PyErr_SetString(PyExc_ValueError, "an MCV is 3 bytes");
 		return NULL;
 	}
-	if (!models_ready())
+	const struct weft_registry *reg;
+	if (!models_ready(models, &reg))
 		return NULL;
-	const struct weft_event_spec *e = weft_model_event(mcv);
+	const struct weft_event_spec *e = weft_model_event(reg, mcv);
 	if (e == NULL)
 		Py_RETURN_NONE;
 	PyObject *fl = PyList_New((Py_ssize_t) e->nfields);
@@ -823,21 +898,23 @@ static PyObject *m_event_spec(PyObject *Py_UNUSED(mod), PyObject *args)
 	return Py_BuildValue("(NN)", str_or_none(e->desc), fl);
 }
 
-/* describe(mcv, payload): the text `weft dump` prints, or None (no model
- * describes it, or the payload is too short). */
+/* describe(mcv, payload, models=None): the text `weft dump` prints, or
+ * None (no model describes it, or the payload is too short). */
 static PyObject *m_describe(PyObject *Py_UNUSED(mod), PyObject *args)
 {
 	const char *mcv, *pay;
 	Py_ssize_t n, pn;
-	if (!PyArg_ParseTuple(args, "y#y#", &mcv, &n, &pay, &pn))
+	PyObject *models = Py_None;
+	if (!PyArg_ParseTuple(args, "y#y#|O", &mcv, &n, &pay, &pn, &models))
 		return NULL;
 	if (n != 3) {
 		PyErr_SetString(PyExc_ValueError, "an MCV is 3 bytes");
 		return NULL;
 	}
-	if (!models_ready())
+	const struct weft_registry *reg;
+	if (!models_ready(models, &reg))
 		return NULL;
-	const struct weft_event_spec *e = weft_model_event(mcv);
+	const struct weft_event_spec *e = weft_model_event(reg, mcv);
 	if (e == NULL)
 		Py_RETURN_NONE;
 	char small[1024];
@@ -1020,17 +1097,24 @@ static PyObject *coll_views(const struct coll *c)
 }
 
 /* emulate(path, lint, breakdown, all_models, salvage, has_from, from,
- * from_rel, has_to, to, to_rel, warn list): runs weft_emulate() with our
- * collecting output and no output format; returns the views (coll_views). */
+ * from_rel, has_to, to, to_rel, warn list, models: a registry capsule or
+ * None): runs weft_emulate() with our collecting output and no output
+ * format, the GIL released (runs in several threads go on at once); returns
+ * the views (coll_views). */
 static PyObject *m_emulate(PyObject *Py_UNUSED(mod), PyObject *args)
 {
-	PyObject *pathobj, *list;
+	PyObject *pathobj, *list, *models;
 	int lint, bd, all, salvage, has_from, from_rel, has_to, to_rel;
 	long long from, to;
-	if (!PyArg_ParseTuple(args, "O&iiiiiLiiLiO!", PyUnicode_FSConverter, &pathobj,
+	if (!PyArg_ParseTuple(args, "O&iiiiiLiiLiO!O", PyUnicode_FSConverter, &pathobj,
 			&lint, &bd, &all, &salvage, &has_from, &from, &from_rel, &has_to, &to,
-			&to_rel, &PyList_Type, &list))
+			&to_rel, &PyList_Type, &list, &models))
 		return NULL;
+	const struct weft_registry *reg;
+	if (!registry_of(models, &reg)) {
+		Py_DECREF(pathobj);
+		return NULL;
+	}
 	struct coll *c = calloc(1, sizeof *c);
 	if (c == NULL) {
 		Py_DECREF(pathobj);
@@ -1050,6 +1134,7 @@ static PyObject *m_emulate(PyObject *Py_UNUSED(mod), PyObject *args)
 	o.lint = lint;
 	o.breakdown = bd;
 	o.all_models = all;
+	o.models = reg; /* kept alive by args until the call returns */
 	o.salvage = salvage;
 	o.warn = warnq_push;
 	o.ctx = &q;
@@ -1097,6 +1182,7 @@ static PyMethodDef module_methods[] = {
 	{ "event_spec", m_event_spec, METH_VARARGS, "The models' table entry for an MCV." },
 	{ "describe", m_describe, METH_VARARGS, "An event's description, as weft dump." },
 	{ "emulate", m_emulate, METH_VARARGS, "Runs weft_emulate (use weft.emulate)." },
+	{ "registry", m_registry, METH_O, "The built-in models and those of model files." },
 	{ "set_error_class", m_set_error_class, METH_O, "The exception class of weft errors." },
 	{ NULL, NULL, 0, NULL },
 };

@@ -138,9 +138,20 @@ def _choice(name, table, v):
     return table[v]
 
 
+def _models(model):
+    """The registry of the model files `model` (None, a path, or a list of
+    paths: weft emu --model FILE...), or None: the built-in models only.
+    A malformed file raises weft.Error with the loader's message."""
+    if model is None:
+        return None
+    if isinstance(model, (str, bytes, os.PathLike)):
+        model = [model]
+    return _weft.registry([os.fspath(m) for m in model])
+
+
 def open(path, mode="strict", clock="offset", backwards="error", sort=False,
          sort_look_back=0, cut="error", all_models=False, accept_unfinished=0,
-         readahead="auto", seek=None, warn=None):
+         readahead="auto", seek=None, warn=None, model=None):
     """Opens the trace at path (a trace directory, a directory in it, or a
     stream directory) with the reader's options (struct weft_open_opts):
     mode "strict"|"lenient", clock "offset" (ordered by sclock) | "raw",
@@ -148,14 +159,18 @@ def open(path, mode="strict", clock="offset", backwards="error", sort=False,
     read), sort_look_back, cut "error"|"warn"|"quiet", all_models,
     accept_unfinished (0, 1, 2), readahead "auto"|"off"|"on", seek (a
     clock: start there). warn: a callable given each warning (they are also
-    kept in Trace.warnings). Raises weft.Error."""
+    kept in Trace.warnings). model: a model file, or a list of them (weft
+    dump --model FILE...): the events of those models are decoded too
+    (Events.describe, decode, fields); a malformed file raises weft.Error
+    before the trace is read. Raises weft.Error."""
+    models = _models(model)
     c = _weft.open(os.fspath(path), _choice("mode", _MODES, mode),
                    _choice("clock", _CLOCKS, clock), _choice("readahead", _READAHEAD, readahead),
                    int(bool(all_models)), _choice("backwards", _BACKWARDS, backwards),
                    int(bool(sort)), int(sort_look_back), _choice("cut", _CUT, cut),
                    int(accept_unfinished), int(seek is not None),
-                   int(seek) if seek is not None else 0, warn)
-    return Trace(c, os.fspath(path))
+                   int(seek) if seek is not None else 0, warn, models)
+    return Trace(c, os.fspath(path), models)
 
 
 class Trace:
@@ -163,9 +178,10 @@ class Trace:
     streams, mark_types) as plain objects, and its events in batches of
     NumPy columns (batches(), read(), read_all())."""
 
-    def __init__(self, c, path):
+    def __init__(self, c, path, models=None):
         self._c = c
         self.path = path
+        self._models = models  # the registry of open(model=...), or None
         looms, streams, marks = c.system()
         self.streams = [Stream(*s[:3], None, *s[4:], i, self) for i, s in enumerate(streams)]
         self.looms, self.processes, self.threads, self.cpus = [], [], [], []
@@ -273,6 +289,10 @@ class Events:
         self.columns = cols
         self.trace = trace
 
+    def _registry(self):
+        """The models of the trace's open(model=...), else the built-in."""
+        return getattr(self.trace, "_models", None)
+
     def __len__(self):
         return len(self.columns["rclock"])
 
@@ -337,7 +357,7 @@ class Events:
         table): a dict name -> NumPy column (integers, or an object column
         of str for a string field), plus "index" (the events' positions)."""
         m = mcv.encode() if isinstance(mcv, str) else bytes(mcv)
-        spec = _weft.event_spec(m)
+        spec = _weft.event_spec(m, self._registry())
         if spec is None:
             raise KeyError("no model describes the events %r" % m.decode("latin-1"))
         idx = np.nonzero(self.mcv == m)[0]
@@ -370,7 +390,7 @@ class Events:
         {} when no model describes it."""
         m = bytes([self.columns["model"][i], self.columns["category"][i],
                    self.columns["value"][i]])
-        spec = _weft.event_spec(m)
+        spec = _weft.event_spec(m, self._registry())
         if spec is None:
             return {}
         p = self.payload(i)
@@ -389,7 +409,7 @@ class Events:
         """Event i as `weft dump` describes it, or None."""
         m = bytes([self.columns["model"][i], self.columns["category"][i],
                    self.columns["value"][i]])
-        return _weft.describe(m, self.payload(i))
+        return _weft.describe(m, self.payload(i), self._registry())
 
     def to_pandas(self):
         """A pandas DataFrame (needs pandas): the columns, mcv as str and
@@ -611,16 +631,21 @@ def _bound(v, what):
 
 
 def emulate(path, models="required", window=None, breakdown=False, lint=False,
-            salvage=False):
+            salvage=False, model=None):
     """Emulates the trace at path through the driver of `weft emu` and
     returns the timelines as interval tables (weft.Emulation). models:
     "required" (those the streams require) or "all" (weft emu -a). window:
     (from, to), each None, a clock (an int, or digits: "1500000") or a time
     after the first event with a unit ns, us, ms, s or min ("2.5s"), as
     weft emu --from/--to ("+N" and ("rel", N): N ns after the first
-    event). Raises weft.Error with weft emu's message."""
+    event). model: a model file, or a list of them, added to the built-in
+    models of this run (weft emu --model FILE...); a malformed file raises
+    weft.Error with the loader's message before the trace is read. Runs in
+    several threads go on at once (the GIL is released). Raises weft.Error
+    with weft emu's message."""
     if models not in ("required", "all"):
         raise ValueError('models must be "required" or "all"')
+    registry = _models(model)
     f, t = window if window is not None else (None, None)
     hf, vf, rf = _bound(f, "window start")
     ht, vt, rt = _bound(t, "window end")
@@ -635,7 +660,7 @@ def emulate(path, models="required", window=None, breakdown=False, lint=False,
     # the driver hands every view's records to the module (no files)
     res = _weft.emulate(os.fspath(path), int(bool(lint)), int(bool(breakdown)),
                         int(models == "all"), int(bool(salvage)), hf, vf, rf, ht, vt, rt,
-                        warnings)
+                        warnings, registry)
     views = {}
     for name, row, time, type_, value, duration, pcf, rows in sorted(res, key=lambda v: v[0]):
         views[name] = Timeline(name, row, time, type_, value, duration, _read_pcf(pcf),

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cli_common.h - shared bits of `weft dump`, `weft top` and `weft check`:
- * argument parsing, warnings on stderr, a large output buffer.
+ * argument parsing (--model FILE of every command), warnings on stderr, a
+ * large output buffer.
  * Header-only because src/cli builds every cmd_*.c and nothing else.
  */
 #ifndef WEFT_CLI_COMMON_H
@@ -18,6 +19,7 @@
 
 #include "weft/weft.h"
 #include "cli_escape.h"
+#include "model.h"
 
 #define CLI_EXIT_OK 0
 #define CLI_EXIT_TRACE 1
@@ -255,6 +257,66 @@ static inline int cli_parse_time(const char *cmd, const char *opt, const char *s
 	return 0;
 }
 
+
+/* --model FILE of every command that reads a trace (dump, top, check, emu,
+ * sql, index): the model files of the run, in the order given. */
+struct cli_models {
+	const char **files;
+	int n;
+};
+
+/* Takes --model FILE / --model=FILE out of argv[1..] (before a "--"),
+ * compacting it, into m (free m->files). 0, or 2 after printing why. */
+static inline int cli_model_args(const char *cmd, int *argc, char **argv, struct cli_models *m)
+{
+	m->n = 0;
+	m->files = calloc((size_t) *argc + 1, sizeof *m->files);
+	if (m->files == NULL)
+		abort();
+	int n = 1;
+	for (int i = 1; i < *argc; i++) {
+		if (strcmp(argv[i], "--") == 0) {
+			while (i < *argc)
+				argv[n++] = argv[i++];
+			break;
+		}
+		if (strcmp(argv[i], "--model") == 0) {
+			if (i + 1 == *argc) {
+				fprintf(stderr, "weft %s: --model needs a FILE; run `weft %s --help`\n",
+						cmd, cmd);
+				return 2;
+			}
+			m->files[m->n++] = argv[++i];
+		} else if (strncmp(argv[i], "--model=", 8) == 0) {
+			m->files[m->n++] = argv[i] + 8;
+		} else {
+			argv[n++] = argv[i];
+		}
+	}
+	*argc = n;
+	argv[n] = NULL;
+	return 0;
+}
+
+/* The registry of the run: the built-in models, then those of m's files (m
+ * freed). NULL after printing "weft <cmd>: FILE:LINE: reason" (a malformed
+ * model file, or one whose byte or name is taken). */
+static inline struct weft_registry *cli_registry(const char *cmd, struct cli_models *m)
+{
+	char err[WEFT_ERR_MAX];
+	struct weft_registry *r = weft_registry_new(err, sizeof err);
+	for (int i = 0; r != NULL && i < m->n; i++) {
+		if (weft_registry_add_file(r, m->files[i], err, sizeof err) != 0) {
+			weft_registry_free(r);
+			r = NULL;
+		}
+	}
+	free(m->files);
+	m->files = NULL;
+	if (r == NULL)
+		cli_message(cmd, "", err);
+	return r;
+}
 
 /* --from and --to of weft dump and weft top: taken out of argv. */
 struct cli_window {

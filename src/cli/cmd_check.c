@@ -2,6 +2,7 @@
 /* cmd_check.c - `weft check PATH`: validate a trace strictly and summarise it. */
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli_common.h"
@@ -9,7 +10,7 @@
 #include "obs_format.h"
 
 static const char usage[] =
-	"Usage: weft check [-r] PATH\n"
+	"Usage: weft check [-r] [--model FILE]... PATH\n"
 	"\n"
 	"Validate the trace at PATH strictly: stream discovery, every stream.json (or\n"
 	"v1 metadata.json) and the rules that merge them (threads, processes, looms,\n"
@@ -28,6 +29,10 @@ static const char usage[] =
 	"(WEFT_RING), one per run of overwritten events with its clock range.\n"
 	"\n"
 	"Options:\n"
+	"  --model FILE  add the model FILE describes to the run's models\n"
+	"              (repeatable; see docs/models.md): a malformed file is\n"
+	"              refused (FILE:LINE: reason, exit status 1) before the\n"
+	"              trace is read; the checks are those of the trace format\n"
 	"  -r, --rates  after the verdict, where the time goes: the events in each\n"
 	"              twentieth of the run, with their rate in events per second\n"
 	"  --follow-links  follow the symbolic links that lead out of PATH (by\n"
@@ -160,11 +165,19 @@ int weft_cmd_check(int argc, char **argv)
 	static const char *const longs[] = { "--rates", NULL };
 	int set[2] = { 0, 0 };
 	const char *path;
-	int r = cli_parse(argc, argv, "check", usage, "r", longs, set, &path);
-	if (r == 1)
-		return CLI_EXIT_OK;
-	if (r != 0)
-		return CLI_EXIT_USAGE;
+	struct cli_models mf;
+	int r = cli_model_args("check", &argc, argv, &mf);
+	if (r == 0)
+		r = cli_parse(argc, argv, "check", usage, "r", longs, set, &path);
+	if (r != 0) {
+		free(mf.files);
+		return r == 1 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+	}
+	/* a malformed model file is refused before the trace is read */
+	struct weft_registry *models = cli_registry("check", &mf);
+	if (models == NULL)
+		return CLI_EXIT_TRACE;
+	weft_registry_free(models);
 	/* Streams cut short, and threads that did not end (no ovni.finished:
 	 * a run killed), are found quietly and all named at the end. */
 	struct weft_open_opts opts = { 0 };

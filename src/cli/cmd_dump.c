@@ -122,6 +122,7 @@ struct spec_cache {
 struct dump {
 	struct cli_out out;
 	int hex;
+	const struct weft_registry *models; /* the built-in ones and --model's */
 	char *desc;
 	size_t desccap;
 	const struct weft_stream *last_stream;
@@ -240,7 +241,7 @@ static struct spec_cache *lookup(struct dump *d, const char *mcv)
 	struct spec_cache *c = &d->cache[(key * 2654435761u) >> 22];
 	if (c->key != key) {
 		c->key = key;
-		c->spec = weft_model_event(mcv);
+		c->spec = weft_model_event(d->models, mcv);
 		c->fixed = NULL;
 		c->fixed_len = 0;
 		if (c->spec != NULL && c->spec->nfields == 0) {
@@ -341,12 +342,14 @@ static int follow_tick(void *ctx, int final)
 	return d->out.failed;
 }
 
-static int dump_follow(const char *path, int hex, unsigned timeout_ms)
+static int dump_follow(const char *path, int hex, const struct weft_registry *models,
+		unsigned timeout_ms)
 {
 	struct dump *d = calloc(1, sizeof *d);
 	if (d == NULL)
 		abort();
 	d->hex = hex;
+	d->models = models;
 	d->desccap = 1024;
 	d->desc = malloc(d->desccap);
 	if (d->desc == NULL)
@@ -366,16 +369,14 @@ int weft_cmd_dump(int argc, char **argv)
 	static const char *const longs[] = { "--hex" };
 	int set[1] = { 0 };
 	const char *path;
-	/* --model FILE (or --model=FILE) first: the rest are cli_parse's. */
+	/* --sort, --follow, --follow-timeout first: the rest are cli_parse's. */
 	char **args = calloc((size_t) argc + 1, sizeof *args);
 	if (args == NULL)
 		abort();
 	int nargs = 0;
-	char err[WEFT_ERR_MAX];
 	int sort = 0, follow = 0;
 	unsigned follow_ms = 0;
 	for (int i = 0; i < argc; i++) {
-		const char *file = NULL;
 		if (i > 0 && strcmp(argv[i], "--follow") == 0) {
 			follow = 1;
 			continue;
@@ -396,44 +397,37 @@ int weft_cmd_dump(int argc, char **argv)
 			sort = 1;
 			continue;
 		}
-		if (strcmp(argv[i], "--model") == 0) {
-			if (i + 1 == argc) {
-				fprintf(stderr, "weft dump: --model needs a FILE; run `weft dump --help`\n");
-				free(args);
-				return CLI_EXIT_USAGE;
-			}
-			file = argv[++i];
-		} else if (strncmp(argv[i], "--model=", 8) == 0) {
-			file = argv[i] + 8;
-		} else {
-			args[nargs++] = argv[i];
-			continue;
-		}
-		if (weft_models_add_file(file, err, sizeof err) != 0) {
-			cli_message("dump", "", err);
-			free(args);
-			return CLI_EXIT_TRACE;
-		}
+		args[nargs++] = argv[i];
 	}
+	struct cli_models mf;
+	int r = cli_model_args("dump", &nargs, args, &mf);
 	struct cli_window win;
-	int r = cli_window_args("dump", &nargs, args, &win);
+	if (r == 0)
+		r = cli_window_args("dump", &nargs, args, &win);
 	if (r == 0)
 		r = cli_parse(nargs, args, "dump", usage, "x", longs, set, &path);
 	free(args);
-	if (r == 1)
-		return CLI_EXIT_OK;
-	if (r != 0)
-		return CLI_EXIT_USAGE;
-	if (!follow && follow_ms != 0) {
+	if (r == 0 && !follow && follow_ms != 0) {
 		fprintf(stderr, "weft dump: --follow-timeout goes with --follow; run `weft dump --help`\n");
-		return CLI_EXIT_USAGE;
+		r = 2;
 	}
-	if (follow && (sort || win.from_arg != NULL || win.to_arg != NULL)) {
+	if (r == 0 && follow && (sort || win.from_arg != NULL || win.to_arg != NULL)) {
 		fprintf(stderr, "weft dump: --follow does not go with --sort, --from or --to; run `weft dump --help`\n");
-		return CLI_EXIT_USAGE;
+		r = 2;
 	}
-	if (follow)
-		return dump_follow(path, set[0], follow_ms);
+	if (r != 0) {
+		free(mf.files);
+		return r == 1 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+	}
+	/* a malformed model file is refused before the trace is read */
+	struct weft_registry *models = cli_registry("dump", &mf);
+	if (models == NULL)
+		return CLI_EXIT_TRACE;
+	if (follow) {
+		int code = dump_follow(path, set[0], models, follow_ms);
+		weft_registry_free(models);
+		return code;
+	}
 	struct weft_open_opts opts = { 0 };
 	opts.mode = WEFT_LENIENT;
 	opts.clock = WEFT_CLOCK_RAW;
@@ -441,12 +435,15 @@ int weft_cmd_dump(int argc, char **argv)
 	opts.sort = sort ? WEFT_SORT_REGIONS : WEFT_SORT_NONE;
 	opts.cut = WEFT_CUT_WARN;
 	struct weft_trace *t = cli_open_opts("dump", path, &opts);
-	if (t == NULL)
+	if (t == NULL) {
+		weft_registry_free(models);
 		return CLI_EXIT_TRACE;
+	}
 	cli_window_apply(t, &win);
 	struct dump d;
 	memset(&d, 0, sizeof d);
 	d.hex = set[0];
+	d.models = models;
 	d.desccap = 1024;
 	d.desc = malloc(d.desccap);
 	if (d.desc == NULL)
@@ -499,5 +496,6 @@ int weft_cmd_dump(int argc, char **argv)
 	free(d.desc);
 	free(d.rel);
 	weft_close(t);
+	weft_registry_free(models);
 	return code;
 }

@@ -167,16 +167,32 @@ static void print_where(const char *dir, int paraver, int perfetto)
 				"Open trace file)\n", dir, sep);
 }
 
-static void list_models(void)
+static void list_models(const struct weft_registry *models)
 {
 	printf("%-8s %-4s %-8s %s\n", "model", "byte", "version", "what");
-	for (size_t i = 0; i < weft_model_count(); i++) {
-		const struct weft_model_spec *m = weft_model_at(i);
+	for (size_t i = 0; i < weft_model_count(models); i++) {
+		const struct weft_model_spec *m = weft_model_at(models, i);
 		printf("%-8s %-4c %-8s %s (%s)\n", m->name, m->code, m->version, m->title, m->source);
 	}
 }
 
+static int cmd_emu(int argc, char **argv, struct weft_registry *models);
+
 int weft_cmd_emu(int argc, char **argv)
+{
+	char err[WEFT_ERR_MAX];
+	struct weft_registry *models = weft_registry_new(err, sizeof err);
+	if (models == NULL) {
+		cli_message("emu", "", err);
+		return 1;
+	}
+	int r = cmd_emu(argc, argv, models);
+	weft_registry_free(models);
+	return r;
+}
+
+/* models: the run's registry, to which --model adds. */
+static int cmd_emu(int argc, char **argv, struct weft_registry *models)
 {
 	int salvage = 0, partial = 0;
 	int paraver = 0, perfetto = 0, lint = 0, quiet = 0, verbose = 0, bd = 0, all = 0, list = 0;
@@ -200,10 +216,6 @@ int weft_cmd_emu(int argc, char **argv)
 		{ NULL, 0, NULL, 0 },
 	};
 	char err[WEFT_ERR_MAX];
-	if (weft_models_load(err, sizeof err) != 0) {
-		cli_message("emu", "", err);
-		return 1;
-	}
 	int c;
 	optind = 1;
 	opterr = 0;
@@ -224,7 +236,7 @@ int weft_cmd_emu(int argc, char **argv)
 		case 'q': quiet = 1; break;
 		case 'v': verbose = 1; break;
 		case 'M':
-			if (weft_models_add_file(optarg, err, sizeof err) != 0) {
+			if (weft_registry_add_file(models, optarg, err, sizeof err) != 0) {
 				cli_message("emu", "", err);
 				return 1;
 			}
@@ -237,7 +249,7 @@ int weft_cmd_emu(int argc, char **argv)
 		}
 	}
 	if (list) {
-		list_models();
+		list_models(models);
 		return 0;
 	}
 	if (argc - optind != 1) {
@@ -295,6 +307,7 @@ int weft_cmd_emu(int argc, char **argv)
 	o.to_arg = to_arg;
 	o.breakdown = bd;
 	o.all_models = all;
+	o.models = models;
 	o.warn = warn_cb;
 	o.info = verbose ? info_cb : NULL;
 	o.progress = progress_cb;

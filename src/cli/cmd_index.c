@@ -9,7 +9,7 @@
 #include "commands.h"
 
 static const char usage[] =
-	"Usage: weft index [-q] PATH\n"
+	"Usage: weft index [-q] [--model FILE]... PATH\n"
 	"\n"
 	"Write the index of every stream of the trace at PATH (a trace directory, a\n"
 	"directory inside it, or one stream directory): stream.idx beside each\n"
@@ -34,6 +34,10 @@ static const char usage[] =
 	"  --follow-links  follow the symbolic links that lead out of PATH and\n"
 	"               write indexes there (by default each is named in a\n"
 	"               warning and not followed)\n"
+	"  --model FILE  add the model FILE describes to the run's models\n"
+	"               (repeatable; see docs/models.md): a malformed file is\n"
+	"               refused (FILE:LINE: reason, exit status 1) before the\n"
+	"               trace is read and anything is written\n"
 	"  -h, --help   show this help\n"
 	"\n"
 	"Metadata problems are warnings. A stream cut short is indexed up to its last\n"
@@ -47,11 +51,20 @@ int weft_cmd_index(int argc, char **argv)
 	static const char *const longs[] = { "--quiet" };
 	int set[1] = { 0 };
 	const char *path;
-	int r = cli_parse(argc, argv, "index", usage, "q", longs, set, &path);
-	if (r == 1)
-		return CLI_EXIT_OK;
-	if (r != 0)
-		return CLI_EXIT_USAGE;
+	struct cli_models mf;
+	int r = cli_model_args("index", &argc, argv, &mf);
+	if (r == 0)
+		r = cli_parse(argc, argv, "index", usage, "q", longs, set, &path);
+	if (r != 0) {
+		free(mf.files);
+		return r == 1 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+	}
+	/* a malformed model file is refused before anything is read or
+	 * written (the index files are those of the trace format) */
+	struct weft_registry *models = cli_registry("index", &mf);
+	if (models == NULL)
+		return CLI_EXIT_TRACE;
+	weft_registry_free(models);
 	struct weft_trace *t = cli_open_cut("index", path, WEFT_LENIENT, WEFT_CLOCK_RAW,
 			WEFT_BACKWARDS_WARN, WEFT_CUT_QUIET);
 	if (t == NULL)

@@ -57,6 +57,11 @@ static const char usage[] =
 	"  -o, --output FILE  write the database to FILE\n"
 	"  -a, --all-models   enable every model, whatever ovni.require says (as\n"
 	"                     weft emu -a)\n"
+	"      --model FILE   add the model FILE describes (repeatable; as weft\n"
+	"                     emu --model, docs/models.md): its channels and\n"
+	"                     intervals when a stream requires it; a malformed\n"
+	"                     file is refused (FILE:LINE: reason, exit status 1)\n"
+	"                     before anything is read or written\n"
 	"      --csv          print results as CSV (RFC 4180: CRLF line ends,\n"
 	"                     quoted fields; NULL is an empty field)\n"
 	"  -h, --help         show this help\n"
@@ -384,7 +389,8 @@ static int fill_events(void *ctx, void *dbp, char *err, size_t errlen)
 /* Builds the database of the trace at path in a new directory tmpdir
  * (a template, filled in) as tmpdir/timeline.db (written into dbpath);
  * out: the -o FILE its messages name instead (NULL: none). */
-static int build(const char *path, int all_models, char *tmpdir, char *dbpath, size_t dblen,
+static int build(const char *path, int all_models, const struct weft_registry *models,
+		char *tmpdir, char *dbpath, size_t dblen,
 		const char *out)
 {
 	if (mkdtemp(tmpdir) == NULL) {
@@ -401,6 +407,7 @@ static int build(const char *path, int all_models, char *tmpdir, char *dbpath, s
 	o.outdir = tmpdir;
 	o.formats = formats;
 	o.all_models = all_models;
+	o.models = models;
 	o.warn = cli_warn;
 	o.ctx = (void *) CMD;
 	o.progress = on_progress;
@@ -726,7 +733,24 @@ static int check_db(const char *path)
 	return 0;
 }
 
+static int cmd_sql(int argc, char **argv, struct cli_models *mf);
+static int run_sql(const char *path, const char *query, const char *out, int csv,
+		int all_models, const struct weft_registry *models);
+
 int weft_cmd_sql(int argc, char **argv)
+{
+	struct cli_models mf;
+	if (cli_model_args(CMD, &argc, argv, &mf) != 0) {
+		free(mf.files);
+		return CLI_EXIT_USAGE;
+	}
+	int r = cmd_sql(argc, argv, &mf);
+	free(mf.files);
+	return r;
+}
+
+/* mf: the --model files, loaded once the arguments are known good. */
+static int cmd_sql(int argc, char **argv, struct cli_models *mf)
 {
 	const char *path = NULL, *query = NULL, *out = NULL;
 	int csv = 0, all_models = 0, only_args = 0;
@@ -763,6 +787,21 @@ int weft_cmd_sql(int argc, char **argv)
 		return usage_error("missing TRACE (a trace directory) or FILE (a database)");
 	if (out != NULL && out[0] == '\0')
 		return usage_error("-o needs a FILE");
+	/* a malformed model file is refused before anything is read or
+	 * written */
+	struct weft_registry *models = cli_registry(CMD, mf);
+	if (models == NULL)
+		return CLI_EXIT_TRACE;
+	int r = run_sql(path, query, out, csv, all_models, models);
+	weft_registry_free(models);
+	return r;
+}
+
+/* The arguments checked, the models loaded: a database file queried, or a
+ * trace's database built (and queried). */
+static int run_sql(const char *path, const char *query, const char *out, int csv,
+		int all_models, const struct weft_registry *models)
+{
 	struct stat sb;
 	if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode)) {
 		if (out != NULL)
@@ -791,7 +830,7 @@ int weft_cmd_sql(int argc, char **argv)
 		if (snprintf(tmpdir, sizeof tmpdir, "%s/weft-sql-XXXXXX", td) >= (int) sizeof tmpdir)
 			return usage_error("TMPDIR is too long");
 	}
-	if (build(path, all_models, tmpdir, dbpath, sizeof dbpath, out) != 0)
+	if (build(path, all_models, models, tmpdir, dbpath, sizeof dbpath, out) != 0)
 		return stop_sig != 0 ? 128 + stop_sig : CLI_EXIT_TRACE;
 	const char *target = dbpath;
 	if (out != NULL) {

@@ -8,14 +8,18 @@
 #include "commands.h"
 
 static const char usage[] =
-	"Usage: weft top [--from T0] [--to T1] PATH\n"
-	"       weft top --follow [--follow-timeout T] PATH\n"
+	"Usage: weft top [--model FILE]... [--from T0] [--to T1] PATH\n"
+	"       weft top [--model FILE]... --follow [--follow-timeout T] PATH\n"
 	"\n"
 	"Count the events of the trace at PATH per MCV (model, category, value) and\n"
 	"print one line per MCV, most frequent first, then by MCV, as ovnitop does:\n"
 	"  MCV COUNT   (the count right-aligned in 10 columns)\n"
 	"\n"
 	"Options:\n"
+	"  --model FILE  add the model FILE describes to the run's models\n"
+	"              (repeatable; see docs/models.md): a malformed file is\n"
+	"              refused (FILE:LINE: reason, exit status 1) before the\n"
+	"              trace is read; the counts are by MCV whatever the models\n"
 	"  --from T0   count from the first event whose raw clock is T0 or later,\n"
 	"              without reading the trace before it (see `weft dump --help`)\n"
 	"  --to T1     stop at the first event whose raw clock is after T1\n"
@@ -187,22 +191,31 @@ int weft_cmd_top(int argc, char **argv)
 		if (ft == 0)
 			args[nargs++] = argv[i];
 	}
-	int r = cli_window_args("top", &nargs, args, &win);
+	struct cli_models mf;
+	int r = cli_model_args("top", &nargs, args, &mf);
+	if (r == 0)
+		r = cli_window_args("top", &nargs, args, &win);
 	if (r == 0)
 		r = cli_parse(nargs, args, "top", usage, "", longs, set, &path);
 	free(args);
-	if (r == 1)
-		return CLI_EXIT_OK;
-	if (r != 0)
-		return CLI_EXIT_USAGE;
-	if (!follow && follow_ms != 0) {
+	if (r == 0 && !follow && follow_ms != 0) {
 		fprintf(stderr, "weft top: --follow-timeout goes with --follow; run `weft top --help`\n");
-		return CLI_EXIT_USAGE;
+		r = 2;
 	}
-	if (follow && (win.from_arg != NULL || win.to_arg != NULL)) {
+	if (r == 0 && follow && (win.from_arg != NULL || win.to_arg != NULL)) {
 		fprintf(stderr, "weft top: --follow does not go with --from or --to; run `weft top --help`\n");
-		return CLI_EXIT_USAGE;
+		r = 2;
 	}
+	if (r != 0) {
+		free(mf.files);
+		return r == 1 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+	}
+	/* a malformed model file is refused before the trace is read (top
+	 * counts by MCV: nothing else depends on the models) */
+	struct weft_registry *models = cli_registry("top", &mf);
+	if (models == NULL)
+		return CLI_EXIT_TRACE;
+	weft_registry_free(models);
 	if (follow)
 		return top_follow(path, follow_ms);
 	struct weft_trace *t = cli_open_cut("top", path, WEFT_LENIENT, WEFT_CLOCK_RAW,

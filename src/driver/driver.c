@@ -46,9 +46,10 @@ static double now_s(void)
 	return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
 }
 
-static const char *model_name(unsigned char byte)
+/* The engine's model_name: ctx is the run's registry. */
+static const char *model_name(void *ctx, unsigned char byte)
 {
-	const struct weft_model_spec *m = weft_model_by_code((char) byte);
+	const struct weft_model_spec *m = weft_model_by_code(ctx, (char) byte);
 	return m ? m->name : NULL;
 }
 
@@ -65,6 +66,9 @@ struct run {
 	const struct emu_model_desc **models;
 	int64_t *first;
 	int *has;
+	/* the batch of events read (the run's own: runs may go on at once in
+	 * several threads) */
+	struct weft_event evs[EMU_BATCH];
 };
 
 static void run_free(struct run *r)
@@ -338,7 +342,8 @@ static int add_out(struct run *R, struct out *out, char *err, size_t errlen)
 static int prepare(struct run *R, const struct weft_emulate_opts *o, enum weft_sort sort,
 		char *err, size_t errlen)
 {
-	if (weft_models_load(err, errlen) != 0)
+	const struct weft_registry *reg = o->models;
+	if (reg == NULL && (reg = weft_registry_builtin(err, errlen)) == NULL)
 		return -1;
 	struct weft_open_opts oo;
 	memset(&oo, 0, sizeof oo);
@@ -368,7 +373,7 @@ static int prepare(struct run *R, const struct weft_emulate_opts *o, enum weft_s
 	R->streams = calloc(ns + 1, sizeof *R->streams);
 	R->looms = calloc(nl + 1, sizeof *R->looms);
 	R->marks = calloc(nm + 1, sizeof *R->marks);
-	R->models = calloc(weft_model_count() + 1, sizeof *R->models);
+	R->models = calloc(weft_model_count(reg) + 1, sizeof *R->models);
 	R->first = calloc(ns + 1, sizeof *R->first);
 	R->has = calloc(ns + 1, sizeof *R->has);
 	if (!R->streams || !R->looms || !R->marks || !R->models || !R->first || !R->has) {
@@ -382,7 +387,8 @@ static int prepare(struct run *R, const struct weft_emulate_opts *o, enum weft_s
 	for (size_t i = 0; i < nm; i++)
 		R->marks[i] = *weft_mark_type_at(R->t, i);
 	size_t nmodels = 0;
-	if (emu_select_models(R->streams, ns, o->all_models, R->models, &nmodels, err, errlen) != 0)
+	if (emu_select_models(reg, R->streams, ns, o->all_models, R->models, &nmodels, err,
+				errlen) != 0)
 		return -1;
 	if (emu_sys_build(&R->sys, R->looms, nl, R->marks, nm, err, errlen) != 0)
 		return -1;
@@ -400,6 +406,7 @@ static int prepare(struct run *R, const struct weft_emulate_opts *o, enum weft_s
 	eo.info = o->info;
 	eo.breakdown = o->breakdown;
 	eo.model_name = model_name;
+	eo.model_ctx = (void *) reg;
 	eo.no_summary = o->summary == NULL;
 	R->emu = emu_create(&R->sys, R->models, nmodels, &eo, err, errlen);
 	if (R->emu == NULL)
@@ -589,7 +596,7 @@ static int run_once(const struct weft_emulate_opts *o, enum weft_sort sort, stru
 		run_free(&R);
 		return held != NULL ? RUN_AGAIN : -1;
 	}
-	static struct weft_event evs[EMU_BATCH];
+	struct weft_event *evs = R.evs;
 	double t0 = now_s(), last_progress = t0;
 	uint64_t n = 0, next_check = 1u << 20;
 	const char *fail = NULL;

@@ -15,6 +15,7 @@
 
 struct emu;
 struct out;
+struct weft_registry;
 
 struct weft_emulate_opts {
 	const char *path;   /* the trace */
@@ -23,6 +24,10 @@ struct weft_emulate_opts {
 	int lint;           /* weft's own extra checks */
 	int breakdown;      /* -b: the breakdown views */
 	int all_models;     /* -a: every model enabled */
+	/* The models of the run (src/model/model.h: the built-in ones and the
+	 * user's model files, --model); NULL: the built-in ones. Only read:
+	 * runs in several threads at once may share one. */
+	const struct weft_registry *models;
 	/* Warnings and information lines (one sentence each); NULL: dropped. */
 	void (*warn)(void *ctx, const char *msg);
 	void (*info)(void *ctx, const char *msg);
@@ -71,7 +76,9 @@ struct weft_emulate_opts {
 /* 0 on success; -1 with the reason in err. Every output file is written
  * aside and renamed over its final name only when the whole run succeeded
  * (src/out/out.h): a failed run leaves the files of an earlier run as they
- * were and no temporary behind. */
+ * were and no temporary behind. Reentrant: runs in several threads at once
+ * are independent (each its own trace, engine and outputs; o->models is
+ * only read). */
 int weft_emulate(const struct weft_emulate_opts *o, char *err, size_t errlen);
 
 #endif

@@ -85,12 +85,16 @@ void emu_sys_free(struct emu_sys *sys);
 
 /* ---- pre-emulation checks ---- */
 
+struct weft_registry; /* src/model/model.h */
+
 /* The models to enable, in model-byte order: ovni always, and each model
- * of the registry (src/model) with an emulation description that a stream
- * requires, or every one with `all`. A required version the model does not
- * provide refuses the trace; unknown model names are ignored. out holds
- * weft_model_count() entries. */
-int emu_select_models(const struct weft_stream *const *streams, size_t nstreams, int all,
+ * of the registry `models` (src/model: the run's; NULL: the built-in ones)
+ * with an emulation description that a stream requires, or every one with
+ * `all`. A required version the model does not provide refuses the trace;
+ * unknown model names are ignored. out holds weft_model_count(models)
+ * entries. */
+int emu_select_models(const struct weft_registry *models,
+		const struct weft_stream *const *streams, size_t nstreams, int all,
 		const struct emu_model_desc **out, size_t *nout, char *err, size_t errlen);
 
 /* "major.minor.patch" compatibility: same major, wanted minor <= provided. */
@@ -189,9 +193,11 @@ struct emu_opts {
 	void (*info)(void *ctx, const char *msg);
 	/* The breakdown views of the models that have one (-b). */
 	int breakdown;
-	/* The name of the model of a byte, for the message refusing an event
-	 * of a model that is not enabled; NULL: none known. */
-	const char *(*model_name)(unsigned char byte);
+	/* The name of the model of a byte (in the run's registry), given
+	 * model_ctx, for the message refusing an event of a model that is not
+	 * enabled; NULL: none known. */
+	const char *(*model_name)(void *model_ctx, unsigned char byte);
+	void *model_ctx;
 	/* No summary will be asked for: the time each labelled value holds
 	 * is not accumulated (a cost on every raw write). */
 	int no_summary;

@@ -1335,7 +1335,8 @@ static __attribute__((noinline)) const struct disp_ent *disp_miss(struct emu *e,
 	unsigned char mb = (unsigned char) key;
 	int mi = e->model_of_byte[mb];
 	if (mi < 0) {
-		const char *name = e->opts.model_name ? e->opts.model_name(mb) : NULL;
+		const char *name = e->opts.model_name != NULL ?
+			e->opts.model_name(e->opts.model_ctx, mb) : NULL;
 		if (name != NULL)
 			emu_fail(e, "the %s model is not enabled (no stream requires it; "
 					"-a enables every model)", name);

@@ -250,14 +250,15 @@ int emu_version_compatible(const char *want, const char *have)
 	return w[0] == h[0] && w[1] <= h[1];
 }
 
-int emu_select_models(const struct weft_stream *const *streams, size_t nstreams, int all,
+int emu_select_models(const struct weft_registry *models,
+		const struct weft_stream *const *streams, size_t nstreams, int all,
 		const struct emu_model_desc **out, size_t *nout, char *err, size_t errlen)
 {
 	char msg[WEFT_ERR_MAX];
-	size_t nm = weft_model_count();
+	size_t nm = weft_model_count(models);
 	size_t n = 0;
 	for (size_t g = 0; g < nm; g++) {
-		const struct weft_model_spec *ms = weft_model_at(g);
+		const struct weft_model_spec *ms = weft_model_at(models, g);
 		if (ms->emu == NULL)
 			continue;
 		int want = all || ms->emu->always_enabled;

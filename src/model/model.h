@@ -2,9 +2,9 @@
 /*
  * model.h - the models: one description per model (a YAML file, see
  * docs/models.md), loaded into the event table `weft dump` prints with and
- * the emulation description `weft emu` runs (model_emu.h). One registry
- * lists every model: the built-in ones (their files are compiled into the
- * binary) and the ones a user adds with --model FILE.
+ * the emulation description `weft emu` runs (model_emu.h). A registry lists
+ * the models of a run: the built-in ones (their files are compiled into the
+ * binary) and the ones its user adds with --model FILE.
  */
 #ifndef WEFT_MODEL_MODEL_H
 #define WEFT_MODEL_MODEL_H
@@ -57,23 +57,39 @@ struct weft_model_spec {
 	const struct emu_model_desc *emu;
 };
 
-/* ---- the registry ---- */
+/* ---- the registries ----
+ * A registry lists models: the built-in ones (model-byte order), then those a
+ * run adds from files (in the order given). The built-in descriptions are
+ * parsed once (the first call that needs them, under pthread_once) and never
+ * change after; a run owns its registry (weft_registry_new), which shares
+ * them. A registry that is not changed any more may be read by any number
+ * of threads; nothing else is kept between calls. */
+struct weft_registry;
 
-/* Loads the built-in descriptions (once). 0, or -1 with the reason. */
-int weft_models_load(char *err, size_t errlen);
-/* Adds the model described by the file at path (after the built-in ones);
- * refuses a file that is malformed ("FILE:LINE: reason") or whose byte or
- * name is already taken. */
-int weft_models_add_file(const char *path, char *err, size_t errlen);
+/* The built-in models; NULL with the reason in err if a built-in
+ * description is broken. */
+const struct weft_registry *weft_registry_builtin(char *err, size_t errlen);
+/* A new registry of the built-in models (to add a run's model files to);
+ * NULL with the reason. Freed with weft_registry_free(). */
+struct weft_registry *weft_registry_new(char *err, size_t errlen);
+void weft_registry_free(struct weft_registry *r);
+/* Adds the model described by the file at path (after the others); refuses
+ * a file that is malformed ("FILE:LINE: reason") or whose byte or name is
+ * already taken. 0, or -1 with the reason. */
+int weft_registry_add_file(struct weft_registry *r, const char *path, char *err,
+		size_t errlen);
 
-/* All models (built-in first, in model-byte order, then user models). */
-size_t weft_model_count(void);
-const struct weft_model_spec *weft_model_at(size_t i);
-const struct weft_model_spec *weft_model_by_code(char code);
-const struct weft_model_spec *weft_model_by_name(const char *name);
+/* The models of r (NULL: the built-in ones): built-in first, in model-byte
+ * order, then the added ones. */
+size_t weft_model_count(const struct weft_registry *r);
+const struct weft_model_spec *weft_model_at(const struct weft_registry *r, size_t i);
+const struct weft_model_spec *weft_model_by_code(const struct weft_registry *r, char code);
+const struct weft_model_spec *weft_model_by_name(const struct weft_registry *r,
+		const char *name);
 
-/* The table entry for an MCV, or NULL if no model describes it. */
-const struct weft_event_spec *weft_model_event(const char mcv[3]);
+/* The table entry of r for an MCV, or NULL if no model describes it. */
+const struct weft_event_spec *weft_model_event(const struct weft_registry *r,
+		const char mcv[3]);
 
 /* Bytes the fields need (a string field needs at least 1). */
 size_t weft_event_spec_min_size(const struct weft_event_spec *e);

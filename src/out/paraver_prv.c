@@ -256,35 +256,29 @@ static char *put_i64(char *o, int64_t v)
 	return put_u64(o, (uint64_t) v);
 }
 
-/* "<n>:" and "<n>\n" for n < 1000 (filled before any thread starts), in
- * the low bytes of a word, with their length in its top byte: one load, one
- * store of the whole word (the bytes past the text are overwritten by the
- * next field or lie past the end of the text). */
-static uint64_t small[1000];    /* "<n>:" */
-static uint64_t small_nl[1000]; /* "<n>\n" */
+/* "<n>:" and "<n>\n" for n < 1000, in the low bytes of a word (first byte
+ * lowest: the writer is little-endian only), with their length in its top
+ * byte: one load, one store of the whole word (the bytes past the text are
+ * overwritten by the next field or lie past the end of the text). Constants
+ * computed by the compiler: read-only, shared by every writer thread. */
+#define SW_DIG(n) ((uint64_t) ('0' + (n)))
+#define SW_WORD(n, end) ((n) < 10 ? \
+	(SW_DIG(n) | (uint64_t) (end) << 8 | UINT64_C(2) << 56) : (n) < 100 ? \
+	(SW_DIG((n) / 10) | SW_DIG((n) % 10) << 8 | (uint64_t) (end) << 16 | UINT64_C(3) << 56) : \
+	(SW_DIG((n) / 100) | SW_DIG((n) / 10 % 10) << 8 | SW_DIG((n) % 10) << 16 | \
+	 (uint64_t) (end) << 24 | UINT64_C(4) << 56))
+#define SW_10(b, e) SW_WORD((b), e), SW_WORD((b) + 1, e), SW_WORD((b) + 2, e), \
+	SW_WORD((b) + 3, e), SW_WORD((b) + 4, e), SW_WORD((b) + 5, e), SW_WORD((b) + 6, e), \
+	SW_WORD((b) + 7, e), SW_WORD((b) + 8, e), SW_WORD((b) + 9, e)
+#define SW_100(b, e) SW_10((b), e), SW_10((b) + 10, e), SW_10((b) + 20, e), \
+	SW_10((b) + 30, e), SW_10((b) + 40, e), SW_10((b) + 50, e), SW_10((b) + 60, e), \
+	SW_10((b) + 70, e), SW_10((b) + 80, e), SW_10((b) + 90, e)
+#define SW_1000(e) SW_100(0, e), SW_100(100, e), SW_100(200, e), SW_100(300, e), \
+	SW_100(400, e), SW_100(500, e), SW_100(600, e), SW_100(700, e), SW_100(800, e), \
+	SW_100(900, e)
 
-static uint64_t small_word(const char *b, size_t n, char end)
-{
-	unsigned char w[8] = { 0 };
-	memcpy(w, b, n);
-	w[n] = (unsigned char) end;
-	w[7] = (unsigned char) (n + 1);
-	uint64_t x = 0;
-	for (int k = 7; k >= 0; k--)
-		x = x << 8 | w[k];
-	return x;
-}
-
-static void small_init(void)
-{
-	for (unsigned i = 0; i < 1000; i++) {
-		char b[16];
-		char *e = put_u64(b, i);
-		size_t n = (size_t) (e - b);
-		small[i] = small_word(b, n, ':');
-		small_nl[i] = small_word(b, n, '\n');
-	}
-}
+static const uint64_t small[1000] = { SW_1000(':') };     /* "<n>:" */
+static const uint64_t small_nl[1000] = { SW_1000('\n') }; /* "<n>\n" */
 
 /* Copies a text word of small or small_nl to o; returns the end. */
 static inline char *put_small(char *o, uint64_t x)
@@ -761,7 +755,6 @@ struct out *out_paraver_open(const char *dir, const struct emu *emu, char *err, 
 	}
 	pv->base.ops = &paraver_ops;
 	pv->emu = emu;
-	small_init();
 	pv->nfiles = (int) emu_nviews(emu);
 	for (int k = 0; k < EMU_MAX_VIEWS; k++) {
 		out_file_init(&pv->prv[k].f);

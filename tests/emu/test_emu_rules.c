@@ -25,12 +25,12 @@
 
 static const struct emu_model_desc *ovni_model(void)
 {
-	return weft_model_by_name("ovni")->emu;
+	return weft_model_by_name(NULL, "ovni")->emu;
 }
 
-static const char *model_name(unsigned char byte)
+static const char *model_name(void *ctx, unsigned char byte)
 {
-	const struct weft_model_spec *m = weft_model_by_code((char) byte);
+	const struct weft_model_spec *m = weft_model_by_code(ctx, (char) byte);
 	return m ? m->name : NULL;
 }
 
@@ -842,25 +842,25 @@ static void test_requires(void **state)
 	char err[WEFT_ERR_MAX];
 	S[0].nreqs = 2;
 	S[0].reqs = nosv;
-	assert_int_equal(emu_select_models(ss, 1, 0, out, &n, err, sizeof err), -1);
+	assert_int_equal(emu_select_models(NULL, ss, 1, 0, out, &n, err, sizeof err), -1);
 	assert_string_equal(err, "loom.vm/proc.100/thread.100: unsupported nosv model version "
 		"(want 2.8.0, have 2.7.0)");
 	S[0].nreqs = 1;
 	S[0].reqs = bad;
-	assert_int_equal(emu_select_models(ss, 1, 0, out, &n, err, sizeof err), -1);
+	assert_int_equal(emu_select_models(NULL, ss, 1, 0, out, &n, err, sizeof err), -1);
 	assert_string_equal(err, "loom.vm/proc.100/thread.100: unsupported ovni model version "
 		"(want 1.2.0, have 1.1.0)");
 	/* Unknown names ignored; the others enabled, in model-byte order. */
 	S[0].nreqs = 4;
 	S[0].reqs = good;
-	assert_int_equal(emu_select_models(ss, 1, 0, out, &n, err, sizeof err), 0);
+	assert_int_equal(emu_select_models(NULL, ss, 1, 0, out, &n, err, sizeof err), 0);
 	assert_int_equal(n, 3);
 	assert_string_equal(out[0]->name, "nanos6");
 	assert_string_equal(out[1]->name, "mpi");
 	assert_string_equal(out[2]->name, "ovni");
 	/* -a: all eight, in byte order 6 D K M O P T V. */
 	S[0].nreqs = 0;
-	assert_int_equal(emu_select_models(ss, 1, 1, out, &n, err, sizeof err), 0);
+	assert_int_equal(emu_select_models(NULL, ss, 1, 1, out, &n, err, sizeof err), 0);
 	assert_int_equal(n, 8);
 	const char order[] = "6DKMOPTV";
 	for (size_t i = 0; i < 8; i++)

@@ -76,7 +76,6 @@ static int64_t pick_time(int64_t t)
 /* wide: rows numbered from 123456789 (prefixes longer than 16 bytes) */
 static void check_text(int wide)
 {
-	small_init();
 	const size_t nrows = 1200, nrec = 400000;
 	const size_t row0 = wide ? 123456789 : 1;
 	char path[] = "/tmp/weft-prv-text-XXXXXX";
@@ -160,9 +159,33 @@ static void text_matches_wide_rows(void **state)
 	check_text(1);
 }
 
+/* The compile-time words of small and small_nl: "<n>:" and "<n>\n" in the
+ * low bytes (first byte lowest), their length in the top byte. */
+static void small_words(void **state)
+{
+	(void) state;
+	for (unsigned n = 0; n < 1000; n++) {
+		char want[8], nl[8];
+		int k = snprintf(want, sizeof want, "%u:", n);
+		snprintf(nl, sizeof nl, "%u\n", n);
+		uint64_t w = small[n], x = small_nl[n];
+		assert_int_equal(w >> 56, (uint64_t) k);
+		assert_int_equal(x >> 56, (uint64_t) k);
+		for (int b = 0; b < k; b++) {
+			assert_int_equal((char) (w >> (8 * b)), want[b]);
+			assert_int_equal((char) (x >> (8 * b)), nl[b]);
+		}
+		for (int b = k; b < 7; b++) {
+			assert_int_equal((w >> (8 * b)) & 0xff, 0);
+			assert_int_equal((x >> (8 * b)) & 0xff, 0);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(small_words),
 		cmocka_unit_test(text_matches),
 		cmocka_unit_test(text_matches_wide_rows),
 	};

@@ -141,7 +141,7 @@ def gen_checks(c, tmp):
     c.eq(all_files(tmp), sorted(files_before + ["ovni/merge.idx"]),
          "no temporary file left beside the indexes")
     rc, out, err = run(["index", "--help"])
-    c.eq((rc, out.decode().startswith("Usage: weft index [-q] PATH\n"), err), (0, True, ""),
+    c.eq((rc, out.decode().startswith("Usage: weft index [-q] [--model FILE]... PATH\n"), err), (0, True, ""),
          "weft index --help")
     rc, out, err = run(["index"])
     c.eq((rc, err), (2, "weft index: missing PATH (a trace directory); run `weft index "
