@@ -93,10 +93,10 @@ int emu_grow(void **p, size_t *cap, size_t need, size_t elem)
 
 int emu_irec_add(struct emu *e, int kind, size_t row, int type, int64_t value, int isnull)
 {
-	if (__builtin_expect(e->nirecs == e->ireccap, 0) &&
-			emu_grow((void **) &e->irecs, &e->ireccap, e->nirecs + 1, sizeof *e->irecs) != 0)
+	if (__builtin_expect(e->batch.nirecs == e->batch.ireccap, 0) &&
+			emu_grow((void **) &e->batch.irecs, &e->batch.ireccap, e->batch.nirecs + 1, sizeof *e->batch.irecs) != 0)
 		return emu_fail(e, "out of memory");
-	struct emu_rec *r = &e->irecs[e->nirecs++];
+	struct emu_rec *r = &e->batch.irecs[e->batch.nirecs++];
 	r->time = e->dclock - e->rbase;
 	r->value = isnull ? 0 : value;
 	r->row = (uint32_t) row;
@@ -111,15 +111,15 @@ int emu_prv_grow(struct emu *e, size_t file, size_t n)
 	/* A batch (EMU_FLUSH_RECS records in all) fits at once: no array is
 	 * doubled past it, which would touch that much fresh memory again in
 	 * each of the sets of arrays the engine cycles. */
-	size_t need = e->nprv[file] + n;
-	size_t cap = e->prvcap[file] ? e->prvcap[file] * 2 : EMU_FLUSH_RECS + EMU_FLUSH_SLACK;
+	size_t need = e->batch.nprv[file] + n;
+	size_t cap = e->batch.prvcap[file] ? e->batch.prvcap[file] * 2 : EMU_FLUSH_RECS + EMU_FLUSH_SLACK;
 	while (cap < need)
 		cap *= 2;
-	struct emu_prv_rec *p = realloc(e->prv[file], cap * sizeof *p);
+	struct emu_prv_rec *p = realloc(e->batch.prv[file], cap * sizeof *p);
 	if (p == NULL)
 		return emu_fail(e, "out of memory");
-	e->prv[file] = p;
-	e->prvcap[file] = cap;
+	e->batch.prv[file] = p;
+	e->batch.prvcap[file] = cap;
 	return 0;
 }
 
@@ -139,19 +139,19 @@ static int map_build(struct emu *e)
 	size_t n = 16;
 	while (n < e->nthreads * 2 + 2)
 		n *= 2;
-	e->map = calloc(n, sizeof *e->map);
-	if (e->map == NULL)
+	e->disp.map = calloc(n, sizeof *e->disp.map);
+	if (e->disp.map == NULL)
 		return -1;
-	e->map_mask = n - 1;
+	e->disp.map_mask = n - 1;
 	for (size_t t = 0; t < e->nthreads; t++) {
 		const struct weft_stream *s = e->sys->threads[t].stream;
 		if (s == NULL)
 			continue;
-		size_t h = ptr_hash(s) & e->map_mask;
-		while (e->map[h].key != NULL && e->map[h].key != s)
-			h = (h + 1) & e->map_mask;
-		e->map[h].key = s;
-		e->map[h].thread = t;
+		size_t h = ptr_hash(s) & e->disp.map_mask;
+		while (e->disp.map[h].key != NULL && e->disp.map[h].key != s)
+			h = (h + 1) & e->disp.map_mask;
+		e->disp.map[h].key = s;
+		e->disp.map[h].thread = t;
 	}
 	return 0;
 }
@@ -160,11 +160,11 @@ static size_t map_find(const struct emu *e, const struct weft_stream *s)
 {
 	if (s == NULL)
 		return SIZE_MAX;
-	size_t h = ptr_hash(s) & e->map_mask;
-	while (e->map[h].key != NULL) {
-		if (e->map[h].key == s)
-			return e->map[h].thread;
-		h = (h + 1) & e->map_mask;
+	size_t h = ptr_hash(s) & e->disp.map_mask;
+	while (e->disp.map[h].key != NULL) {
+		if (e->disp.map[h].key == s)
+			return e->disp.map[h].thread;
+		h = (h + 1) & e->disp.map_mask;
 	}
 	return SIZE_MAX;
 }
@@ -227,7 +227,7 @@ static int add_chan(struct emu *e, size_t *cap, const struct chan *c)
 	n->fallback = c->desc->fallback;
 	n->zero_ok = (uint8_t) c->desc->zero_ok;
 	n->refuse_dup = c->desc->dup == EMU_DUP_REFUSE;
-	n->info.model = e->models[c->model].desc->name;
+	n->info.model = e->disp.models[c->model].desc->name;
 	return 0;
 }
 
@@ -263,16 +263,16 @@ static int map_flags(struct emu *e, struct model_rt *m, char *err, size_t errlen
 {
 	for (size_t i = 0; i < m->desc->nflags; i++) {
 		size_t k;
-		for (k = 0; k < e->nflags; k++)
-			if (strcmp(e->flag_names[k], m->desc->flags[i]) == 0)
+		for (k = 0; k < e->disp.nflags; k++)
+			if (strcmp(e->disp.flag_names[k], m->desc->flags[i]) == 0)
 				break;
-		if (k == e->nflags) {
-			if (e->nflags == EMU_MAX_FLAGS) {
+		if (k == e->disp.nflags) {
+			if (e->disp.nflags == EMU_MAX_FLAGS) {
 				snprintf(err, errlen, "the models use more than %d thread flags",
 						EMU_MAX_FLAGS);
 				return -1;
 			}
-			e->flag_names[e->nflags++] = m->desc->flags[i];
+			e->disp.flag_names[e->disp.nflags++] = m->desc->flags[i];
 		}
 		m->flag_bit[i] = 1u << k;
 	}
@@ -283,7 +283,7 @@ static int map_flags(struct emu *e, struct model_rt *m, char *err, size_t errlen
 
 static int add_model_chans(struct emu *e, size_t mi, size_t *chcap, char *err, size_t errlen)
 {
-	struct model_rt *m = &e->models[mi];
+	struct model_rt *m = &e->disp.models[mi];
 	const struct emu_sys *sys = e->sys;
 	m->chan_first = e->nchans;
 	m->chan_of_desc = calloc(m->desc->nchans + 1, sizeof *m->chan_of_desc);
@@ -313,8 +313,8 @@ static int add_model_chans(struct emu *e, size_t mi, size_t *chcap, char *err, s
 				c.info.values = NULL;
 				c.info.mvalues = mk->labels;
 				c.info.stack = mk->stack;
-				e->mark_chan[e->nmark_chan].type = mk->type;
-				e->mark_chan[e->nmark_chan++].chan = e->nchans;
+				e->cidx.mark_chan[e->cidx.nmark_chan].type = mk->type;
+				e->cidx.mark_chan[e->cidx.nmark_chan++].chan = e->nchans;
 				if (check_pcf_values(&c, err, errlen) != 0)
 					return -1;
 				if (add_chan(e, chcap, &c) != 0)
@@ -364,31 +364,31 @@ struct emu *emu_create(const struct emu_sys *sys, const struct emu_model_desc *c
 	e->nthreads = sys->nthreads;
 	e->ncpus = sys->ncpus;
 	for (size_t i = 0; i < 256; i++)
-		e->model_of_byte[i] = -1;
-	e->nmodels = nmodels;
-	e->models = calloc(nmodels + 1, sizeof *e->models);
-	e->dtab = aligned_alloc(64, EMU_DISP_SLOTS * sizeof *e->dtab);
-	if (e->dtab == NULL)
+		e->disp.model_of_byte[i] = -1;
+	e->disp.nmodels = nmodels;
+	e->disp.models = calloc(nmodels + 1, sizeof *e->disp.models);
+	e->disp.dtab = aligned_alloc(64, EMU_DISP_SLOTS * sizeof *e->disp.dtab);
+	if (e->disp.dtab == NULL)
 		goto oom;
-	memset(e->dtab, 0, EMU_DISP_SLOTS * sizeof *e->dtab);
+	memset(e->disp.dtab, 0, EMU_DISP_SLOTS * sizeof *e->disp.dtab);
 	size_t nfam = 0;
 	for (size_t mi = 0; mi < nmodels; mi++)
 		for (size_t ci = 0; ci < models[mi]->nchans; ci++)
 			nfam += models[mi]->chans[ci].family == EMU_FAMILY_MARK_TYPES;
-	e->mark_chan = calloc(sys->nmarks * nfam + 1, sizeof *e->mark_chan);
-	if (e->models == NULL || e->mark_chan == NULL)
+	e->cidx.mark_chan = calloc(sys->nmarks * nfam + 1, sizeof *e->cidx.mark_chan);
+	if (e->disp.models == NULL || e->cidx.mark_chan == NULL)
 		goto oom;
 	e->views[0] = (struct emu_view) { "thread", sys->nthreads, 0, 0, NULL };
 	e->views[1] = (struct emu_view) { "cpu", sys->ncpus, 0, 0, NULL };
 	size_t chcap = 0;
 	for (size_t mi = 0; mi < nmodels; mi++) {
-		struct model_rt *m = &e->models[mi];
+		struct model_rt *m = &e->disp.models[mi];
 		m->desc = models[mi];
-		if (e->model_of_byte[(unsigned char) m->desc->byte] >= 0) {
+		if (e->disp.model_of_byte[(unsigned char) m->desc->byte] >= 0) {
 			snprintf(err, errlen, "two enabled models have the byte '%c'", m->desc->byte);
 			goto fail;
 		}
-		e->model_of_byte[(unsigned char) m->desc->byte] = (int) mi;
+		e->disp.model_of_byte[(unsigned char) m->desc->byte] = (int) mi;
 		m->disp = malloc(65536 * sizeof *m->disp);
 		m->ev = calloc(m->desc->nevents + 1, sizeof *m->ev);
 		m->warned = calloc(m->desc->nevents + 1, 1);
@@ -423,17 +423,17 @@ struct emu *emu_create(const struct emu_sys *sys, const struct emu_model_desc *c
 		if (m->desc->tasks.present && emu_tasks_create(e, m) != 0)
 			goto oom;
 	}
-	qsort(e->mark_chan, e->nmark_chan, sizeof *e->mark_chan, cmp_mark_ref);
-	for (size_t k = 0; k < e->nmark_chan; k++)
-		if (e->mark_chan[k].type >= 0 && e->mark_chan[k].type < 256)
-			e->mark_direct[e->mark_chan[k].type] = (int32_t) e->mark_chan[k].chan + 1;
+	qsort(e->cidx.mark_chan, e->cidx.nmark_chan, sizeof *e->cidx.mark_chan, cmp_mark_ref);
+	for (size_t k = 0; k < e->cidx.nmark_chan; k++)
+		if (e->cidx.mark_chan[k].type >= 0 && e->cidx.mark_chan[k].type < 256)
+			e->cidx.mark_direct[e->cidx.mark_chan[k].type] = (int32_t) e->cidx.mark_chan[k].chan + 1;
 	size_t nt = e->nthreads, nc = e->ncpus, nch = e->nchans;
-	e->tracked = calloc(nch + 1, sizeof *e->tracked);
-	if (e->tracked == NULL)
+	e->cidx.tracked = calloc(nch + 1, sizeof *e->cidx.tracked);
+	if (e->cidx.tracked == NULL)
 		goto oom;
 	for (size_t c = 0; c < nch; c++)
 		if (e->chans[c].desc->track != EMU_TRACK_ANY)
-			e->tracked[e->ntracked++] = c;
+			e->cidx.tracked[e->cidx.ntracked++] = c;
 	for (size_t c = 0; c < nch; c++) {
 		struct chan *C = &e->chans[c];
 		C->acc_first = SIZE_MAX;
@@ -477,7 +477,7 @@ struct emu *emu_create(const struct emu_sys *sys, const struct emu_model_desc *c
 		goto oom;
 	if (e->opts.breakdown) {
 		for (size_t mi = 0; mi < nmodels; mi++) {
-			if (e->models[mi].desc->breakdown.kind == EMU_BD_NONE)
+			if (e->disp.models[mi].desc->breakdown.kind == EMU_BD_NONE)
 				continue;
 			int r = emu_bd_create(e, mi, err, errlen);
 			if (r < 0)
@@ -501,8 +501,8 @@ void emu_destroy(struct emu *e)
 	lazy_free(e);
 	free(e->cuts);
 	emu_loss_destroy(e);
-	for (size_t m = 0; m < e->nmodels && e->models; m++) {
-		struct model_rt *M = &e->models[m];
+	for (size_t m = 0; m < e->disp.nmodels && e->disp.models; m++) {
+		struct model_rt *M = &e->disp.models[m];
 		free(M->disp);
 		free(M->ev);
 		free(M->warned);
@@ -519,36 +519,36 @@ void emu_destroy(struct emu *e)
 	if (e->raw != NULL)
 		for (size_t i = 0; i < e->nthreads * e->nchans; i++)
 			free(e->raw[i].stack);
-	free(e->models);
-	free(e->dtab);
-	free(e->mark_chan);
+	free(e->disp.models);
+	free(e->disp.dtab);
+	free(e->cidx.mark_chan);
 	free(e->chans);
-	free(e->tracked);
+	free(e->cidx.tracked);
 	free(e->thr);
 	free(e->cpu);
 	free(e->raw);
 	free(e->cview);
 	free(e->acc);
-	free(e->map);
-	free(e->q);
+	free(e->disp.map);
+	free(e->prop.q);
 	for (size_t f = 0; f < EMU_MAX_VIEWS; f++) {
-		free(e->prv[f]);
+		free(e->batch.prv[f]);
 		for (size_t k = 0; k < EMU_BATCH_KEEP; k++)
-			free(e->prv_kept[k][f]);
+			free(e->batch.prv_kept[k][f]);
 	}
-	free(e->irecs);
+	free(e->batch.irecs);
 	free(e);
 }
 
 int emu_add_sink(struct emu *e, const struct emu_sink *sink)
 {
-	if (e->nsinks == EMU_MAX_SINKS) {
+	if (e->batch.nsinks == EMU_MAX_SINKS) {
 		snprintf(e->err, sizeof e->err, "too many output sinks");
 		return -1;
 	}
-	e->sinks[e->nsinks++] = *sink;
+	e->batch.sinks[e->batch.nsinks++] = *sink;
 	if (sink->internal)
-		e->internal = 1;
+		e->batch.internal = 1;
 	return 0;
 }
 
@@ -556,9 +556,9 @@ const char *emu_error(const struct emu *e) { return e->err; }
 const struct emu_sys *emu_system(const struct emu *e) { return e->sys; }
 int64_t emu_duration(const struct emu *e)
 {
-	if (!e->win.has_from && !e->win.has_to)
+	if (!e->window.bounds.has_from && !e->window.bounds.has_to)
 		return e->duration;
-	int64_t end = e->win_stopped ? e->win_to : e->duration;
+	int64_t end = e->window.stopped ? e->window.to : e->duration;
 	return end > e->rbase ? end - e->rbase : 0;
 }
 uint64_t emu_nevents(const struct emu *e) { return e->nevents; }
@@ -598,7 +598,7 @@ int emu_get_val(struct emu *e, const struct emu_val *v, int64_t *out, int *isnul
 			*out = x;
 			return 0;
 		}
-		const struct model_rt *m = &e->models[e->model_of_byte[(unsigned char) ev->mcv[0]]];
+		const struct model_rt *m = &e->disp.models[e->disp.model_of_byte[(unsigned char) ev->mcv[0]]];
 		return emu_tasks_type_gid(e, e->cur_thread, (struct model_rt *) m, x, out);
 	}
 	case EMU_VAL_I64:
@@ -612,7 +612,7 @@ int emu_get_val(struct emu *e, const struct emu_val *v, int64_t *out, int *isnul
 		return 0;
 	}
 	case EMU_VAL_TASK_GID: {
-		struct model_rt *m = &e->models[e->model_of_byte[(unsigned char) ev->mcv[0]]];
+		struct model_rt *m = &e->disp.models[e->disp.model_of_byte[(unsigned char) ev->mcv[0]]];
 		return emu_tasks_event_gid(e, m, out);
 	}
 	}
@@ -622,18 +622,18 @@ int emu_get_val(struct emu *e, const struct emu_val *v, int64_t *out, int *isnul
 static inline int find_mark_chan(struct emu *e, int64_t type, size_t *out)
 {
 	if ((uint64_t) type < 256) {
-		int32_t c = e->mark_direct[type];
+		int32_t c = e->cidx.mark_direct[type];
 		if (c > 0) {
 			*out = (size_t) c - 1;
 			return 0;
 		}
 	}
-	size_t lo = 0, hi = e->nmark_chan;
+	size_t lo = 0, hi = e->cidx.nmark_chan;
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
-		int64_t mt = e->mark_chan[mid].type;
+		int64_t mt = e->cidx.mark_chan[mid].type;
 		if (mt == type) {
-			*out = e->mark_chan[mid].chan;
+			*out = e->cidx.mark_chan[mid].chan;
 			return 0;
 		}
 		if (mt < type)
@@ -746,7 +746,7 @@ static inline __attribute__((always_inline)) int raw_write_q(struct emu *e, size
 		return -1;
 	if (!queue)
 		return 0;
-	if (e->direct)
+	if (e->prop.direct)
 		return raw_views(e, t, ch);
 	return emu_qpush(e, TRIG_RAW, t, ch);
 }
@@ -910,7 +910,7 @@ static inline __attribute__((always_inline)) int eval_cview(struct pwalk *P, siz
  * view it evaluates, and a view is evaluated once an event. */
 static int reserve_recs(struct emu *e, size_t file, size_t n)
 {
-	if (e->prvcap[file] - e->nprv[file] >= n)
+	if (e->batch.prvcap[file] - e->batch.nprv[file] >= n)
 		return 0;
 	return emu_prv_grow(e, file, n);
 }
@@ -925,8 +925,8 @@ static inline __attribute__((always_inline)) int walk_start(struct emu *e, struc
 	*P = (struct pwalk) {
 		e, e->chans, e->raw, e->cview, e->thr, e->cpu, e->nchans, e->seq,
 		e->dclock - e->rbase,
-		{ e->prv[EMU_FILE_THREAD], e->prv[EMU_FILE_CPU] },
-		{ e->nprv[EMU_FILE_THREAD], e->nprv[EMU_FILE_CPU] },
+		{ e->batch.prv[EMU_FILE_THREAD], e->batch.prv[EMU_FILE_CPU] },
+		{ e->batch.nprv[EMU_FILE_THREAD], e->batch.nprv[EMU_FILE_CPU] },
 	};
 	return 0;
 }
@@ -934,8 +934,8 @@ static inline __attribute__((always_inline)) int walk_start(struct emu *e, struc
 static inline __attribute__((always_inline)) void walk_end(struct emu *e, const struct pwalk *P)
 {
 	if (__builtin_expect(!e->muted, 1)) {
-		e->nprv[EMU_FILE_THREAD] = P->nrec[0];
-		e->nprv[EMU_FILE_CPU] = P->nrec[1];
+		e->batch.nprv[EMU_FILE_THREAD] = P->nrec[0];
+		e->batch.nprv[EMU_FILE_CPU] = P->nrec[1];
 	}
 }
 
@@ -969,13 +969,13 @@ static __attribute__((noinline)) int propagate_raw(struct emu *e, size_t a, size
  * gives the same order as queueing them after the triggers. */
 static __attribute__((noinline)) int propagate_queue(struct emu *e)
 {
-	const size_t nq = e->qlen, nch = e->nchans;
-	const struct qent *q = e->q;
+	const size_t nq = e->prop.qlen, nch = e->nchans;
+	const struct qent *q = e->prop.q;
 	struct pwalk P;
 	if (walk_start(e, &P, nq * (nch > 2 ? nch : 2)) != 0)
 		return -1;
-	const size_t *const tracked = e->tracked;
-	const size_t ntracked = e->ntracked;
+	const size_t *const tracked = e->cidx.tracked;
+	const size_t ntracked = e->cidx.ntracked;
 	int r = 0;
 	for (size_t i = 0; i < nq && r == 0; i++) {
 		size_t a = q[i].a;
@@ -1015,27 +1015,27 @@ static __attribute__((noinline)) int propagate_queue(struct emu *e)
 static __attribute__((noinline)) int lazy_mark(struct emu *e)
 {
 	const size_t nch = e->nchans;
-	for (size_t i = 0; i < e->qlen; i++) {
-		size_t a = e->q[i].a;
-		switch (e->q[i].kind) {
+	for (size_t i = 0; i < e->prop.qlen; i++) {
+		size_t a = e->prop.q[i].a;
+		switch (e->prop.q[i].kind) {
 		case TRIG_RAW: {
-			size_t ch = e->q[i].b;
+			size_t ch = e->prop.q[i].b;
 			if ((e->chans[ch].vis >> e->thr[a].state) & 1u)
-				e->lazy_raw[a * nch + ch] = 1;
+				e->prop.lazy_raw[a * nch + ch] = 1;
 			int64_t cpu = e->thr[a].cpu;
 			if (cpu >= 0 && e->cpu[cpu].rsel == (int64_t) a)
-				e->lazy_cv[(size_t) cpu * nch + ch] = 1;
+				e->prop.lazy_cv[(size_t) cpu * nch + ch] = 1;
 			break;
 		}
 		case TRIG_STATE:
-			e->lazy_thr[a] = 1;
+			e->prop.lazy_thr[a] = 1;
 			break;
 		case TRIG_RSEL:
-			e->lazy_cpu[a] = 1;
+			e->prop.lazy_cpu[a] = 1;
 			break;
 		}
 	}
-	e->qlen = 0;
+	e->prop.qlen = 0;
 	return 0;
 }
 
@@ -1052,11 +1052,11 @@ static int lazy_eval(struct emu *e)
 			return -1;
 		P.seq = seq;
 		struct raw *Ra = &e->raw[t * nch];
-		if (e->lazy_thr[t])
-			for (size_t k = 0; k < e->ntracked; k++)
-				eval_tview(&P, t, &Ra[e->tracked[k]], &e->chans[e->tracked[k]]);
+		if (e->prop.lazy_thr[t])
+			for (size_t k = 0; k < e->cidx.ntracked; k++)
+				eval_tview(&P, t, &Ra[e->cidx.tracked[k]], &e->chans[e->cidx.tracked[k]]);
 		for (size_t ch = 0; ch < nch; ch++)
-			if (e->lazy_raw[t * nch + ch])
+			if (e->prop.lazy_raw[t * nch + ch])
 				eval_tview(&P, t, &Ra[ch], &e->chans[ch]);
 		walk_end(e, &P);
 	}
@@ -1068,7 +1068,7 @@ static int lazy_eval(struct emu *e)
 		int64_t rs = e->cpu[c].rsel;
 		const struct raw *R = rs >= 0 ? &e->raw[(size_t) rs * nch] : NULL;
 		for (size_t ch = 0; ch < nch; ch++)
-			if (e->lazy_cpu[c] || e->lazy_cv[c * nch + ch])
+			if (e->prop.lazy_cpu[c] || e->prop.lazy_cv[c * nch + ch])
 				if (eval_cview(&P, c, R != NULL ? R + ch : NULL, ch, &e->chans[ch]) != 0)
 					return -1;
 		walk_end(e, &P);
@@ -1100,7 +1100,7 @@ static inline __attribute__((always_inline)) int raw_views(struct emu *e, size_t
 		if (view_due(L, C->tpol, st, val)) {
 			if (reserve_recs(e, EMU_FILE_THREAD, 1) != 0)
 				return -1;
-			rec_put(&e->prv[EMU_FILE_THREAD][e->nprv[EMU_FILE_THREAD]++], time, t, type,
+			rec_put(&e->batch.prv[EMU_FILE_THREAD][e->batch.nprv[EMU_FILE_THREAD]++], time, t, type,
 					val);
 		}
 	}
@@ -1114,24 +1114,24 @@ static inline __attribute__((always_inline)) int raw_views(struct emu *e, size_t
 		return 0;
 	if (reserve_recs(e, EMU_FILE_CPU, 1) != 0)
 		return -1;
-	rec_put(&e->prv[EMU_FILE_CPU][e->nprv[EMU_FILE_CPU]++], time, (size_t) cpu, type, val);
+	rec_put(&e->batch.prv[EMU_FILE_CPU][e->batch.nprv[EMU_FILE_CPU]++], time, (size_t) cpu, type, val);
 	return 0;
 }
 
 /* The views that depend on the writes of the event. */
 static inline int propagate(struct emu *e)
 {
-	if (__builtin_expect(e->lazy_raw != NULL, 0))
+	if (__builtin_expect(e->prop.lazy_raw != NULL, 0))
 		return lazy_mark(e);
-	if (e->qlen == 1 && e->q[0].kind == TRIG_RAW)
-		return propagate_raw(e, e->q[0].a, e->q[0].b);
-	return e->qlen != 0 ? propagate_queue(e) : 0;
+	if (e->prop.qlen == 1 && e->prop.q[0].kind == TRIG_RAW)
+		return propagate_raw(e, e->prop.q[0].a, e->prop.q[0].b);
+	return e->prop.qlen != 0 ? propagate_queue(e) : 0;
 }
 
 int emu_raw_set_n(struct emu *e, size_t t, const size_t *ch, const int64_t *v, size_t n,
 		int isnull)
 {
-	if (!e->direct) {
+	if (!e->prop.direct) {
 		for (size_t i = 0; i < n; i++)
 			if (raw_write(e, t, ch[i], EMU_OP_SET, v[i], isnull) != 0)
 				return -1;
@@ -1147,8 +1147,8 @@ int emu_raw_set_n(struct emu *e, size_t t, const size_t *ch, const int64_t *v, s
 	struct last *Lc = oncpu ? &e->cview[(size_t) cpu * e->nchans] : NULL;
 	if (reserve_recs(e, EMU_FILE_THREAD, n) != 0 || reserve_recs(e, EMU_FILE_CPU, n) != 0)
 		return -1;
-	struct emu_prv_rec *rt = e->prv[EMU_FILE_THREAD], *rc = e->prv[EMU_FILE_CPU];
-	size_t nt = e->nprv[EMU_FILE_THREAD], nc = e->nprv[EMU_FILE_CPU];
+	struct emu_prv_rec *rt = e->batch.prv[EMU_FILE_THREAD], *rc = e->batch.prv[EMU_FILE_CPU];
+	size_t nt = e->batch.nprv[EMU_FILE_THREAD], nc = e->batch.nprv[EMU_FILE_CPU];
 	const int64_t time = e->dclock - e->rbase;
 	const uint64_t seq = e->seq;
 	const unsigned state = T->state;
@@ -1180,8 +1180,8 @@ int emu_raw_set_n(struct emu *e, size_t t, const size_t *ch, const int64_t *v, s
 				rec_put(&rc[nc++], time, (size_t) cpu, type, val);
 		}
 	}
-	e->nprv[EMU_FILE_THREAD] = nt;
-	e->nprv[EMU_FILE_CPU] = nc;
+	e->batch.nprv[EMU_FILE_THREAD] = nt;
+	e->batch.nprv[EMU_FILE_CPU] = nc;
 	return r;
 }
 
@@ -1225,9 +1225,9 @@ static int guard_fail(struct emu *e, size_t t, const struct model_rt *m)
 	if (m->guard_bit && (T->flags & m->guard_bit))
 		return emu_fail(e, "thread %s is %s (flag %s), and events of the %s model are "
 				"refused then", emu_tname(e, t),
-				strcmp(e->flag_names[__builtin_ctz(m->guard_bit)], "out-of-cpu") == 0 ?
+				strcmp(e->disp.flag_names[__builtin_ctz(m->guard_bit)], "out-of-cpu") == 0 ?
 				"out of its CPU" : "flagged",
-				e->flag_names[__builtin_ctz(m->guard_bit)], m->desc->name);
+				e->disp.flag_names[__builtin_ctz(m->guard_bit)], m->desc->name);
 	return emu_fail(e, "thread %s is %s, but events of the %s model need it %s", emu_tname(e, t),
 			emu_state_names[T->state], m->desc->name,
 			m->desc->guard_states == EMU_STM(EMU_ST_RUNNING) ? "Running" :
@@ -1333,7 +1333,7 @@ static __attribute__((noinline)) const struct disp_ent *disp_miss(struct emu *e,
 		struct disp_ent *tmp)
 {
 	unsigned char mb = (unsigned char) key;
-	int mi = e->model_of_byte[mb];
+	int mi = e->disp.model_of_byte[mb];
 	if (mi < 0) {
 		const char *name = e->opts.model_name ? e->opts.model_name(mb) : NULL;
 		if (name != NULL)
@@ -1343,9 +1343,9 @@ static __attribute__((noinline)) const struct disp_ent *disp_miss(struct emu *e,
 			emu_fail(e, "no model is registered for the model byte of this event");
 		return NULL;
 	}
-	struct model_rt *m = &e->models[mi];
+	struct model_rt *m = &e->disp.models[mi];
 	int idx = m->disp[(key >> 8 & 0xff) << 8 | (key >> 16 & 0xff)];
-	struct disp_ent *D = idx >= 0 ? &e->dtab[disp_slot(key)] : tmp;
+	struct disp_ent *D = idx >= 0 ? &e->disp.dtab[disp_slot(key)] : tmp;
 	*D = (struct disp_ent) { .key = key, .guard_states = (uint16_t) m->guard_states,
 		.guard_bit = (uint16_t) m->guard_bit, .idx = (int16_t) idx, .op0 = EMU_OP_NONE,
 		.m = m };
@@ -1380,7 +1380,7 @@ static int run_event(struct emu *e, size_t t)
 	uint32_t key = (uint32_t) (unsigned char) ev->mcv[0] |
 		(uint32_t) (unsigned char) ev->mcv[1] << 8 |
 		(uint32_t) (unsigned char) ev->mcv[2] << 16 | EMU_DISP_VALID;
-	const struct disp_ent *D = &e->dtab[disp_slot(key)];
+	const struct disp_ent *D = &e->disp.dtab[disp_slot(key)];
 	struct disp_ent tmp;
 	if (__builtin_expect(D->key != key, 0) && (D = disp_miss(e, key, &tmp)) == NULL)
 		return -1;
@@ -1409,13 +1409,13 @@ static int run_event(struct emu *e, size_t t)
 	 * once an event): not with views muted or lazy, breakdown inputs, or
 	 * threads that lost events (whose refused events are skipped, and a
 	 * view evaluated before the refusal would be out of step). */
-	e->direct = D->direct && !(e->muted | (e->nbd != 0) | (e->loss != NULL));
+	e->prop.direct = D->direct && !(e->muted | (e->nbd != 0) | (e->loss != NULL));
 	if (D->nactions > 0 && apply_action(e, t, m, D->d, &D->actions[0],
 			(enum emu_op) D->op0) != 0) {
-		e->direct = 0;
+		e->prop.direct = 0;
 		return -1;
 	}
-	e->direct = 0;
+	e->prop.direct = 0;
 	for (size_t i = 1; i < D->nactions; i++)
 		if (apply_action(e, t, m, D->d, &D->actions[i], D->actions[i].op) != 0)
 			return -1;
@@ -1435,20 +1435,20 @@ __attribute__((noinline, cold))
 static void bd_save(const struct emu *e, size_t *nb)
 {
 	for (size_t b = 0; b < e->nbd; b++)
-		nb[b] = e->nprv[2 + b];
+		nb[b] = e->batch.nprv[2 + b];
 }
 
 /* ---- the window (--from/--to) ---- */
 
 void emu_set_window(struct emu *e, const struct emu_window *w)
 {
-	e->win = *w;
+	e->window.bounds = *w;
 	e->muted = w->has_from;
 }
 
 int emu_window_stopped(const struct emu *e)
 {
-	return e->win_stopped;
+	return e->window.stopped;
 }
 
 int emu_window_span(const struct emu *e, int64_t *from, int64_t *last)
@@ -1472,28 +1472,28 @@ static int64_t win_dclock(const struct emu *e, int rel, int64_t v)
 /* At the first event: the bounds as dclocks. */
 static void lazy_free(struct emu *e)
 {
-	free(e->lazy_raw);
-	free(e->lazy_thr);
-	free(e->lazy_cv);
-	free(e->lazy_cpu);
-	e->lazy_raw = e->lazy_thr = e->lazy_cv = e->lazy_cpu = NULL;
+	free(e->prop.lazy_raw);
+	free(e->prop.lazy_thr);
+	free(e->prop.lazy_cv);
+	free(e->prop.lazy_cpu);
+	e->prop.lazy_raw = e->prop.lazy_thr = e->prop.lazy_cv = e->prop.lazy_cpu = NULL;
 }
 
 static void win_start(struct emu *e)
 {
-	e->win_from = e->win.has_from ? win_dclock(e, e->win.from_rel, e->win.from) : 0;
-	e->win_to = e->win.has_to ? win_dclock(e, e->win.to_rel, e->win.to) : INT64_MAX;
-	e->rbase = e->win.has_from ? e->win_from : 0;
+	e->window.from = e->window.bounds.has_from ? win_dclock(e, e->window.bounds.from_rel, e->window.bounds.from) : 0;
+	e->window.to = e->window.bounds.has_to ? win_dclock(e, e->window.bounds.to_rel, e->window.bounds.to) : INT64_MAX;
+	e->rbase = e->window.bounds.has_from ? e->window.from : 0;
 	/* lazy views before T0 (not with breakdown views, whose selection
 	 * follows every CPU view change, nor with losses); without the
 	 * memory, the views are evaluated as usual */
 	if (e->muted && e->nbd == 0 && e->loss == NULL) {
 		size_t nch = e->nchans ? e->nchans : 1;
-		e->lazy_raw = calloc(e->nthreads ? e->nthreads * nch : 1, 1);
-		e->lazy_thr = calloc(e->nthreads ? e->nthreads : 1, 1);
-		e->lazy_cv = calloc(e->ncpus ? e->ncpus * nch : 1, 1);
-		e->lazy_cpu = calloc(e->ncpus ? e->ncpus : 1, 1);
-		if (!e->lazy_raw || !e->lazy_thr || !e->lazy_cv || !e->lazy_cpu)
+		e->prop.lazy_raw = calloc(e->nthreads ? e->nthreads * nch : 1, 1);
+		e->prop.lazy_thr = calloc(e->nthreads ? e->nthreads : 1, 1);
+		e->prop.lazy_cv = calloc(e->ncpus ? e->ncpus * nch : 1, 1);
+		e->prop.lazy_cpu = calloc(e->ncpus ? e->ncpus : 1, 1);
+		if (!e->prop.lazy_raw || !e->prop.lazy_thr || !e->prop.lazy_cv || !e->prop.lazy_cpu)
 			lazy_free(e);
 	}
 }
@@ -1503,7 +1503,7 @@ static void win_start(struct emu *e)
 
 int emu_win_snapshot(struct emu *e)
 {
-	if (e->lazy_raw != NULL) {
+	if (e->prop.lazy_raw != NULL) {
 		int lr = lazy_eval(e);
 		lazy_free(e);
 		if (lr != 0)
@@ -1511,7 +1511,7 @@ int emu_win_snapshot(struct emu *e)
 	}
 	e->muted = 0;
 	int64_t saved = e->dclock;
-	e->dclock = e->win_from;
+	e->dclock = e->window.from;
 	size_t nch = e->nchans;
 	int r = 0;
 	for (size_t t = 0; t < e->nthreads && r == 0; t++) {
@@ -1549,14 +1549,14 @@ int emu_win_snapshot(struct emu *e)
 	if (r == 0 && e->loss != NULL)
 		r = emu_loss_snapshot(e);
 	/* the internal records: running threads, then the raw channels */
-	for (size_t c = 0; c < e->ncpus && r == 0 && e->internal; c++) {
+	for (size_t c = 0; c < e->ncpus && r == 0 && e->batch.internal; c++) {
 		const struct cpu *C = &e->cpu[c];
 		if (C->rsel >= 0)
 			r |= emu_irec(e, EMU_REC_RSEL, c, 0, C->rsel, 0);
 		if (C->nrun_written && C->nrun_v != 0)
 			r |= emu_irec(e, EMU_REC_NRUN, c, 0, C->nrun_v, 0);
 	}
-	for (size_t t = 0; t < e->nthreads && r == 0 && e->internal; t++) {
+	for (size_t t = 0; t < e->nthreads && r == 0 && e->batch.internal; t++) {
 		for (size_t ch = 0; ch < nch && r == 0; ch++) {
 			const struct raw *R = &e->raw[t * nch + ch];
 			const struct chan *C = &e->chans[ch];
@@ -1582,12 +1582,12 @@ int emu_event(struct emu *e, const struct weft_event *ev)
 		return -1;
 	e->ev = ev;
 	size_t t;
-	if (ev->stream == e->last_stream) {
-		t = e->last_thread;
+	if (ev->stream == e->disp.last_stream) {
+		t = e->disp.last_thread;
 	} else {
 		t = map_find(e, ev->stream);
-		e->last_stream = ev->stream;
-		e->last_thread = t;
+		e->disp.last_stream = ev->stream;
+		e->disp.last_thread = t;
 	}
 	if (t == SIZE_MAX)
 		return emu_fail(e, "the event comes from a stream that is not a thread of the system");
@@ -1597,13 +1597,13 @@ int emu_event(struct emu *e, const struct weft_event *ev)
 		win_start(e);
 	}
 	int64_t dclock = ev->sclock - e->first_clock;
-	if (__builtin_expect(dclock > e->win_to, 0)) {
-		e->win_stopped = 1;
+	if (__builtin_expect(dclock > e->window.to, 0)) {
+		e->window.stopped = 1;
 		return 1;
 	}
 	if (__builtin_expect(e->muted, 0)) {
-		if (dclock <= e->win_from)
-			e->nmuted++;
+		if (dclock <= e->window.from)
+			e->window.nmuted++;
 		else if (emu_win_snapshot(e) != 0)
 			return -1;
 	}
@@ -1615,26 +1615,26 @@ int emu_event(struct emu *e, const struct weft_event *ev)
 	e->seq++;
 	e->nevents++;
 	e->cur_thread = t;
-	e->qlen = 0;
+	e->prop.qlen = 0;
 	/* Kept in registers (a 16-byte copy of nprv[] would load across two
 	 * 8-byte stores of the previous event and miss store forwarding). */
-	size_t n0 = e->nprv[0];
+	size_t n0 = e->batch.nprv[0];
 	__asm__("" : "+r"(n0));
-	size_t n1 = e->nprv[1], ni = e->nirecs;
+	size_t n1 = e->batch.nprv[1], ni = e->batch.nirecs;
 	size_t nb[EMU_MAX_BD] = { 0 };
 	if (__builtin_expect(e->nbd != 0, 0))
 		bd_save(e, nb);
 	if (run_event(e, t) != 0 && !(e->loss != NULL && emu_loss_skip(e, t) == 0)) {
 		/* Nothing of a refused event is written; what came before is
 		 * (a skipped event of a thread that lost events keeps it). */
-		e->nprv[0] = n0;
-		e->nprv[1] = n1;
-		e->nirecs = ni;
+		e->batch.nprv[0] = n0;
+		e->batch.nprv[1] = n1;
+		e->batch.nirecs = ni;
 		for (size_t b = 0; b < e->nbd; b++)
-			e->nprv[2 + b] = nb[b];
+			e->batch.nprv[2 + b] = nb[b];
 		return -1;
 	}
-	if (e->nprv[0] + e->nprv[1] + e->nirecs >= EMU_FLUSH_RECS)
+	if (e->batch.nprv[0] + e->batch.nprv[1] + e->batch.nirecs >= EMU_FLUSH_RECS)
 		return emu_flush(e);
 	return 0;
 }
@@ -1645,16 +1645,16 @@ int emu_thread_close(struct emu *e, size_t t, int64_t sclock)
 		return -1;
 	if (t >= e->nthreads || !e->started)
 		return 0;
-	if (sclock - e->first_clock > e->win_to)
+	if (sclock - e->first_clock > e->window.to)
 		return 0; /* after the window: not emulated */
 	enum emu_state st = e->thr[t].state;
 	if (st == EMU_ST_UNKNOWN || st == EMU_ST_DEAD)
 		return 0; /* it never started, or it ended */
 	/* the thread-end event of the first model that names one (ovni) */
 	struct model_rt *m = NULL;
-	for (size_t k = 0; k < e->nmodels && m == NULL; k++)
-		if (e->models[k].desc->has_thread_end)
-			m = &e->models[k];
+	for (size_t k = 0; k < e->disp.nmodels && m == NULL; k++)
+		if (e->disp.models[k].desc->has_thread_end)
+			m = &e->disp.models[k];
 	if (m == NULL)
 		return emu_fail(e, "thread %s is cut short, but no model names the event that "
 				"ends a thread (thread-end:)", emu_tname(e, t));
@@ -1673,7 +1673,7 @@ int emu_thread_close(struct emu *e, size_t t, int64_t sclock)
 	int64_t dclock = sclock - e->first_clock;
 	/* records go in time order: never before what was written */
 	dclock = dclock > e->dclock ? dclock : e->dclock;
-	if (e->muted && dclock > e->win_from && emu_win_snapshot(e) != 0) {
+	if (e->muted && dclock > e->window.from && emu_win_snapshot(e) != 0) {
 		e->ev = NULL;
 		return -1;
 	}
@@ -1683,8 +1683,8 @@ int emu_thread_close(struct emu *e, size_t t, int64_t sclock)
 	e->seq++;
 	e->cur_thread = t;
 	e->cur_desc = d;
-	e->qlen = 0;
-	size_t n0 = e->nprv[0], n1 = e->nprv[1], ni = e->nirecs;
+	e->prop.qlen = 0;
+	size_t n0 = e->batch.nprv[0], n1 = e->batch.nprv[1], ni = e->batch.nirecs;
 	size_t nb[EMU_MAX_BD] = { 0 };
 	if (e->nbd != 0)
 		bd_save(e, nb);
@@ -1703,40 +1703,40 @@ int emu_thread_close(struct emu *e, size_t t, int64_t sclock)
 		r = emu_bd_commit(e);
 	e->ev = NULL;
 	if (r != 0) {
-		e->nprv[0] = n0;
-		e->nprv[1] = n1;
-		e->nirecs = ni;
+		e->batch.nprv[0] = n0;
+		e->batch.nprv[1] = n1;
+		e->batch.nirecs = ni;
 		for (size_t b = 0; b < e->nbd; b++)
-			e->nprv[2 + b] = nb[b];
+			e->batch.nprv[2 + b] = nb[b];
 		return -1;
 	}
-	if (e->nprv[0] + e->nprv[1] + e->nirecs >= EMU_FLUSH_RECS)
+	if (e->batch.nprv[0] + e->batch.nprv[1] + e->batch.nirecs >= EMU_FLUSH_RECS)
 		return emu_flush(e);
 	return 0;
 }
 
 int emu_flush(struct emu *e)
 {
-	size_t nv = 2 + e->nbd, total = e->nirecs;
+	size_t nv = 2 + e->nbd, total = e->batch.nirecs;
 	for (size_t f = 0; f < nv; f++)
-		total += e->nprv[f];
+		total += e->batch.nprv[f];
 	if (total == 0)
 		return e->failed ? -1 : 0;
 	struct emu_batch b;
 	memset(&b, 0, sizeof b);
 	for (size_t f = 0; f < nv; f++) {
-		b.prv[f] = e->prv[f];
-		b.nprv[f] = e->nprv[f];
+		b.prv[f] = e->batch.prv[f];
+		b.nprv[f] = e->batch.nprv[f];
 	}
-	b.internal = e->irecs;
-	b.ninternal = e->nirecs;
+	b.internal = e->batch.irecs;
+	b.ninternal = e->batch.nirecs;
 	struct emu_batch bp = b;
 	bp.internal = NULL;
 	bp.ninternal = 0;
 	int r = 0;
-	for (size_t s = 0; s < e->nsinks; s++) {
+	for (size_t s = 0; s < e->batch.nsinks; s++) {
 		char err[WEFT_ERR_MAX];
-		if (e->sinks[s].records(e->sinks[s].self, e->sinks[s].internal ? &b : &bp,
+		if (e->batch.sinks[s].records(e->batch.sinks[s].self, e->batch.sinks[s].internal ? &b : &bp,
 				err, sizeof err) != 0) {
 			if (!e->failed)
 				snprintf(e->err, sizeof e->err, "%s", err);
@@ -1747,19 +1747,19 @@ int emu_flush(struct emu *e)
 	/* The sinks may still read this set during their next EMU_BATCH_KEEP
 	 * calls: fill the oldest kept one, which they are done with. */
 	for (size_t f = 0; f < nv; f++) {
-		struct emu_prv_rec *tp = e->prv_kept[0][f];
-		size_t tc = e->prvcap_kept[0][f];
+		struct emu_prv_rec *tp = e->batch.prv_kept[0][f];
+		size_t tc = e->batch.prvcap_kept[0][f];
 		for (size_t k = 0; k + 1 < EMU_BATCH_KEEP; k++) {
-			e->prv_kept[k][f] = e->prv_kept[k + 1][f];
-			e->prvcap_kept[k][f] = e->prvcap_kept[k + 1][f];
+			e->batch.prv_kept[k][f] = e->batch.prv_kept[k + 1][f];
+			e->batch.prvcap_kept[k][f] = e->batch.prvcap_kept[k + 1][f];
 		}
-		e->prv_kept[EMU_BATCH_KEEP - 1][f] = e->prv[f];
-		e->prvcap_kept[EMU_BATCH_KEEP - 1][f] = e->prvcap[f];
-		e->prv[f] = tp;
-		e->prvcap[f] = tc;
-		e->nprv[f] = 0;
+		e->batch.prv_kept[EMU_BATCH_KEEP - 1][f] = e->batch.prv[f];
+		e->batch.prvcap_kept[EMU_BATCH_KEEP - 1][f] = e->batch.prvcap[f];
+		e->batch.prv[f] = tp;
+		e->batch.prvcap[f] = tc;
+		e->batch.nprv[f] = 0;
 	}
-	e->nirecs = 0;
+	e->batch.nirecs = 0;
 	return r != 0 || e->failed ? -1 : 0;
 }
 
