@@ -40,22 +40,18 @@ struct batches {
 	size_t nirecs, ireccap;
 };
 
-/* Where a step's records begin: taken back when the step is refused. */
+/* Where a step's records begin: taken back when the step is refused
+ * (emu_batch_mark, emu_batch_undo: fastpath.h). */
 struct batch_mark {
 	size_t n0, n1, ni;
-	size_t nb[EMU_MAX_BD];
 };
 
 /* Room for n more Paraver records of view file (0, or -1: out of memory). */
 int emu_prv_grow(struct emu *e, size_t file, size_t n);
 /* An internal record (emu_irec) when a sink wants them. */
 int emu_irec_add(struct emu *e, int kind, size_t row, int type, int64_t value, int isnull);
-/* The breakdown files' counts into m->nb (with breakdown views). */
-void emu_batch_mark_bd(const struct emu *e, struct batch_mark *m);
-/* The step's records taken back (a refused event). */
-void emu_batch_undo(struct emu *e, const struct batch_mark *m);
-/* The end of a step: a flush when a batch is full. */
-int emu_batch_step_end(struct emu *e);
+/* Where the step's records of the breakdown files begin (nb[EMU_MAX_BD]). */
+void emu_batch_mark_bd(const struct emu *e, size_t *nb) __attribute__((noinline, cold));
 void emu_batch_destroy(struct emu *e);
 
 #endif

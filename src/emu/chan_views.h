@@ -41,8 +41,6 @@ int emu_chans_add_model(struct emu *e, size_t mi, size_t *chcap, char *err, size
  * views. */
 int emu_chans_finish(struct emu *e);
 void emu_chans_destroy(struct emu *e);
-/* The channel of mark type `type`. */
-int emu_mark_chan(struct emu *e, int64_t type, size_t *out);
 /* Why a raw write is refused (cold). */
 int emu_raw_refuse(struct emu *e, size_t t, size_t ch, enum emu_op op, int64_t v, int isnull)
 	__attribute__((noinline, cold));

@@ -76,6 +76,9 @@ struct dispatch {
 	size_t last_thread;
 };
 
+/* engine.c: what a hook may call (emu_hook_ctx.ops). */
+extern const struct emu_hook_ops emu_hooks;
+
 /* The models (their tables, flags, channels, task machinery) and the
  * stream map; emu_destroy frees them (emu_dispatch_destroy). */
 int emu_dispatch_models(struct emu *e, const struct emu_model_desc *const *models,
@@ -84,8 +87,6 @@ int emu_dispatch_map(struct emu *e);
 void emu_dispatch_destroy(struct emu *e);
 /* The thread of stream s, SIZE_MAX when it is not a thread of the system. */
 size_t emu_dispatch_thread(struct emu *e, const struct weft_stream *s);
-/* The current event (e->ev) of thread t: its checks, actions and views. */
-int emu_dispatch_event(struct emu *e, size_t t);
 /* The actions of event description d of model m by thread t, the thread
  * state's condition waived (the end of a thread cut short). */
 int emu_dispatch_end(struct emu *e, size_t t, struct model_rt *m,

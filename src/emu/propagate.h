@@ -26,7 +26,7 @@ struct qent {
 struct prop {
 	struct qent *q; /* the writes of the current step */
 	size_t qlen, qcap;
-	int direct; /* raw writes evaluate their views at once (emu_dispatch_event) */
+	int direct; /* raw writes evaluate their views at once (run_event) */
 	/* Before T0 without breakdown views or losses, the views are not
 	 * evaluated: what would have been is marked (thread views by a raw
 	 * write, every tracked one by a state change; CPU views by a raw
