@@ -1,10 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * emu_internal.h - the state the parts of the engine share: engine.c
- * (dispatch, raw channels, views and their propagation), threads.c (thread
- * states and CPUs), tasks.c (task types, tasks, bodies), families.c
- * (channel families sized from metadata), breakdown.c, finish.c (end of
- * run, dynamic PCF values) and summary.c.
+ * emu_internal.h - the state the parts of the engine share, struct emu,
+ * composed of a sub-object per part declared in the part's header:
+ * dispatch.c (dispatch.h: the models, an event to its actions, emu_event),
+ * chan_views.c (chan_views.h: channels, raw writes), propagate.c
+ * (propagate.h: the views' re-evaluation), batch.c (batch.h: records and
+ * sinks), window.c (window.h: --from/--to); engine.c (creation, messages,
+ * hooks), threads.c (thread states and CPUs), tasks.c (task types, tasks,
+ * bodies), families.c (channel families sized from metadata),
+ * breakdown.c, finish.c (end of run, dynamic PCF values), summary.c and
+ * loss.c. The per-event fast paths are inline in fastpath.h.
  */
 #ifndef WEFT_EMU_INTERNAL_H
 #define WEFT_EMU_INTERNAL_H
