@@ -92,9 +92,9 @@ static void put_hex(struct cli_out *o, const uint8_t *p, size_t n)
 
 /* "%10" PRIi64: the clock column as ovnidump prints it (num_format.h;
  * stores up to 32 bytes from w). */
-static inline size_t fmt_clock(char *w, int64_t v)
+static inline size_t fmt_clock(char *w, int64_t v, struct weft_num_w10_cache *c)
 {
-	return (size_t) (weft_num_i64_w10(w, v) - w);
+	return (size_t) (weft_num_i64_w10c(w, v, c) - w);
 }
 
 /* The table entry of an MCV, remembered: most traces use few MCVs. */
@@ -140,6 +140,7 @@ struct relc {
 struct mark {
 	int32_t type;
 	char *title;
+	size_t title_len;
 	size_t nlabels;
 	struct mark_label *labels; /* by value */
 };
@@ -147,6 +148,7 @@ struct mark {
 struct mark_label {
 	int64_t value;
 	char *label;
+	size_t len;
 };
 
 #define SPEC_CACHE 1024u
@@ -174,6 +176,7 @@ struct dump {
 	int have_origin, have_prev;
 	struct mark *marks; /* by type */
 	size_t nmarks;
+	struct weft_num_w10_cache clk; /* the clock's high digits */
 };
 
 struct lossy {
@@ -448,8 +451,18 @@ static uint64_t load_int(enum weft_field_type t, const uint8_t *p, int *sign)
 	case WEFT_FIELD_U32: return weft_load_u32(p);
 	case WEFT_FIELD_U64: return weft_load_u64(p);
 	case WEFT_FIELD_I8: *sign = 1; return (uint64_t) (int64_t) (int8_t) p[0];
-	case WEFT_FIELD_I16: { int16_t v; memcpy(&v, p, 2); *sign = 1; return (uint64_t) (int64_t) v; }
-	case WEFT_FIELD_I32: { int32_t v; memcpy(&v, p, 4); *sign = 1; return (uint64_t) (int64_t) v; }
+	case WEFT_FIELD_I16: {
+		int16_t v;
+		memcpy(&v, p, 2);
+		*sign = 1;
+		return (uint64_t) (int64_t) v;
+	}
+	case WEFT_FIELD_I32: {
+		int32_t v;
+		memcpy(&v, p, 4);
+		*sign = 1;
+		return (uint64_t) (int64_t) v;
+	}
 	case WEFT_FIELD_I64: *sign = 1; return weft_load_u64(p);
 	case WEFT_FIELD_STR: break;
 	}
@@ -469,9 +482,10 @@ static int cmp_label(const void *a, const void *b)
 }
 
 /* The metadata's name of a mark type (MARK_TYPE) or of the value v of the
- * event's mark type (MARK_VALUE), escaped; NULL when it has none. */
+ * event's mark type (MARK_VALUE), escaped, and its length; NULL when it has
+ * none. */
 static const char *mark_name(const struct dump *d, const struct spec_cache *c,
-		const struct weft_event *ev, int what, int64_t v)
+		const struct weft_event *ev, int what, int64_t v, size_t *len)
 {
 	if (d->nmarks == 0 || c->mtype_off < 0)
 		return NULL;
@@ -485,16 +499,21 @@ static const char *mark_name(const struct dump *d, const struct spec_cache *c,
 	}
 	if (type < INT32_MIN || type > INT32_MAX)
 		return NULL;
-	struct mark key = { (int32_t) type, NULL, 0, NULL };
+	struct mark key = { (int32_t) type, NULL, 0, 0, NULL };
 	const struct mark *mk = bsearch(&key, d->marks, d->nmarks, sizeof *d->marks, cmp_mark);
 	if (mk == NULL)
 		return NULL;
-	if (what == MARK_TYPE)
+	if (what == MARK_TYPE) {
+		*len = mk->title_len;
 		return mk->title;
-	struct mark_label lk = { v, NULL };
+	}
+	struct mark_label lk = { v, NULL, 0 };
 	const struct mark_label *l = bsearch(&lk, mk->labels, mk->nlabels, sizeof *mk->labels,
 			cmp_label);
-	return l != NULL ? l->label : NULL;
+	if (l == NULL)
+		return NULL;
+	*len = l->len;
+	return l->label;
 }
 
 /* The description by its pieces (c->room <= the output's capacity). */
@@ -533,11 +552,21 @@ static void put_plan(struct dump *d, const struct spec_cache *c, const struct we
 			w = sign ? weft_num_i64(w, (int64_t) u) : weft_num_u64(w, u);
 		}
 		if (__builtin_expect(pc->mark != 0, 0)) {
-			const char *name = mark_name(d, c, ev, pc->mark, (int64_t) u);
+			size_t nlen;
+			const char *name = mark_name(d, c, ev, pc->mark, (int64_t) u, &nlen);
 			if (name != NULL) {
 				o->len = (size_t) (w - o->buf);
+				if (c->room + nlen + 3 <= o->cap) {
+					w = cli_out_reserve(o, c->room + nlen + 3);
+					*w++ = ' ';
+					*w++ = '(';
+					memcpy(w, name, nlen);
+					w += nlen;
+					*w++ = ')';
+					continue;
+				}
 				cli_out_put(o, " (", 2);
-				cli_out_put(o, name, strlen(name));
+				cli_out_put(o, name, nlen);
 				cli_out_put(o, ")", 1);
 				w = cli_out_reserve(o, c->room);
 			}
@@ -625,8 +654,8 @@ static size_t put_times(struct dump *d, char *w, int64_t c)
 			p = weft_num_i64_w10(p, (int64_t) ((uint64_t) c - (uint64_t) d->origin));
 			break;
 		default:
-			p = put_delta(p, d->have_prev ? (int64_t) ((uint64_t) c - (uint64_t) d->prev)
-					: 0);
+			p = put_delta(p, d->have_prev
+					? (int64_t) ((uint64_t) c - (uint64_t) d->prev) : 0);
 			break;
 		}
 	}
@@ -645,7 +674,8 @@ static void dump_event(struct dump *d, const struct weft_event *ev)
 	size_t head = TIMES_ROOM + MCV_ESC_MAX + 2 + d->rel_len + 2;
 	if (head <= o->cap) {
 		char *w = cli_out_reserve(o, head);
-		size_t k = d->ntime == 0 ? fmt_clock(w, ev->rclock) : put_times(d, w, ev->rclock);
+		size_t k = d->ntime == 0 ? fmt_clock(w, ev->rclock, &d->clk)
+			: put_times(d, w, ev->rclock);
 		w[k++] = ' ';
 		w[k++] = ' ';
 		k += put_mcv(w + k, ev->mcv);
@@ -658,7 +688,8 @@ static void dump_event(struct dump *d, const struct weft_event *ev)
 		o->len += k;
 	} else {
 		char tmp[TIMES_ROOM];
-		size_t k = d->ntime == 0 ? fmt_clock(tmp, ev->rclock) : put_times(d, tmp, ev->rclock);
+		size_t k = d->ntime == 0 ? fmt_clock(tmp, ev->rclock, &d->clk)
+			: put_times(d, tmp, ev->rclock);
 		cli_out_put(o, tmp, k);
 		cli_out_put(o, "  ", 2);
 		char m[MCV_ESC_MAX];
@@ -713,7 +744,8 @@ static void dump_view_init(struct dump *d, const struct weft_trace *t)
 	for (size_t i = 0; i < weft_nstreams(t); i++) { /* as cli_window_apply */
 		int64_t c;
 		if (weft_stream_first_sclock(t, i, &c)) {
-			c = (int64_t) ((uint64_t) c - (uint64_t) weft_stream_at(t, i)->clock_offset);
+			c = (int64_t) ((uint64_t) c
+				- (uint64_t) weft_stream_at(t, i)->clock_offset);
 			if (!d->have_origin || c < d->origin)
 				d->origin = c;
 			d->have_origin = 1;
@@ -730,12 +762,14 @@ static void dump_view_init(struct dump *d, const struct weft_trace *t)
 		struct mark *mk = &d->marks[d->nmarks++];
 		mk->type = mt->type;
 		mk->title = mt->title != NULL ? esc_dup(mt->title) : NULL;
+		mk->title_len = mk->title != NULL ? strlen(mk->title) : 0;
 		mk->labels = calloc(mt->nlabels ? mt->nlabels : 1, sizeof *mk->labels);
 		if (mk->labels == NULL)
 			abort();
 		for (size_t k = 0; k < mt->nlabels; k++) {
 			mk->labels[k].value = mt->labels[k].value;
 			mk->labels[k].label = esc_dup(mt->labels[k].label);
+			mk->labels[k].len = strlen(mk->labels[k].label);
 		}
 		mk->nlabels = mt->nlabels;
 		qsort(mk->labels, mk->nlabels, sizeof *mk->labels, cmp_label);

@@ -129,36 +129,71 @@ static inline char *weft_num_i64_w(char *o, int64_t v, unsigned w)
 	return weft_num_i64(o, v);
 }
 
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/* The sixteen digits of weft_num_bcd8 words hi and lo (hi first) right-
+ * aligned in 10 columns, or all the digits when they are more: the leading
+ * zeros made spaces (0x30 - 0x10) but the last digit, and the last columns
+ * copied out. Stores 16 bytes from o; returns the end of the text. */
+static inline char *weft_num_w10_words(char *o, uint64_t hi, uint64_t lo)
+{
+	const uint64_t sp = UINT64_C(0x1010101010101010);
+	unsigned len;
+	if (hi != 0) {
+		unsigned lz = (unsigned) __builtin_ctzll(hi) >> 3;
+		hi = hi + WEFT_NUM_ASCII8 - (sp & ((UINT64_C(1) << (lz * 8)) - 1));
+		lo += WEFT_NUM_ASCII8;
+		len = 16 - lz;
+	} else {
+		unsigned lz = lo != 0 ? (unsigned) __builtin_ctzll(lo) >> 3 : 7;
+		hi = UINT64_C(0x2020202020202020);
+		lo = lo + WEFT_NUM_ASCII8 - (sp & ((UINT64_C(1) << (lz * 8)) - 1));
+		len = 8 - lz;
+	}
+	unsigned cols = len > 10 ? len : 10;
+	char b[32] = { 0 };
+	memcpy(b, &hi, 8);
+	memcpy(b + 8, &lo, 8);
+	memcpy(o, b + 16 - cols, 16);
+	return o + cols;
+}
+#endif
+
 /* "%10" PRId64 (the clock column of a dump): as weft_num_i64_w(o, v, 10),
- * quicker for 0 <= v < 10^16: sixteen digits in two words, the leading
- * zeros made spaces (0x30 - 0x10) but the last, and the last 10 columns or
- * all the digits copied out. Stores up to 32 bytes from o. */
+ * quicker for 0 <= v < 10^16 (two words of eight digits). Stores up to 32
+ * bytes from o. */
 static inline char *weft_num_i64_w10(char *o, int64_t v)
 {
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (v >= 0 && v < INT64_C(10000000000000000))
+		return weft_num_w10_words(o, weft_num_bcd8((uint32_t) ((uint64_t) v / 100000000)),
+				weft_num_bcd8((uint32_t) ((uint64_t) v % 100000000)));
+#endif
+	return weft_num_i64_w(o, v, 10);
+}
+
+/* The high eight digits of the last value weft_num_i64_w10c wrote: the
+ * clocks of a trace in order share them for 0.1 s at a time. Zeroed to
+ * start. */
+struct weft_num_w10_cache {
+	uint64_t hi;   /* v / 10^8, + 1 (0: nothing yet) */
+	uint64_t word; /* weft_num_bcd8 of it */
+};
+
+/* weft_num_i64_w10, the high digits taken from c when they are the same. */
+static inline char *weft_num_i64_w10c(char *o, int64_t v, struct weft_num_w10_cache *c)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
 	if (v >= 0 && v < INT64_C(10000000000000000)) {
-		const uint64_t sp = UINT64_C(0x1010101010101010);
-		uint64_t hi = weft_num_bcd8((uint32_t) ((uint64_t) v / 100000000));
-		uint64_t lo = weft_num_bcd8((uint32_t) ((uint64_t) v % 100000000));
-		unsigned len;
-		if (hi != 0) {
-			unsigned lz = (unsigned) __builtin_ctzll(hi) >> 3;
-			hi = hi + WEFT_NUM_ASCII8 - (sp & ((UINT64_C(1) << (lz * 8)) - 1));
-			lo += WEFT_NUM_ASCII8;
-			len = 16 - lz;
-		} else {
-			unsigned lz = lo != 0 ? (unsigned) __builtin_ctzll(lo) >> 3 : 7;
-			hi = UINT64_C(0x2020202020202020);
-			lo = lo + WEFT_NUM_ASCII8 - (sp & ((UINT64_C(1) << (lz * 8)) - 1));
-			len = 8 - lz;
+		uint64_t hi = (uint64_t) v / 100000000;
+		if (c->hi != hi + 1) {
+			c->hi = hi + 1;
+			c->word = weft_num_bcd8((uint32_t) hi);
 		}
-		unsigned cols = len > 10 ? len : 10;
-		char b[32] = { 0 };
-		memcpy(b, &hi, 8);
-		memcpy(b + 8, &lo, 8);
-		memcpy(o, b + 16 - cols, 16);
-		return o + cols;
+		return weft_num_w10_words(o, c->word,
+				weft_num_bcd8((uint32_t) ((uint64_t) v % 100000000)));
 	}
+#else
+	(void) c;
 #endif
 	return weft_num_i64_w(o, v, 10);
 }

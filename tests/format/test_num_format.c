@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /* test_num_format.c - num_format.h's text of numbers, byte for byte what
- * snprintf prints ("%" PRIu64, "%" PRId64, "%*" PRId64, "%" PRIx64, "%08u"),
+ * snprintf prints ("%" PRIu64, "%" PRId64, "%*" PRId64, "%10" PRId64 with and
+ * without the cache of the high digits, "%" PRIx64, "%08u"),
  * on the edges of every digit count and 400000 values of every magnitude;
  * and the bytes past the text each function may store stay within its
  * stated room. */
@@ -65,6 +66,21 @@ static void check_u64(uint64_t v)
 	assert_int_equal(e - got, strlen(want));
 	assert_memory_equal(got, want, strlen(want));
 	assert_true(untouched(got, 32, sizeof got));
+	/* with the cache of the high digits: a value, its neighbours (the
+	 * same high digits, or the next ones), the value again */
+	static struct weft_num_w10_cache cache;
+	const int64_t near[] = { s, s + 1, s - 1, s + 100000000, s };
+	for (size_t k = 0; k < sizeof near / sizeof near[0]; k++) {
+		if ((k == 1 && s == INT64_MAX) || (k == 2 && s == INT64_MIN)
+				|| (k == 3 && s > INT64_MAX - 100000000))
+			continue;
+		snprintf(want, sizeof want, "%10" PRId64, near[k]);
+		memset(got, GUARD, sizeof got);
+		e = weft_num_i64_w10c(got, near[k], &cache);
+		assert_int_equal(e - got, strlen(want));
+		assert_memory_equal(got, want, strlen(want));
+		assert_true(untouched(got, 32, sizeof got));
+	}
 
 	if (v < 100000000) {
 		snprintf(want, sizeof want, "%08u", (unsigned) v);
