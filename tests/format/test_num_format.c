@@ -69,7 +69,9 @@ static void check_u64(uint64_t v)
 	/* with the cache of the high digits: a value, its neighbours (the
 	 * same high digits, or the next ones), the value again */
 	static struct weft_num_w10_cache cache;
-	const int64_t near[] = { s, s + 1, s - 1, s + 100000000, s };
+	/* (wrapping: the values past the ends are skipped below) */
+	const int64_t near[] = { s, (int64_t) (v + 1), (int64_t) (v - 1),
+		(int64_t) (v + 100000000), s };
 	for (size_t k = 0; k < sizeof near / sizeof near[0]; k++) {
 		if ((k == 1 && s == INT64_MAX) || (k == 2 && s == INT64_MIN)
 				|| (k == 3 && s > INT64_MAX - 100000000))
