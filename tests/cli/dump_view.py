@@ -6,13 +6,14 @@ default lines left as they were (ovnidump's columns)."""
 import os
 import shutil
 import struct
+import subprocess
 import sys
 import tempfile
 
 sys.dont_write_bytecode = True  # keep the source tree clean
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from tracegen import ev, meta, thread_rel, write_stream  # noqa: E402
-from wefttest import Checker, run  # noqa: E402
+from wefttest import Checker, run, weft_bin  # noqa: E402
 
 R1 = thread_rel("vm", 1, 1)
 R2 = thread_rel("vm", 1, 2)
@@ -107,6 +108,19 @@ def main():
         rc, out, err = run(["dump", "--time=delta", "neg"], cwd=tmp)
         c.eq((rc, [ln[:10] for ln in out.split(b"\n")]),
              (0, [b"        +0", b"       -10", b"       +20", b""]), "dump --time=delta: -10")
+
+        # --follow on a finished trace: the same columns, no mark names (the
+        # metadata of a running program may not be written yet)
+        p = subprocess.run([weft_bin(), "dump", "--follow", "--time=rel,delta", "t"], cwd=tmp,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, timeout=60)
+        plain = [
+            f"OHx  {x1}", f"OHx  {x2}", f"OM[  {R1}  pushes 1 on mark type 2",
+            f"OM[  {R1}  pushes 5 on mark type 2", f"OM[  {R2}  pushes -4 on mark type 2",
+            f"OM=  {R1}  sets mark type 7 to 42", f"OM=  {R1}  sets mark type 9 to 3",
+            f"OM]  {R2}  pops -4 from mark type 2", f"OM]  {R1}  pops 5 from mark type 2",
+            f"OHe  {R1}  finishes: the thread ends", f"OHe  {R2}  finishes: the thread ends"]
+        want = lines(*(f"{r:>10}  {d:>10}  {b}" for r, d, b in zip(rel, delta, plain)))
+        c.eq((p.returncode, p.stdout, p.stderr), (0, want, b""), "dump --follow --time=rel,delta")
 
         bad = "give columns among abs, rel and delta, each at most once, separated by " \
               "commas (e.g. --time=rel,delta)\n"
