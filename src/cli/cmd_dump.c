@@ -8,10 +8,14 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "model.h"
+#include "num_format.h"
+#include "obs_format.h"
 
 static const char usage[] =
-	"Usage: weft dump [-x] [--sort] [--model FILE]... [--from T0] [--to T1] PATH\n"
-	"       weft dump [-x] [--model FILE]... --follow [--follow-timeout T] PATH\n"
+	"Usage: weft dump [-x] [--sort] [--model FILE]... [--from T0] [--to T1]\n"
+	"                 [--time LIST] PATH\n"
+	"       weft dump [-x] [--model FILE]... [--time LIST] --follow\n"
+	"                 [--follow-timeout T] PATH\n"
 	"\n"
 	"Print every event of the trace at PATH (a trace directory, a directory inside\n"
 	"it, or one stream directory) in one global order by raw clock, one per line:\n"
@@ -19,6 +23,9 @@ static const char usage[] =
 	"as ovnidump does: the raw clock right-aligned in 10 columns, the model,\n"
 	"category and value bytes, the stream directory relative to PATH, then the\n"
 	"event decoded by its model's table (or its payload bytes if no table knows it).\n"
+	"A mark event (ovni.mark in stream.json, ovni_mark_type) names its mark type\n"
+	"and value as the metadata does, after the numbers: \"pushes 2 (Gray) on mark\n"
+	"type 2 (Colors)\" (not with --follow, whose metadata may not be written yet).\n"
 	"\n"
 	"Options:\n"
 	"  -x, --hex   print the payload bytes as :xx instead of decoding them\n"
@@ -46,6 +53,14 @@ static const char usage[] =
 	"              a unit ms, s, min; 5s by default) while streams are\n"
 	"              unfinished, the program stopped: print every whole event\n"
 	"              read, name the unfinished streams and exit with status 1\n"
+	"  --time LIST the time columns in place of the raw clock, in the order\n"
+	"              given, separated by commas, each right-aligned in 10\n"
+	"              columns and followed by two spaces: abs (the raw clock,\n"
+	"              the default), rel (ns since the trace's first event: the\n"
+	"              earliest first clock of its streams, or with --follow the\n"
+	"              first event printed), delta (ns since the previous event\n"
+	"              printed, with its sign: +0 on the first line);\n"
+	"              e.g. --time=rel,delta\n"
 	"  --follow-links  follow the symbolic links that lead out of PATH (by\n"
 	"              default each is named in a warning and not followed)\n"
 	"  -h, --help  show this help\n"
@@ -77,36 +92,11 @@ static void put_hex(struct cli_out *o, const uint8_t *p, size_t n)
 	}
 }
 
-static const char digit_pairs[201] =
-	"00010203040506070809101112131415161718192021222324252627282930313233343536373839"
-	"40414243444546474849505152535455565758596061626364656667686970717273747576777879"
-	"8081828384858687888990919293949596979899";
-
-/* "%10" PRIi64 by hand, two digits at a time. */
-static size_t fmt_clock(char *w, int64_t v)
+/* "%10" PRIi64: the clock column as ovnidump prints it (num_format.h;
+ * stores up to 32 bytes from w). */
+static inline size_t fmt_clock(char *w, int64_t v, struct weft_num_w10_cache *c)
 {
-	char tmp[24];
-	size_t n = sizeof tmp;
-	uint64_t u = v < 0 ? (uint64_t) 0 - (uint64_t) v : (uint64_t) v;
-	while (u >= 100) {
-		unsigned d = (unsigned) (u % 100);
-		u /= 100;
-		tmp[--n] = digit_pairs[2 * d + 1];
-		tmp[--n] = digit_pairs[2 * d];
-	}
-	if (u >= 10) {
-		tmp[--n] = digit_pairs[2 * u + 1];
-		tmp[--n] = digit_pairs[2 * u];
-	} else {
-		tmp[--n] = (char) ('0' + u);
-	}
-	if (v < 0)
-		tmp[--n] = '-';
-	size_t len = sizeof tmp - n, k = 0;
-	while (len + k < 10)
-		w[k++] = ' ';
-	memcpy(w + k, tmp + n, len);
-	return k + len;
+	return (size_t) (weft_num_i64_w10c(w, v, c) - w);
 }
 
 /* The table entry of an MCV, remembered: most traces use few MCVs. */
@@ -115,6 +105,52 @@ struct spec_cache {
 	const struct weft_event_spec *spec;
 	const char *fixed; /* the description when it has no fields */
 	size_t fixed_len;
+	/* The description made into pieces (plan_make), for spec plan_of. */
+	const struct weft_event_spec *plan_of;
+	struct piece *pieces;
+	size_t npieces;
+	size_t room;     /* bytes the pieces write at most, strings and labels aside */
+	size_t min_size; /* the payload the fields need */
+	int32_t mtype_off; /* a mark event: where its mark type is (-1: none) */
+	enum weft_field_type mtype_t;
+};
+
+/* A piece of a description: text, then a field (or none). */
+struct piece {
+	const char *lit;
+	uint32_t len;
+	int16_t field;  /* index in spec->fields, or -1 */
+	uint8_t hex;    /* %x{...} */
+	uint8_t mark;   /* MARK_TYPE or MARK_VALUE: the metadata's name follows */
+};
+
+enum { MARK_TYPE = 1, MARK_VALUE = 2 };
+
+/* The time columns (--time): the raw clock, the time since the trace's
+ * first event, the time since the previous event printed. */
+enum { TIME_ABS, TIME_REL, TIME_DELTA };
+#define TIME_MAX 3
+
+/* A stream's relpath, escaped once (a stream change costs a lookup). */
+struct relc {
+	const struct weft_stream *stream;
+	char *rel;
+	size_t len;
+};
+
+/* A mark type of the metadata (ovni.mark), its title and labels escaped. */
+struct mark {
+	int32_t type;
+	char *title;
+	size_t title_len;
+	size_t nlabels;
+	struct mark_label *labels; /* by value */
+};
+
+struct mark_label {
+	int64_t value;
+	char *label;
+	size_t len;
 };
 
 #define SPEC_CACHE 1024u
@@ -126,14 +162,24 @@ struct dump {
 	char *desc;
 	size_t desccap;
 	const struct weft_stream *last_stream;
-	char *rel; /* its relpath, escaped (cli_escape.h) */
-	size_t rel_len, relcap;
+	const char *rel; /* its relpath, escaped (cli_escape.h) */
+	size_t rel_len;
+	struct relc *rels; /* open addressing by stream */
+	size_t nrels, relcap;
 	struct spec_cache cache[SPEC_CACHE];
 	/* Streams that lack events (weft_stream_loss): a line goes before the
 	 * first event printed after each loss. */
 	struct lossy *lossy;
 	size_t nlossy;
 	int64_t from; /* --from (INT64_MIN without): runs wholly before it are not told */
+	/* --time: the columns in their order; none: the raw clock alone */
+	int time[TIME_MAX];
+	size_t ntime;
+	int64_t origin, prev; /* the trace's first clock; the last one printed */
+	int have_origin, have_prev;
+	struct mark *marks; /* by type */
+	size_t nmarks;
+	struct weft_num_w10_cache clk; /* the clock's high digits */
 };
 
 struct lossy {
@@ -144,6 +190,17 @@ struct lossy {
 	size_t next, nruns;
 	struct weft_lost_run run; /* run next, when next < nruns */
 };
+
+/* s escaped, in a new string. */
+static char *esc_dup(const char *s)
+{
+	size_t n = strlen(s);
+	char *e = malloc(4 * n + 1);
+	if (e == NULL)
+		abort();
+	weft_escape(s, n, e, 4 * n + 1);
+	return e;
+}
 
 /* A line saying what stream L lacks before an event with this offset and
  * raw clock (UINT64_MAX, INT64_MAX at the end of the output). */
@@ -244,7 +301,7 @@ static struct spec_cache *lookup(struct dump *d, const char *mcv)
 		c->spec = weft_model_event(d->models, mcv);
 		c->fixed = NULL;
 		c->fixed_len = 0;
-		if (c->spec != NULL && c->spec->nfields == 0) {
+		if (c->spec != NULL && c->spec->nfields == 0 && !c->spec->has_placeholders) {
 			c->fixed = c->spec->desc;
 			c->fixed_len = strlen(c->fixed);
 		}
@@ -252,25 +309,376 @@ static struct spec_cache *lookup(struct dump *d, const char *mcv)
 	return c;
 }
 
+/* ---- the description, made once per MCV into pieces ---- */
+
+static void add_piece(struct spec_cache *c, size_t *cap, const char *lit, size_t len,
+		int field, int hex)
+{
+	if (c->npieces == *cap) {
+		*cap = *cap ? 2 * *cap : 8;
+		c->pieces = realloc(c->pieces, *cap * sizeof *c->pieces);
+		if (c->pieces == NULL)
+			abort();
+	}
+	struct piece *pc = &c->pieces[c->npieces++];
+	pc->lit = lit;
+	pc->len = (uint32_t) len;
+	pc->field = (int16_t) field;
+	pc->hex = (uint8_t) hex;
+	pc->mark = 0;
+	/* a number: "-" and 20 digits, or "0x" and 16 digits, and the
+	 * bytes num_format.h may store past them */
+	c->room += len + (field >= 0 ? 32 : 0);
+}
+
+static int int_field(enum weft_field_type t)
+{
+	return t != WEFT_FIELD_STR;
+}
+
+/* A mark event (an action of its model writes a channel of the family of
+ * mark types, the type and the value from the payload): its fields at those
+ * offsets are marked, for the metadata's title and label. */
+static void plan_marks(const struct weft_registry *models, struct spec_cache *c, const char *mcv)
+{
+	const struct weft_model_spec *m = weft_model_by_code(models, mcv[0]);
+	if (m == NULL || m->emu == NULL)
+		return;
+	const struct emu_model_desc *md = m->emu;
+	const struct emu_event_desc *ed = NULL;
+	for (size_t i = 0; i < md->nevents && (ed == NULL || ed->mcv[2] == '*'); i++) {
+		const struct emu_event_desc *x = &md->events[i];
+		if (x->mcv[1] == mcv[1] && (x->mcv[2] == mcv[2] || x->mcv[2] == '*'))
+			ed = x;
+	}
+	if (ed == NULL)
+		return;
+	for (size_t k = 0; k < ed->nactions; k++) {
+		const struct emu_action *a = &ed->actions[k];
+		if ((a->op != EMU_OP_SET && a->op != EMU_OP_PUSH && a->op != EMU_OP_POP)
+				|| a->chan >= md->nchans
+				|| md->chans[a->chan].family != EMU_FAMILY_MARK_TYPES
+				|| (a->sel.src != EMU_VAL_I32 && a->sel.src != EMU_VAL_I64))
+			continue;
+		c->mtype_off = (int32_t) a->sel.k;
+		c->mtype_t = a->sel.src == EMU_VAL_I32 ? WEFT_FIELD_I32 : WEFT_FIELD_I64;
+		for (size_t i = 0; i < c->npieces; i++) {
+			struct piece *pc = &c->pieces[i];
+			if (pc->field < 0 || !int_field(c->spec->fields[pc->field].type))
+				continue;
+			int64_t off = c->spec->fields[pc->field].offset;
+			if (off == a->sel.k)
+				pc->mark = MARK_TYPE;
+			else if (off == a->val.k && a->val.src != EMU_VAL_NULL
+					&& a->val.src != EMU_VAL_CONST)
+				pc->mark = MARK_VALUE;
+		}
+		return;
+	}
+}
+
+/* The pieces of c->spec's description, as weft_event_describe reads it:
+ * "%{name}" and "%x{name}" a field, "%%" one '%', anything else as it is. */
+static void plan_make(const struct weft_registry *models, struct spec_cache *c, const char *mcv)
+{
+	const struct weft_event_spec *e = c->spec;
+	size_t cap = 0;
+	free(c->pieces);
+	c->pieces = NULL;
+	c->npieces = 0;
+	c->plan_of = e;
+	c->room = 1 + 8;
+	c->min_size = weft_event_spec_min_size(e);
+	c->mtype_off = -1;
+	const char *s = e->desc, *lit = s;
+	while (*s != '\0') {
+		if (*s != '%') {
+			s++;
+			continue;
+		}
+		if (s[1] == '%') { /* the first '%' kept, the second dropped */
+			add_piece(c, &cap, lit, (size_t) (s + 1 - lit), -1, 0);
+			s += 2;
+			lit = s;
+			continue;
+		}
+		int hex = s[1] == 'x';
+		const char *open = s + 1 + hex, *close = strchr(open, '}');
+		if (*open != '{' || close == NULL) {
+			s++;
+			continue;
+		}
+		size_t nlen = (size_t) (close - open - 1), fi;
+		for (fi = 0; fi < e->nfields; fi++)
+			if (strlen(e->fields[fi].name) == nlen
+					&& strncmp(e->fields[fi].name, open + 1, nlen) == 0)
+				break;
+		if (fi < e->nfields && fi < INT16_MAX) {
+			add_piece(c, &cap, lit, (size_t) (s - lit), (int) fi, hex);
+			lit = close + 1;
+		}
+		s = close + 1;
+	}
+	if (s > lit || c->npieces == 0)
+		add_piece(c, &cap, lit, (size_t) (s - lit), -1, 0);
+	plan_marks(models, c, mcv);
+}
+
+/* Payload text, escaped (weft_escape). */
+static void put_str(struct dump *d, const uint8_t *p, size_t max)
+{
+	const void *nul = memchr(p, 0, max);
+	size_t len = nul != NULL ? (size_t) ((const uint8_t *) nul - p) : max;
+	size_t k = weft_escape_clean((const char *) p, len);
+	cli_out_put(&d->out, (const char *) p, k);
+	if (k == len)
+		return;
+	size_t need = 4 * (len - k) + 1;
+	if (need > d->desccap) {
+		d->desccap = need;
+		d->desc = realloc(d->desc, d->desccap);
+		if (d->desc == NULL)
+			abort();
+	}
+	size_t n = weft_escape((const char *) p + k, len - k, d->desc, d->desccap);
+	cli_out_put(&d->out, d->desc, n);
+}
+
+/* An integer field: its bits (sign-extended) and whether it is signed. */
+static uint64_t load_int(enum weft_field_type t, const uint8_t *p, int *sign)
+{
+	*sign = 0;
+	switch (t) {
+	case WEFT_FIELD_U8: return p[0];
+	case WEFT_FIELD_U16: { uint16_t v; memcpy(&v, p, 2); return v; }
+	case WEFT_FIELD_U32: return weft_load_u32(p);
+	case WEFT_FIELD_U64: return weft_load_u64(p);
+	case WEFT_FIELD_I8: *sign = 1; return (uint64_t) (int64_t) (int8_t) p[0];
+	case WEFT_FIELD_I16: {
+		int16_t v;
+		memcpy(&v, p, 2);
+		*sign = 1;
+		return (uint64_t) (int64_t) v;
+	}
+	case WEFT_FIELD_I32: {
+		int32_t v;
+		memcpy(&v, p, 4);
+		*sign = 1;
+		return (uint64_t) (int64_t) v;
+	}
+	case WEFT_FIELD_I64: *sign = 1; return weft_load_u64(p);
+	case WEFT_FIELD_STR: break;
+	}
+	return 0;
+}
+
+static int cmp_mark(const void *a, const void *b)
+{
+	const struct mark *x = a, *y = b;
+	return (x->type > y->type) - (x->type < y->type);
+}
+
+static int cmp_label(const void *a, const void *b)
+{
+	const struct mark_label *x = a, *y = b;
+	return (x->value > y->value) - (x->value < y->value);
+}
+
+/* The metadata's name of a mark type (MARK_TYPE) or of the value v of the
+ * event's mark type (MARK_VALUE), escaped, and its length; NULL when it has
+ * none. */
+static const char *mark_name(const struct dump *d, const struct spec_cache *c,
+		const struct weft_event *ev, int what, int64_t v, size_t *len)
+{
+	if (d->nmarks == 0 || c->mtype_off < 0)
+		return NULL;
+	int64_t type = v;
+	if (what == MARK_VALUE) {
+		size_t sz = c->mtype_t == WEFT_FIELD_I32 ? 4 : 8;
+		if ((size_t) c->mtype_off + sz > ev->payload_size)
+			return NULL;
+		int sign;
+		type = (int64_t) load_int(c->mtype_t, ev->payload + c->mtype_off, &sign);
+	}
+	if (type < INT32_MIN || type > INT32_MAX)
+		return NULL;
+	struct mark key = { (int32_t) type, NULL, 0, 0, NULL };
+	const struct mark *mk = bsearch(&key, d->marks, d->nmarks, sizeof *d->marks, cmp_mark);
+	if (mk == NULL)
+		return NULL;
+	if (what == MARK_TYPE) {
+		*len = mk->title_len;
+		return mk->title;
+	}
+	struct mark_label lk = { v, NULL, 0 };
+	const struct mark_label *l = bsearch(&lk, mk->labels, mk->nlabels, sizeof *mk->labels,
+			cmp_label);
+	if (l == NULL)
+		return NULL;
+	*len = l->len;
+	return l->label;
+}
+
+/* The description by its pieces (c->room <= the output's capacity). */
+static void put_plan(struct dump *d, const struct spec_cache *c, const struct weft_event *ev)
+{
+	struct cli_out *o = &d->out;
+	const struct weft_event_spec *e = c->spec;
+	char *w = cli_out_reserve(o, c->room);
+	for (size_t i = 0; i < c->npieces; i++) {
+		const struct piece *pc = &c->pieces[i];
+		memcpy(w, pc->lit, pc->len);
+		w += pc->len;
+		if (pc->field < 0)
+			continue;
+		const struct weft_field *f = &e->fields[pc->field];
+		const uint8_t *p = ev->payload + f->offset;
+		if (f->type == WEFT_FIELD_STR) {
+			o->len = (size_t) (w - o->buf);
+			put_str(d, p, ev->payload_size - f->offset);
+			w = cli_out_reserve(o, c->room);
+			continue;
+		}
+		int sign;
+		uint64_t u = load_int(f->type, p, &sign);
+		if (pc->hex) {
+			if (f->type == WEFT_FIELD_I32)
+				u = (uint32_t) u;
+			else if (f->type == WEFT_FIELD_I16)
+				u = (uint16_t) u;
+			else if (f->type == WEFT_FIELD_I8)
+				u = (uint8_t) u;
+			*w++ = '0';
+			*w++ = 'x';
+			w = weft_num_hex(w, u);
+		} else {
+			w = sign ? weft_num_i64(w, (int64_t) u) : weft_num_u64(w, u);
+		}
+		if (__builtin_expect(pc->mark != 0, 0)) {
+			size_t nlen;
+			const char *name = mark_name(d, c, ev, pc->mark, (int64_t) u, &nlen);
+			if (name != NULL) {
+				o->len = (size_t) (w - o->buf);
+				if (c->room + nlen + 3 <= o->cap) {
+					w = cli_out_reserve(o, c->room + nlen + 3);
+					*w++ = ' ';
+					*w++ = '(';
+					memcpy(w, name, nlen);
+					w += nlen;
+					*w++ = ')';
+					continue;
+				}
+				cli_out_put(o, " (", 2);
+				cli_out_put(o, name, nlen);
+				cli_out_put(o, ")", 1);
+				w = cli_out_reserve(o, c->room);
+			}
+		}
+	}
+	*w++ = '\n';
+	o->len = (size_t) (w - o->buf);
+}
+
+/* ---- the stream column ---- */
+
+static struct relc *rel_slot(struct relc *tab, size_t cap, const struct weft_stream *s)
+{
+	size_t i = (size_t) (((uint64_t) (uintptr_t) s * UINT64_C(0x9e3779b97f4a7c15)) >> 40)
+		& (cap - 1);
+	while (tab[i].stream != NULL && tab[i].stream != s)
+		i = (i + 1) & (cap - 1);
+	return &tab[i];
+}
+
+/* The escaped relpath of stream s becomes the current one. */
+static void rel_set(struct dump *d, const struct weft_stream *s)
+{
+	d->last_stream = s;
+	if (2 * (d->nrels + 1) > d->relcap) {
+		size_t ncap = d->relcap ? 2 * d->relcap : 64;
+		struct relc *nt = calloc(ncap, sizeof *nt);
+		if (nt == NULL)
+			abort();
+		for (size_t i = 0; i < d->relcap; i++)
+			if (d->rels[i].stream != NULL)
+				*rel_slot(nt, ncap, d->rels[i].stream) = d->rels[i];
+		free(d->rels);
+		d->rels = nt;
+		d->relcap = ncap;
+	}
+	struct relc *r = rel_slot(d->rels, d->relcap, s);
+	if (r->stream == NULL) {
+		const char *rp = s->relpath;
+		size_t n = strlen(rp);
+		r->stream = s;
+		r->rel = malloc(4 * n + 1);
+		if (r->rel == NULL)
+			abort();
+		r->len = weft_escape(rp, n, r->rel, 4 * n + 1);
+		d->nrels++;
+	}
+	d->rel = r->rel;
+	d->rel_len = r->len;
+}
+
+/* ---- the time columns (--time) ---- */
+
+/* "%+10" PRId64 as it were: the sign always, right-aligned in 10 columns. */
+static char *put_delta(char *w, int64_t v)
+{
+	uint64_t u = v < 0 ? (uint64_t) 0 - (uint64_t) v : (uint64_t) v;
+	unsigned len = weft_num_digits(u) + 1;
+	memset(w, ' ', 16);
+	if (len < 10)
+		w += 10 - len;
+	*w++ = v < 0 ? '-' : '+';
+	return weft_num_u64(w, u);
+}
+
+/* The time columns of an event at raw clock c (stores up to 34 bytes a
+ * column); returns their length. */
+static size_t put_times(struct dump *d, char *w, int64_t c)
+{
+	char *p = w;
+	if (!d->have_origin) { /* --follow: the first event printed */
+		d->origin = c;
+		d->have_origin = 1;
+	}
+	for (size_t i = 0; i < d->ntime; i++) {
+		if (i > 0) {
+			*p++ = ' ';
+			*p++ = ' ';
+		}
+		switch (d->time[i]) {
+		case TIME_ABS:
+			p = weft_num_i64_w10(p, c);
+			break;
+		case TIME_REL:
+			p = weft_num_i64_w10(p, (int64_t) ((uint64_t) c - (uint64_t) d->origin));
+			break;
+		default:
+			p = put_delta(p, d->have_prev
+					? (int64_t) ((uint64_t) c - (uint64_t) d->prev) : 0);
+			break;
+		}
+	}
+	d->prev = c;
+	d->have_prev = 1;
+	return (size_t) (p - w);
+}
+
+#define TIMES_ROOM (TIME_MAX * 36)
+
 static void dump_event(struct dump *d, const struct weft_event *ev)
 {
 	struct cli_out *o = &d->out;
-	if (ev->stream != d->last_stream) {
-		d->last_stream = ev->stream;
-		const char *rp = ev->stream->relpath;
-		d->rel_len = weft_escape(rp, strlen(rp), d->rel, d->relcap);
-		if (d->rel_len >= d->relcap) {
-			d->relcap = d->rel_len + 1;
-			d->rel = realloc(d->rel, d->relcap);
-			if (d->rel == NULL)
-				abort();
-			weft_escape(rp, strlen(rp), d->rel, d->relcap);
-		}
-	}
-	size_t head = 24 + 2 + MCV_ESC_MAX + 2 + d->rel_len + 2;
+	if (ev->stream != d->last_stream)
+		rel_set(d, ev->stream);
+	size_t head = TIMES_ROOM + MCV_ESC_MAX + 2 + d->rel_len + 2;
 	if (head <= o->cap) {
 		char *w = cli_out_reserve(o, head);
-		size_t k = fmt_clock(w, ev->rclock);
+		size_t k = d->ntime == 0 ? fmt_clock(w, ev->rclock, &d->clk)
+			: put_times(d, w, ev->rclock);
 		w[k++] = ' ';
 		w[k++] = ' ';
 		k += put_mcv(w + k, ev->mcv);
@@ -282,8 +690,9 @@ static void dump_event(struct dump *d, const struct weft_event *ev)
 		w[k++] = ' ';
 		o->len += k;
 	} else {
-		char tmp[40];
-		size_t k = fmt_clock(tmp, ev->rclock);
+		char tmp[TIMES_ROOM];
+		size_t k = d->ntime == 0 ? fmt_clock(tmp, ev->rclock, &d->clk)
+			: put_times(d, tmp, ev->rclock);
 		cli_out_put(o, tmp, k);
 		cli_out_put(o, "  ", 2);
 		char m[MCV_ESC_MAX];
@@ -304,7 +713,13 @@ static void dump_event(struct dump *d, const struct weft_event *ev)
 			}
 		}
 		const struct weft_event_spec *spec = c->spec;
-		if (spec != NULL) {
+		if (spec != NULL && c->plan_of != spec)
+			plan_make(d->models, c, ev->mcv);
+		if (spec != NULL && ev->payload_size >= c->min_size && c->room <= o->cap) {
+			put_plan(d, c, ev);
+			return;
+		}
+		if (spec != NULL) { /* a description longer than the output buffer */
 			long n = weft_event_describe(spec, ev->payload, ev->payload_size, d->desc,
 					d->desccap);
 			if (n >= 0 && (size_t) n >= d->desccap) {
@@ -324,6 +739,130 @@ static void dump_event(struct dump *d, const struct weft_event *ev)
 	}
 	put_hex(o, ev->payload, ev->payload_size);
 	cli_out_put(o, "\n", 1);
+}
+
+/* The time origin and the mark names of trace t (after the window is set). */
+static void dump_view_init(struct dump *d, const struct weft_trace *t)
+{
+	for (size_t i = 0; i < weft_nstreams(t); i++) { /* as cli_window_apply */
+		int64_t c;
+		if (weft_stream_first_sclock(t, i, &c)) {
+			c = (int64_t) ((uint64_t) c
+				- (uint64_t) weft_stream_at(t, i)->clock_offset);
+			if (!d->have_origin || c < d->origin)
+				d->origin = c;
+			d->have_origin = 1;
+		}
+	}
+	size_t n = weft_nmark_types(t);
+	if (n == 0)
+		return;
+	d->marks = calloc(n, sizeof *d->marks);
+	if (d->marks == NULL)
+		abort();
+	for (size_t i = 0; i < n; i++) {
+		const struct weft_mark_type *mt = weft_mark_type_at(t, i);
+		struct mark *mk = &d->marks[d->nmarks++];
+		mk->type = mt->type;
+		mk->title = mt->title != NULL ? esc_dup(mt->title) : NULL;
+		mk->title_len = mk->title != NULL ? strlen(mk->title) : 0;
+		mk->labels = calloc(mt->nlabels ? mt->nlabels : 1, sizeof *mk->labels);
+		if (mk->labels == NULL)
+			abort();
+		for (size_t k = 0; k < mt->nlabels; k++) {
+			mk->labels[k].value = mt->labels[k].value;
+			mk->labels[k].label = esc_dup(mt->labels[k].label);
+			mk->labels[k].len = strlen(mk->labels[k].label);
+		}
+		mk->nlabels = mt->nlabels;
+		qsort(mk->labels, mk->nlabels, sizeof *mk->labels, cmp_label);
+	}
+	qsort(d->marks, d->nmarks, sizeof *d->marks, cmp_mark);
+}
+
+static void dump_fini(struct dump *d)
+{
+	free(d->desc);
+	for (size_t i = 0; i < d->relcap; i++)
+		free(d->rels[i].rel);
+	free(d->rels);
+	for (size_t i = 0; i < SPEC_CACHE; i++)
+		free(d->cache[i].pieces);
+	for (size_t i = 0; i < d->nmarks; i++) {
+		free(d->marks[i].title);
+		for (size_t k = 0; k < d->marks[i].nlabels; k++)
+			free(d->marks[i].labels[k].label);
+		free(d->marks[i].labels);
+	}
+	free(d->marks);
+}
+
+/* --time LIST (or --time=LIST), taken out of argv before the other
+ * options: the columns, each at most once, in their order. */
+static struct {
+	int col[TIME_MAX];
+	size_t n;
+} time_opts;
+
+static int time_args(int *argc, char **argv)
+{
+	static const char *const names[] = { "abs", "rel", "delta" };
+	int n = 1;
+	for (int i = 1; i < *argc; i++) {
+		const char *v;
+		if (strcmp(argv[i], "--") == 0) {
+			while (i < *argc)
+				argv[n++] = argv[i++];
+			break;
+		}
+		if (strcmp(argv[i], "--time") == 0) {
+			if (i + 1 == *argc) {
+				fprintf(stderr, "weft dump: --time needs a list of columns (abs, rel, "
+						"delta); run `weft dump --help`\n");
+				return 2;
+			}
+			v = argv[++i];
+		} else if (strncmp(argv[i], "--time=", 7) == 0) {
+			v = argv[i] + 7;
+		} else {
+			argv[n++] = argv[i];
+			continue;
+		}
+		time_opts.n = 0;
+		for (const char *p = v;;) {
+			size_t len = strcspn(p, ","), k;
+			for (k = 0; k < TIME_MAX; k++)
+				if (strlen(names[k]) == len && strncmp(p, names[k], len) == 0)
+					break;
+			int twice = 0;
+			for (size_t j = 0; k < TIME_MAX && j < time_opts.n; j++)
+				twice |= time_opts.col[j] == (int) k;
+			if (k == TIME_MAX || twice) {
+				char esc[256];
+				weft_escape(v, strlen(v), esc, sizeof esc);
+				fprintf(stderr, "weft dump: --time '%s': %s; give columns among abs, rel "
+						"and delta, each at most once, separated by commas (e.g. "
+						"--time=rel,delta)\n", esc, twice ? "a column is named twice"
+						: "not a list of columns");
+				return 2;
+			}
+			time_opts.col[time_opts.n++] = (int) k;
+			if (p[len] == '\0')
+				break;
+			p += len + 1;
+		}
+	}
+	*argc = n;
+	argv[n] = NULL;
+	return 0;
+}
+
+/* The columns --time asked for: none when it is the raw clock alone (the
+ * default line, ovnidump's). */
+static void time_opts_apply(struct dump *d)
+{
+	d->ntime = time_opts.n == 1 && time_opts.col[0] == TIME_ABS ? 0 : time_opts.n;
+	memcpy(d->time, time_opts.col, sizeof d->time);
 }
 
 static void follow_each(void *ctx, const struct weft_event *evs, long n)
@@ -355,17 +894,19 @@ static int dump_follow(const char *path, int hex, const struct weft_registry *mo
 	if (d->desc == NULL)
 		abort();
 	cli_out_init(&d->out, 1u << 20);
+	time_opts_apply(d);
 	int code = cli_follow("dump", path, timeout_ms, follow_each, follow_tick, d);
 	if (cli_out_finish(&d->out, "dump") != 0)
 		code = CLI_EXIT_TRACE;
-	free(d->desc);
-	free(d->rel);
+	dump_fini(d);
 	free(d);
 	return code;
 }
 
 int weft_cmd_dump(int argc, char **argv)
 {
+	if (time_args(&argc, argv) != 0)
+		return CLI_EXIT_USAGE;
 	static const char *const longs[] = { "--hex" };
 	int set[1] = { 0 };
 	const char *path;
@@ -451,6 +992,8 @@ int weft_cmd_dump(int argc, char **argv)
 	cli_out_init(&d.out, 1u << 20);
 	d.from = win.from_arg != NULL ? win.from : INT64_MIN;
 	lossy_init(&d, t);
+	time_opts_apply(&d);
+	dump_view_init(&d, t);
 	static struct weft_event evs[256];
 	long n;
 	/* Progress on stderr only when the events do not go to the terminal. */
@@ -493,8 +1036,7 @@ int weft_cmd_dump(int argc, char **argv)
 	} else {
 		code = cli_cut_end("dump", t, "printed");
 	}
-	free(d.desc);
-	free(d.rel);
+	dump_fini(&d);
 	weft_close(t);
 	weft_registry_free(models);
 	return code;

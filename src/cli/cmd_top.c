@@ -6,6 +6,7 @@
 
 #include "cli_common.h"
 #include "commands.h"
+#include "model.h"
 
 static const char usage[] =
 	"Usage: weft top [--model FILE]... [--from T0] [--to T1] PATH\n"
@@ -35,6 +36,9 @@ static const char usage[] =
 	"  --follow-timeout T  with --follow: see `weft dump --help`\n"
 	"  --follow-links  follow the symbolic links that lead out of PATH (by\n"
 	"              default each is named in a warning and not followed)\n"
+	"  -d, --describe  name each MCV after its count as `weft dump` does: its\n"
+	"              model's description, each payload field shown as <name>\n"
+	"              (nothing when no model describes the MCV)\n"
 	"  -h, --help  show this help\n"
 	"\n"
 	"Metadata problems are warnings; corrupt binary data is an error (nothing is\n"
@@ -90,8 +94,44 @@ static int cmp_slot(const void *a, const void *b)
 	return (x->key > y->key) - (x->key < y->key);
 }
 
-/* The table as ovnitop prints it, into out; 0, or -1 on a write error. */
-static int print_table(const struct table *tab, FILE *out)
+/* The description `weft dump` prints for the MCV of key, each field as
+ * <name> (model.h's template: "%{name}", "%x{name}", "%%"), escaped. */
+static void put_desc(FILE *out, uint32_t key, const struct weft_registry *models)
+{
+	char mcv[3] = { (char) (key >> 16), (char) (key >> 8), (char) key };
+	const struct weft_event_spec *e = weft_model_event(models, mcv);
+	if (e == NULL)
+		return;
+	size_t n = strlen(e->desc);
+	char *text = malloc(n + 1), *w = text;
+	if (text == NULL)
+		abort();
+	for (const char *s = e->desc; *s != '\0';) {
+		const char *open = s + 1 + (s[1] == 'x'), *close;
+		if (s[0] == '%' && s[1] == '%') {
+			*w++ = '%';
+			s += 2;
+		} else if (s[0] == '%' && *open == '{' && (close = strchr(open, '}')) != NULL) {
+			*w++ = '<';
+			memcpy(w, open + 1, (size_t) (close - open - 1));
+			w += close - open - 1;
+			*w++ = '>';
+			s = close + 1;
+		} else {
+			*w++ = *s++;
+		}
+	}
+	char buf[1024], *heap;
+	*w = '\0';
+	fprintf(out, "  %s", cli_escaped(text, buf, sizeof buf, &heap));
+	free(heap);
+	free(text);
+}
+
+/* The table as ovnitop prints it, into out (with -d, each MCV's
+ * description after its count); 0, or -1 on a write error. */
+static int print_table(const struct table *tab, FILE *out, int describe,
+		const struct weft_registry *models)
 {
 	struct slot *v = calloc(tab->n ? tab->n : 1, sizeof *v);
 	if (v == NULL)
@@ -107,7 +147,10 @@ static int print_table(const struct table *tab, FILE *out)
 		char mcv[3] = { (char) (v[i].key >> 16), (char) (v[i].key >> 8), (char) v[i].key };
 		char esc[16];
 		weft_escape(mcv, 3, esc, sizeof esc);
-		fprintf(out, "%s %10ld\n", esc, v[i].count);
+		fprintf(out, "%s %10ld", esc, v[i].count);
+		if (describe)
+			put_desc(out, v[i].key, models);
+		fputc('\n', out);
 	}
 	free(v);
 	return fflush(out) != 0 || ferror(out) ? -1 : 0;
@@ -121,6 +164,8 @@ struct top_follow {
 	int printed;     /* blocks printed */
 	int changed;     /* counts changed since the last block */
 	double last;     /* when the last block was printed */
+	int describe;    /* -d */
+	const struct weft_registry *models; /* for -d */
 };
 
 static void top_each(void *ctx, const struct weft_event *evs, long n)
@@ -145,25 +190,52 @@ static int top_tick(void *ctx, int final)
 	tf->printed++;
 	tf->changed = 0;
 	tf->last = now;
-	if (print_table(&tf->tab, stdout) != 0) {
+	if (print_table(&tf->tab, stdout, tf->describe, tf->models) != 0) {
 		fprintf(stderr, "weft top: cannot write the output\n");
 		return -1;
 	}
 	return 0;
 }
 
-static int top_follow(const char *path, unsigned timeout_ms)
+static int top_follow(const char *path, unsigned timeout_ms, int describe,
+		const struct weft_registry *models)
 {
 	struct top_follow tf;
 	memset(&tf, 0, sizeof tf);
+	tf.describe = describe;
+	tf.models = models;
 	tf.tty = isatty(STDOUT_FILENO);
 	int code = cli_follow("top", path, timeout_ms, top_each, top_tick, &tf);
 	free(tf.tab.s);
 	return code;
 }
 
+static int top_run(const char *path, const struct cli_window *win_, int follow,
+		unsigned follow_ms, int describe, const struct weft_registry *models);
+
+/* -d / --describe (before a "--"), taken out of argv: 1 when given. */
+static int describe_arg(int *argc, char **argv)
+{
+	int n = 1, found = 0;
+	for (int i = 1; i < *argc; i++) {
+		if (strcmp(argv[i], "--") == 0) {
+			while (i < *argc)
+				argv[n++] = argv[i++];
+			break;
+		}
+		if (strcmp(argv[i], "-d") == 0 || strcmp(argv[i], "--describe") == 0)
+			found = 1;
+		else
+			argv[n++] = argv[i];
+	}
+	*argc = n;
+	argv[n] = NULL;
+	return found;
+}
+
 int weft_cmd_top(int argc, char **argv)
 {
+	int describe = describe_arg(&argc, argv);
 	static const char *const longs[] = { NULL };
 	int set[1] = { 0 };
 	const char *path;
@@ -211,13 +283,22 @@ int weft_cmd_top(int argc, char **argv)
 		return r == 1 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
 	}
 	/* a malformed model file is refused before the trace is read (top
-	 * counts by MCV: nothing else depends on the models) */
+	 * counts by MCV; -d describes them with the run's models) */
 	struct weft_registry *models = cli_registry("top", &mf);
 	if (models == NULL)
 		return CLI_EXIT_TRACE;
+	int code = top_run(path, &win, follow, follow_ms, describe, models);
 	weft_registry_free(models);
+	return code;
+}
+
+static int top_run(const char *path, const struct cli_window *win_, int follow,
+		unsigned follow_ms, int describe, const struct weft_registry *models)
+{
+	struct cli_window win = *win_;
+	int r;
 	if (follow)
-		return top_follow(path, follow_ms);
+		return top_follow(path, follow_ms, describe, models);
 	struct weft_trace *t = cli_open_cut("top", path, WEFT_LENIENT, WEFT_CLOCK_RAW,
 			WEFT_BACKWARDS_WARN, WEFT_CUT_WARN);
 	if (t == NULL)
@@ -264,7 +345,7 @@ int weft_cmd_top(int argc, char **argv)
 		weft_close(t);
 		return CLI_EXIT_TRACE;
 	}
-	int werr = print_table(&tab, stdout);
+	int werr = print_table(&tab, stdout, describe, models);
 	free(tab.s);
 	if (werr != 0) {
 		fprintf(stderr, "weft top: cannot write the output\n");

@@ -16,6 +16,7 @@
 #include <sys/vfs.h>
 #endif
 
+#include "num_format.h"
 #include "out_file.h"
 #include "paraver.h"
 
@@ -195,57 +196,11 @@ static int prv_header(struct prv *p, int64_t duration)
 
 /* ---- text ---- */
 
-/* The 8 decimal digits of v < 10^8 as bytes 0-9, the most significant in
- * the lowest byte (the first in memory): two 4-digit halves, each split
- * into pairs and the pairs into digits, all lanes at once (the multiply by
- * 10486 >> 20 divides a lane < 10^4 by 100, 103 >> 10 one < 100 by 10). */
-static inline uint64_t bcd8(uint32_t v)
-{
-	uint64_t x = (v / 10000) | (uint64_t) (v % 10000) << 32;
-	uint64_t q = ((x * 10486) >> 20) & 0x0000007f0000007fu;
-	x = q | (x - 100 * q) << 16;
-	q = ((x * 103) >> 10) & 0x000f000f000f000fu;
-	return q | (x - 10 * q) << 8;
-}
-
-#define ASCII8 0x3030303030303030u
-
-/* Writes v < 10^8 in decimal at o, storing 8 bytes whatever its length
- * (the caller has room past the digits); returns the end. */
-static inline char *put_u27(char *o, uint32_t v)
-{
-	uint64_t d = bcd8(v);
-	/* leading zero digits: the low zero bytes (a zero v keeps one) */
-	unsigned lz = d != 0 ? (unsigned) __builtin_ctzll(d) >> 3 : 7;
-	d = (d + ASCII8) >> (lz * 8);
-	memcpy(o, &d, 8);
-	return o + 8 - lz;
-}
-
-/* Writes exactly 8 digits of v < 10^8 (leading zeros kept). */
-static inline char *put_8(char *o, uint32_t v)
-{
-	uint64_t d = bcd8(v) + ASCII8;
-	memcpy(o, &d, 8);
-	return o + 8;
-}
-
-/* Writes v in decimal at o, possibly storing up to 7 bytes past its end;
- * returns the end. */
-static char *put_u64(char *o, uint64_t v)
-{
-	if (v < 100000000)
-		return put_u27(o, (uint32_t) v);
-	uint64_t hi = v / 100000000;
-	uint32_t lo = (uint32_t) (v % 100000000);
-	if (hi < 100000000) {
-		o = put_u27(o, (uint32_t) hi);
-	} else {
-		o = put_u27(o, (uint32_t) (hi / 100000000));
-		o = put_8(o, (uint32_t) (hi % 100000000));
-	}
-	return put_8(o, lo);
-}
+/* Decimal text (num_format.h, shared with weft dump): put_u27 writes v <
+ * 10^8 storing 8 bytes, put_u64 any value storing up to 7 bytes past its
+ * end. */
+#define put_u27 weft_num_u27
+#define put_u64 weft_num_u64
 
 static char *put_i64(char *o, int64_t v)
 {

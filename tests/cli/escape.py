@@ -123,7 +123,7 @@ def main():
                 f"       100  OHx  {EREL}  starts running on CPU 0; created by thread -1 "
                 "with tag 0x0",
                 f"       105  6Yc  {EREL}  defines task type 7 named {ELABEL}",
-                f"       110  OM=  {EREL}  sets mark type 5 to 2",
+                f"       110  OM=  {EREL}  sets mark type 5 (M{ESC}) to 2 (two{ESC})",
                 f"       130  OHe  {EREL}  finishes: the thread ends"), "")),
             (["top", "labels"], (0, lines("6Yc          1", "OHe          1", "OHx          1",
                                           "OM=          1"), "")),
