@@ -19,6 +19,7 @@
 
 #include "weft/weft.h"
 #include "cli_escape.h"
+#include "cli_opts.h"
 #include "model.h"
 
 #define CLI_EXIT_OK 0
@@ -186,6 +187,32 @@ static inline int cli_parse(int argc, char **argv, const char *cmd, const char *
 	return 0;
 }
 
+/* The one PATH of a "[options] PATH" command among the npos operands
+ * cli_opts_parse found (pos freed). 0, or 2 after printing why. */
+static inline int cli_one_path(const char *cmd, const char **pos, int npos, const char **path)
+{
+	*path = npos > 0 ? pos[0] : NULL;
+	int r = 0;
+	if (npos > 1) {
+		fprintf(stderr, "weft %s: more than one PATH ('%s' and '%s'); run "
+				"`weft %s --help`\n", cmd, pos[0], pos[1], cmd);
+		r = 2;
+	} else if (npos == 0) {
+		r = cli_usage_error(cmd, "missing PATH (a trace directory)");
+	}
+	free(pos);
+	return r;
+}
+
+/* Room for the operands of argc arguments (cli_opts_parse). */
+static inline const char **cli_operands(int argc)
+{
+	const char **pos = calloc((size_t) argc + 1, sizeof *pos);
+	if (pos == NULL)
+		abort();
+	return pos;
+}
+
 /* A window bound (--from, --to): digits, a clock in ns; or a decimal number
  * with a unit (ns, us, ms, s, min), ns after the first event. 0, or 2 after
  * printing why. */
@@ -298,6 +325,15 @@ static inline int cli_model_args(const char *cmd, int *argc, char **argv, struct
 	return 0;
 }
 
+/* For cli_opts_parse: room for every --model of argc arguments. */
+static inline void cli_models_init(struct cli_models *m, int argc)
+{
+	m->n = 0;
+	m->files = calloc((size_t) argc + 1, sizeof *m->files);
+	if (m->files == NULL)
+		abort();
+}
+
 /* The registry of the run: the built-in models, then those of m's files (m
  * freed). NULL after printing "weft <cmd>: FILE:LINE: reason" (a malformed
  * model file, or one whose byte or name is taken). */
@@ -361,6 +397,26 @@ static inline int cli_window_args(const char *cmd, int *argc, char **argv, struc
 	}
 	*argc = n;
 	argv[n] = NULL;
+	if (w->from_arg != NULL && cli_parse_time(cmd, "--from", w->from_arg, &w->from,
+				&w->from_rel) != 0)
+		return 2;
+	if (w->to_arg != NULL && cli_parse_time(cmd, "--to", w->to_arg, &w->to, &w->to_rel) != 0)
+		return 2;
+	if (w->from_arg != NULL && w->to_arg != NULL && w->from_rel == w->to_rel
+			&& w->to < w->from) {
+		fprintf(stderr, "weft %s: --to '%s' is before --from '%s'\n", cmd, w->to_arg,
+				w->from_arg);
+		return 2;
+	}
+	if (w->to_arg == NULL)
+		w->to = INT64_MAX;
+	return 0;
+}
+
+/* After cli_opts_parse set w->from_arg and w->to_arg (w zeroed before):
+ * the times read and checked. 0, or 2 after printing why. */
+static inline int cli_window_finish(const char *cmd, struct cli_window *w)
+{
 	if (w->from_arg != NULL && cli_parse_time(cmd, "--from", w->from_arg, &w->from,
 				&w->from_rel) != 0)
 		return 2;
@@ -525,6 +581,30 @@ static inline int cli_follow_timeout_arg(const char *cmd, int argc, char **argv,
 	}
 	*ms = (unsigned) x;
 	return 1;
+}
+
+/* The value of --follow-timeout (ms, or a number with a unit ms, s or
+ * min). 0, or 2 after printing why. */
+static inline int cli_follow_timeout(const char *cmd, const char *v, unsigned *ms)
+{
+	char *end = NULL;
+	errno = 0;
+	double x = strtod(v, &end);
+	double mul = 1;
+	if (end != NULL && strcmp(end, "s") == 0)
+		mul = 1000;
+	else if (end != NULL && strcmp(end, "min") == 0)
+		mul = 60000;
+	else if (end == NULL || (strcmp(end, "ms") != 0 && *end != '\0'))
+		x = -1;
+	x *= mul;
+	if (end == v || errno != 0 || !(x >= 1) || x > 86400000.0) {
+		fprintf(stderr, "weft %s: --follow-timeout '%s' is not a time between 1 ms and 1 day "
+				"(e.g. 500, 2s)\n", cmd, v);
+		return 2;
+	}
+	*ms = (unsigned) x;
+	return 0;
 }
 
 /* The follow loop: polls path every CLI_FOLLOW_POLL_MS (sleeping between
