@@ -187,7 +187,7 @@ def check_refusals(trace, tmp):
 
 
 # the commands on cli_opts.c's parser
-MIGRATED = {"dump"}
+MIGRATED = {"dump", "top"}
 
 
 def main():
