@@ -187,7 +187,7 @@ def check_refusals(trace, tmp):
 
 
 # the commands on cli_opts.c's parser
-MIGRATED = {"dump", "top"}
+MIGRATED = {"dump", "top", "check"}
 
 
 def main():
