@@ -26,15 +26,16 @@ struct cli_opt {
 
 /* Called for each option found, in order: id from the table, opt as the user
  * spelt it ("--from", "-o": for messages), val the value (NULL for a flag).
- * Returns 0, or 2 after printing why (a usage error). */
+ * Returns 0, or a non-zero exit status after printing why (2: a usage
+ * error). */
 typedef int (*cli_opt_fn)(void *ctx, int id, const char *opt, const char *val);
 
-#define CLI_OPTS_HELP 1
+#define CLI_OPTS_HELP (-1)
 
 /* Parses argv[1..argc-1] of command cmd (argv[0] is not read). The operands
  * go to pos (room for argc entries), their count to *npos. Returns 0,
- * CLI_OPTS_HELP when -h or --help came (before "--"; nothing printed), or 2
- * after printing the usage error (fn's included). */
+ * CLI_OPTS_HELP when -h or --help came (before "--"; nothing printed), 2
+ * after printing a usage error, or fn's non-zero return. */
 int cli_opts_parse(const char *cmd, const struct cli_opt *opts, int argc, char **argv,
 		cli_opt_fn fn, void *ctx, const char **pos, int *npos);
 

@@ -206,7 +206,7 @@ int weft_cmd_check(int argc, char **argv)
 	int set[1] = { a.rates };
 	if (r != 0) {
 		free(mf.files);
-		return r == 1 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+		return r == CLI_OPTS_HELP ? CLI_EXIT_OK : CLI_EXIT_USAGE;
 	}
 	/* a malformed model file is refused before the trace is read */
 	struct weft_registry *models = cli_registry("check", &mf);

@@ -436,7 +436,7 @@ int weft_cmd_dump(int argc, char **argv)
 	int set[1] = { a.hex };
 	if (r != 0) {
 		free(mf.files);
-		return r == 1 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+		return r == CLI_OPTS_HELP ? CLI_EXIT_OK : CLI_EXIT_USAGE;
 	}
 	/* a malformed model file is refused before the trace is read */
 	struct weft_registry *models = cli_registry("dump", &mf);

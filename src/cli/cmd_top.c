@@ -228,7 +228,7 @@ int weft_cmd_top(int argc, char **argv)
 	}
 	if (r != 0) {
 		free(mf.files);
-		return r == 1 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+		return r == CLI_OPTS_HELP ? CLI_EXIT_OK : CLI_EXIT_USAGE;
 	}
 	/* a malformed model file is refused before the trace is read (top
 	 * counts by MCV: nothing else depends on the models) */
