@@ -186,7 +186,7 @@ def check_refusals(trace, tmp):
 
 
 # the commands on cli_opts.c's parser
-MIGRATED = {"dump", "top", "check", "emu", "index"}
+MIGRATED = {"dump", "top", "check", "emu", "index", "sql"}
 
 
 def main():
