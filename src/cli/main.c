@@ -31,7 +31,7 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"Usage: weft <command> [options] PATH\n"
-		"       weft --help | --version\n"
+		"       weft --help | --version | help [COMMAND]\n"
 		"\n"
 		"weft reads traces of the ovni trace system (spec v3, and v1).\n"
 		"\n"
@@ -40,7 +40,7 @@ static void usage(FILE *out)
 		fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
 	fprintf(out,
 		"\n"
-		"Run `weft <command> --help` for the options of a command.\n");
+		"Run `weft help <command>` (or `weft <command> --help`) for the options of a command.\n");
 }
 
 int main(int argc, char **argv)
