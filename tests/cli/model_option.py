@@ -177,16 +177,10 @@ def check_refusals(trace, tmp):
         p = weft(cmd, trace, "--model")
         eq((p.returncode, p.stdout, p.stderr),
            (2, "", f"weft {cmd}: option '--model' needs an argument (FILE); "
-                   f"run `weft {cmd} --help`\n")
-           if cmd in MIGRATED else
-           (2, "", f"weft {cmd}: --model needs a FILE; run `weft {cmd} --help`\n"),
+                   f"run `weft {cmd} --help`\n"),
            f"{cmd}: --model without a FILE")
         p = weft(cmd, "--help")
         check(p.returncode == 0 and "--model FILE" in p.stdout, f"{cmd} --help: --model FILE")
-
-
-# the commands on cli_opts.c's parser
-MIGRATED = {"dump", "top", "check", "emu", "index", "sql"}
 
 
 def main():
