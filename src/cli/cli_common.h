@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * cli_common.h - shared bits of `weft dump`, `weft top` and `weft check`:
- * argument parsing (--model FILE of every command), warnings on stderr, a
- * large output buffer.
+ * the values of shared options (--model FILE, --from, --to,
+ * --follow-timeout; every option is read by cli_opts.c's parser), warnings
+ * on stderr, a large output buffer.
  * Header-only because src/cli builds every cmd_*.c and nothing else.
  */
 #ifndef WEFT_CLI_COMMON_H
@@ -19,6 +20,7 @@
 
 #include "weft/weft.h"
 #include "cli_escape.h"
+#include "cli_opts.h"
 #include "model.h"
 
 #define CLI_EXIT_OK 0
@@ -35,8 +37,8 @@ static inline void cli_warn(void *ctx, const char *msg)
 /* Opens the trace at path for subcommand cmd, with warnings printed by
  * cli_warn; on failure prints "weft <cmd>: <reason>" and returns NULL.
  * cut: what a stream cut short is (weft_open_opts.cut). */
-/* --follow-links, taken by cli_parse for every command that uses it (each
- * command is one file: its parse and its opens see the same flag). */
+/* --follow-links, set by the option callback of every command that takes it
+ * (each command is one file: its parse and its opens see the same flag). */
 static int cli_follow_links;
 
 /* Opens the trace at path with the caller's options, warnings printed by
@@ -131,59 +133,30 @@ static inline void cli_progress_end(struct cli_progress *p)
 		fprintf(stderr, "\n");
 }
 
-/* Parses "[-x] PATH"-style arguments: flags listed in `flags` (single letters,
- * long forms given in `longs`, same order) set flag_set[i]; --follow-links
- * (every command) sets cli_follow_links. Returns 0 and the
- * path, 1 if --help was asked (already printed), or 2 on a usage error
- * (already reported). */
-static inline int cli_parse(int argc, char **argv, const char *cmd, const char *usage,
-		const char *flags, const char *const *longs, int *flag_set, const char **path)
+/* The one PATH of a "[options] PATH" command among the npos operands
+ * cli_opts_parse found (pos freed). 0, or 2 after printing why. */
+static inline int cli_one_path(const char *cmd, const char **pos, int npos, const char **path)
 {
-	*path = NULL;
-	int only_paths = 0;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (!only_paths && (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)) {
-			fputs(usage, stdout);
-			return 1;
-		}
-		if (!only_paths && strcmp(a, "--") == 0) {
-			only_paths = 1;
-			continue;
-		}
-		if (!only_paths && strcmp(a, "--follow-links") == 0) {
-			cli_follow_links = 1;
-			continue;
-		}
-		if (!only_paths && a[0] == '-' && a[1] != '\0') {
-			int found = 0;
-			for (size_t k = 0; flags[k]; k++) {
-				if ((a[1] == flags[k] && a[2] == '\0')
-						|| (longs[k] && strcmp(a, longs[k]) == 0)) {
-					flag_set[k] = 1;
-					found = 1;
-				}
-			}
-			if (!found) {
-				fprintf(stderr, "weft %s: unknown option '%s'; run `weft %s --help`\n",
-						cmd, a, cmd);
-				return 2;
-			}
-			continue;
-		}
-		if (*path != NULL) {
-			fprintf(stderr, "weft %s: more than one PATH ('%s' and '%s'); run "
-					"`weft %s --help`\n", cmd, *path, a, cmd);
-			return 2;
-		}
-		*path = a;
+	*path = npos > 0 ? pos[0] : NULL;
+	int r = 0;
+	if (npos > 1) {
+		fprintf(stderr, "weft %s: more than one PATH ('%s' and '%s'); run "
+				"`weft %s --help`\n", cmd, pos[0], pos[1], cmd);
+		r = 2;
+	} else if (npos == 0) {
+		r = cli_usage_error(cmd, "missing PATH (a trace directory)");
 	}
-	if (*path == NULL) {
-		fprintf(stderr, "weft %s: missing PATH (a trace directory); run `weft %s --help`\n",
-				cmd, cmd);
-		return 2;
-	}
-	return 0;
+	free(pos);
+	return r;
+}
+
+/* Room for the operands of argc arguments (cli_opts_parse). */
+static inline const char **cli_operands(int argc)
+{
+	const char **pos = calloc((size_t) argc + 1, sizeof *pos);
+	if (pos == NULL)
+		abort();
+	return pos;
 }
 
 /* A window bound (--from, --to): digits, a clock in ns; or a decimal number
@@ -265,37 +238,13 @@ struct cli_models {
 	int n;
 };
 
-/* Takes --model FILE / --model=FILE out of argv[1..] (before a "--"),
- * compacting it, into m (free m->files). 0, or 2 after printing why. */
-static inline int cli_model_args(const char *cmd, int *argc, char **argv, struct cli_models *m)
+/* For cli_opts_parse: room for every --model of argc arguments. */
+static inline void cli_models_init(struct cli_models *m, int argc)
 {
 	m->n = 0;
-	m->files = calloc((size_t) *argc + 1, sizeof *m->files);
+	m->files = calloc((size_t) argc + 1, sizeof *m->files);
 	if (m->files == NULL)
 		abort();
-	int n = 1;
-	for (int i = 1; i < *argc; i++) {
-		if (strcmp(argv[i], "--") == 0) {
-			while (i < *argc)
-				argv[n++] = argv[i++];
-			break;
-		}
-		if (strcmp(argv[i], "--model") == 0) {
-			if (i + 1 == *argc) {
-				fprintf(stderr, "weft %s: --model needs a FILE; run `weft %s --help`\n",
-						cmd, cmd);
-				return 2;
-			}
-			m->files[m->n++] = argv[++i];
-		} else if (strncmp(argv[i], "--model=", 8) == 0) {
-			m->files[m->n++] = argv[i] + 8;
-		} else {
-			argv[n++] = argv[i];
-		}
-	}
-	*argc = n;
-	argv[n] = NULL;
-	return 0;
 }
 
 /* The registry of the run: the built-in models, then those of m's files (m
@@ -318,49 +267,17 @@ static inline struct weft_registry *cli_registry(const char *cmd, struct cli_mod
 	return r;
 }
 
-/* --from and --to of weft dump and weft top: taken out of argv. */
+/* --from and --to of weft dump and weft top. */
 struct cli_window {
 	const char *from_arg, *to_arg;
 	int64_t from, to;
 	int from_rel, to_rel;
 };
 
-/* Takes --from T / --from=T / --to T / --to=T out of argv[1..] (before a
- * "--"), compacting it. 0, or 2 after printing why. */
-static inline int cli_window_args(const char *cmd, int *argc, char **argv, struct cli_window *w)
+/* After cli_opts_parse set w->from_arg and w->to_arg (w zeroed before):
+ * the times read and checked. 0, or 2 after printing why. */
+static inline int cli_window_finish(const char *cmd, struct cli_window *w)
 {
-	memset(w, 0, sizeof *w);
-	int n = 1;
-	for (int i = 1; i < *argc; i++) {
-		if (strcmp(argv[i], "--") == 0) {
-			while (i < *argc)
-				argv[n++] = argv[i++];
-			break;
-		}
-		const char **dst = NULL;
-		const char *val = NULL;
-		if (strcmp(argv[i], "--from") == 0 || strcmp(argv[i], "--to") == 0) {
-			dst = argv[i][2] == 'f' ? &w->from_arg : &w->to_arg;
-			if (i + 1 == *argc) {
-				fprintf(stderr, "weft %s: %s needs a time; run `weft %s --help`\n", cmd,
-						argv[i], cmd);
-				return 2;
-			}
-			val = argv[++i];
-		} else if (strncmp(argv[i], "--from=", 7) == 0) {
-			dst = &w->from_arg;
-			val = argv[i] + 7;
-		} else if (strncmp(argv[i], "--to=", 5) == 0) {
-			dst = &w->to_arg;
-			val = argv[i] + 5;
-		} else {
-			argv[n++] = argv[i];
-			continue;
-		}
-		*dst = val;
-	}
-	*argc = n;
-	argv[n] = NULL;
 	if (w->from_arg != NULL && cli_parse_time(cmd, "--from", w->from_arg, &w->from,
 				&w->from_rel) != 0)
 		return 2;
@@ -488,25 +405,10 @@ static inline void cli_follow_on_sigint(int sig)
 	cli_follow_stop = 1;
 }
 
-/* "--follow-timeout T" / "--follow-timeout=T" at argv[*i] (T: ms, or a
- * number with a unit ms, s or min): 1 consumed (with *i moved past it), 0
- * not this option, -1 a usage error (printed). */
-static inline int cli_follow_timeout_arg(const char *cmd, int argc, char **argv, int *i,
-		unsigned *ms)
+/* The value of --follow-timeout (ms, or a number with a unit ms, s or
+ * min). 0, or 2 after printing why. */
+static inline int cli_follow_timeout(const char *cmd, const char *v, unsigned *ms)
 {
-	const char *v;
-	if (strcmp(argv[*i], "--follow-timeout") == 0) {
-		if (*i + 1 == argc) {
-			fprintf(stderr, "weft %s: --follow-timeout needs a time; run `weft %s --help`\n",
-					cmd, cmd);
-			return -1;
-		}
-		v = argv[++*i];
-	} else if (strncmp(argv[*i], "--follow-timeout=", 17) == 0) {
-		v = argv[*i] + 17;
-	} else {
-		return 0;
-	}
 	char *end = NULL;
 	errno = 0;
 	double x = strtod(v, &end);
@@ -521,10 +423,10 @@ static inline int cli_follow_timeout_arg(const char *cmd, int argc, char **argv,
 	if (end == v || errno != 0 || !(x >= 1) || x > 86400000.0) {
 		fprintf(stderr, "weft %s: --follow-timeout '%s' is not a time between 1 ms and 1 day "
 				"(e.g. 500, 2s)\n", cmd, v);
-		return -1;
+		return 2;
 	}
 	*ms = (unsigned) x;
-	return 1;
+	return 0;
 }
 
 /* The follow loop: polls path every CLI_FOLLOW_POLL_MS (sleeping between

@@ -160,18 +160,53 @@ static void print_losses(const struct weft_trace *t)
 	}
 }
 
+/* The options of weft check (cli_opts.h): add one here and in check_opt. */
+enum { CHECK_RATES, CHECK_MODEL, CHECK_FOLLOW_LINKS };
+
+static const struct cli_opt check_opts[] = {
+	{ "rates", 'r', NULL, CHECK_RATES },
+	{ "model", 0, "FILE", CHECK_MODEL },
+	{ "follow-links", 0, NULL, CHECK_FOLLOW_LINKS },
+	{ NULL, 0, NULL, 0 },
+};
+
+struct check_args {
+	int rates;
+	struct cli_models mf;
+};
+
+static int check_opt(void *ctx, int id, const char *opt, const char *val)
+{
+	(void) opt;
+	struct check_args *a = ctx;
+	switch (id) {
+	case CHECK_RATES: a->rates = 1; break;
+	case CHECK_MODEL: a->mf.files[a->mf.n++] = val; break;
+	case CHECK_FOLLOW_LINKS: cli_follow_links = 1; break;
+	default: abort();
+	}
+	return 0;
+}
+
 int weft_cmd_check(int argc, char **argv)
 {
-	static const char *const longs[] = { "--rates", NULL };
-	int set[2] = { 0, 0 };
-	const char *path;
-	struct cli_models mf;
-	int r = cli_model_args("check", &argc, argv, &mf);
+	struct check_args a;
+	memset(&a, 0, sizeof a);
+	cli_models_init(&a.mf, argc);
+	const char **pos = cli_operands(argc), *path = NULL;
+	int npos = 0;
+	int r = cli_opts_parse("check", check_opts, argc, argv, check_opt, &a, pos, &npos);
+	if (r == CLI_OPTS_HELP)
+		fputs(usage, stdout);
 	if (r == 0)
-		r = cli_parse(argc, argv, "check", usage, "r", longs, set, &path);
+		r = cli_one_path("check", pos, npos, &path);
+	else
+		free(pos);
+	struct cli_models mf = a.mf;
+	int set[1] = { a.rates };
 	if (r != 0) {
 		free(mf.files);
-		return r == 1 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+		return r == CLI_OPTS_HELP ? CLI_EXIT_OK : CLI_EXIT_USAGE;
 	}
 	/* a malformed model file is refused before the trace is read */
 	struct weft_registry *models = cli_registry("check", &mf);

@@ -797,63 +797,39 @@ static void dump_fini(struct dump *d)
 	free(d->marks);
 }
 
-/* --time LIST (or --time=LIST), taken out of argv before the other
- * options: the columns, each at most once, in their order. */
+/* --time LIST: the columns, each at most once, in their order (the
+ * command's one run: set by its option, read by time_opts_apply). */
 static struct {
 	int col[TIME_MAX];
 	size_t n;
 } time_opts;
 
-static int time_args(int *argc, char **argv)
+static int time_parse(const char *v)
 {
 	static const char *const names[] = { "abs", "rel", "delta" };
-	int n = 1;
-	for (int i = 1; i < *argc; i++) {
-		const char *v;
-		if (strcmp(argv[i], "--") == 0) {
-			while (i < *argc)
-				argv[n++] = argv[i++];
-			break;
-		}
-		if (strcmp(argv[i], "--time") == 0) {
-			if (i + 1 == *argc) {
-				fprintf(stderr, "weft dump: --time needs a list of columns (abs, rel, "
-						"delta); run `weft dump --help`\n");
-				return 2;
-			}
-			v = argv[++i];
-		} else if (strncmp(argv[i], "--time=", 7) == 0) {
-			v = argv[i] + 7;
-		} else {
-			argv[n++] = argv[i];
-			continue;
-		}
-		time_opts.n = 0;
-		for (const char *p = v;;) {
-			size_t len = strcspn(p, ","), k;
-			for (k = 0; k < TIME_MAX; k++)
-				if (strlen(names[k]) == len && strncmp(p, names[k], len) == 0)
-					break;
-			int twice = 0;
-			for (size_t j = 0; k < TIME_MAX && j < time_opts.n; j++)
-				twice |= time_opts.col[j] == (int) k;
-			if (k == TIME_MAX || twice) {
-				char esc[256];
-				weft_escape(v, strlen(v), esc, sizeof esc);
-				fprintf(stderr, "weft dump: --time '%s': %s; give columns among abs, rel "
-						"and delta, each at most once, separated by commas (e.g. "
-						"--time=rel,delta)\n", esc, twice ? "a column is named twice"
-						: "not a list of columns");
-				return 2;
-			}
-			time_opts.col[time_opts.n++] = (int) k;
-			if (p[len] == '\0')
+	time_opts.n = 0;
+	for (const char *p = v;;) {
+		size_t len = strcspn(p, ","), k;
+		for (k = 0; k < TIME_MAX; k++)
+			if (strlen(names[k]) == len && strncmp(p, names[k], len) == 0)
 				break;
-			p += len + 1;
+		int twice = 0;
+		for (size_t j = 0; k < TIME_MAX && j < time_opts.n; j++)
+			twice |= time_opts.col[j] == (int) k;
+		if (k == TIME_MAX || twice) {
+			char esc[256];
+			weft_escape(v, strlen(v), esc, sizeof esc);
+			fprintf(stderr, "weft dump: --time '%s': %s; give columns among abs, rel "
+					"and delta, each at most once, separated by commas (e.g. "
+					"--time=rel,delta)\n", esc, twice ? "a column is named twice"
+					: "not a list of columns");
+			return 2;
 		}
+		time_opts.col[time_opts.n++] = (int) k;
+		if (p[len] == '\0')
+			break;
+		p += len + 1;
 	}
-	*argc = n;
-	argv[n] = NULL;
 	return 0;
 }
 
@@ -903,62 +879,81 @@ static int dump_follow(const char *path, int hex, const struct weft_registry *mo
 	return code;
 }
 
+/* The options of weft dump (cli_opts.h): add one here and in dump_opt. */
+enum { DUMP_HEX, DUMP_SORT, DUMP_MODEL, DUMP_FROM, DUMP_TO, DUMP_FOLLOW, DUMP_FOLLOW_TIMEOUT,
+	DUMP_FOLLOW_LINKS, DUMP_TIME };
+
+static const struct cli_opt dump_opts[] = {
+	{ "hex", 'x', NULL, DUMP_HEX },
+	{ "sort", 0, NULL, DUMP_SORT },
+	{ "model", 0, "FILE", DUMP_MODEL },
+	{ "from", 0, "a time", DUMP_FROM },
+	{ "to", 0, "a time", DUMP_TO },
+	{ "follow", 0, NULL, DUMP_FOLLOW },
+	{ "follow-timeout", 0, "a time", DUMP_FOLLOW_TIMEOUT },
+	{ "follow-links", 0, NULL, DUMP_FOLLOW_LINKS },
+	{ "time", 0, "a list of columns", DUMP_TIME },
+	{ NULL, 0, NULL, 0 },
+};
+
+struct dump_args {
+	int hex, sort, follow;
+	unsigned follow_ms;
+	struct cli_models mf;
+	struct cli_window win;
+};
+
+static int dump_opt(void *ctx, int id, const char *opt, const char *val)
+{
+	(void) opt;
+	struct dump_args *a = ctx;
+	switch (id) {
+	case DUMP_HEX: a->hex = 1; break;
+	case DUMP_SORT: a->sort = 1; break;
+	case DUMP_MODEL: a->mf.files[a->mf.n++] = val; break;
+	case DUMP_FROM: a->win.from_arg = val; break;
+	case DUMP_TO: a->win.to_arg = val; break;
+	case DUMP_FOLLOW: a->follow = 1; break;
+	case DUMP_FOLLOW_TIMEOUT: return cli_follow_timeout("dump", val, &a->follow_ms);
+	case DUMP_FOLLOW_LINKS: cli_follow_links = 1; break;
+	case DUMP_TIME: return time_parse(val);
+	default: abort();
+	}
+	return 0;
+}
+
 int weft_cmd_dump(int argc, char **argv)
 {
-	if (time_args(&argc, argv) != 0)
-		return CLI_EXIT_USAGE;
-	static const char *const longs[] = { "--hex" };
-	int set[1] = { 0 };
-	const char *path;
-	/* --sort, --follow, --follow-timeout first: the rest are cli_parse's. */
-	char **args = calloc((size_t) argc + 1, sizeof *args);
-	if (args == NULL)
-		abort();
-	int nargs = 0;
-	int sort = 0, follow = 0;
-	unsigned follow_ms = 0;
-	for (int i = 0; i < argc; i++) {
-		if (i > 0 && strcmp(argv[i], "--follow") == 0) {
-			follow = 1;
-			continue;
-		}
-		int ft = i > 0 ? cli_follow_timeout_arg("dump", argc, argv, &i, &follow_ms) : 0;
-		if (ft < 0) {
-			free(args);
-			return CLI_EXIT_USAGE;
-		}
-		if (ft > 0)
-			continue;
-		if (i > 0 && strcmp(argv[i], "--") == 0) {
-			while (i < argc)
-				args[nargs++] = argv[i++];
-			break;
-		}
-		if (i > 0 && strcmp(argv[i], "--sort") == 0) {
-			sort = 1;
-			continue;
-		}
-		args[nargs++] = argv[i];
-	}
-	struct cli_models mf;
-	int r = cli_model_args("dump", &nargs, args, &mf);
-	struct cli_window win;
+	struct dump_args a;
+	memset(&a, 0, sizeof a);
+	cli_models_init(&a.mf, argc);
+	const char **pos = cli_operands(argc), *path = NULL;
+	int npos = 0;
+	int r = cli_opts_parse("dump", dump_opts, argc, argv, dump_opt, &a, pos, &npos);
+	if (r == CLI_OPTS_HELP)
+		fputs(usage, stdout);
 	if (r == 0)
-		r = cli_window_args("dump", &nargs, args, &win);
+		r = cli_one_path("dump", pos, npos, &path);
+	else
+		free(pos);
 	if (r == 0)
-		r = cli_parse(nargs, args, "dump", usage, "x", longs, set, &path);
-	free(args);
-	if (r == 0 && !follow && follow_ms != 0) {
+		r = cli_window_finish("dump", &a.win);
+	if (r == 0 && !a.follow && a.follow_ms != 0) {
 		fprintf(stderr, "weft dump: --follow-timeout goes with --follow; run `weft dump --help`\n");
 		r = 2;
 	}
-	if (r == 0 && follow && (sort || win.from_arg != NULL || win.to_arg != NULL)) {
+	if (r == 0 && a.follow && (a.sort || a.win.from_arg != NULL || a.win.to_arg != NULL)) {
 		fprintf(stderr, "weft dump: --follow does not go with --sort, --from or --to; run `weft dump --help`\n");
 		r = 2;
 	}
+	struct cli_models mf = a.mf;
+	struct cli_window win = a.win;
+	int sort = a.sort, follow = a.follow;
+	unsigned follow_ms = a.follow_ms;
+	int set[1] = { a.hex };
 	if (r != 0) {
 		free(mf.files);
-		return r == 1 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+		return r == CLI_OPTS_HELP ? CLI_EXIT_OK : CLI_EXIT_USAGE;
 	}
 	/* a malformed model file is refused before the trace is read */
 	struct weft_registry *models = cli_registry("dump", &mf);

@@ -4,7 +4,6 @@
  * (src/driver), which runs the emulation into Paraver and Perfetto.
  */
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -191,74 +190,101 @@ int weft_cmd_emu(int argc, char **argv)
 	return r;
 }
 
+/* The options of weft emu (cli_opts.h): add one here and in emu_opt. */
+enum { EMU_PARAVER, EMU_PERFETTO, EMU_OUTPUT, EMU_BREAKDOWN, EMU_ALL_MODELS, EMU_MODEL,
+	EMU_LIST_MODELS, EMU_LINT, EMU_SALVAGE, EMU_PARTIAL, EMU_FROM, EMU_TO, EMU_QUIET,
+	EMU_VERBOSE, EMU_L };
+
+static const struct cli_opt emu_opts[] = {
+	{ "paraver", 0, NULL, EMU_PARAVER },
+	{ "perfetto", 0, NULL, EMU_PERFETTO },
+	{ "output", 'o', "a directory", EMU_OUTPUT },
+	{ "breakdown", 'b', NULL, EMU_BREAKDOWN },
+	{ "all-models", 'a', NULL, EMU_ALL_MODELS },
+	{ "model", 0, "FILE", EMU_MODEL },
+	{ "list-models", 0, NULL, EMU_LIST_MODELS },
+	{ "lint", 0, NULL, EMU_LINT },
+	{ "salvage", 0, NULL, EMU_SALVAGE },
+	{ "partial", 0, NULL, EMU_PARTIAL },
+	{ "from", 0, "a time", EMU_FROM },
+	{ "to", 0, "a time", EMU_TO },
+	{ "quiet", 'q', NULL, EMU_QUIET },
+	{ "verbose", 'v', NULL, EMU_VERBOSE },
+	{ NULL, 'l', NULL, EMU_L },
+	{ NULL, 0, NULL, 0 },
+};
+
+struct emu_args {
+	int salvage, partial;
+	int paraver, perfetto, lint, quiet, verbose, bd, all, list;
+	const char *outdir, *from_arg, *to_arg;
+	struct weft_registry *models;
+};
+
+static int emu_opt(void *ctx, int id, const char *opt, const char *val)
+{
+	(void) opt;
+	struct emu_args *a = ctx;
+	char err[WEFT_ERR_MAX];
+	switch (id) {
+	case EMU_PARAVER: a->paraver = 1; break;
+	case EMU_PERFETTO: a->perfetto = 1; break;
+	case EMU_OUTPUT: a->outdir = val; break;
+	case EMU_BREAKDOWN: a->bd = 1; break;
+	case EMU_ALL_MODELS: a->all = 1; break;
+	case EMU_L: break;
+	case EMU_LIST_MODELS: a->list = 1; break;
+	case EMU_LINT: a->lint = 1; break;
+	case EMU_SALVAGE: a->salvage = 1; break;
+	case EMU_PARTIAL: a->partial = 1; break;
+	case EMU_FROM: a->from_arg = val; break;
+	case EMU_TO: a->to_arg = val; break;
+	case EMU_QUIET: a->quiet = 1; break;
+	case EMU_VERBOSE: a->verbose = 1; break;
+	case EMU_MODEL:
+		/* a malformed model file: exit status 1, as any other */
+		if (weft_registry_add_file(a->models, val, err, sizeof err) != 0) {
+			cli_message("emu", "", err);
+			return 1;
+		}
+		break;
+	default: abort();
+	}
+	return 0;
+}
+
 /* models: the run's registry, to which --model adds. */
 static int cmd_emu(int argc, char **argv, struct weft_registry *models)
 {
-	int salvage = 0, partial = 0;
-	int paraver = 0, perfetto = 0, lint = 0, quiet = 0, verbose = 0, bd = 0, all = 0, list = 0;
-	const char *outdir = NULL, *from_arg = NULL, *to_arg = NULL;
-	static const struct option longopts[] = {
-		{ "paraver", no_argument, NULL, 'P' },
-		{ "perfetto", no_argument, NULL, 'F' },
-		{ "output", required_argument, NULL, 'o' },
-		{ "breakdown", no_argument, NULL, 'b' },
-		{ "all-models", no_argument, NULL, 'a' },
-		{ "model", required_argument, NULL, 'M' },
-		{ "list-models", no_argument, NULL, 'L' },
-		{ "lint", no_argument, NULL, 'N' },
-		{ "salvage", no_argument, NULL, 'S' },
-		{ "partial", no_argument, NULL, 'A' },
-		{ "from", required_argument, NULL, 'T' },
-		{ "to", required_argument, NULL, 'U' },
-		{ "quiet", no_argument, NULL, 'q' },
-		{ "verbose", no_argument, NULL, 'v' },
-		{ "help", no_argument, NULL, 'h' },
-		{ NULL, 0, NULL, 0 },
-	};
-	char err[WEFT_ERR_MAX];
-	int c;
-	optind = 1;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, "o:balqvh", longopts, NULL)) != -1) {
-		switch (c) {
-		case 'P': paraver = 1; break;
-		case 'F': perfetto = 1; break;
-		case 'o': outdir = optarg; break;
-		case 'b': bd = 1; break;
-		case 'a': all = 1; break;
-		case 'l': break;
-		case 'L': list = 1; break;
-		case 'N': lint = 1; break;
-		case 'S': salvage = 1; break;
-		case 'A': partial = 1; break;
-		case 'T': from_arg = optarg; break;
-		case 'U': to_arg = optarg; break;
-		case 'q': quiet = 1; break;
-		case 'v': verbose = 1; break;
-		case 'M':
-			if (weft_registry_add_file(models, optarg, err, sizeof err) != 0) {
-				cli_message("emu", "", err);
-				return 1;
-			}
-			break;
-		case 'h': emu_usage(stdout); return 0;
-		default:
-			fprintf(stderr, "weft emu: unknown or incomplete option '%s'; "
-					"run `weft emu --help`\n", argv[optind - 1]);
-			return 2;
-		}
+	struct emu_args ea;
+	memset(&ea, 0, sizeof ea);
+	ea.models = models;
+	const char **pos = cli_operands(argc);
+	int npos = 0;
+	int pr = cli_opts_parse("emu", emu_opts, argc, argv, emu_opt, &ea, pos, &npos);
+	const char *path = pos[0];
+	free(pos);
+	if (pr == CLI_OPTS_HELP) {
+		emu_usage(stdout);
+		return 0;
 	}
-	if (list) {
+	if (pr != 0)
+		return pr;
+	int salvage = ea.salvage, partial = ea.partial;
+	int paraver = ea.paraver, perfetto = ea.perfetto, lint = ea.lint, quiet = ea.quiet;
+	int verbose = ea.verbose, bd = ea.bd, all = ea.all;
+	const char *outdir = ea.outdir, *from_arg = ea.from_arg, *to_arg = ea.to_arg;
+	char err[WEFT_ERR_MAX];
+	if (ea.list) {
 		list_models(models);
 		return 0;
 	}
-	if (argc - optind != 1) {
+	if (npos != 1) {
 		fprintf(stderr, "weft emu: expected one trace PATH; run `weft emu --help`\n");
 		return 2;
 	}
 	if (!paraver && !perfetto)
 		paraver = perfetto = 1;
-	const char *path = argv[optind];
 	if (outdir != NULL && outdir[0] == '\0') {
 		fprintf(stderr, "weft emu: -o needs a directory, not an empty name; run "
 				"`weft emu --help`\n");

@@ -46,18 +46,53 @@ static const char usage[] =
 	"Exit status: 0 success, 1 trace error (an index could not be written),\n"
 	"2 usage error.\n";
 
+/* The options of weft index (cli_opts.h): add one here and in index_opt. */
+enum { INDEX_QUIET, INDEX_MODEL, INDEX_FOLLOW_LINKS };
+
+static const struct cli_opt index_opts[] = {
+	{ "quiet", 'q', NULL, INDEX_QUIET },
+	{ "model", 0, "FILE", INDEX_MODEL },
+	{ "follow-links", 0, NULL, INDEX_FOLLOW_LINKS },
+	{ NULL, 0, NULL, 0 },
+};
+
+struct index_args {
+	int quiet;
+	struct cli_models mf;
+};
+
+static int index_opt(void *ctx, int id, const char *opt, const char *val)
+{
+	(void) opt;
+	struct index_args *a = ctx;
+	switch (id) {
+	case INDEX_QUIET: a->quiet = 1; break;
+	case INDEX_MODEL: a->mf.files[a->mf.n++] = val; break;
+	case INDEX_FOLLOW_LINKS: cli_follow_links = 1; break;
+	default: abort();
+	}
+	return 0;
+}
+
 int weft_cmd_index(int argc, char **argv)
 {
-	static const char *const longs[] = { "--quiet" };
-	int set[1] = { 0 };
-	const char *path;
-	struct cli_models mf;
-	int r = cli_model_args("index", &argc, argv, &mf);
+	struct index_args a;
+	memset(&a, 0, sizeof a);
+	cli_models_init(&a.mf, argc);
+	const char **pos = cli_operands(argc), *path = NULL;
+	int npos = 0;
+	int r = cli_opts_parse("index", index_opts, argc, argv, index_opt, &a, pos, &npos);
+	if (r == CLI_OPTS_HELP)
+		fputs(usage, stdout);
 	if (r == 0)
-		r = cli_parse(argc, argv, "index", usage, "q", longs, set, &path);
+		r = cli_one_path("index", pos, npos, &path);
+	else
+		free(pos);
+	struct cli_models mf = a.mf;
+	int set[1] = { a.quiet };
 	if (r != 0) {
 		free(mf.files);
-		return r == 1 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+		return r == CLI_OPTS_HELP ? CLI_EXIT_OK : CLI_EXIT_USAGE;
 	}
 	/* a malformed model file is refused before anything is read or
 	 * written (the index files are those of the trace format) */

@@ -231,52 +231,61 @@ drop:
 	return code;
 }
 
-int weft_cmd_sort(int argc, char **argv)
+/* The options of weft sort (cli_opts.h): add one here and in sort_opt. */
+enum { SORT_LOOK_BACK, SORT_CHECK, SORT_QUIET, SORT_FOLLOW_LINKS };
+
+static const struct cli_opt sort_opts[] = {
+	{ "look-back", 'n', "a number of events", SORT_LOOK_BACK },
+	{ "check", 'c', NULL, SORT_CHECK },
+	{ "quiet", 'q', NULL, SORT_QUIET },
+	{ "follow-links", 0, NULL, SORT_FOLLOW_LINKS },
+	{ NULL, 0, NULL, 0 },
+};
+
+struct sort_args {
+	size_t look_back;
+	int check, quiet;
+};
+
+static int sort_opt(void *ctx, int id, const char *opt, const char *val)
 {
-	size_t look_back = WEFT_SORT_LOOK_BACK;
-	char **args = calloc((size_t) argc + 1, sizeof *args);
-	if (args == NULL)
-		abort();
-	int nargs = 0;
-	for (int i = 0; i < argc; i++) {
-		const char *v = NULL;
-		const char *a = argv[i];
-		if (i > 0 && strcmp(a, "--") == 0) {
-			while (i < argc)
-				args[nargs++] = argv[i++];
-			break;
-		}
-		if (i > 0 && (strcmp(a, "--look-back") == 0 || strcmp(a, "-n") == 0)) {
-			if (i + 1 == argc) {
-				fprintf(stderr, "weft sort: %s needs a number of events; run "
-						"`weft sort --help`\n", a);
-				free(args);
-				return CLI_EXIT_USAGE;
-			}
-			v = argv[++i];
-		} else if (i > 0 && strncmp(a, "--look-back=", 12) == 0) {
-			v = a + 12;
-		} else {
-			args[nargs++] = argv[i];
-			continue;
-		}
-		if (parse_count(v, &look_back) != 0 || look_back == 0) {
+	(void) opt;
+	struct sort_args *a = ctx;
+	switch (id) {
+	case SORT_LOOK_BACK:
+		if (parse_count(val, &a->look_back) != 0 || a->look_back == 0) {
 			fprintf(stderr, "weft sort: --look-back '%s': expected a number of events "
-					"(1 or more)\n", v);
-			free(args);
+					"(1 or more)\n", val);
 			return CLI_EXIT_USAGE;
 		}
+		break;
+	case SORT_CHECK: a->check = 1; break;
+	case SORT_QUIET: a->quiet = 1; break;
+	case SORT_FOLLOW_LINKS: cli_follow_links = 1; break;
+	default: abort();
 	}
-	static const char *const longs[] = { "--check", "--quiet" };
-	int set[2] = { 0, 0 };
-	const char *path;
-	int r = cli_parse(nargs, args, "sort", usage, "cq", longs, set, &path);
-	free(args);
-	if (r == 1)
+	return 0;
+}
+
+int weft_cmd_sort(int argc, char **argv)
+{
+	struct sort_args sa = { WEFT_SORT_LOOK_BACK, 0, 0 };
+	const char **pos = cli_operands(argc), *path = NULL;
+	int npos = 0;
+	int r = cli_opts_parse("sort", sort_opts, argc, argv, sort_opt, &sa, pos, &npos);
+	if (r == CLI_OPTS_HELP) {
+		free(pos);
+		fputs(usage, stdout);
 		return CLI_EXIT_OK;
+	}
+	if (r == 0)
+		r = cli_one_path("sort", pos, npos, &path);
+	else
+		free(pos);
 	if (r != 0)
 		return CLI_EXIT_USAGE;
-	int check = set[0], quiet = set[1];
+	size_t look_back = sa.look_back;
+	int check = sa.check, quiet = sa.quiet;
 
 	/* The testing hook (docs/cli.md): killed halfway through writing the
 	 * stream after the N-th one replaced. */

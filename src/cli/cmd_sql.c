@@ -740,49 +740,62 @@ static int run_sql(const char *path, const char *query, const char *out, int csv
 int weft_cmd_sql(int argc, char **argv)
 {
 	struct cli_models mf;
-	if (cli_model_args(CMD, &argc, argv, &mf) != 0) {
-		free(mf.files);
-		return CLI_EXIT_USAGE;
-	}
+	cli_models_init(&mf, argc);
 	int r = cmd_sql(argc, argv, &mf);
 	free(mf.files);
 	return r;
 }
 
+/* The options of weft sql (cli_opts.h): add one here and in sql_opt. */
+enum { SQL_CSV, SQL_ALL_MODELS, SQL_OUTPUT, SQL_MODEL };
+
+static const struct cli_opt sql_opts[] = {
+	{ "csv", 0, NULL, SQL_CSV },
+	{ "all-models", 'a', NULL, SQL_ALL_MODELS },
+	{ "output", 'o', "FILE", SQL_OUTPUT },
+	{ "model", 0, "FILE", SQL_MODEL },
+	{ NULL, 0, NULL, 0 },
+};
+
+struct sql_args {
+	int csv, all_models;
+	const char *out;
+	struct cli_models *mf;
+};
+
+static int sql_opt(void *ctx, int id, const char *opt, const char *val)
+{
+	(void) opt;
+	struct sql_args *a = ctx;
+	switch (id) {
+	case SQL_CSV: a->csv = 1; break;
+	case SQL_ALL_MODELS: a->all_models = 1; break;
+	case SQL_OUTPUT: a->out = val; break;
+	case SQL_MODEL: a->mf->files[a->mf->n++] = val; break;
+	default: abort();
+	}
+	return 0;
+}
+
 /* mf: the --model files, loaded once the arguments are known good. */
 static int cmd_sql(int argc, char **argv, struct cli_models *mf)
 {
-	const char *path = NULL, *query = NULL, *out = NULL;
-	int csv = 0, all_models = 0, only_args = 0;
-	for (int i = 1; i < argc; i++) {
-		const char *a = argv[i];
-		if (!only_args && (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0)) {
-			fputs(usage, stdout);
-			return CLI_EXIT_OK;
-		}
-		if (!only_args && strcmp(a, "--") == 0) {
-			only_args = 1;
-		} else if (!only_args && strcmp(a, "--csv") == 0) {
-			csv = 1;
-		} else if (!only_args && (strcmp(a, "-a") == 0 || strcmp(a, "--all-models") == 0)) {
-			all_models = 1;
-		} else if (!only_args && (strcmp(a, "-o") == 0 || strcmp(a, "--output") == 0)) {
-			if (i + 1 == argc)
-				return usage_error("-o needs a FILE");
-			out = argv[++i];
-		} else if (!only_args && strncmp(a, "--output=", 9) == 0) {
-			out = a + 9;
-		} else if (!only_args && a[0] == '-' && a[1] != '\0') {
-			fprintf(stderr, "weft sql: unknown option '%s'; run `weft sql --help`\n", a);
-			return CLI_EXIT_USAGE;
-		} else if (path == NULL) {
-			path = a;
-		} else if (query == NULL) {
-			query = a;
-		} else {
-			return usage_error("more than a PATH and a QUERY (quote the query)");
-		}
+	struct sql_args sa = { 0, 0, NULL, mf };
+	const char **pos = cli_operands(argc);
+	int npos = 0;
+	int pr = cli_opts_parse(CMD, sql_opts, argc, argv, sql_opt, &sa, pos, &npos);
+	const char *path = npos > 0 ? pos[0] : NULL, *query = npos > 1 ? pos[1] : NULL;
+	free(pos);
+	if (pr == CLI_OPTS_HELP) {
+		fputs(usage, stdout);
+		return CLI_EXIT_OK;
 	}
+	if (pr != 0)
+		return CLI_EXIT_USAGE;
+	if (npos > 2)
+		return usage_error("more than a PATH and a QUERY (quote the query)");
+	const char *out = sa.out;
+	int csv = sa.csv, all_models = sa.all_models;
 	if (path == NULL)
 		return usage_error("missing TRACE (a trace directory) or FILE (a database)");
 	if (out != NULL && out[0] == '\0')

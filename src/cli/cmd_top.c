@@ -213,63 +213,65 @@ static int top_follow(const char *path, unsigned timeout_ms, int describe,
 static int top_run(const char *path, const struct cli_window *win_, int follow,
 		unsigned follow_ms, int describe, const struct weft_registry *models);
 
-/* -d / --describe (before a "--"), taken out of argv: 1 when given. */
-static int describe_arg(int *argc, char **argv)
+/* The options of weft top (cli_opts.h): add one here and in top_opt. */
+enum { TOP_MODEL, TOP_FROM, TOP_TO, TOP_FOLLOW, TOP_FOLLOW_TIMEOUT, TOP_FOLLOW_LINKS,
+	TOP_DESCRIBE };
+
+static const struct cli_opt top_opts[] = {
+	{ "model", 0, "FILE", TOP_MODEL },
+	{ "from", 0, "a time", TOP_FROM },
+	{ "to", 0, "a time", TOP_TO },
+	{ "follow", 0, NULL, TOP_FOLLOW },
+	{ "follow-timeout", 0, "a time", TOP_FOLLOW_TIMEOUT },
+	{ "follow-links", 0, NULL, TOP_FOLLOW_LINKS },
+	{ "describe", 'd', NULL, TOP_DESCRIBE },
+	{ NULL, 0, NULL, 0 },
+};
+
+struct top_args {
+	int follow, describe;
+	unsigned follow_ms;
+	struct cli_models mf;
+	struct cli_window win;
+};
+
+static int top_opt(void *ctx, int id, const char *opt, const char *val)
 {
-	int n = 1, found = 0;
-	for (int i = 1; i < *argc; i++) {
-		if (strcmp(argv[i], "--") == 0) {
-			while (i < *argc)
-				argv[n++] = argv[i++];
-			break;
-		}
-		if (strcmp(argv[i], "-d") == 0 || strcmp(argv[i], "--describe") == 0)
-			found = 1;
-		else
-			argv[n++] = argv[i];
+	(void) opt;
+	struct top_args *a = ctx;
+	switch (id) {
+	case TOP_MODEL: a->mf.files[a->mf.n++] = val; break;
+	case TOP_FROM: a->win.from_arg = val; break;
+	case TOP_TO: a->win.to_arg = val; break;
+	case TOP_FOLLOW: a->follow = 1; break;
+	case TOP_FOLLOW_TIMEOUT: return cli_follow_timeout("top", val, &a->follow_ms);
+	case TOP_FOLLOW_LINKS: cli_follow_links = 1; break;
+	case TOP_DESCRIBE: a->describe = 1; break;
+	default: abort();
 	}
-	*argc = n;
-	argv[n] = NULL;
-	return found;
+	return 0;
 }
 
 int weft_cmd_top(int argc, char **argv)
 {
-	int describe = describe_arg(&argc, argv);
-	static const char *const longs[] = { NULL };
-	int set[1] = { 0 };
-	const char *path;
-	struct cli_window win;
-	char **args = calloc((size_t) argc + 1, sizeof *args);
-	if (args == NULL)
-		abort();
-	int nargs = 0, follow = 0;
-	unsigned follow_ms = 0;
-	for (int i = 0; i < argc; i++) {
-		if (i > 0 && strcmp(argv[i], "--") == 0) {
-			while (i < argc)
-				args[nargs++] = argv[i++];
-			break;
-		}
-		if (i > 0 && strcmp(argv[i], "--follow") == 0) {
-			follow = 1;
-			continue;
-		}
-		int ft = i > 0 ? cli_follow_timeout_arg("top", argc, argv, &i, &follow_ms) : 0;
-		if (ft < 0) {
-			free(args);
-			return CLI_EXIT_USAGE;
-		}
-		if (ft == 0)
-			args[nargs++] = argv[i];
-	}
-	struct cli_models mf;
-	int r = cli_model_args("top", &nargs, args, &mf);
+	struct top_args a;
+	memset(&a, 0, sizeof a);
+	cli_models_init(&a.mf, argc);
+	const char **pos = cli_operands(argc), *path = NULL;
+	int npos = 0;
+	int r = cli_opts_parse("top", top_opts, argc, argv, top_opt, &a, pos, &npos);
+	if (r == CLI_OPTS_HELP)
+		fputs(usage, stdout);
 	if (r == 0)
-		r = cli_window_args("top", &nargs, args, &win);
+		r = cli_one_path("top", pos, npos, &path);
+	else
+		free(pos);
 	if (r == 0)
-		r = cli_parse(nargs, args, "top", usage, "", longs, set, &path);
-	free(args);
+		r = cli_window_finish("top", &a.win);
+	struct cli_models mf = a.mf;
+	struct cli_window win = a.win;
+	int follow = a.follow, describe = a.describe;
+	unsigned follow_ms = a.follow_ms;
 	if (r == 0 && !follow && follow_ms != 0) {
 		fprintf(stderr, "weft top: --follow-timeout goes with --follow; run `weft top --help`\n");
 		r = 2;
@@ -280,7 +282,7 @@ int weft_cmd_top(int argc, char **argv)
 	}
 	if (r != 0) {
 		free(mf.files);
-		return r == 1 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
+		return r == CLI_OPTS_HELP ? CLI_EXIT_OK : CLI_EXIT_USAGE;
 	}
 	/* a malformed model file is refused before the trace is read (top
 	 * counts by MCV; -d describes them with the run's models) */

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "cli_opts.h"
 #include "commands.h"
 #include "weft_version.h"
 
@@ -226,13 +227,23 @@ static const char usage[] =
 
 int weft_cmd_version(int argc, char **argv)
 {
-	for (int i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "-h") == 0 || strcmp(argv[i], "--help") == 0) {
-			fputs(usage, stdout);
-			return 0;
-		}
+	static const struct cli_opt opts[] = { { NULL, 0, NULL, 0 } };
+	const char **pos = calloc((size_t) argc + 1, sizeof *pos);
+	if (pos == NULL)
+		abort();
+	int npos = 0;
+	int r = cli_opts_parse("version", opts, argc, argv, NULL, NULL, pos, &npos);
+	const char *extra = npos > 0 ? pos[0] : NULL;
+	free(pos);
+	if (r == CLI_OPTS_HELP) {
+		fputs(usage, stdout);
+		return 0;
+	}
+	if (r != 0)
+		return 2;
+	if (extra != NULL) {
 		fprintf(stderr, "weft version: unexpected argument '%s'; run `weft version --help`\n",
-				argv[i]);
+				extra);
 		return 2;
 	}
 	printf("weft %s (ovni API %s, trace format v3)\n", WEFT_VERSION, WEFT_OVNI_API_VERSION);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli_opts.h"
 #include "commands.h"
 #include "weft_version.h"
 
@@ -30,7 +31,7 @@ static void usage(FILE *out)
 {
 	fprintf(out,
 		"Usage: weft <command> [options] PATH\n"
-		"       weft --help | --version\n"
+		"       weft --help | --version | help [COMMAND]\n"
 		"\n"
 		"weft reads traces of the ovni trace system (spec v3, and v1).\n"
 		"\n"
@@ -39,7 +40,7 @@ static void usage(FILE *out)
 		fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
 	fprintf(out,
 		"\n"
-		"Run `weft <command> --help` for the options of a command.\n");
+		"Run `weft help <command>` (or `weft <command> --help`) for the options of a command.\n");
 }
 
 int main(int argc, char **argv)
@@ -52,7 +53,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	const char *cmd = argv[1];
-	if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+	if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0
+			|| (strcmp(cmd, "help") == 0 && argc == 2)) {
 		usage(stdout);
 		return 0;
 	}
@@ -60,10 +62,32 @@ int main(int argc, char **argv)
 		printf("weft %s (ovni API %s, trace format v3)\n", WEFT_VERSION, "1.14.0");
 		return 0;
 	}
+	/* `weft help CMD` is `weft CMD --help` */
+	static char help_opt[] = "--help";
+	char *help_argv[3] = { NULL, help_opt, NULL };
+	if (strcmp(cmd, "help") == 0) {
+		if (argc > 3) {
+			fprintf(stderr, "weft help: more than one COMMAND ('%s' and '%s'); run "
+					"`weft --help`\n", argv[2], argv[3]);
+			return 2;
+		}
+		cmd = help_argv[0] = argv[2];
+	}
+	int cargc = cmd == help_argv[0] ? 2 : argc - 1;
+	char **cargv = cmd == help_argv[0] ? help_argv : argv + 1;
 	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++) {
 		if (strcmp(cmd, commands[i].name) == 0)
-			return commands[i].run(argc - 1, argv + 1);
+			return commands[i].run(cargc, cargv);
 	}
-	fprintf(stderr, "weft: unknown command '%s'; run `weft --help` for the list\n", cmd);
+	const char *names[sizeof commands / sizeof commands[0]];
+	for (size_t i = 0; i < sizeof commands / sizeof commands[0]; i++)
+		names[i] = commands[i].name;
+	const char *sugg = cli_suggest(cmd, names, sizeof names / sizeof names[0]);
+	if (sugg != NULL)
+		fprintf(stderr, "weft: unknown command '%s' (did you mean '%s'?); run `weft --help` "
+				"for the list\n", cmd, sugg);
+	else
+		fprintf(stderr, "weft: unknown command '%s'; run `weft --help` for the list\n",
+				cmd);
 	return 2;
 }

@@ -216,7 +216,35 @@ static const char *need_str(struct ld *L, const yaml_node_t *map, const char *ke
 	return want_str(L, v, key);
 }
 
-/* Checks that every key of map n is in keys (NULL-terminated). */
+/* The distance between a and b (insertions, deletions, substitutions, swaps
+ * of neighbours: 1 each), for a key's did-you-mean; SIZE_MAX for words of
+ * 32 bytes or more. */
+static size_t key_distance(const char *a, const char *b)
+{
+	enum { W = 33 };
+	size_t la = strlen(a), lb = strlen(b), d[W * W];
+	if (la >= W || lb >= W)
+		return SIZE_MAX;
+	for (size_t i = 0; i <= la; i++)
+		d[i * W] = i;
+	for (size_t j = 0; j <= lb; j++)
+		d[j] = j;
+	for (size_t i = 1; i <= la; i++)
+		for (size_t j = 1; j <= lb; j++) {
+			size_t v = d[(i - 1) * W + j - 1] + (a[i - 1] != b[j - 1]);
+			v = d[(i - 1) * W + j] + 1 < v ? d[(i - 1) * W + j] + 1 : v;
+			v = d[i * W + j - 1] + 1 < v ? d[i * W + j - 1] + 1 : v;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]
+					&& d[(i - 2) * W + j - 2] + 1 < v)
+				v = d[(i - 2) * W + j - 2] + 1;
+			d[i * W + j] = v;
+		}
+	return d[la * W + lb];
+}
+
+/* Checks that every key of map n is in keys (NULL-terminated); an unknown
+ * one near a known one (as weft's options: at most 1 edit up to 4 bytes, 2
+ * up to 8, 3 beyond) is named with it. */
 static int check_keys(struct ld *L, const yaml_node_t *n, const char *what,
 		const char *const *keys)
 {
@@ -229,8 +257,21 @@ static int check_keys(struct ld *L, const yaml_node_t *n, const char *what,
 		for (i = 0; keys[i] != NULL; i++)
 			if (strcmp(keys[i], ks) == 0)
 				break;
-		if (keys[i] == NULL)
+		if (keys[i] == NULL) {
+			size_t len = strlen(ks), best = len <= 4 ? 2 : len <= 8 ? 3 : 4;
+			const char *near = NULL;
+			for (i = 0; keys[i] != NULL; i++) {
+				size_t dist = key_distance(ks, keys[i]);
+				if (dist < best) {
+					best = dist;
+					near = keys[i];
+				}
+			}
+			if (near != NULL)
+				return bad(L, k, "%s: unknown key '%s' (did you mean '%s'?)", what,
+						ks, near);
 			return bad(L, k, "%s: unknown key '%s'", what, ks);
+		}
 		for (yaml_node_pair_t *q = n->data.mapping.pairs.start; q < p; q++) {
 			const char *qs = scalar(node(L, q->key));
 			if (qs != NULL && strcmp(qs, ks) == 0)

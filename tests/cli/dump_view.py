@@ -132,8 +132,8 @@ def main():
             c.eq((rc, out, err), (2, b"", f"weft dump: --time {why}; {bad}"),
                  f"dump {' '.join(args)}")
         rc, out, err = run(["dump", "t", "--time"], cwd=tmp)
-        c.eq((rc, out, err), (2, b"", "weft dump: --time needs a list of columns (abs, rel, "
-                              "delta); run `weft dump --help`\n"), "dump --time (no list)")
+        c.eq((rc, out, err), (2, b"", "weft dump: option '--time' needs an argument (a list of "
+                              "columns); run `weft dump --help`\n"), "dump --time (no list)")
 
         # weft top -d: the description after the count, fields as <name>
         top = [("OM[", 3), ("OHe", 2), ("OHx", 2), ("OM=", 2), ("OM]", 2)]

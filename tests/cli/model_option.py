@@ -26,8 +26,8 @@ and, for each of dump, top, check, index, sql and emu:
     major.minor.patch, not '1.0'", nothing on stdout, the trace directory
     unchanged and nothing written (sql -o FILE not created);
   - a model whose byte is taken (byte_builtin.yaml) likewise;
-  - --model without a FILE exits 2 with "weft CMD: --model needs a FILE; run
-    `weft CMD --help`";
+  - --model without a FILE exits 2 with "weft CMD: option '--model' needs an
+    argument (FILE); run `weft CMD --help`";
   - --help lists --model FILE.
 Environment: WEFT_BIN, WEFT_SOURCE_DIR, WEFT_BINARY_DIR.
 """
@@ -176,9 +176,9 @@ def check_refusals(trace, tmp):
         eq(snapshot(trace), before, f"{cmd}: the trace directory unchanged")
         p = weft(cmd, trace, "--model")
         eq((p.returncode, p.stdout, p.stderr),
-           (2, "", f"weft {cmd}: --model needs a FILE; run `weft {cmd} --help`\n")
-           if cmd != "emu" else (2, "", "weft emu: unknown or incomplete option '--model'; "
-                                 "run `weft emu --help`\n"), f"{cmd}: --model without a FILE")
+           (2, "", f"weft {cmd}: option '--model' needs an argument (FILE); "
+                   f"run `weft {cmd} --help`\n"),
+           f"{cmd}: --model without a FILE")
         p = weft(cmd, "--help")
         check(p.returncode == 0 and "--model FILE" in p.stdout, f"{cmd} --help: --model FILE")
 

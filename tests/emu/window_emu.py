@@ -289,7 +289,8 @@ def synthetic(tmp):
          "'2.5s': the window would be empty"),
         (["--from", "200", "--to", "100"], "weft emu: --to '100' is not after --from '200': the "
          "window would be empty"),
-        (["--from"], "weft emu: unknown or incomplete option '--from'; run `weft emu --help`"),
+        (["--from"], "weft emu: option '--from' needs an argument (a time); run "
+         "`weft emu --help`"),
     ]
     for args, msg in usage:
         out = tmp / "usage"

@@ -50,7 +50,8 @@ def main():
     usage = [
         ([], "missing TRACE (a trace directory) or FILE (a database)"),
         ([trace], "nothing to do: give -o FILE, a QUERY, or both"),
-        ([trace, "-o"], "-o needs a FILE"),
+        ([trace, "-o"], "option '-o' needs an argument (FILE)"),
+        ([trace, "-o", ""], "-o needs a FILE"),
         ([trace, "SELECT 1", "SELECT 2"], "more than a PATH and a QUERY (quote the query)"),
     ]
     for args, msg in usage:
