@@ -7,10 +7,11 @@
 
 #include "cli_common.h"
 #include "commands.h"
+#include "driver.h"
 #include "obs_format.h"
 
 static const char usage[] =
-	"Usage: weft check [-r] [--model FILE]... PATH\n"
+	"Usage: weft check [-r] [-m] [--model FILE]... PATH\n"
 	"\n"
 	"Validate the trace at PATH strictly: stream discovery, every stream.json (or\n"
 	"v1 metadata.json) and the rules that merge them (threads, processes, looms,\n"
@@ -27,12 +28,18 @@ static const char usage[] =
 	"trace is invalid too (its threads did not end). Events a stream lacks are\n"
 	"listed after the verdict, one line per stream and, for a flight recorder\n"
 	"(WEFT_RING), one per run of overwritten events with its clock range.\n"
+	"Without --models the rules of the models (what weft emu refuses: a mark\n"
+	"popped out of order, a thread that never ends, ...) are not checked, and\n"
+	"the summary says so.\n"
 	"\n"
 	"Options:\n"
+	"  -m, --models  also run every check of the models the trace enables: the\n"
+	"              emulation of weft emu, writing nothing; a trace it refuses\n"
+	"              is invalid, with weft emu's message (exit status 1)\n"
 	"  --model FILE  add the model FILE describes to the run's models\n"
 	"              (repeatable; see docs/models.md): a malformed file is\n"
 	"              refused (FILE:LINE: reason, exit status 1) before the\n"
-	"              trace is read; the checks are those of the trace format\n"
+	"              trace is read; its rules are checked with --models\n"
 	"  -r, --rates  after the verdict, where the time goes: the events in each\n"
 	"              twentieth of the run, with their rate in events per second\n"
 	"  --follow-links  follow the symbolic links that lead out of PATH (by\n"
@@ -160,15 +167,55 @@ static void print_losses(const struct weft_trace *t)
 	}
 }
 
+/* ---- --models: the emulation of weft emu, with no output ---- */
+
+static int models_progress_shown;
+
+static void models_progress(void *ctx, uint64_t n, double secs)
+{
+	(void) ctx;
+	if (secs < 2.0 || !isatty(STDERR_FILENO))
+		return;
+	fprintf(stderr, "\rweft check: %" PRIu64 " events emulated (%.1f M events/s)   ", n,
+			(double) n / secs * 1e-6);
+	models_progress_shown = 1;
+}
+
+/* Runs the models' checks on the trace at path (weft_emulate() with no
+ * output format: the driver creates no directory and writes no file).
+ * CLI_EXIT_OK, or CLI_EXIT_TRACE after printing the refusal as weft emu
+ * words it ("weft check: " and the driver's reason). */
+static int check_models(const char *path, const struct weft_registry *models)
+{
+	static const char *const no_formats[] = { NULL };
+	struct weft_emulate_opts o;
+	memset(&o, 0, sizeof o);
+	o.path = path;
+	o.formats = no_formats;
+	o.models = models;
+	o.warn = cli_warn;
+	o.ctx = (void *) "check";
+	o.progress = models_progress;
+	char err[WEFT_ERR_MAX];
+	int r = weft_emulate(&o, err, sizeof err);
+	if (models_progress_shown)
+		fputc('\n', stderr);
+	if (r != 0) {
+		cli_message("check", "", err);
+		return CLI_EXIT_TRACE;
+	}
+	return CLI_EXIT_OK;
+}
+
 int weft_cmd_check(int argc, char **argv)
 {
-	static const char *const longs[] = { "--rates", NULL };
-	int set[2] = { 0, 0 };
+	static const char *const longs[] = { "--rates", "--models", NULL };
+	int set[3] = { 0, 0, 0 };
 	const char *path;
 	struct cli_models mf;
 	int r = cli_model_args("check", &argc, argv, &mf);
 	if (r == 0)
-		r = cli_parse(argc, argv, "check", usage, "r", longs, set, &path);
+		r = cli_parse(argc, argv, "check", usage, "rm", longs, set, &path);
 	if (r != 0) {
 		free(mf.files);
 		return r == 1 ? CLI_EXIT_OK : CLI_EXIT_USAGE;
@@ -177,7 +224,14 @@ int weft_cmd_check(int argc, char **argv)
 	struct weft_registry *models = cli_registry("check", &mf);
 	if (models == NULL)
 		return CLI_EXIT_TRACE;
-	weft_registry_free(models);
+	if (set[1]) {
+		r = check_models(path, models);
+		weft_registry_free(models);
+		if (r != CLI_EXIT_OK)
+			return r;
+	} else {
+		weft_registry_free(models);
+	}
 	/* Streams cut short, and threads that did not end (no ovni.finished:
 	 * a run killed), are found quietly and all named at the end. */
 	struct weft_open_opts opts = { 0 };
@@ -186,7 +240,18 @@ int weft_cmd_check(int argc, char **argv)
 	opts.backwards = WEFT_BACKWARDS_REGIONS;
 	opts.cut = WEFT_CUT_QUIET;
 	opts.accept_unfinished = 2;
-	struct weft_trace *t = cli_open_opts("check", path, &opts);
+	struct weft_trace *t;
+	if (set[1]) {
+		/* the emulation read it and warned already: the same warnings
+		 * are not printed twice */
+		char err[WEFT_ERR_MAX];
+		opts.follow_links = cli_follow_links;
+		t = weft_open(path, &opts, err, sizeof err);
+		if (t == NULL)
+			cli_message("check", "", err);
+	} else {
+		t = cli_open_opts("check", path, &opts);
+	}
 	if (t == NULL)
 		return CLI_EXIT_TRACE;
 	static struct weft_ref refs[256]; /* the reading checks; nothing to fill */
@@ -259,7 +324,9 @@ int weft_cmd_check(int argc, char **argv)
 				"read)", nun, nun == 1 ? "clock goes" : "clocks go",
 				nun == 1 ? "an unordered region" : "unordered regions",
 				nun == 1 ? "it" : "them");
-	printf("\n");
+	/* what was not checked: the emulation (the models' rules) */
+	printf(set[1] ? "; the models' rules were checked (--models)\n"
+			: "; the models' rules were not checked (use --models)\n");
 	print_losses(t);
 	if (set[0])
 		rates_print(&rates, weft_last_clock(t));
