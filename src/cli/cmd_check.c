@@ -1,9 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /* cmd_check.c - `weft check PATH`: validate a trace strictly and summarise it. */
+#include <dirent.h>
+#include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli_common.h"
 #include "commands.h"
@@ -31,6 +37,11 @@ static const char usage[] =
 	"Without --models the rules of the models (what weft emu refuses: a mark\n"
 	"popped out of order, a thread that never ends, ...) are not checked, and\n"
 	"the summary says so.\n"
+	"A PATH without a loom.* directory in its first 3 levels (not a trace) is\n"
+	"warned about before every directory under it is read; on a terminal, a\n"
+	"line shows the time spent after a second. Threads that did not end because\n"
+	"the process writing them still runs on this host (its loom is named after\n"
+	"this host and the pid exists) are named once, by that process.\n"
 	"\n"
 	"Options:\n"
 	"  -m, --models  also run every check of the models the trace enables: the\n"
@@ -167,6 +178,138 @@ static void print_losses(const struct weft_trace *t)
 	}
 }
 
+/* ---- a path that does not look like a trace ----
+ * A trace's streams are at loom.X/proc.PID/thread.TID under its root; the walk
+ * (src/trace/discover.c) reads every directory under PATH, as the
+ * reference does, which in a home directory takes long. So a shallow look
+ * first: a loom.* directory at most LOOK_DEPTH levels under PATH (reading
+ * at most LOOK_BUDGET entries), or PATH inside one. */
+#define LOOK_DEPTH 3
+#define LOOK_BUDGET 20000
+
+static int is_loom(const char *name)
+{
+	return strncmp(name, "loom.", 5) == 0 && name[5] != '\0';
+}
+
+/* 1 if a loom.* directory is found under dir within depth levels (*budget
+ * entries at most), 0 if not, -1 once the budget is spent; *ndirs counts
+ * the directories seen. */
+static int look_for_loom(const char *dir, int depth, long *budget, long *ndirs)
+{
+	DIR *d = opendir(dir);
+	if (d == NULL)
+		return 0;
+	int found = 0;
+	struct dirent *de;
+	while (found == 0 && (de = readdir(d)) != NULL) {
+		if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+			continue;
+		if (--*budget < 0) {
+			found = -1;
+			break;
+		}
+		size_t n = strlen(dir) + strlen(de->d_name) + 2;
+		char *p = malloc(n);
+		if (p == NULL)
+			abort();
+		snprintf(p, n, "%s/%s", dir, de->d_name);
+		struct stat st;
+		/* links are not followed here: the walk decides about them */
+		if (lstat(p, &st) == 0 && S_ISDIR(st.st_mode)) {
+			++*ndirs;
+			if (is_loom(de->d_name))
+				found = 1;
+			else if (depth > 1)
+				found = look_for_loom(p, depth - 1, budget, ndirs);
+		}
+		free(p);
+	}
+	closedir(d);
+	return found;
+}
+
+/* Whether path looks like a trace (or is not a directory, or holds no
+ * directory: the walk says what it is, at once): a loom.* directory near
+ * its top, or a component of its real path is one (a loom, process or
+ * thread directory). */
+static int looks_like_trace(const char *path)
+{
+	struct stat st;
+	if (stat(path, &st) != 0 || !S_ISDIR(st.st_mode))
+		return 1;
+	char *real = realpath(path, NULL);
+	if (real != NULL) {
+		int inside = 0;
+		for (char *c = strtok(real, "/"); c != NULL && !inside; c = strtok(NULL, "/"))
+			inside = is_loom(c);
+		free(real);
+		if (inside)
+			return 1;
+	}
+	long budget = LOOK_BUDGET, ndirs = 0;
+	return look_for_loom(path, LOOK_DEPTH, &budget, &ndirs) == 1 || ndirs == 0;
+}
+
+/* While the walk of such a path runs: after a second, a line on stderr
+ * (a terminal) rewritten each second with the time spent. */
+struct walk_progress {
+	const char *path;
+	atomic_int done;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int shown;
+};
+
+static void *walk_progress_main(void *arg)
+{
+	struct walk_progress *w = arg;
+	double t0 = cli_now();
+	pthread_mutex_lock(&w->mu);
+	while (!atomic_load(&w->done)) {
+		struct timespec ts;
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_sec += 1;
+		pthread_cond_timedwait(&w->cv, &w->mu, &ts);
+		if (atomic_load(&w->done))
+			break;
+		/* the cursor left at the line's start: a warning of the walk
+		 * writes over it rather than after it */
+		fprintf(stderr, "\rweft check: looking for the streams under %s: %.0f s   \r",
+				w->path, cli_now() - t0);
+		w->shown = 1;
+	}
+	pthread_mutex_unlock(&w->mu);
+	return NULL;
+}
+
+/* ---- a trace still being written ---- */
+
+/* The pid of the process writing stream i when it is alive on this host (its
+ * loom's host name is this machine's, up to the first '.', and the pid
+ * exists: kill(pid, 0)), else 0. */
+static int live_writer(const struct weft_trace *t, size_t i)
+{
+	const struct weft_stream *s = weft_stream_at(t, i);
+	if (s == NULL || s->thread == NULL || s->thread->proc == NULL
+			|| s->thread->proc->loom == NULL || s->thread->proc->pid <= 0)
+		return 0;
+	char host[256];
+	if (gethostname(host, sizeof host) != 0)
+		return 0;
+	host[sizeof host - 1] = '\0';
+	char *dot = strchr(host, '.');
+	if (dot != NULL)
+		*dot = '\0';
+	const char *lh = s->thread->proc->loom->hostname;
+	if (lh == NULL || strcmp(lh, host) != 0)
+		return 0;
+	int pid = s->thread->proc->pid;
+	if (kill((pid_t) pid, 0) != 0 && errno != EPERM)
+		return 0;
+	return pid;
+}
+
 /* ---- --models: the emulation of weft emu, with no output ---- */
 
 static int models_progress_shown;
@@ -240,6 +383,24 @@ int weft_cmd_check(int argc, char **argv)
 	opts.backwards = WEFT_BACKWARDS_REGIONS;
 	opts.cut = WEFT_CUT_QUIET;
 	opts.accept_unfinished = 2;
+	struct walk_progress wp;
+	pthread_t wp_thread;
+	int wp_on = 0;
+	if (!looks_like_trace(path)) {
+		char msg[WEFT_ERR_MAX];
+		snprintf(msg, sizeof msg, "%s does not look like a trace: no loom.* directory in "
+				"its first %d levels (a trace's streams are in "
+				"loom.*/proc.*/thread.*); every directory under it is read, looking "
+				"for stream.json files", path, LOOK_DEPTH);
+		cli_message("check", "warning: ", msg);
+		wp.path = path;
+		atomic_init(&wp.done, 0);
+		wp.shown = 0;
+		pthread_mutex_init(&wp.mu, NULL);
+		pthread_cond_init(&wp.cv, NULL);
+		wp_on = isatty(STDERR_FILENO)
+			&& pthread_create(&wp_thread, NULL, walk_progress_main, &wp) == 0;
+	}
 	struct weft_trace *t;
 	if (set[1]) {
 		/* the emulation read it and warned already: the same warnings
@@ -251,6 +412,15 @@ int weft_cmd_check(int argc, char **argv)
 			cli_message("check", "", err);
 	} else {
 		t = cli_open_opts("check", path, &opts);
+	}
+	if (wp_on) {
+		pthread_mutex_lock(&wp.mu);
+		atomic_store(&wp.done, 1);
+		pthread_cond_signal(&wp.cv);
+		pthread_mutex_unlock(&wp.mu);
+		pthread_join(wp_thread, NULL);
+		if (wp.shown)
+			fputc('\n', stderr);
 	}
 	if (t == NULL)
 		return CLI_EXIT_TRACE;
@@ -273,11 +443,33 @@ int weft_cmd_check(int argc, char **argv)
 	/* Every stream cut short, in stream order (all known once the
 	 * iteration ended; those found before an error otherwise). */
 	size_t nbad = 0;
+	int live[8]; /* the writers still running, each named once */
+	size_t nlive = 0;
 	for (size_t i = 0; i < weft_nstreams(t); i++) {
 		struct weft_cut_info ci;
 		const char *json = weft_stream_json_path(t, i);
 		char msg[WEFT_ERR_MAX + 512];
 		char why[256];
+		struct weft_loss loss;
+		int crashed = weft_stream_loss(t, i, &loss) && loss.end_by != WEFT_END_NORMAL;
+		int pid = weft_stream_unfinished(t, i) && !crashed ? live_writer(t, i) : 0;
+		if (pid != 0) {
+			/* not ended because it is being written: said once per
+			 * process, not for each of its threads */
+			size_t k = 0;
+			while (k < nlive && live[k] != pid)
+				k++;
+			if (k == nlive) {
+				snprintf(msg, sizeof msg, "%s: the process %d that writes it is still "
+						"running on this host; use weft dump --follow to read "
+						"it as it grows", path, pid);
+				cli_message("check", "", msg);
+				if (nlive < sizeof live / sizeof live[0])
+					live[nlive++] = pid;
+			}
+			nbad++;
+			continue;
+		}
 		if (weft_stream_unfinished_why(t, i, why, sizeof why) && ++nbad) {
 			snprintf(msg, sizeof msg, "%s: %s", json ? json : "?", why);
 			cli_message("check", "", msg);
