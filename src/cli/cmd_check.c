@@ -255,6 +255,7 @@ static int looks_like_trace(const char *path)
  * (a terminal) rewritten each second with the time spent. */
 struct walk_progress {
 	const char *path;
+	pthread_t thread;
 	atomic_int done;
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
@@ -281,6 +282,20 @@ static void *walk_progress_main(void *arg)
 	}
 	pthread_mutex_unlock(&w->mu);
 	return NULL;
+}
+
+/* Ends the line of w when on (its thread started). */
+static void walk_progress_stop(struct walk_progress *w, int on)
+{
+	if (!on)
+		return;
+	pthread_mutex_lock(&w->mu);
+	atomic_store(&w->done, 1);
+	pthread_cond_signal(&w->cv);
+	pthread_mutex_unlock(&w->mu);
+	pthread_join(w->thread, NULL);
+	if (w->shown)
+		fputc('\n', stderr);
 }
 
 /* ---- a trace still being written ---- */
@@ -367,24 +382,7 @@ int weft_cmd_check(int argc, char **argv)
 	struct weft_registry *models = cli_registry("check", &mf);
 	if (models == NULL)
 		return CLI_EXIT_TRACE;
-	if (set[1]) {
-		r = check_models(path, models);
-		weft_registry_free(models);
-		if (r != CLI_EXIT_OK)
-			return r;
-	} else {
-		weft_registry_free(models);
-	}
-	/* Streams cut short, and threads that did not end (no ovni.finished:
-	 * a run killed), are found quietly and all named at the end. */
-	struct weft_open_opts opts = { 0 };
-	opts.mode = WEFT_STRICT;
-	opts.clock = WEFT_CLOCK_OFFSET;
-	opts.backwards = WEFT_BACKWARDS_REGIONS;
-	opts.cut = WEFT_CUT_QUIET;
-	opts.accept_unfinished = 2;
 	struct walk_progress wp;
-	pthread_t wp_thread;
 	int wp_on = 0;
 	if (!looks_like_trace(path)) {
 		char msg[WEFT_ERR_MAX];
@@ -399,8 +397,26 @@ int weft_cmd_check(int argc, char **argv)
 		pthread_mutex_init(&wp.mu, NULL);
 		pthread_cond_init(&wp.cv, NULL);
 		wp_on = isatty(STDERR_FILENO)
-			&& pthread_create(&wp_thread, NULL, walk_progress_main, &wp) == 0;
+			&& pthread_create(&wp.thread, NULL, walk_progress_main, &wp) == 0;
 	}
+	if (set[1]) {
+		r = check_models(path, models);
+		weft_registry_free(models);
+		if (r != CLI_EXIT_OK) {
+			walk_progress_stop(&wp, wp_on);
+			return r;
+		}
+	} else {
+		weft_registry_free(models);
+	}
+	/* Streams cut short, and threads that did not end (no ovni.finished:
+	 * a run killed), are found quietly and all named at the end. */
+	struct weft_open_opts opts = { 0 };
+	opts.mode = WEFT_STRICT;
+	opts.clock = WEFT_CLOCK_OFFSET;
+	opts.backwards = WEFT_BACKWARDS_REGIONS;
+	opts.cut = WEFT_CUT_QUIET;
+	opts.accept_unfinished = 2;
 	struct weft_trace *t;
 	if (set[1]) {
 		/* the emulation read it and warned already: the same warnings
@@ -413,15 +429,7 @@ int weft_cmd_check(int argc, char **argv)
 	} else {
 		t = cli_open_opts("check", path, &opts);
 	}
-	if (wp_on) {
-		pthread_mutex_lock(&wp.mu);
-		atomic_store(&wp.done, 1);
-		pthread_cond_signal(&wp.cv);
-		pthread_mutex_unlock(&wp.mu);
-		pthread_join(wp_thread, NULL);
-		if (wp.shown)
-			fputc('\n', stderr);
-	}
+	walk_progress_stop(&wp, wp_on);
 	if (t == NULL)
 		return CLI_EXIT_TRACE;
 	static struct weft_ref refs[256]; /* the reading checks; nothing to fill */

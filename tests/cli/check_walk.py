@@ -54,6 +54,11 @@ def main():
         one_trace(os.path.join(tmp, "d", "a", "b", "c"))
         c.eq(run(["check", "d"], tmp), (0, valid.format(p="d"), WARN.format(p="d")),
              "loom at level 4: warned, then valid")
+        # with --models too: warned before the emulation reads it
+        c.eq(run(["check", "--models", "d"], tmp),
+             (0, valid.format(p="d").replace(NOTE, "; the models' rules were checked "
+                                                   "(--models)\n"), WARN.format(p="d")),
+             "loom at level 4, --models: warned once, then valid")
         # inside a loom: a sub-trace path, no warning
         c.eq(run(["check", "d/a/b/c/loom.vm/proc.1"], tmp)[2], "", "inside a loom: no warning")
         # a directory of directories without any stream: the warning, then the error
