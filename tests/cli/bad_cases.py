@@ -44,12 +44,12 @@ CASES = {
     },
     'clock-equal': {
         'check': (0, '',
-                  'weft check: ovni: valid: 1 stream, 1 loom, 1 process, 1 thread, 10 events, from 484561305246 to 484561307164 ns (span 1918 ns)\n'),
+                  'weft check: ovni: valid: 1 stream, 1 loom, 1 process, 1 thread, 10 events, from 484561305246 to 484561307164 ns (span 1918 ns); the models\' rules were not checked (use --models)\n'),
         'dump': (0, ''),
     },
     'clock-gate': {
         'check': (0, '',
-                  'weft check: ovni: valid: 4 streams, 1 loom, 2 processes, 4 threads, 26 events, from 484633527834 to 7684644984313 ns (span 7200011456479 ns)\n'),
+                  'weft check: ovni: valid: 4 streams, 1 loom, 2 processes, 4 threads, 26 events, from 484633527834 to 7684644984313 ns (span 7200011456479 ns); the models\' rules were not checked (use --models)\n'),
         'dump': (0, ''),
     },
     'duplicate-tid': {
@@ -99,7 +99,7 @@ CASES = {
     },
     'jumbo-nibble-0': {
         'check': (0, '',
-                  'weft check: ovni: valid: 1 stream, 1 loom, 1 process, 1 thread, 14 events, from 484584081000 to 484584184606 ns (span 103606 ns)\n'),
+                  'weft check: ovni: valid: 1 stream, 1 loom, 1 process, 1 thread, 14 events, from 484584081000 to 484584184606 ns (span 103606 ns); the models\' rules were not checked (use --models)\n'),
         'dump': (0, ''),
     },
     'jumbo-size-ffffffff': {
@@ -134,7 +134,7 @@ CASES = {
     },
     'nested-stream-dir': {
         'check': (0, '',
-                  'weft check: ovni: valid: 1 stream, 1 loom, 1 process, 1 thread, 10 events, from 484561305246 to 484561307164 ns (span 1918 ns)\n'),
+                  'weft check: ovni: valid: 1 stream, 1 loom, 1 process, 1 thread, 10 events, from 484561305246 to 484561307164 ns (span 1918 ns); the models\' rules were not checked (use --models)\n'),
         'dump': (0, ''),
     },
     'obs-empty': {
@@ -144,7 +144,7 @@ CASES = {
     },
     'obs-header-only': {
         'check': (0, "weft check: warning: stream 'loom.vm/proc.17323/thread.17323' has zero events\n",
-                  'weft check: ovni: valid: 1 stream, 1 loom, 1 process, 1 thread, 0 events\n'),
+                  'weft check: ovni: valid: 1 stream, 1 loom, 1 process, 1 thread, 0 events; the models\' rules were not checked (use --models)\n'),
         'dump': (0, "weft dump: warning: stream 'loom.vm/proc.17323/thread.17323' has zero events\n"),
     },
     'obs-truncated-header': {
@@ -189,12 +189,12 @@ CASES = {
     },
     'reserved-flag-bits': {
         'check': (0, '',
-                  'weft check: ovni: valid: 1 stream, 1 loom, 1 process, 1 thread, 10 events, from 484561305246 to 484561307164 ns (span 1918 ns)\n'),
+                  'weft check: ovni: valid: 1 stream, 1 loom, 1 process, 1 thread, 10 events, from 484561305246 to 484561307164 ns (span 1918 ns); the models\' rules were not checked (use --models)\n'),
         'dump': (0, ''),
     },
     'stray-files': {
         'check': (0, "weft check: warning: ignoring 2 files that are not part of any stream: 'loom.vm/metadata.json', 'loom.vm/orphan/stream.obs'\n",
-                  'weft check: ovni: valid: 1 stream, 1 loom, 1 process, 1 thread, 10 events, from 484561305246 to 484561307164 ns (span 1918 ns)\n'),
+                  'weft check: ovni: valid: 1 stream, 1 loom, 1 process, 1 thread, 10 events, from 484561305246 to 484561307164 ns (span 1918 ns); the models\' rules were not checked (use --models)\n'),
         'dump': (0, "weft dump: warning: ignoring 2 files that are not part of any stream: 'loom.vm/metadata.json', 'loom.vm/orphan/stream.obs'\n"),
     },
 }

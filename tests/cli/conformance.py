@@ -50,7 +50,8 @@ WEFT_JUMP = re.compile(r"^weft (?:dump|top): warning: ovni/(.*)/stream\.obs: off
                        r"clock goes backwards from (-?\d+) to (-?\d+) within the stream, "
                        r"outside an unordered region$", re.M)
 CHECK_NOTE = re.compile(r"; (\d+) clocks? go(?:es)? backwards inside (?:an unordered region|unordered "
-                        r"regions) \(allowed; weft emu sorts (?:it|them) on read\)$")
+                        r"regions) \(allowed; weft emu sorts (?:it|them) on read\); the models' rules were "
+                        r"not checked \(use --models\)$")
 
 
 def ref_jumps(log, tool="ovnidump-x"):

@@ -94,6 +94,18 @@ def obs_dir(root):
     os.mkdir(os.path.join(root, T1, "stream.obs"))
 
 
+def mark_order(root):
+    """Mark type 1 (a stack): 2 and 3 pushed, then 2 popped before 3, which the
+    mark model refuses (weft emu; weft check --models)."""
+    d = meta(1, 1)
+    d["ovni"]["mark"] = {"1": {"title": "phase", "chan_type": "stack"}}
+    write_stream(root, T1, d, [simple_events(100)[0],
+                               ev("OM[", 101, struct.pack("<qi", 2, 1)),
+                               ev("OM[", 102, struct.pack("<qi", 3, 1)),
+                               ev("OM]", 103, struct.pack("<qi", 2, 1)),
+                               ev("OHe", 110)])
+
+
 def m(cpus=((0, 0),), **kw):
     """meta(1, 1) with keys of "ovni" replaced (None: removed)."""
     d = meta(1, 1, cpus=cpus)
@@ -216,6 +228,12 @@ CASES = [
     ("dump-follow-timeout-bad", nothing, ["dump", "--follow", "--follow-timeout", "0", "t"]),
     ("top-follow-timeout-alone", nothing, ["top", "--follow-timeout", "1s", "t"]),
     ("help-check", nothing, ["check", "--help", "t"]),
+    # --models: the emulation's rules, its refusal worded as weft emu's
+    ("check-mark-order", mark_order, ["check", "t"]),
+    ("check-models-mark-order", mark_order, ["check", "--models", "t"]),
+    ("emu-mark-order", mark_order, ["emu", "-q", "-o", "out", "t"]),
+    ("check-models-valid", one(meta(1, 1)), ["check", "-m", "t"]),
+    ("check-models-unfinished", one(meta(1, 1, finished=None)), ["check", "--models", "t"]),
     # what streams lack (weft.lost_events, weft.ring, weft.cut)
     ("loss-ring-check", one(mw(RING)), ["check", "t"]),
     ("loss-ring-dump", one(mw(RING)), ["dump", "t"]),

@@ -129,7 +129,8 @@ def main():
                                           "OM=          1"), "")),
             (["check", "labels"], (0, lines(
                 "weft check: labels: valid: 1 stream, 1 loom, 1 process, 1 thread, 4 events, "
-                "from 100 to 130 ns (span 30 ns)"), "")),
+                "from 100 to 130 ns (span 30 ns); the models' rules were not checked (use --models)"),
+                "")),
             (["emu", "-q", "-o", "out-l", "labels"], (0, b"", "")),
         ])
         for f in ("thread.pcf", "cpu.pcf", "thread.row", "cpu.row"):

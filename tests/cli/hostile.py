@@ -49,7 +49,7 @@ def extremes(c, tmp):
         n = 1 if k in (0, 19) else 0
         rows.append(f"  {a:>12} to {b:>12}  {n:12d}  {0:14d}  {'#' * 40 if n else ''}\n")
     want = ("weft check: t: valid: 1 stream, 1 loom, 1 process, 1 thread, 2 events, from "
-            "-9223372036854775808 to 9223372036854775807 ns (span 18446744073709551615 ns)\n"
+            "-9223372036854775808 to 9223372036854775807 ns (span 18446744073709551615 ns); the models' rules were not checked (use --models)\n"
             f"events over the run (20 parts of {part / 1e9:.3f} s, from the first event at "
             "clock -9223372036854775808):\n"
             f"  {'from':>12}    {'to':>12}  {'events':>12}  {'events/s':>14}\n" + "".join(rows))

@@ -22,7 +22,7 @@ DUMP1 = ("       100  OHx  loom.vm/proc.1/thread.1  starts running on CPU 0; "
          "created by thread -1 with tag 0x0\n"
          "       110  OHe  loom.vm/proc.1/thread.1  finishes: the thread ends\n")
 VALID1 = ("weft check: t: valid: 1 stream, 1 loom, 1 process, 1 thread, 2 events, "
-          "from 100 to 110 ns (span 10 ns)\n")
+          "from 100 to 110 ns (span 10 ns); the models' rules were not checked (use --models)\n")
 
 
 def one(**over):
@@ -116,7 +116,7 @@ CASES = [
     ("no-app-id-five-check", five(app_id=None), ["check", "t"], (1, "", e("check", NO_APP5))),
     ("app-id-elsewhere-check", app_id_elsewhere, ["check", "t/loom.vm/proc.1/thread.2"],
      (0, "weft check: t/loom.vm/proc.1/thread.2: valid: 1 stream, 1 loom, 1 process, 1 thread, "
-         "2 events, from 105 to 115 ns (span 10 ns)\n", "")),
+         "2 events, from 105 to 115 ns (span 10 ns); the models' rules were not checked (use --models)\n", "")),
     ("no-lib-version-check", one(lib={"commit": "x"}), ["check", "t"],
      (1, "", e("check", f"{J1}: ovni.lib.version is missing"))),
     ("no-lib-version-emu", one(lib={"commit": "x"}), ["emu", "-q", "-o", "out", "t"],
@@ -178,7 +178,7 @@ def corpus(c, conf):
          "2 streams, 1 loom, 1 process, 2 threads, 13 events, from 484644181233 to 484645240117 ns "
          "(span 1058884 ns)"),
     ]:
-        c.eq(run(["check", sub], cwd=two), (0, f"weft check: {sub}: valid: {want}\n".encode(), ""),
+        c.eq(run(["check", sub], cwd=two), (0, f"weft check: {sub}: valid: {want}; the models' rules were not checked (use --models)\n".encode(), ""),
              f"two-procs: weft check {sub}")
     # dump on a thread dir: the whole trace's lines of that stream, relpath '.'
     rc, whole, err = run(["dump", "ovni"], cwd=two)
@@ -214,13 +214,13 @@ def corpus(c, conf):
     edited = os.path.join(conf, "v3", "clock-offsets-edited")
     c.eq(run(["check", "ovni/loom.hostB.1"], cwd=edited),
          (0, b"weft check: ovni/loom.hostB.1: valid: 2 streams, 2 looms, 1 process, 2 threads, "
-             b"13 events, from 485014586043 to 485015884930 ns (span 1298887 ns)\n", ""),
+             b"13 events, from 485014586043 to 485015884930 ns (span 1298887 ns); the models' rules were not checked (use --models)\n", ""),
          "clock-offsets-edited: weft check on a loom dir")
     # v1: the second process has no cpus in its metadata.json
     v1 = os.path.join(conf, "v1", "two-procs")
     c.eq(run(["check", "ovni/loom.vm/proc.21807"], cwd=v1),
          (0, b"weft check: ovni/loom.vm/proc.21807: valid: 2 streams, 1 loom, 1 process, "
-             b"2 threads, 12 events, from 535147906411 to 535148738140 ns (span 831729 ns)\n", ""),
+             b"2 threads, 12 events, from 535147906411 to 535148738140 ns (span 831729 ns); the models' rules were not checked (use --models)\n", ""),
          "v1/two-procs: weft check on a process dir")
 
 

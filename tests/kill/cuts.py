@@ -267,7 +267,7 @@ def main():
         code, out, err = run(["check", "ovni"], cwd=r)
         c.eq((code, out.decode(), err), (0, "weft check: ovni: valid: 2 streams, 1 loom, 1 "
                                             "process, 2 threads, 4 events, from %d to %d ns "
-                                            "(span 5 ns)\n" % (m, m + 5), ""),
+                                            "(span 5 ns); the models' rules were not checked (use --models)\n" % (m, m + 5), ""),
              "INT64_MIN: check")
         tracegen.write_stream(r, "ovni/" + a, tracegen.meta(1, 1), [tracegen.ev("OB.", u)])
         os.remove(os.path.join(r, "ovni", b, "stream.obs"))
@@ -275,7 +275,7 @@ def main():
         code, out, err = run(["check", "ovni"], cwd=r)
         c.eq((code, out.decode(), err), (0, "weft check: ovni: valid: 1 stream, 1 loom, 1 "
                                             "process, 1 thread, 1 event, from %d to %d ns "
-                                            "(span 0 ns)\n" % (m, m), ""),
+                                            "(span 0 ns); the models' rules were not checked (use --models)\n" % (m, m), ""),
              "INT64_MIN: the only clock")
         # the widest span: INT64_MIN to INT64_MAX (2^64 - 1 ns, printed unsigned)
         tracegen.write_stream(r, "ovni/" + a, tracegen.meta(1, 1),
@@ -283,7 +283,7 @@ def main():
         code, out, err = run(["check", "ovni"], cwd=r)
         c.eq((code, out.decode(), err), (0, "weft check: ovni: valid: 1 stream, 1 loom, 1 "
                                             "process, 1 thread, 2 events, from %d to %d ns "
-                                            "(span %d ns)\n" % (m, (1 << 63) - 1, (1 << 64) - 1),
+                                            "(span %d ns); the models' rules were not checked (use --models)\n" % (m, (1 << 63) - 1, (1 << 64) - 1),
                                             ""),
              "INT64_MIN to INT64_MAX: the span does not overflow")
     finally:
