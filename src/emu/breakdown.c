@@ -73,7 +73,7 @@ static int check_requires(struct emu *e, const char *key, char *err, size_t errl
 
 int emu_bd_create(struct emu *e, size_t mi, char *err, size_t errlen)
 {
-	struct model_rt *m = &e->models[mi];
+	struct model_rt *m = &e->disp.models[mi];
 	const struct emu_breakdown_desc *d = &m->desc->breakdown;
 	if (d->requires != NULL) {
 		int r = check_requires(e, d->requires, err, errlen);
@@ -156,7 +156,7 @@ static int64_t now(const struct emu *e, const struct bd_rt *b, size_t c, size_t 
 		int *isnull)
 {
 	int64_t v;
-	emu_cview_value(e, c, e->models[b->model].chan_of_desc[desc_chan], isnull, &v);
+	emu_cview_value(e, c, e->disp.models[b->model].chan_of_desc[desc_chan], isnull, &v);
 	return *isnull ? 0 : v;
 }
 
@@ -298,7 +298,7 @@ int emu_bd_snapshot(struct emu *e)
 int emu_bd_finish(struct emu *e, size_t bd)
 {
 	struct bd_rt *b = e->bd[bd];
-	struct model_rt *m = &e->models[b->model];
+	struct model_rt *m = &e->disp.models[b->model];
 	if (m->desc->tasks.present && !m->dyn_ok)
 		return -1;
 	const struct emu_chan_desc *ss = &m->desc->chans[b->d->subsystem];

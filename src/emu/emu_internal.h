@@ -1,10 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * emu_internal.h - the state the parts of the engine share: engine.c
- * (dispatch, raw channels, views and their propagation), threads.c (thread
- * states and CPUs), tasks.c (task types, tasks, bodies), families.c
- * (channel families sized from metadata), breakdown.c, finish.c (end of
- * run, dynamic PCF values) and summary.c.
+ * emu_internal.h - the state the parts of the engine share, struct emu,
+ * composed of a sub-object per part declared in the part's header:
+ * dispatch.c (dispatch.h: the models, an event to its actions, emu_event),
+ * chan_views.c (chan_views.h: channels, raw writes), propagate.c
+ * (propagate.h: the views' re-evaluation), batch.c (batch.h: records and
+ * sinks), window.c (window.h: --from/--to); engine.c (creation, messages,
+ * hooks), threads.c (thread states and CPUs), tasks.c (task types, tasks,
+ * bodies), families.c (channel families sized from metadata),
+ * breakdown.c, finish.c (end of run, dynamic PCF values), summary.c and
+ * loss.c. The per-event fast paths are inline in fastpath.h.
  */
 #ifndef WEFT_EMU_INTERNAL_H
 #define WEFT_EMU_INTERNAL_H
@@ -16,29 +21,7 @@
 #include "emu.h"
 
 #define EMU_STACK_MAX 512
-#define EMU_MAX_SINKS 4
-#define EMU_MAX_FLAGS 8
-/* Records buffered before the sinks get them. The sinks may keep the Paraver
- * arrays for EMU_BATCH_KEEP more calls (emu.h), so a writer thread formats
- * one batch while the next ones are made. 4 Ki records (about 100 KB a
- * batch) rather than 16 Ki: a batch stays in the cores' L2 between the
- * emulation writing it and the writer reading it (process CPU on the 10M-event runtime trace, medians of 9
- * alternate runs: 0.751 -> 0.711 s; 8 Ki: 0.710 s; 2 Ki: no better). */
-#define EMU_FLUSH_RECS (1u << 12)
-/* Room beyond a batch in each array, for the records of the event that
- * reaches EMU_FLUSH_RECS. */
-#define EMU_FLUSH_SLACK 1024u
 #define NO_CPU INT64_C(-1)
-
-enum trig {
-	TRIG_STATE = 1, /* a: thread */
-	TRIG_RSEL,      /* a: cpu */
-	TRIG_RAW,       /* a: thread, b: chan */
-};
-
-struct qent {
-	uint32_t kind, a, b;
-};
 
 /* Last record of a (row, type): 0 never, 1 null, 2 value. */
 struct last {
@@ -86,7 +69,7 @@ struct thr {
 	uint64_t st_aff, st_tid, st_state;
 	int64_t since;
 	int64_t time[EMU_NSTATES];
-	unsigned flags; /* per-thread flags (bits of emu.flag_names) */
+	unsigned flags; /* per-thread flags (bits of emu.disp.flag_names) */
 };
 
 struct cpu {
@@ -101,46 +84,14 @@ struct cpu {
 	int64_t busy;
 };
 
+/* The parts of the engine that own a sub-object of struct emu. */
+#include "batch.h"
+#include "chan_views.h"
+#include "dispatch.h"
+#include "propagate.h"
+#include "window.h"
+
 struct tasks_rt; /* tasks.c */
-
-/* What the dispatch reads of an event description, side by side. */
-struct ev_rt {
-	const struct emu_event_desc *d;
-	const struct emu_action *actions;
-	size_t nactions;
-	uint32_t smin, smax; /* the payload sizes its size rule accepts */
-	/* it must be jumbo, it is only warned about, or --lint checks its
-	 * size: the checks of event_checks() */
-	int slow;
-};
-
-/* An MCV's dispatch flattened into one cache line: what run_event reads of
- * the model and of the event's description, and the first action's op, in
- * a direct-mapped table of EMU_DISP_SLOTS found by a hash of the MCV and
- * filled on the MCV's first use. The chain model byte -> model -> 64 Ki
- * table -> description -> action -> op was a dependent load at each step
- * before the jump to the action. */
-#define EMU_DISP_SLOTS 512
-struct disp_ent {
-	_Alignas(64) uint32_t key; /* the MCV's bytes | EMU_DISP_VALID; 0: empty */
-	uint32_t smin, smax;
-	uint16_t guard_states, guard_bit;
-	int16_t idx;               /* the event in m->ev[]; < 0: unknown (as m->disp) */
-	uint8_t slow;
-	uint8_t op0;               /* actions[0].op (EMU_OP_NONE without actions) */
-	uint16_t nactions;
-	/* 1: the event's only action is a raw write (op0) of the constant fv
-	 * on engine channel fch, done without the action table (run_event) */
-	uint8_t fast;
-	uint8_t direct;            /* its one action is a task action (run_event) */
-	uint32_t fch;
-	int64_t fv;
-	const struct emu_action *actions;
-	const struct emu_event_desc *d;
-	struct model_rt *m;
-};
-_Static_assert(sizeof(struct disp_ent) == 64, "a dispatch entry takes one cache line");
-#define EMU_DISP_VALID (1u << 24)
 
 struct model_rt {
 	const struct emu_model_desc *desc;
@@ -162,99 +113,47 @@ struct model_rt {
 	int bd;                /* breakdown view index + 1, or 0 */
 };
 
-struct mark_ref {
-	int64_t type;
-	size_t chan;
-};
+struct bd_rt; /* breakdown.c */
 
-struct map_ent {
-	const struct weft_stream *key;
-	size_t thread;
-};
-
-struct bd_rt; /* The JSON of a dotted key of thread t's stream.json (jansson's json_t,
- * to decref), or NULL when absent. */
-struct json_t;
-struct json_t *emu_thread_attr(const struct emu *e, size_t t, const char *key);
-
-/* breakdown.c */
-
+/* The engine: the state the parts share (the system, threads, CPUs,
+ * channels, raw values and views), the current step, and a sub-object per
+ * part (its header names the file that owns it). */
 struct emu {
 	const struct emu_sys *sys;
 	struct emu_opts opts;
-	size_t nmodels;
-	struct model_rt *models;
-	int model_of_byte[256];
-	struct disp_ent *dtab; /* EMU_DISP_SLOTS */
-	const char *flag_names[EMU_MAX_FLAGS];
-	size_t nflags;
 
-	size_t nchans;
-	struct chan *chans;
-	size_t ntracked;
-	size_t *tracked; /* channels with a RUN or ACT thread view, in order */
-	struct mark_ref *mark_chan; /* mark type -> chan index, sorted by type */
-	size_t nmark_chan;
-	int32_t mark_direct[256]; /* types 0..255: chan index + 1, 0 none */
+	/* the current step (one event, or a step of loss.c or a thread's end) */
+	uint64_t seq;
+	const struct weft_event *ev;
+	size_t cur_thread;
+	const struct emu_event_desc *cur_desc;
+	int64_t dclock;
+	int64_t rbase;     /* subtracted from record times (T0's dclock, window.c) */
+	int muted;         /* before T0: no records (window.c) */
 
+	struct dispatch disp;  /* dispatch.c */
+	struct prop prop;      /* propagate.c */
+	struct batches batch;  /* batch.c */
+
+	/* shared state: threads, CPUs, channels, raw values and views */
 	size_t nthreads, ncpus;
 	struct thr *thr;
 	struct cpu *cpu;
+	size_t nchans;
+	struct chan *chans;
 	struct raw *raw;    /* nthreads * nchans, with the thread views */
 	struct last *cview; /* ncpus * nchans */
 	/* summary: time each labelled value was on top, per thread */
 	int64_t *acc;       /* nthreads * nacc */
 	size_t nacc;
+	struct chan_index cidx; /* chan_views.c */
 
-	struct map_ent *map;
-	size_t map_mask;
-	const struct weft_stream *last_stream;
-	size_t last_thread;
-
-	struct emu_sink sinks[EMU_MAX_SINKS];
-	size_t nsinks;
-	int internal; /* some sink wants the records other than EMU_REC_PRV */
-
-	/* breakdown views (-b) */
+	/* breakdown views (-b, breakdown.c) */
 	size_t nbd;
 	struct bd_rt *bd[EMU_MAX_BD];
 	struct emu_view views[EMU_MAX_VIEWS];
 
-	/* per event */
-	uint64_t seq;
-	const struct weft_event *ev;
-	size_t cur_thread;
-	int direct; /* raw writes evaluate their views at once (run_event) */
-	const struct emu_event_desc *cur_desc;
-	int64_t dclock;
-	struct qent *q;
-	size_t qlen, qcap;
-	/* records of the accepted events not yet given to the sinks */
-	struct emu_prv_rec *prv[EMU_MAX_VIEWS];
-	size_t nprv[EMU_MAX_VIEWS], prvcap[EMU_MAX_VIEWS];
-	/* the sets of Paraver arrays last handed to the sinks, oldest first */
-	struct emu_prv_rec *prv_kept[EMU_BATCH_KEEP][EMU_MAX_VIEWS];
-	size_t prvcap_kept[EMU_BATCH_KEEP][EMU_MAX_VIEWS];
-	struct emu_rec *irecs;
-	size_t nirecs, ireccap;
-
-	/* weft emu --from/--to (emu_set_window) */
-	struct emu_window win;
-	int muted;         /* before T0: no records */
-	int win_stopped;   /* an event after T1 was refused */
-	int64_t win_from, win_to; /* dclocks, once started */
-	int64_t rbase;     /* subtracted from record times (T0's dclock) */
-	uint64_t nmuted;   /* events emulated before the window */
-	/* Before T0 without breakdown views or losses, the views are not
-	 * evaluated: what would have been is marked (thread views by a raw
-	 * write, every tracked one by a state change; CPU views by a raw
-	 * write of their running thread, all of them by a change of it) and
-	 * evaluated once at T0 (engine.c, lazy_mark and lazy_eval). NULL
-	 * otherwise. */
-	uint8_t *lazy_raw;  /* nthreads x nchans */
-	uint8_t *lazy_thr;  /* nthreads */
-	uint8_t *lazy_cv;   /* ncpus x nchans */
-	uint8_t *lazy_cpu;  /* ncpus */
+	struct window window;  /* window.c */
 
 	int started;
 	int64_t first_clock;
@@ -296,25 +195,20 @@ static inline int emu_unchecked(const struct emu *e, size_t t)
 
 extern const char *const emu_state_names[EMU_NSTATES];
 
-/* engine.c */
+/* engine.c: messages, buffers */
 int emu_fail(struct emu *e, const char *fmt, ...) __attribute__((format(printf, 2, 3), cold));
 int emu_vfail(struct emu *e, const char *fmt, va_list ap) __attribute__((format(printf, 2, 0)));
 void emu_warn(struct emu *e, size_t thread, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 int emu_grow(void **p, size_t *cap, size_t need, size_t elem);
+/* dispatch.c: a value of an action */
 int emu_get_val(struct emu *e, const struct emu_val *v, int64_t *out, int *isnull);
-/* A raw write on channel ch of thread t (op: EMU_OP_SET, PUSH or POP). */
+/* chan_views.c: a raw write on channel ch of thread t (op: EMU_OP_SET, PUSH or POP). */
 int emu_raw_write(struct emu *e, size_t t, size_t ch, enum emu_op op, int64_t v, int isnull);
 /* n raw SETs of thread t (channels ch[], values v[], all null when isnull),
  * in order: n emu_raw_write calls. */
 int emu_raw_set_n(struct emu *e, size_t t, const size_t *ch, const int64_t *v, size_t n,
 		int isnull);
-/* The window's start: the state at T0 written at T0; unmutes. */
-int emu_win_snapshot(struct emu *e);
-/* Room for n more Paraver records of view file (0, or -1: out of memory). */
-int emu_prv_grow(struct emu *e, size_t file, size_t n);
-/* An internal record (emu_irec) when a sink wants them. */
-int emu_irec_add(struct emu *e, int kind, size_t row, int type, int64_t value, int isnull);
 /* The value the CPU view of channel ch on CPU c has now (R(C)'s raw value,
  * or the channel's fallback without a running thread). */
 void emu_cview_value(const struct emu *e, size_t c, size_t ch, int *isnull, int64_t *v);
@@ -336,17 +230,17 @@ static inline int emu_get_val_u32(struct emu *e, const struct emu_val *v, int64_
 
 static inline int emu_qpush(struct emu *e, uint32_t kind, size_t a, size_t b)
 {
-	if (__builtin_expect(e->qlen == e->qcap, 0) &&
-			emu_grow((void **) &e->q, &e->qcap, e->qlen + 1, sizeof *e->q) != 0)
+	if (__builtin_expect(e->prop.qlen == e->prop.qcap, 0) &&
+			emu_grow((void **) &e->prop.q, &e->prop.qcap, e->prop.qlen + 1, sizeof *e->prop.q) != 0)
 		return emu_fail(e, "out of memory");
-	e->q[e->qlen++] = (struct qent) { kind, (uint32_t) a, (uint32_t) b };
+	e->prop.q[e->prop.qlen++] = (struct qent) { kind, (uint32_t) a, (uint32_t) b };
 	return 0;
 }
 
 static inline int emu_irec(struct emu *e, int kind, size_t row, int type, int64_t value,
 		int isnull)
 {
-	if (!e->internal || e->muted)
+	if (!e->batch.internal || e->muted)
 		return 0;
 	return emu_irec_add(e, kind, row, type, value, isnull);
 }
@@ -355,10 +249,10 @@ static inline int emu_rec(struct emu *e, int file, size_t row, int type, int64_t
 {
 	if (__builtin_expect(e->muted, 0))
 		return 0;
-	if (__builtin_expect(e->nprv[file] == e->prvcap[file], 0) &&
+	if (__builtin_expect(e->batch.nprv[file] == e->batch.prvcap[file], 0) &&
 			emu_prv_grow(e, (size_t) file, 1) != 0)
 		return -1;
-	struct emu_prv_rec *r = &e->prv[file][e->nprv[file]++];
+	struct emu_prv_rec *r = &e->batch.prv[file][e->batch.nprv[file]++];
 	r->time = e->dclock - e->rbase;
 	r->value = value;
 	r->row = (uint32_t) row;

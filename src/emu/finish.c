@@ -93,18 +93,18 @@ int emu_finish(struct emu *e, int complete)
 	int status = e->failed ? -1 : 0;
 	/* a window without events: its state at T0 (the run stopped after
 	 * T1 with nothing in between) */
-	if (!e->failed && e->muted && e->win_stopped && emu_win_snapshot(e) != 0)
+	if (!e->failed && e->muted && e->window.stopped && emu_win_snapshot(e) != 0)
 		status = -1;
 	/* a window stopped the run after T1: what follows was not emulated,
 	 * so the end checks do not apply */
-	int checks = !e->win_stopped;
+	int checks = !e->window.stopped;
 	if (emu_flush(e) != 0)
 		status = -1;
 	if (e->failed)
 		complete = 0;
 	e->ev = NULL;
-	for (size_t mi = 0; mi < e->nmodels; mi++) {
-		struct model_rt *m = &e->models[mi];
+	for (size_t mi = 0; mi < e->disp.nmodels; mi++) {
+		struct model_rt *m = &e->disp.models[mi];
 		/* Task types for the PCF: some models list them even after an
 		 * error; a gid with two labels stops the model's step here. */
 		if (m->desc->tasks.present && (complete || m->desc->tasks.pcf_after_error)) {

@@ -177,7 +177,7 @@ static int cmp_sched(const void *a, const void *b)
 static void step(struct emu *e, int64_t d)
 {
 	e->seq++;
-	e->qlen = 0;
+	e->prop.qlen = 0;
 	e->dclock = d;
 	if (d > e->duration)
 		e->duration = d;

@@ -67,14 +67,14 @@ void emu_summary(const struct emu *e, FILE *out)
 {
 	int64_t end = e->duration;
 	fprintf(out, "duration: %" PRId64 " ns, %" PRIu64 " events\n", end, e->nevents);
-	if ((e->win.has_from || e->win.has_to) && e->started) {
-		int64_t wend = e->win_stopped ? e->win_to : end;
+	if ((e->window.bounds.has_from || e->window.bounds.has_to) && e->started) {
+		int64_t wend = e->window.stopped ? e->window.to : end;
 		fprintf(out, "window: %" PRId64 " to %" PRId64 " ns into the run (clocks %" PRId64
 				" to %" PRId64 "): the timelines hold %" PRId64 " ns; %" PRIu64
 				" events before it emulated without records, %" PRIu64 " in it\n",
 				e->rbase, wend, sat_add(e->rbase, e->first_clock), sat_add(wend, e->first_clock),
-				emu_duration(e), e->nmuted, e->nevents - e->nmuted);
-		if (e->win_stopped)
+				emu_duration(e), e->window.nmuted, e->nevents - e->window.nmuted);
+		if (e->window.stopped)
 			fprintf(out, "the run stopped at the first event after the window: the rest of "
 					"the trace was not read and the models' end checks were not made\n");
 	}

@@ -14,9 +14,11 @@
  *   merge.c     the min-heap that orders the events of all streams
  *   sort.c      sorting unordered regions (OU[ ... OU]) as ovnisort does:
  *               on read (the chunks of a stream come from its sorter) and
- *               into a new file (weft_sort_stream, weft sort)
+ *               into a new file (sort_stream.c: weft_sort_stream, weft sort);
+ *               sort_in.c its input, sort_internal.h what they share
  *   index.c     the stream index (stream.idx): seeking with it, weft index
- *   trace.c     the public API
+ *   trace.c     the public API: open, inspect, close
+ *   next.c      the iteration: weft_next, weft_next_batch, weft_next_refs
  */
 #ifndef WEFT_TRACE_INTERNAL_H
 #define WEFT_TRACE_INTERNAL_H
