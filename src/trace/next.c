@@ -149,7 +149,8 @@ static int need_sorter(struct weft_trace *t, struct weft_wstream *s)
 {
 	if (s->sorter != NULL)
 		return 0;
-	s->sorter = weft_sorter_new(s->fsize, t->sort_look_back);
+	if (weft_sort_plan(t) < 0) /* every stream's, once */
+		return -1;
 	if (s->sorter == NULL)
 		return weft_fail(&t->diag, "%s: out of memory for sorting on read", s->obs_path);
 	return 0;
