@@ -236,8 +236,19 @@ static int sort_region(struct weft_sorter *z, const struct ent *close)
 {
 	size_t nwin = z->n - z->nfinal;
 	size_t k = nwin;
-	while (k > 0 && at(z, z->nfinal + k - 1)->clock >= z->reg_min)
-		k--;
+	if (__builtin_expect(z->map != NULL, 0)) {
+		/* a mapped window: the entries read counted a piece at a time */
+		size_t stop = k;
+		do {
+			stop = stop > SPILL_STEP ? stop - SPILL_STEP : 0;
+			while (k > stop && at(z, z->nfinal + k - 1)->clock >= z->reg_min)
+				k--;
+			touch(z, SPILL_STEP);
+		} while (k == stop && k > 0);
+	} else {
+		while (k > 0 && at(z, z->nfinal + k - 1)->clock >= z->reg_min)
+			k--;
+	}
 	/* k > 0: the entry before k is the last with a clock below the
 	 * region's earliest; it stays, the rest is sorted. */
 	if (k == 0 && nwin == z->look_back) {
