@@ -201,6 +201,7 @@ static void msort(struct weft_sorter *z, struct ent *a, size_t n, struct ent *tm
 			}
 			a[j] = x;
 		}
+		touch(z, n); /* the runs already in order are read here only */
 		return;
 	}
 	size_t h = n / 2;
