@@ -208,7 +208,9 @@ static int start(struct weft_trace *t)
 			weft_midx_plan_free(&mp);
 			return -1;
 		}
-		s->unord = t->backwards != WEFT_BACKWARDS_ERROR;
+		/* Sorting on read: a clock still going back inside a region is
+		 * one of a region its stream never closes (named so). */
+		s->unord = t->backwards != WEFT_BACKWARDS_ERROR || t->sort == WEFT_SORT_REGIONS;
 		s->chunk_cap = weft_chunk_size(t, s, nring);
 		if (weft_stream_alloc_ring(t, s, nring) < 0) {
 			weft_midx_plan_free(&mp);

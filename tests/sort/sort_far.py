@@ -14,7 +14,10 @@ trace and on a copy sorted by `weft sort --look-back 2000000`:
 The dump of the 1000000 case runs with WEFT_SORT_BUDGET=8M: its window (60
 bytes an event, 60 MB) lives in the temporary file, and the peak RSS of the
 child (wait4, through a small helper) stays within the budget and 2 MiB of
-the dump of the sorted copy's. Every child has a timeout; the temporary
+the dump of the sorted copy's. Two traces the readers refuse (a region its stream never closes, whose first
+event goes back: not blamed on the stream; a clock going back after a sorted
+region): weft emu, weft sql and weft check exit 1 with the same message.
+Every child has a timeout; the temporary
 directory (a few tens of MB) is removed at the end.
 """
 import os
@@ -160,10 +163,39 @@ def case(c, top, reach):
     shutil.rmtree(cp)
 
 
+def agree(c, top):
+    """Traces the readers refuse: weft check refuses them with their message."""
+    x = struct.pack("<iiQ", 0, -1, 0)
+    cases = {
+        # a region its stream never closes: weft sort leaves it, a clock goes
+        # back at its first event
+        "unclosed": ([tg.ev("OHx", 100, x), tg.ev("OB.", 110), tg.ev("OU[", 130),
+                      tg.ev("OB.", 105), tg.ev("OB.", 131)],
+                     "offset 60: event OB.: clock goes backwards from 130 to 105 inside an "
+                     "unordered region that its stream does not close (no OU] after its OU[: "
+                     "weft sort leaves it as it is)"),
+        # sorted, the event after the OU] still goes back
+        "after": ([tg.ev("OHx", 100, x), tg.ev("OB.", 200), tg.ev("OU[", 210), tg.ev("OB.", 105),
+                   tg.ev("OU]", 211), tg.ev("OB.", 150), tg.ev("OHe", 300)],
+                  "offset 84: event OB.: clock goes backwards from 211 to 150 within the stream"),
+    }
+    for name, (evs, why) in cases.items():
+        tr = os.path.join(top, name)
+        tg.write_stream(tr, tg.thread_rel("vm", 1, 10), tg.meta(10, 1), evs)
+        obs = os.path.join(tr, tg.thread_rel("vm", 1, 10), "stream.obs")
+        for cmd in (["emu", "-q", "-o", tr + ".emu"], ["sql"], ["check"]):
+            args = cmd + [tr] + (["SELECT 1"] if cmd[0] == "sql" else [])
+            rc, out, err = run(args)
+            c.eq(rc, 1, f"{name}: weft {cmd[0]} exits 1")
+            c.eq(err, f"weft {cmd[0]}: {obs}: {why}\n", f"{name}: weft {cmd[0]}'s message")
+        shutil.rmtree(tr + ".emu", ignore_errors=True)
+
+
 def main():
     c = Checker()
     top = tempfile.mkdtemp(prefix="weft-sort-far-")
     try:
+        agree(c, top)
         for reach in (5000, 20000, 10 ** 6):
             case(c, top, reach)
     finally:
