@@ -7,7 +7,8 @@
  * region can move it then. Without a limit, no event would be final before
  * its stream ends; so each stream longer than the default look-back is
  * scanned once first (its event headers, in file order) for a look-back
- * that surely holds each of its regions, and its sorter is made with it.
+ * that surely holds each of its regions, and its sorter is made with it
+ * (however much smaller than the default: 1 for a stream without regions).
  *
  * The scan runs ovnisort's state machine (sort.c). At the OU] that closes
  * a region of smallest clock r, the sort starts after the last event, in
@@ -308,8 +309,9 @@ int weft_sort_plan(struct weft_trace *t)
 				close(fd);
 			if (rc < 0)
 				break;
-			if (need > lb)
-				lb = need > SIZE_MAX / 64 ? SIZE_MAX / 64 : (size_t) need;
+			/* what its regions need, however much less than the
+			 * default (a small window stays in the caches) */
+			lb = need > SIZE_MAX / 64 ? SIZE_MAX / 64 : need > 0 ? (size_t) need : 1;
 		}
 		w[i].s = s;
 		w[i].look_back = lb;

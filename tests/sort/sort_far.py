@@ -14,7 +14,9 @@ trace and on a copy sorted by `weft sort --look-back 2000000`:
 The dump of the 1000000 case runs with WEFT_SORT_BUDGET=8M: its window (60
 bytes an event, 60 MB) lives in the temporary file, and the peak RSS of the
 child (wait4, through a small helper) stays within the budget and 2 MiB of
-the dump of the sorted copy's. Two traces the readers refuse (a region its stream never closes, whose first
+the dump of the sorted copy's. Random regions (seeds 0 to SORT_FAR_SEEDS - 1, 3 by default) in two long
+streams among 300: weft dump --sort prints the dump of the sorted copy.
+Two traces the readers refuse (a region its stream never closes, whose first
 event goes back: not blamed on the stream; a clock going back after a sorted
 region): weft emu, weft sql and weft check exit 1 with the same message.
 Every child has a timeout; the temporary
@@ -191,11 +193,51 @@ def agree(c, top):
         shutil.rmtree(tr + ".emu", ignore_errors=True)
 
 
+def random_case(c, top, seed):
+    """Many regions reaching back at random (into each other too) in two long
+    streams among 300 (a window of 3495 events): the scan's look-back holds them
+    all, the dump is the sorted copy's."""
+    import random
+    rnd = random.Random(seed)
+    tr = os.path.join(top, f"r{seed}")
+    cp = tr + ".sorted"
+    cpus = ((0, 0), (1, 1))
+    for k in range(2, 300):
+        tg.write_stream(tr, tg.thread_rel("vm", 1, 100 + k), tg.meta(100 + k, 1, cpus=cpus),
+                        [tg.ev("OB.", 5 + k)])
+    for k in range(2):
+        clock = 1000
+        evs = []
+        for i in range(30000):
+            clock += rnd.choice((0, 1, 10, 10, 10, 25))
+            evs.append(tg.ev("OB.", clock))
+            if rnd.random() < 0.004:
+                back = rnd.choice((5, 50, 500, 3000, 6000, 20000, 10 ** 6))
+                evs.append(tg.ev("OU[", clock + rnd.choice((0, 1))))
+                for _ in range(rnd.choice((0, 1, 1, 2, 5, 40))):
+                    evs.append(tg.ev("OB.", max(0, clock - rnd.randint(0, back * 10))))
+                evs.append(tg.ev("OU]", clock + 1))
+        tg.write_stream(tr, tg.thread_rel("vm", 1, 100 + k), tg.meta(100 + k, 1, cpus=cpus), evs)
+    shutil.copytree(tr, cp)
+    rc, _, err = run(["sort", "-q", "--look-back", "10000000", cp])
+    c.eq(rc, 0, f"random {seed}: weft sort of the copy ({err.strip()})")
+    rc, d0, err = run(["dump", "--sort", tr])
+    c.eq(rc, 0, f"random {seed}: weft dump --sort ({err.strip()[:300]})")
+    rc, d1, err = run(["dump", cp])
+    c.eq(rc, 0, f"random {seed}: weft dump of the copy ({err.strip()[:300]})")
+    c.expect(d0 == d1 and d0.count(b"\n") > 60000,
+             f"random {seed}: weft dump --sort = weft dump of the sorted copy")
+    shutil.rmtree(tr)
+    shutil.rmtree(cp)
+
+
 def main():
     c = Checker()
     top = tempfile.mkdtemp(prefix="weft-sort-far-")
     try:
         agree(c, top)
+        for seed in range(int(os.environ.get("SORT_FAR_SEEDS", "3"))):
+            random_case(c, top, seed)
         for reach in (5000, 20000, 10 ** 6):
             case(c, top, reach)
     finally:
