@@ -313,9 +313,13 @@ int weft_sort_plan(struct weft_trace *t)
 			 * default (a small window stays in the caches) */
 			lb = need > SIZE_MAX / 64 ? SIZE_MAX / 64 : need > 0 ? (size_t) need : 1;
 		}
+		/* never more than the stream's events: the window holds them
+		 * all then, and no region can reach past its first event */
+		if (nev < lb)
+			lb = nev > 0 ? (size_t) nev : 1;
 		w[i].s = s;
 		w[i].look_back = lb;
-		uint64_t held = nev < lb ? nev : lb;
+		uint64_t held = lb;
 		w[i].bytes = (held + BATCH) * sizeof(struct ent) * 5 / 2;
 	}
 	if (rc < 0) {

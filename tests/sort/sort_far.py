@@ -16,6 +16,7 @@ bytes an event, 60 MB) lives in the temporary file, and the peak RSS of the
 child (wait4, through a small helper) stays within the budget and 2 MiB of
 the dump of the sorted copy's. Random regions (seeds 0 to SORT_FAR_SEEDS - 1, 3 by default) in two long
 streams among 300: weft dump --sort prints the dump of the sorted copy.
+No temporary directory, or WEFT_SORT_BUDGET no size: exact message, exit 1.
 Two traces the readers refuse (a region its stream never closes, whose first
 event goes back: not blamed on the stream; a clock going back after a sorted
 region): weft emu, weft sql and weft check exit 1 with the same message.
@@ -141,6 +142,20 @@ def case(c, top, reach):
         c.expect(rss0 <= rss1 + budget + (2 << 10),
                  f"{reach}: peak RSS {rss0} KiB within the budget of the copy's {rss1} KiB")
     del d0, d1
+
+    if reach == 20000:
+        # no room for the temporary file, a budget that is no size
+        none = os.path.join(top, "none")
+        rc, out, err = run(["dump", "--sort", tr], {"TMPDIR": none, "WEFT_SORT_BUDGET": "1M"})
+        c.eq((rc, out), (1, b""), f"{reach}: weft dump --sort without a temporary directory")
+        c.eq(err, "weft dump: cannot make a temporary file of 2191360 bytes in "
+             f"{none} for sorting on read: No such file or directory\n",
+             f"{reach}: weft dump --sort without a temporary directory: the message")
+        rc, out, err = run(["emu", "-q", "-o", tr + ".emu", tr], {"WEFT_SORT_BUDGET": "64X"})
+        c.eq(rc, 1, f"{reach}: weft emu with WEFT_SORT_BUDGET=64X")
+        c.eq(err, "weft emu: WEFT_SORT_BUDGET is '64X'; it must be a size in bytes of at least "
+             "1M (e.g. 64M, 1G)\n", f"{reach}: weft emu with WEFT_SORT_BUDGET=64X: the message")
+        shutil.rmtree(tr + ".emu", ignore_errors=True)
 
     # weft sql: the event table, ordered as read
     q = "SELECT count(*), sum(clock), min(clock), max(clock) FROM event"
