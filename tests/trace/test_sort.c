@@ -494,7 +494,8 @@ static void write_far(const char *root, size_t nstreams)
 }
 
 /* The default look-back has no limit (the long stream is scanned first:
- * its region reaches back 60002 events, beyond the 52428 of 20 streams);
+ * its region reaches back 60002 events, beyond the 52428 of 20 streams;
+ * with 20, its window in the temporary file under a budget of 1 MiB);
  * a fixed one (sort_look_back, the last case) refuses a region beyond it. */
 static void test_default_look_back(void **state)
 {
@@ -506,6 +507,9 @@ static void test_default_look_back(void **state)
 		struct weft_open_opts o = { 0 };
 		o.sort = WEFT_SORT_REGIONS;
 		o.sort_look_back = c == 3 ? 52428 : 0;
+		/* 20 streams: the long one's window (60 bytes an event) is over
+		 * this budget, so it lives in the temporary file */
+		o.sort_budget = c == 2 ? (1u << 20) : 0;
 		char err[WEFT_ERR_MAX];
 		struct weft_trace *t = weft_open(root, &o, err, sizeof err);
 		assert_non_null(t);
