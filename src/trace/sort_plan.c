@@ -26,7 +26,8 @@
  * Then the windows: a stream's needs at most min(its events, look-back)
  * entries of 24 bytes, 2.5 times that while a region is sorted. The
  * smallest fit the budget in memory; the others live in one temporary
- * file (O_TMPFILE in $TMPDIR, or /tmp; else made and unlinked at once),
+ * file (O_TMPFILE in $TMPDIR, or /tmp; else made and unlinked at once;
+ * its blocks reserved at once),
  * each in its own shared mapping, whose pages go back to the file once
  * the sorter has touched its resident share.
  */
@@ -345,9 +346,11 @@ int weft_sort_plan(struct weft_trace *t)
 		total += len;
 	}
 	if (nmem < t->nstreams) {
+		/* its blocks reserved now: a full disk is this error, not a
+		 * SIGBUS at a page of the mapping later */
 		tfd = open_tmp();
-		if (tfd < 0 || ftruncate(tfd, (off_t) total) != 0) {
-			int e = errno;
+		int e = tfd < 0 ? errno : posix_fallocate(tfd, 0, (off_t) total);
+		if (e != 0) {
 			if (tfd >= 0)
 				close(tfd);
 			free(w);
