@@ -14,7 +14,7 @@ trace and on a copy sorted by `weft sort --look-back 2000000`:
 The dump of the 1000000 case runs with WEFT_SORT_BUDGET=8M: its window (60
 bytes an event, 60 MB) lives in the temporary file, and the peak RSS of the
 child (wait4, through a small helper) stays within the budget and 2 MiB of
-the dump of the sorted copy's. Random regions (seeds 0 to SORT_FAR_SEEDS - 1, 3 by default) in two long
+the dump of the sorted copy's (not asserted in a sanitizer build). Random regions (seeds 0 to SORT_FAR_SEEDS - 1, 3 by default) in two long
 streams among 300: weft dump --sort prints the dump of the sorted copy.
 No temporary directory, or WEFT_SORT_BUDGET no size: exact message, exit 1.
 Two traces the readers refuse (a region its stream never closes, whose first
@@ -98,6 +98,12 @@ def rss_helper(argv):
     return os.waitstatus_to_exitcode(status)
 
 
+def sanitized():
+    with open(weft_bin(), "rb") as f:
+        data = f.read()
+    return b"__asan_init" in data or b"__tsan_init" in data
+
+
 def paraver_files(d):
     got = {}
     for f in sorted(os.listdir(d)):
@@ -138,8 +144,9 @@ def case(c, top, reach):
         budget = 8 << 10
         print(f"sort_far: {reach}: WEFT_SORT_BUDGET=8M: peak RSS {rss0} KiB with the sort on read, "
               f"{rss1} KiB for the sorted copy")
-        # the window alone would be 60 MB; measured: 21.7 MB against 15.0 MB
-        c.expect(rss0 <= rss1 + budget + (2 << 10),
+        # the window alone would be 60 MB; measured: 20.5 MB against 15.2 MB
+        # (a sanitizer's shadow memory and quarantine are no measure)
+        c.expect(sanitized() or rss0 <= rss1 + budget + (2 << 10),
                  f"{reach}: peak RSS {rss0} KiB within the budget of the copy's {rss1} KiB")
     del d0, d1
 
