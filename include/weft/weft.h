@@ -123,6 +123,8 @@ enum weft_sort {
  * WEFT_SORT_READ_LOOK_BACK_MIN. */
 #define WEFT_SORT_READ_LOOK_BACK 65536u
 #define WEFT_SORT_READ_LOOK_BACK_MIN 4096u
+/* Sorting on read: the memory of all sorters together by default. */
+#define WEFT_SORT_BUDGET (64u << 20)
 
 /* What a stream cut short is (addition; 0 keeps it an error). Only a cut at
  * the end of the file: any other corruption (bad magic, a clock going back,
@@ -166,9 +168,12 @@ struct weft_open_opts {
 	/* WEFT_SORT_REGIONS: unordered regions sorted on read. (Addition; 0
 	 * keeps the file's order.) */
 	enum weft_sort sort;
-	/* With WEFT_SORT_REGIONS: the look-back in events (0: the default, see
-	 * WEFT_SORT_READ_LOOK_BACK). Memory: 24 bytes per event of look-back
-	 * per stream, up to 2.5 times that while a region is sorted. */
+	/* With WEFT_SORT_REGIONS: the look-back in events, a fixed limit (a
+	 * region reaching back further is an error). 0 (the default): no
+	 * limit: every stream longer than WEFT_SORT_READ_LOOK_BACK (or the
+	 * share below) is scanned once first for how far its regions reach
+	 * back, and the sorter holds that many events (24 bytes each, up to
+	 * 2.5 times that while a region is sorted) within sort_budget. */
 	size_t sort_look_back;
 	/* A stream cut short (a run killed with SIGKILL): its file ends inside
 	 * an event (the event header, the jumbo size field or the payload runs
@@ -190,6 +195,14 @@ struct weft_open_opts {
 	 * is warned about, naming it and its target, and passed over (docs/
 	 * reader.md, "Symbolic links"). (Addition; links inside are followed.) */
 	int follow_links;
+	/* With WEFT_SORT_REGIONS: the memory the sorters of all streams may
+	 * hold together, in bytes (0: WEFT_SORT_BUDGET, or the environment's
+	 * WEFT_SORT_BUDGET, e.g. 64M). The streams whose windows do not fit
+	 * keep theirs in a temporary file (in $TMPDIR, never named, gone when
+	 * the trace is closed or the process ends) mapped a part at a time
+	 * (docs/reader.md, "Regions of any length"). (Addition; 0 keeps the
+	 * default.) */
+	size_t sort_budget;
 };
 
 /* Opens the trace at path. opts may be NULL (strict, no warnings).

@@ -149,7 +149,8 @@ static int need_sorter(struct weft_trace *t, struct weft_wstream *s)
 {
 	if (s->sorter != NULL)
 		return 0;
-	s->sorter = weft_sorter_new(s->fsize, t->sort_look_back);
+	if (weft_sort_plan(t) < 0) /* every stream's, once */
+		return -1;
 	if (s->sorter == NULL)
 		return weft_fail(&t->diag, "%s: out of memory for sorting on read", s->obs_path);
 	return 0;
@@ -207,7 +208,9 @@ static int start(struct weft_trace *t)
 			weft_midx_plan_free(&mp);
 			return -1;
 		}
-		s->unord = t->backwards != WEFT_BACKWARDS_ERROR;
+		/* Sorting on read: a clock still going back inside a region is
+		 * one of a region its stream never closes (named so). */
+		s->unord = t->backwards != WEFT_BACKWARDS_ERROR || t->sort == WEFT_SORT_REGIONS;
 		s->chunk_cap = weft_chunk_size(t, s, nring);
 		if (weft_stream_alloc_ring(t, s, nring) < 0) {
 			weft_midx_plan_free(&mp);

@@ -39,6 +39,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -92,14 +93,57 @@ struct weft_sorter *weft_sorter_new(uint64_t fsize, size_t look_back)
 	return z;
 }
 
+size_t weft_sorter_map_size(size_t look_back)
+{
+	if (look_back == 0 || look_back > SIZE_MAX / (8 * sizeof(struct ent)))
+		return 0;
+	size_t maxcap = look_back + BATCH;
+	/* the ring, then the sort's buffer (len / 2 + 1 + len, len < maxcap) */
+	size_t n = (maxcap + maxcap / 2 + 1 + maxcap) * sizeof(struct ent);
+	size_t pg = (size_t) sysconf(_SC_PAGESIZE);
+	return (n + pg - 1) / pg * pg;
+}
+
+struct weft_sorter *weft_sorter_new_mapped(uint64_t fsize, size_t look_back, void *map,
+		size_t len, size_t resident)
+{
+	if (len < weft_sorter_map_size(look_back))
+		return NULL;
+	struct weft_sorter *z = weft_sorter_new(fsize, 1);
+	if (z == NULL)
+		return NULL;
+	free(z->ring);
+	z->look_back = look_back;
+	z->maxcap = z->cap = look_back + BATCH;
+	z->ring = map;
+	z->tmp = z->ring + z->maxcap;
+	z->tmpcap = z->maxcap / 2 + 1 + z->maxcap;
+	z->map = map;
+	z->maplen = len;
+	z->resident = resident;
+	return z;
+}
+
+void weft_sorter_spill(struct weft_sorter *z)
+{
+	/* A shared mapping of a file: the pages leave this process, their
+	 * bytes stay in the file (read again at the next touch). */
+	(void) madvise(z->map, z->maplen, MADV_DONTNEED);
+	z->touched = 0;
+}
+
 void weft_sorter_free(struct weft_sorter *z)
 {
 	if (z == NULL)
 		return;
 	free(z->in.buf);
 	free(z->oc.buf);
-	free(z->ring);
-	free(z->tmp);
+	if (z->map != NULL) {
+		munmap(z->map, z->maplen);
+	} else {
+		free(z->ring);
+		free(z->tmp);
+	}
 	free(z);
 }
 
@@ -143,8 +187,9 @@ static int grow(struct weft_sorter *z, uint64_t off)
 	return 0;
 }
 
-/* Stable merge sort by clock; tmp holds n / 2 entries. */
-static void msort(struct ent *a, size_t n, struct ent *tmp)
+/* Stable merge sort by clock; tmp holds n / 2 entries. With a mapped
+ * window, the entries touched are counted a piece at a time. */
+static void msort(struct weft_sorter *z, struct ent *a, size_t n, struct ent *tmp)
 {
 	if (n <= 16) {
 		for (size_t i = 1; i < n; i++) {
@@ -156,17 +201,33 @@ static void msort(struct ent *a, size_t n, struct ent *tmp)
 			}
 			a[j] = x;
 		}
+		touch(z, n); /* the runs already in order are read here only */
 		return;
 	}
 	size_t h = n / 2;
-	msort(a, h, tmp);
-	msort(a + h, n - h, tmp);
+	msort(z, a, h, tmp);
+	msort(z, a + h, n - h, tmp);
 	if (a[h - 1].clock <= a[h].clock)
 		return; /* already in order */
-	memcpy(tmp, a, h * sizeof *a);
 	size_t i = 0, j = h, k = 0;
-	while (i < h && j < n)
-		a[k++] = a[j].clock < tmp[i].clock ? a[j++] : tmp[i++];
+	if (__builtin_expect(z->map != NULL, 0)) {
+		/* in pieces, so that the pages in use stay few */
+		for (size_t p = 0; p < h; p += SPILL_STEP) {
+			size_t m = h - p < SPILL_STEP ? h - p : SPILL_STEP;
+			memcpy(tmp + p, a + p, m * sizeof *a);
+			touch(z, 2 * m);
+		}
+		while (i < h && j < n) {
+			size_t stop = k + SPILL_STEP;
+			while (i < h && j < n && k < stop)
+				a[k++] = a[j].clock < tmp[i].clock ? a[j++] : tmp[i++];
+			touch(z, 2 * SPILL_STEP);
+		}
+	} else {
+		memcpy(tmp, a, h * sizeof *a);
+		while (i < h && j < n)
+			a[k++] = a[j].clock < tmp[i].clock ? a[j++] : tmp[i++];
+	}
 	while (i < h)
 		a[k++] = tmp[i++];
 }
@@ -176,8 +237,19 @@ static int sort_region(struct weft_sorter *z, const struct ent *close)
 {
 	size_t nwin = z->n - z->nfinal;
 	size_t k = nwin;
-	while (k > 0 && at(z, z->nfinal + k - 1)->clock >= z->reg_min)
-		k--;
+	if (__builtin_expect(z->map != NULL, 0)) {
+		/* a mapped window: the entries read counted a piece at a time */
+		size_t stop = k;
+		do {
+			stop = stop > SPILL_STEP ? stop - SPILL_STEP : 0;
+			while (k > stop && at(z, z->nfinal + k - 1)->clock >= z->reg_min)
+				k--;
+			touch(z, SPILL_STEP);
+		} while (k == stop && k > 0);
+	} else {
+		while (k > 0 && at(z, z->nfinal + k - 1)->clock >= z->reg_min)
+			k--;
+	}
 	/* k > 0: the entry before k is the last with a clock below the
 	 * region's earliest; it stays, the rest is sorted. */
 	if (k == 0 && nwin == z->look_back) {
@@ -204,15 +276,17 @@ static int sort_region(struct weft_sorter *z, const struct ent *close)
 		z->tmp = nt;
 		z->tmpcap = need;
 	}
+	touch(z, len);
 	if (!wraps) {
-		msort(at(z, from), len, z->tmp);
+		msort(z, at(z, from), len, z->tmp);
 		return 0;
 	}
 	size_t a = z->cap - (z->head + from); /* entries before the end of the ring */
 	struct ent *lin = z->tmp + len / 2 + 1;
 	memcpy(lin, at(z, from), a * sizeof *lin);
 	memcpy(lin + a, z->ring, (len - a) * sizeof *lin);
-	msort(lin, len, z->tmp);
+	touch(z, 2 * len);
+	msort(z, lin, len, z->tmp);
 	memcpy(at(z, from), lin, a * sizeof *lin);
 	memcpy(z->ring, lin + a, (len - a) * sizeof *lin);
 	return 0;
@@ -283,6 +357,7 @@ static int ensure(struct weft_sorter *z)
 		if (z->n - z->nfinal == z->look_back)
 			z->nfinal++; /* the oldest of the window cannot move any more */
 		z->n++;
+		touch(z, 1);
 	}
 	return 1;
 }

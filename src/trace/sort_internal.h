@@ -21,6 +21,8 @@
 #define IN_BUF (64u << 10)
 /* Events framed at a time once the window is full (given out in a batch). */
 #define BATCH 64u
+/* A mapped window's sort counts the entries it touched this many at a time. */
+#define SPILL_STEP 16384u
 /* weft_sort_stream writes in pieces of this size. */
 #define OUT_BUF (256u << 10)
 
@@ -79,6 +81,11 @@ struct weft_sorter {
 	uint64_t nregions, nempty;
 	struct ent *tmp;
 	size_t tmpcap;
+	/* A window kept in a temporary file (sort_plan.c): ring and tmp lie
+	 * in map (maplen bytes, a shared mapping); once touched bytes pass
+	 * resident, its pages are given back (the file keeps them). */
+	uint8_t *map;
+	size_t maplen, resident, touched;
 	/* the sorted stream given so far */
 	uint64_t out_off;
 	int out_in;
@@ -148,6 +155,18 @@ static inline int in_next(struct in *in, struct ent *e, struct sort_fail *f)
 }
 
 
+/* A mapped window: n more entries touched; past the resident share, its
+ * pages go back to the file (sort.c). */
+void weft_sorter_spill(struct weft_sorter *z);
+static inline void touch(struct weft_sorter *z, size_t n)
+{
+	if (__builtin_expect(z->map != NULL, 0)) {
+		z->touched += n * sizeof(struct ent);
+		if (z->touched > z->resident)
+			weft_sorter_spill(z);
+	}
+}
+
 /* The i-th live entry (i < n). */
 static inline struct ent *at(struct weft_sorter *z, size_t i)
 {
@@ -181,6 +200,7 @@ static inline void pop(struct weft_sorter *z)
 	z->head = z->head + 1 == z->cap ? 0 : z->head + 1;
 	z->n--;
 	z->nfinal--;
+	touch(z, 1);
 }
 
 

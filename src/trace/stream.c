@@ -330,9 +330,18 @@ int weft_stream_special(struct weft_trace *t, struct weft_wstream *s, uint32_t x
 	if (clock < s->last_clock) {
 		char mcv[16];
 		weft_mcv_show(p + WEFT_EV_OFF_MODEL, mcv);
-		if (x & WEFT_IDX_UNORD) {
+		if ((x & WEFT_IDX_UNORD) && t->backwards == WEFT_BACKWARDS_ERROR) {
+			/* sorted on read: every region closed was sorted */
+			char why[256];
+			snprintf(why, sizeof why, "event %s: clock goes backwards from %" PRId64
+					" to %" PRId64 " inside an unordered region that its stream "
+					"does not close (no OU] after its OU[: weft sort leaves it "
+					"as it is)", mcv, s->last_clock, clock);
+			s->ci = s->cn;
+			return stream_err(t, s, pos, why);
+		} else if (x & WEFT_IDX_UNORD) {
 			/* inside an unordered region (the producer flags these
-			 * only when the rule allows it) */
+			 * only when the rule allows it, or sorting on read) */
 			t->nback_in++;
 		} else if (t->backwards == WEFT_BACKWARDS_WARN) {
 			if (++t->nback_out <= WEFT_BACKWARDS_WARN_MAX)

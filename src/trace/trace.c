@@ -82,6 +82,8 @@ struct weft_trace *weft_open(const char *path, const struct weft_open_opts *opts
 	t->backwards = opts ? opts->backwards : WEFT_BACKWARDS_ERROR;
 	t->sort = opts ? opts->sort : WEFT_SORT_NONE;
 	t->sort_look_back = opts ? opts->sort_look_back : 0;
+	t->sort_auto = t->sort_look_back == 0;
+	t->sort_budget = opts ? opts->sort_budget : 0;
 	t->cut = opts ? opts->cut : WEFT_CUT_ERROR;
 	t->seek = opts ? opts->seek != 0 : 0;
 	t->seek_clock = opts ? opts->seek_clock : 0;
@@ -169,6 +171,8 @@ struct weft_trace *weft_open(const char *path, const struct weft_open_opts *opts
 			goto fail;
 		}
 	}
+	if (weft_sort_budget_env(t) < 0)
+		goto fail;
 	/* One file descriptor per stream while there are plenty; beyond half
 	 * the process's limit, each stream file is opened for each read. */
 	int fd_lean = 0;

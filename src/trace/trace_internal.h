@@ -391,6 +391,9 @@ struct weft_trace {
 	int ended;             /* the iteration reached its end */
 	enum weft_sort sort;   /* sorting on read */
 	size_t sort_look_back; /* its look-back per stream (set at weft_open) */
+	int sort_auto;         /* no limit asked: each stream's from its scan */
+	size_t sort_budget;    /* the sorters' memory together, bytes */
+	int sort_planned;      /* the sorters made (sort_plan.c) */
 	uint64_t nsorted;      /* events moved, over the chunks the merge took */
 
 	/* merge */
@@ -509,6 +512,26 @@ void weft_chunk_fill(struct weft_wstream *s, struct weft_chunk *c, const uint8_t
 
 /* sort.c: the sorter of one stream (look_back >= 1 events). */
 struct weft_sorter *weft_sorter_new(uint64_t fsize, size_t look_back);
+/* The same with its window (ring and sort buffer) in map, len bytes of a
+ * shared mapping of a temporary file, of which it keeps at most resident
+ * bytes mapped in (the rest stays in the file). */
+struct weft_sorter *weft_sorter_new_mapped(uint64_t fsize, size_t look_back, void *map,
+		size_t len, size_t resident);
+/* The bytes of a mapped window for look_back (0: not mapped). */
+size_t weft_sorter_map_size(size_t look_back);
+/* sort_plan.c: scans the stream file at fd (fsize bytes) for how far back
+ * its unordered regions can reach: *need events of look-back surely hold
+ * each (never less than the truth; more where earlier sorts may have
+ * moved events). 0, or -1 when out of memory. */
+int weft_sort_scan_reach(int fd, uint64_t fsize, uint64_t *need);
+/* sort_plan.c: makes the sorter of every stream (once, at the first need):
+ * each stream's look-back (fixed, or from its scan) and where its window
+ * lives (in memory within t->sort_budget, or in a temporary file). */
+int weft_sort_plan(struct weft_trace *t);
+/* sort_plan.c: t->sort_budget from the environment's WEFT_SORT_BUDGET when
+ * the options left it 0 (else WEFT_SORT_BUDGET); -1 (t's error) when it is
+ * no size. */
+int weft_sort_budget_env(struct weft_trace *t);
 void weft_sorter_free(struct weft_sorter *z);
 /* Copies the next whole events of the sorted stream, from file offset
  * WEFT_OBS_HEADER_SIZE on, into dst (at most cap bytes), reading the file
