@@ -17,7 +17,11 @@ struct emu;
 struct out;
 struct weft_registry;
 
+/* Declared with WEFT_OPTS(weft_emulate_opts, o, ...) (weft/weft.h): sz is
+ * checked as the reader's option structs' (docs/reader.md, "Options that
+ * grow"). */
 struct weft_emulate_opts {
+	size_t sz; /* sizeof(struct weft_emulate_opts) of the caller */
 	const char *path;   /* the trace */
 	const char *outdir; /* NULL: path */
 	const char *const *formats; /* output names (out_formats()), NULL-terminated */
