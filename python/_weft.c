@@ -782,6 +782,7 @@ static PyObject *m_open(PyObject *Py_UNUSED(mod), PyObject *args)
 	}
 	struct weft_open_opts o;
 	memset(&o, 0, sizeof o);
+	o.sz = sizeof o;
 	o.mode = (enum weft_mode) mode;
 	o.warn = warnq_push;
 	o.warn_ctx = &self->wq;
@@ -1126,6 +1127,7 @@ static PyObject *m_emulate(PyObject *Py_UNUSED(mod), PyObject *args)
 	static const char *const formats[] = { NULL };
 	struct weft_emulate_opts o;
 	memset(&o, 0, sizeof o);
+	o.sz = sizeof o;
 	o.path = PyBytes_AS_STRING(pathobj);
 	/* no file is written: the trace directory is only checked */
 	o.formats = formats;
