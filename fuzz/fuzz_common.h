@@ -82,7 +82,7 @@ static void fz_read_all(void)
 {
 	for (int mode = 0; mode < 2; mode++) {
 		for (int clk = 0; clk < 2; clk++) {
-			struct weft_open_opts o = { 0 };
+			WEFT_OPTS(weft_open_opts, o);
 			o.mode = mode ? WEFT_LENIENT : WEFT_STRICT;
 			o.warn = fz_ignore_warning;
 			o.clock = clk ? WEFT_CLOCK_RAW : WEFT_CLOCK_OFFSET;

@@ -6,7 +6,7 @@
  * payload fields of the models' events, and the emulation through the
  * driver of `weft emu` (src/driver), its records collected by an output of
  * our own (the driver's open_output hook: out.h) into NumPy columns, with
- * the Paraver names of the types, values and rows (paraver.h, in memory).
+ * the Paraver names of the types, values and rows (driver.h, in memory).
  *
  * Nothing here may abort the interpreter: every allocation is checked (a
  * failure is MemoryError), every weft error is a weft.Error carrying weft's
@@ -32,7 +32,6 @@
 #include "driver.h"
 #include "model.h"
 #include "out.h"
-#include "paraver.h"
 
 PyMODINIT_FUNC PyInit__weft(void);
 
@@ -782,6 +781,7 @@ static PyObject *m_open(PyObject *Py_UNUSED(mod), PyObject *args)
 	}
 	struct weft_open_opts o;
 	memset(&o, 0, sizeof o);
+	o.sz = sizeof o;
 	o.mode = (enum weft_mode) mode;
 	o.warn = warnq_push;
 	o.warn_ctx = &self->wq;
@@ -944,7 +944,7 @@ struct vcol {
 /* An output of our own (out.h), given to the driver through its
  * open_output hook: it keeps every view's records in growing arrays (no
  * GIL: plain malloc) and, at the close, the view's .pcf and .row text
- * (paraver.h, into memory). Owned by m_emulate, not freed by the close. */
+ * (driver.h, into memory). Owned by m_emulate, not freed by the close. */
 struct coll {
 	struct out base;
 	const struct emu *emu;
@@ -1026,8 +1026,8 @@ static int coll_close(struct out *o, int64_t duration, char *err, size_t errlen)
 	c->closed = 1;
 	for (size_t k = 0; k < c->nviews; k++) {
 		c->name[k] = strdup(emu_view_at(c->emu, k)->name);
-		c->pcf[k] = mem_text(paraver_pcf_write, c->emu, k, &c->pcflen[k]);
-		c->rows[k] = mem_text(paraver_row_write, c->emu, k, &c->rowslen[k]);
+		c->pcf[k] = mem_text(weft_emulate_pcf_write, c->emu, k, &c->pcflen[k]);
+		c->rows[k] = mem_text(weft_emulate_row_write, c->emu, k, &c->rowslen[k]);
 		if (c->name[k] == NULL || c->pcf[k] == NULL || c->rows[k] == NULL) {
 			snprintf(err, errlen, "out of memory while naming the timelines");
 			return -1;
@@ -1126,6 +1126,7 @@ static PyObject *m_emulate(PyObject *Py_UNUSED(mod), PyObject *args)
 	static const char *const formats[] = { NULL };
 	struct weft_emulate_opts o;
 	memset(&o, 0, sizeof o);
+	o.sz = sizeof o;
 	o.path = PyBytes_AS_STRING(pathobj);
 	/* no file is written: the trace directory is only checked */
 	o.formats = formats;

@@ -284,6 +284,7 @@ static int libweft_pass(const char *root, const char *kind)
 	double t0 = now();
 	struct weft_open_opts o;
 	memset(&o, 0, sizeof o);
+	o.sz = sizeof o;
 	o.readahead = strcmp(kind, "refs-nora") == 0 ? WEFT_READAHEAD_OFF : WEFT_READAHEAD_AUTO;
 	struct weft_trace *t = weft_open(root, &o, err, sizeof err);
 	if (t == NULL) {

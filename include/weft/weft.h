@@ -148,7 +148,24 @@ enum weft_cut {
 	WEFT_CUT_QUIET = 2,
 };
 
+/* Option structs (struct weft_open_opts, struct weft_follow_opts) start
+ * with sz, the size of the struct the caller was built with: declare them
+ * with WEFT_OPTS, which sets it and zeroes every other field,
+ *
+ *     WEFT_OPTS(weft_open_opts, o, .mode = WEFT_LENIENT, .warn = my_warn);
+ *     struct weft_trace *t = weft_open(path, &o, err, sizeof err);
+ *
+ * A caller built against an older header passes a smaller sz: the fields
+ * past it read as 0 (their defaults). A larger sz (a newer header) is
+ * accepted only when every byte past the struct this library knows is
+ * zero; otherwise, and when sz is smaller than the sz field itself (0
+ * included), the call fails with err naming the struct and the byte.
+ * docs/reader.md, "Options that grow". */
+#define WEFT_OPTS(type, name, ...) \
+	struct type name = { .sz = sizeof(struct type), __VA_ARGS__ }
+
 struct weft_open_opts {
+	size_t sz; /* sizeof(struct weft_open_opts) of the caller: WEFT_OPTS */
 	enum weft_mode mode;
 	/* Called with one complete sentence per warning (no trailing newline);
 	 * NULL: warnings are dropped. */
@@ -205,8 +222,9 @@ struct weft_open_opts {
 	size_t sort_budget;
 };
 
-/* Opens the trace at path. opts may be NULL (strict, no warnings).
- * On failure returns NULL and writes the reason into err. */
+/* Opens the trace at path. opts may be NULL (strict, no warnings); its sz
+ * is checked (WEFT_OPTS). On failure returns NULL and writes the reason
+ * into err. */
 struct weft_trace *weft_open(const char *path, const struct weft_open_opts *opts,
 		char *err, size_t errlen);
 void weft_close(struct weft_trace *t);
@@ -657,6 +675,7 @@ int64_t weft_last_clock(const struct weft_trace *t);
 struct weft_follow;
 
 struct weft_follow_opts {
+	size_t sz; /* sizeof(struct weft_follow_opts) of the caller: WEFT_OPTS */
 	void (*warn)(void *ctx, const char *msg); /* NULL: warnings dropped */
 	void *warn_ctx;
 	/* ms without growth while a stream is not done: STOPPED (0: 5000) */
@@ -673,7 +692,9 @@ enum weft_follow_state {
 };
 
 /* path: a trace directory, a loom, process or stream directory; it need
- * not exist yet. NULL with err on failure (path is not a directory). */
+ * not exist yet. opts may be NULL (the defaults); its sz is checked
+ * (WEFT_OPTS). NULL with err on failure (path is not a directory, a bad
+ * sz). */
 struct weft_follow *weft_follow_open(const char *path, const struct weft_follow_opts *opts,
 		char *err, size_t errlen);
 /* One poll (reads nothing more once DONE or STOPPED): the state, or -1

@@ -61,7 +61,7 @@ static inline struct weft_trace *cli_open_cut(const char *cmd, const char *path,
 		enum weft_mode mode, enum weft_clock clock, enum weft_backwards backwards,
 		enum weft_cut cut)
 {
-	struct weft_open_opts opts = { 0 };
+	WEFT_OPTS(weft_open_opts, opts);
 	opts.cut = cut;
 	opts.mode = mode;
 	opts.clock = clock;
@@ -439,7 +439,7 @@ static inline int cli_follow(const char *cmd, const char *path, unsigned timeout
 		void (*each)(void *ctx, const struct weft_event *evs, long n),
 		int (*tick)(void *ctx, int final), void *ctx)
 {
-	struct weft_follow_opts fo = { 0 };
+	WEFT_OPTS(weft_follow_opts, fo);
 	fo.warn = cli_warn;
 	fo.warn_ctx = (void *) cmd;
 	fo.timeout_ms = timeout_ms;

@@ -473,7 +473,7 @@ int weft_cmd_check(int argc, char **argv)
 	}
 	/* Streams cut short, and threads that did not end (no ovni.finished:
 	 * a run killed), are found quietly and all named at the end. */
-	struct weft_open_opts opts = { 0 };
+	WEFT_OPTS(weft_open_opts, opts);
 	opts.mode = WEFT_STRICT;
 	opts.clock = WEFT_CLOCK_OFFSET;
 	opts.backwards = WEFT_BACKWARDS_REGIONS;

@@ -964,7 +964,7 @@ int weft_cmd_dump(int argc, char **argv)
 		weft_registry_free(models);
 		return code;
 	}
-	struct weft_open_opts opts = { 0 };
+	WEFT_OPTS(weft_open_opts, opts);
 	opts.mode = WEFT_LENIENT;
 	opts.clock = WEFT_CLOCK_RAW;
 	opts.backwards = WEFT_BACKWARDS_WARN;

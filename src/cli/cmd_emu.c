@@ -318,6 +318,7 @@ static int cmd_emu(int argc, char **argv, struct weft_registry *models)
 	formats[nf] = NULL;
 	struct weft_emulate_opts o;
 	memset(&o, 0, sizeof o);
+	o.sz = sizeof o;
 	o.path = path;
 	o.outdir = outdir;
 	o.formats = formats;

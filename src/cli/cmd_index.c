@@ -124,7 +124,7 @@ int weft_cmd_index(int argc, char **argv)
 	if (code == CLI_EXIT_OK) {
 		/* the merge index: the same trace read once more (quietly: its
 		 * warnings were given) */
-		struct weft_open_opts o = { 0 };
+		WEFT_OPTS(weft_open_opts, o);
 		o.mode = WEFT_LENIENT;
 		o.backwards = WEFT_BACKWARDS_WARN;
 		o.cut = WEFT_CUT_QUIET;

@@ -201,6 +201,7 @@ static int insert_events(sqlite3 *db, const char *path, char *err, size_t errlen
 {
 	struct weft_open_opts oo;
 	memset(&oo, 0, sizeof oo);
+	oo.sz = sizeof oo;
 	/* As the emulation read it (driver.c), which has accepted it. */
 	oo.mode = WEFT_STRICT;
 	oo.all_models = 1;
@@ -403,6 +404,7 @@ static int build(const char *path, int all_models, const struct weft_registry *m
 	const char *formats[] = { "sqlite", NULL };
 	struct weft_emulate_opts o;
 	memset(&o, 0, sizeof o);
+	o.sz = sizeof o;
 	o.path = path;
 	o.outdir = tmpdir;
 	o.formats = formats;

@@ -14,6 +14,7 @@
 #include "emu.h"
 #include "losses.h"
 #include "model.h"
+#include "opts_size.h"
 #include "out.h"
 
 #define EMU_BATCH 256
@@ -347,6 +348,7 @@ static int prepare(struct run *R, const struct weft_emulate_opts *o, enum weft_s
 		return -1;
 	struct weft_open_opts oo;
 	memset(&oo, 0, sizeof oo);
+	oo.sz = sizeof oo;
 	oo.mode = WEFT_STRICT;
 	oo.warn = o->warn;
 	oo.warn_ctx = o->ctx;
@@ -738,8 +740,13 @@ static int run_once(const struct weft_emulate_opts *o, enum weft_sort sort, stru
  * trace without meeting one, or any error; otherwise the emulation runs
  * again with sorting on read, from scratch. The messages of the first run
  * are held until it is kept (the second run says them again). */
-int weft_emulate(const struct weft_emulate_opts *o, char *err, size_t errlen)
+int weft_emulate(const struct weft_emulate_opts *user_opts, char *err, size_t errlen)
 {
+	struct weft_emulate_opts full; /* a whole struct (opts_size.h) */
+	if (weft_opts_take(&full, sizeof full, user_opts, "weft_emulate: struct weft_emulate_opts",
+			err, errlen) != 0)
+		return -1;
+	const struct weft_emulate_opts *o = &full;
 	if (o->salvage || o->has_to)
 		return run_once(o, WEFT_SORT_REGIONS, NULL, err, errlen);
 	struct held h;

@@ -17,7 +17,11 @@ struct emu;
 struct out;
 struct weft_registry;
 
+/* Declared with WEFT_OPTS(weft_emulate_opts, o, ...) (weft/weft.h): sz is
+ * checked as the reader's option structs' (docs/reader.md, "Options that
+ * grow"). */
 struct weft_emulate_opts {
+	size_t sz; /* sizeof(struct weft_emulate_opts) of the caller */
 	const char *path;   /* the trace */
 	const char *outdir; /* NULL: path */
 	const char *const *formats; /* output names (out_formats()), NULL-terminated */
@@ -80,5 +84,12 @@ struct weft_emulate_opts {
  * are independent (each its own trace, engine and outputs; o->models is
  * only read). */
 int weft_emulate(const struct weft_emulate_opts *o, char *err, size_t errlen);
+
+/* For an output of the caller's own (open_output), at its close: the .pcf
+ * and the .row text of view `view` of the run's engine into f, as the
+ * Paraver output writes them (the names of the types, values and rows;
+ * python/_weft.c keeps them in memory). 0, or -1 on a write error. */
+int weft_emulate_pcf_write(FILE *f, const struct emu *emu, size_t view);
+int weft_emulate_row_write(FILE *f, const struct emu *emu, size_t view);
 
 #endif

@@ -32,6 +32,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "opts_size.h"
 #include "trace_internal.h"
 
 #define FOLLOW_READ_MAX (4u << 20)   /* bytes read per stream per poll */
@@ -466,9 +467,14 @@ static void build_heap(struct weft_follow *f)
 
 /* ---- the public calls ---- */
 
-struct weft_follow *weft_follow_open(const char *path, const struct weft_follow_opts *opts,
+struct weft_follow *weft_follow_open(const char *path, const struct weft_follow_opts *user_opts,
 		char *err, size_t errlen)
 {
+	struct weft_follow_opts full; /* a whole struct (opts_size.h) */
+	if (weft_opts_take(&full, sizeof full, user_opts,
+			"weft_follow_open: struct weft_follow_opts", err, errlen) != 0)
+		return NULL;
+	const struct weft_follow_opts *opts = &full;
 	struct stat st;
 	if (stat(path, &st) == 0 && !S_ISDIR(st.st_mode)) {
 		snprintf(err, errlen, "%s: not a directory", path);

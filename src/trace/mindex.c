@@ -28,6 +28,7 @@
 #include <unistd.h>
 
 #include "idx_format.h"
+#include "opts_size.h"
 #include "trace_internal.h"
 
 static char *midx_path(const char *root)
@@ -215,9 +216,10 @@ out:
 int weft_write_merge_index(const char *path, const struct weft_open_opts *opts,
 		char *ipath, size_t ipathlen, uint64_t *nentries, char *err, size_t errlen)
 {
-	struct weft_open_opts base = { 0 };
-	if (opts != NULL)
-		base = *opts;
+	struct weft_open_opts base; /* a whole struct (opts_size.h) */
+	if (weft_opts_take(&base, sizeof base, opts,
+			"weft_write_merge_index: struct weft_open_opts", err, errlen) != 0)
+		return -1;
 	base.sort = WEFT_SORT_NONE;
 	struct growbuf streams = { 0 }, body = { 0 };
 	size_t ns = 0;

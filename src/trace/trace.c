@@ -11,6 +11,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "opts_size.h"
 #include "trace_internal.h"
 
 /* Read chunks: large for few streams, smaller for many, so that memory
@@ -63,9 +64,15 @@ void weft_close(struct weft_trace *t)
 	free(t);
 }
 
-struct weft_trace *weft_open(const char *path, const struct weft_open_opts *opts,
+struct weft_trace *weft_open(const char *path, const struct weft_open_opts *user_opts,
 		char *err, size_t errlen)
 {
+	/* the caller's struct, whatever its size, into a whole one (opts_size.h) */
+	struct weft_open_opts full;
+	if (weft_opts_take(&full, sizeof full, user_opts, "weft_open: struct weft_open_opts",
+			err, errlen) != 0)
+		return NULL;
+	const struct weft_open_opts *opts = &full;
 	struct weft_trace *t = calloc(1, sizeof *t);
 	if (t == NULL) {
 		if (err != NULL && errlen > 0)

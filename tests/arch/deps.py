@@ -11,13 +11,19 @@ a part includes a header of a part it must not depend on:
     trace   <- model (weft.h only: the event a hook reads), emu, driver, cli
     model   <- emu, driver, cli          (model descriptions, registry)
     emu     <- out, driver               (the engine; outputs see only emu.h)
-    out     <- driver                    (the output formats)
-    driver  <- cli                       (one call runs an emulation)
+    out     <- driver                    (the output formats; out.h, out_names.h)
+    driver  <- cli, python               (one call runs an emulation)
     sync: format only                    (weft-sync, an MPI program of its own)
 
 Also: an output includes no header of the engine but its interface emu.h, and
 nothing includes a part's internal header (emu_internal.h, trace_internal.h,
 rt_internal.h, model_hooks.h) from another part.
+
+The C files of the Python module (python/, the part `python`) are held to the
+same rule: they reach the reader through weft/weft.h, the emulation through
+the driver's driver.h, and the models, the engine and the outputs only
+through those parts' interfaces (model.h, emu.h, out.h, out_names.h), never a
+private header (paraver.h, emu_internal.h, ...).
 
 Usage: deps.py [--self-test]   (WEFT_SOURCE_DIR: the source tree)
 """
@@ -36,13 +42,16 @@ ALLOWED = {
     "driver": {"format", "trace", "model", "emu", "out"},
     "cli": {"format", "trace", "model", "driver"},
     "sync": {"format"},
+    "python": {"trace", "model", "emu", "out", "driver"},
 }
+# Parts outside src/: their directory under the source tree.
+OUTSIDE = {"python": "python"}
 # Headers an outside part may include (the part's interface); others are private.
 INTERFACE = {
     "emu": {"emu.h"},
     "trace": {"weft.h", "weft/weft.h"},
     "model": {"model.h", "model_emu.h", "model_ids.h"},
-    "out": {"out.h"},
+    "out": {"out.h", "out_names.h"},
     "driver": {"driver.h"},
     "format": None,  # all
     "rt": {"ovni.h"},
@@ -50,11 +59,15 @@ INTERFACE = {
 INC = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.M)
 
 
+def part_dir(root, part):
+    return root / OUTSIDE[part] if part in OUTSIDE else root / "src" / part
+
+
 def owners(src, root):
     """header file name -> part"""
     own = {}
     for part in ALLOWED:
-        d = src / part
+        d = part_dir(root, part)
         if d.is_dir():
             for h in d.rglob("*.h"):
                 own[h.name] = part
@@ -71,7 +84,7 @@ def check(root):
     errors = []
     nfiles = 0
     for part in ALLOWED:
-        d = src / part
+        d = part_dir(root, part)
         if not d.is_dir():
             continue
         for f in sorted(d.rglob("*.[ch]")):
@@ -99,15 +112,27 @@ def self_test(root):
         shutil.copytree(root / "src", t / "src")
         (t / "src" / "model" / "bad.c").write_text('#include "emu.h"\n')
         (t / "src" / "out" / "bad2.c").write_text('#include "emu_internal.h"\n')
+        (t / "python").mkdir()
+        (t / "python" / "bad3.c").write_text('#include "weft/weft.h"\n#include "driver.h"\n'
+                                             '#include "paraver.h"\n')
+        (t / "python" / "bad4.c").write_text('#include "ovni.h"\n')
         _, errs = check(t)
         want = ["src/model/bad.c: includes \"emu.h\" of part 'emu', which 'model' must not "
                 "depend on",
-                "src/out/bad2.c: includes \"emu_internal.h\", a private header of part 'emu'"]
+                "src/out/bad2.c: includes \"emu_internal.h\", a private header of part 'emu'",
+                "python/bad3.c: includes \"paraver.h\", a private header of part 'out'",
+                "python/bad4.c: includes \"ovni.h\" of part 'rt', which 'python' must not "
+                "depend on"]
+        unwanted = [e for e in errs if "python/bad3.c" in e and "paraver.h" not in e]
+        if unwanted:
+            print(f"FAIL self-test: public headers refused: {unwanted!r}")
+            return 1
         for w in want:
             if w not in errs:
                 print(f"FAIL self-test: expected {w!r} in {errs!r}")
                 return 1
-    print("self-test: a forbidden include and a private header are both caught")
+    print("self-test: a forbidden include and a private header are both caught, in src/ "
+          "and in python/")
     return 0
 
 
@@ -118,7 +143,7 @@ def main():
     n, errs = check(root)
     for e in errs:
         print("FAIL " + e)
-    print(f"deps: {n} files of src/ checked, {len(errs)} forbidden include(s)")
+    print(f"deps: {n} files of src/ and python/ checked, {len(errs)} forbidden include(s)")
     return 1 if errs else 0
 
 

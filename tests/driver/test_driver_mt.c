@@ -86,6 +86,7 @@ static void run_call(struct call *c)
 	}
 	struct weft_emulate_opts o;
 	memset(&o, 0, sizeof o);
+	o.sz = sizeof o;
 	o.path = c->path;
 	o.outdir = c->outdir;
 	o.formats = formats;

@@ -54,7 +54,7 @@ static char *make_trace(void)
 static size_t read_keys(const char *root, enum weft_clock clock, int seek, int64_t at,
 		int64_t *keys, const struct weft_stream **ss, size_t max, size_t *nindexed)
 {
-	struct weft_open_opts o = { 0 };
+	WEFT_OPTS(weft_open_opts, o);
 	o.warn = count_warn;
 	o.clock = clock;
 	o.seek = seek;

@@ -18,7 +18,7 @@ static struct weft_trace *open_case(const char *rel, enum weft_mode mode, enum w
 {
 	char path[4096], err[WEFT_ERR_MAX];
 	snprintf(path, sizeof path, "%s/%s", corpus, rel);
-	struct weft_open_opts o = { 0 };
+	WEFT_OPTS(weft_open_opts, o);
 	o.mode = mode;
 	o.clock = clk;
 	struct weft_trace *t = weft_open(path, &o, err, sizeof err);
@@ -314,7 +314,7 @@ static void test_errors_are_sticky(void **state)
 	(void) state;
 	char path[4096], err[WEFT_ERR_MAX];
 	snprintf(path, sizeof path, "%s/bad/clock-backwards/ovni", corpus);
-	struct weft_open_opts o = { 0 };
+	WEFT_OPTS(weft_open_opts, o);
 	o.mode = WEFT_LENIENT;
 	o.warn = warn_cb;
 	o.warn_ctx = (void *) "ctx";
@@ -389,7 +389,7 @@ static void test_errors_are_sticky(void **state)
 	assert_null(t);
 	assert_string_equal(err, want);
 	/* an unknown mode */
-	struct weft_open_opts bad = { 0 };
+	WEFT_OPTS(weft_open_opts, bad);
 	bad.mode = (enum weft_mode) 7;
 	assert_null(weft_open(path, &bad, err, sizeof err));
 	assert_string_equal(err, "weft_open: unknown mode 7");

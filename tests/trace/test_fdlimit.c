@@ -76,6 +76,7 @@ static void read_all(enum weft_readahead ra, size_t chunk)
 	weft_chunk_override = chunk;
 	struct weft_open_opts o;
 	memset(&o, 0, sizeof o);
+	o.sz = sizeof o;
 	o.readahead = ra;
 	char err[WEFT_ERR_MAX];
 	struct weft_trace *t = weft_open(root, &o, err, sizeof err);
@@ -186,6 +187,7 @@ static void test_bad_readahead(void **state)
 	(void) state;
 	struct weft_open_opts o;
 	memset(&o, 0, sizeof o);
+	o.sz = sizeof o;
 	o.readahead = (enum weft_readahead) 9;
 	char err[WEFT_ERR_MAX];
 	assert_null(weft_open(root, &o, err, sizeof err));

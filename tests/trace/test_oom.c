@@ -89,6 +89,7 @@ static int run(const char *path, int lenient, unsigned long at, uint64_t *nev, c
 {
 	struct weft_open_opts o;
 	memset(&o, 0, sizeof o);
+	o.sz = sizeof o;
 	o.mode = lenient ? WEFT_LENIENT : WEFT_STRICT;
 	o.readahead = WEFT_READAHEAD_OFF;
 	o.sort = lenient ? WEFT_SORT_REGIONS : WEFT_SORT_NONE;

@@ -511,7 +511,7 @@ static void side_open(struct side *s, const char *path, const struct spec *sp)
 	warns_init(&s->w);
 	s->c.sp = *sp;
 	s->c.rng = sp->seed ? sp->seed : 0x2545f491u;
-	struct weft_open_opts o = { 0 };
+	WEFT_OPTS(weft_open_opts, o);
 	o.mode = sp->mode;
 	o.clock = sp->clock;
 	o.readahead = sp->ra;
@@ -1152,7 +1152,7 @@ static void test_synthetic_large(void **state)
 static int early_close_one(size_t nb, int use_refs, int base)
 {
 	char err[WEFT_ERR_MAX];
-	struct weft_open_opts o = { 0 };
+	WEFT_OPTS(weft_open_opts, o);
 	o.readahead = WEFT_READAHEAD_ON;
 	struct weft_trace *on = weft_open(syn.root, &o, err, sizeof err);
 	EXPECT(on != NULL, "weft_open (ON): %s", err);
@@ -1223,7 +1223,7 @@ static void test_early_close(void **state)
 	char path[4096], err[WEFT_ERR_MAX];
 	snprintf(path, sizeof path, "%s/bad/missing-stream-obs/ovni", corpus);
 	snprintf(where, sizeof where, "failed open with readahead ON: %s", path);
-	struct weft_open_opts o = { 0 };
+	WEFT_OPTS(weft_open_opts, o);
 	o.readahead = WEFT_READAHEAD_ON;
 	struct weft_trace *t = weft_open(path, &o, err, sizeof err);
 	if (t != NULL) {
@@ -1254,7 +1254,7 @@ static int has_thread(const char *path, enum weft_readahead ra)
 		return -1;
 	weft_chunk_override = 1000;
 	char err[WEFT_ERR_MAX];
-	struct weft_open_opts o = { 0 };
+	WEFT_OPTS(weft_open_opts, o);
 	o.readahead = ra;
 	struct weft_trace *t = weft_open(path, &o, err, sizeof err);
 	weft_chunk_override = 0;
@@ -1352,7 +1352,7 @@ static void test_env_override(void **state)
 		snprintf(where, sizeof where, "AUTO on the small v3/multi-thread");
 		int base = count_threads();
 		char err[WEFT_ERR_MAX];
-		struct weft_open_opts o = { 0 };
+		WEFT_OPTS(weft_open_opts, o);
 		struct weft_trace *t = weft_open(path, &o, err, sizeof err);
 		if (t == NULL) {
 			failf("weft_open: %s", err);

@@ -286,7 +286,7 @@ static size_t stream_index(struct weft_trace *t, const struct weft_stream *st)
 static int read_all(const char *root, int sort, size_t look_back, int ra, int api,
 		struct seen *seen, char *err, struct weft_trace **out)
 {
-	struct weft_open_opts o = { 0 };
+	WEFT_OPTS(weft_open_opts, o);
 	o.mode = WEFT_LENIENT;
 	o.clock = WEFT_CLOCK_RAW;
 	o.backwards = WEFT_BACKWARDS_WARN;
@@ -358,7 +358,7 @@ static void check_trace(struct trace *tr, const char *root, const char *copy, si
 	struct weft_trace *t = weft_open(root, NULL, NULL, 0);
 	if (t == NULL) {
 		char e[WEFT_ERR_MAX];
-		struct weft_open_opts o = { .mode = WEFT_LENIENT };
+		WEFT_OPTS(weft_open_opts, o, .mode = WEFT_LENIENT);
 		t = weft_open(root, &o, e, sizeof e);
 	}
 	assert_non_null(t);
@@ -393,7 +393,7 @@ static void check_trace(struct trace *tr, const char *root, const char *copy, si
 			weft_chunk_override = chunks[c];
 			struct weft_trace *tt;
 			/* the first clocks, before iterating */
-			struct weft_open_opts o = { 0 };
+			WEFT_OPTS(weft_open_opts, o);
 			o.mode = WEFT_LENIENT;
 			o.sort = WEFT_SORT_REGIONS;
 			o.sort_look_back = look_back;
@@ -504,7 +504,7 @@ static void test_default_look_back(void **state)
 	for (size_t c = 0; c < 4; c++) {
 		char *root = tw_tmpdir();
 		write_far(root, counts[c]);
-		struct weft_open_opts o = { 0 };
+		WEFT_OPTS(weft_open_opts, o);
 		o.sort = WEFT_SORT_REGIONS;
 		o.sort_look_back = c == 3 ? 52428 : 0;
 		/* 20 streams: the long one's window (60 bytes an event) is over
@@ -556,7 +556,7 @@ static void test_tail(void **state)
 	fclose(f);
 	char err[WEFT_ERR_MAX];
 	for (int sort = 0; sort < 2; sort++) {
-		struct weft_open_opts o = { 0 };
+		WEFT_OPTS(weft_open_opts, o);
 		o.backwards = WEFT_BACKWARDS_REGIONS;
 		o.sort = sort ? WEFT_SORT_REGIONS : WEFT_SORT_NONE;
 		struct weft_trace *t = weft_open(root, &o, err, sizeof err);
@@ -629,7 +629,7 @@ static void test_lean(void **state)
 	static struct seen got, want;
 	char err[WEFT_ERR_MAX];
 	for (int ra = 0; ra < 2; ra++) {
-		struct weft_open_opts o = { 0 };
+		WEFT_OPTS(weft_open_opts, o);
 		o.sort = WEFT_SORT_REGIONS;
 		struct weft_trace *t = weft_open(root, &o, err, sizeof err);
 		assert_non_null(t);
@@ -664,7 +664,7 @@ static void test_bad_choice(void **state)
 	FILE *f = tw_stream(root, "vm", 1, 10, NULL);
 	tw_event(f, "OB.", 10, NULL, 0);
 	fclose(f);
-	struct weft_open_opts o = { 0 };
+	WEFT_OPTS(weft_open_opts, o);
 	o.sort = (enum weft_sort) 5;
 	char err[WEFT_ERR_MAX];
 	assert_null(weft_open(root, &o, err, sizeof err));

@@ -84,7 +84,7 @@ static void test_thread_dir(void **state)
 	char path[4200], err[WEFT_ERR_MAX];
 	snprintf(path, sizeof path, "%s/loom.vm/proc.1/thread.2", root);
 	nwarn = 0;
-	struct weft_open_opts o = { 0 };
+	WEFT_OPTS(weft_open_opts, o);
 	o.mode = WEFT_STRICT;
 	o.warn = warn_cb;
 	struct weft_trace *t = weft_open(path, &o, err, sizeof err);
@@ -126,7 +126,7 @@ static void test_loop_strict(void **state)
 	snprintf(link, sizeof link, "%s/loom.vm/proc.1/loop", root);
 	assert_int_equal(symlink("..", link), 0);
 	nwarn = 0;
-	struct weft_open_opts o = { 0 };
+	WEFT_OPTS(weft_open_opts, o);
 	o.mode = WEFT_STRICT;
 	o.warn = warn_cb;
 	struct weft_trace *t = weft_open(root, &o, err, sizeof err);
@@ -151,7 +151,7 @@ static void test_broken_sibling(void **state)
 	snprintf(bad, sizeof bad, "%s/loom.vm/proc.2/thread.3/stream.json", root);
 	write_file(bad, "{\"version\": 3,");
 	snprintf(path, sizeof path, "%s/loom.vm/proc.1/thread.2", root);
-	struct weft_open_opts o = { 0 };
+	WEFT_OPTS(weft_open_opts, o);
 	o.mode = WEFT_STRICT;
 	o.warn = warn_cb;
 	nwarn = 0;

@@ -223,7 +223,7 @@ static void run_one(const char *root, const struct model *m, int order[][2], siz
 	weft_chunk_override = chunk;
 	struct warns *w = calloc(1, sizeof *w);
 	assert_non_null(w);
-	struct weft_open_opts o = { 0 };
+	WEFT_OPTS(weft_open_opts, o);
 	o.mode = WEFT_LENIENT;
 	o.warn = warn_cb;
 	o.warn_ctx = w;
@@ -395,7 +395,7 @@ static void long_region(int closed, size_t chunk, enum weft_readahead ra)
 	weft_chunk_override = chunk;
 	struct warns *w = calloc(1, sizeof *w);
 	assert_non_null(w);
-	struct weft_open_opts o = { 0 };
+	WEFT_OPTS(weft_open_opts, o);
 	o.mode = WEFT_LENIENT;
 	o.warn = warn_cb;
 	o.warn_ctx = w;
@@ -446,7 +446,7 @@ static void test_bad_rule(void **state)
 	FILE *f = tw_stream(root, "vm", 1, 1, NULL);
 	tw_event(f, "OHx", 10, NULL, 0);
 	fclose(f);
-	struct weft_open_opts o = { 0 };
+	WEFT_OPTS(weft_open_opts, o);
 	o.backwards = (enum weft_backwards) 7;
 	char err[WEFT_ERR_MAX];
 	assert_null(weft_open(root, &o, err, sizeof err));
