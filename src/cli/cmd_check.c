@@ -378,6 +378,7 @@ static int check_models(const char *path, const struct weft_registry *models)
 	static const char *const no_formats[] = { NULL };
 	struct weft_emulate_opts o;
 	memset(&o, 0, sizeof o);
+	o.sz = sizeof o;
 	o.path = path;
 	o.formats = no_formats;
 	o.models = models;
