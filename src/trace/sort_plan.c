@@ -284,11 +284,22 @@ static int open_tmp(void)
 	return fd;
 }
 
+static int sort_plan_once(struct weft_trace *t);
+
 int weft_sort_plan(struct weft_trace *t)
 {
+	/* once: a failure stays one (its message stays in t's error), so a
+	 * later caller does not find a stream without its sorter and blame
+	 * the memory */
 	if (t->sort_planned)
-		return 0;
+		return t->sort_plan_rc;
 	t->sort_planned = 1;
+	t->sort_plan_rc = sort_plan_once(t);
+	return t->sort_plan_rc;
+}
+
+static int sort_plan_once(struct weft_trace *t)
+{
 	struct want *w = weft_calloc(t->nstreams ? t->nstreams : 1, sizeof *w);
 	if (w == NULL)
 		return weft_oom(&t->diag, "planning the sort of %s", t->path);

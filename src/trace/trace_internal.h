@@ -394,6 +394,7 @@ struct weft_trace {
 	int sort_auto;         /* no limit asked: each stream's from its scan */
 	size_t sort_budget;    /* the sorters' memory together, bytes */
 	int sort_planned;      /* the sorters made (sort_plan.c) */
+	int sort_plan_rc;      /* and what that returned (a failure is final) */
 	uint64_t nsorted;      /* events moved, over the chunks the merge took */
 
 	/* merge */
