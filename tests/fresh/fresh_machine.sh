@@ -13,7 +13,8 @@
 #      dependencies, timed on their own;
 #   2. README command 1 (its first indented line): must build and run the main
 #      job within WEFT_FRESH_CMD1_MAX seconds (default 90) now that the
-#      dependencies are there;
+#      dependencies are there (on a machine loaded by other work, a 1-minute
+#      load average above its CPU count, its CPU time must be within that);
 #   3. README command 2 (its second indented line): the tests;
 #   4. the README's Installing commands (the indented lines after
 #      '## Installing'), then, with nothing set: `python3 -c 'import weft'`
@@ -21,7 +22,8 @@
 #      `cc app.c $(pkg-config --cflags --libs ovni)` runs, `weft version` says
 #      the loader finds /usr/local/lib/libovni.so.1, and `man weft-emu` shows
 #      the page (man-db is installed for that check only).
-# Each step prints its time. Prints PASS or FAIL; exits 0 only on PASS.
+# Each step prints its wall and CPU time. Prints PASS or FAIL; exits 0 only
+# on PASS.
 #
 #   -k            keep the chroot (it is removed at the end otherwise)
 #   --head        copy the committed HEAD (git archive) instead of the working
@@ -178,19 +180,31 @@ run_in() {
 
 result=PASS
 times=()
-# step NAME COMMAND: runs COMMAND in the chroot, timed; a failure fails the run.
+# step NAME COMMAND: runs COMMAND in the chroot, timed (wall and CPU: user +
+# system of everything it ran); a failure fails the run. Sets last (wall
+# seconds), last_cpu (CPU seconds) and last_load (the highest 1-minute load
+# average seen, at its start or end).
+load1() { awk '{ print $1 }' /proc/loadavg; }
 step() {
-  local name=$1 cmd=$2 t0=$SECONDS
+  local name=$1 cmd=$2 t0=$SECONDS tf rc=0 l0 l1 wall user sys
+  tf=$(mktemp "${TMPDIR:-/tmp}/weft-fresh-time-XXXXXX")
   say "$name: $cmd"
-  if run_in "$cmd"; then
-    last=$((SECONDS - t0))
-    say "$name: ok ($last s)"
-    times+=("$name: $last s")
+  l0=$(load1)
+  { TIMEFORMAT='%R %U %S'; time run_in "$cmd" 2>&3; } 3>&2 2>"$tf" || rc=$?
+  l1=$(load1)
+  read -r wall user sys <"$tf" || true
+  rm -f "$tf"
+  last=$((SECONDS - t0))
+  last_cpu=$(awk -v u="${user:-0}" -v s="${sys:-0}" 'BEGIN { printf "%.0f", u + s }')
+  last_load=$(awk -v a="$l0" -v b="$l1" 'BEGIN { print (a > b ? a : b) }')
+  local what="$last s (CPU $last_cpu s, load average $l0 -> $l1)"
+  if [ "$rc" = 0 ]; then
+    say "$name: ok, $what"
+    times+=("$name: $what")
     return 0
   fi
-  last=$((SECONDS - t0))
-  say "$name: FAILED ($last s)"
-  times+=("$name: failed after $last s")
+  say "$name: FAILED (exit $rc), $what"
+  times+=("$name: failed after $what")
   result=FAIL
   return 1
 }
@@ -219,8 +233,19 @@ cd /tmp && rm -rf ovni && cc app.c $(pkg-config --cflags --libs ovni) -o app && 
 checks() {
   step "dependencies (scripts/install-deps.sh)" scripts/install-deps.sh || return
   step "README command 1" "${cmds[0]}" || return
-  if [ "$last" -gt "$cmd1_max" ]; then
-    say "README command 1: FAILED: $last s, more than $cmd1_max s (WEFT_FRESH_CMD1_MAX)"
+  # Within cmd1_max seconds. On a machine that other work loads (a 1-minute
+  # load average above its CPU count), the wall time is not the build's:
+  # then its CPU time must be within the limit (what one idle core would
+  # take at most; two take less).
+  local ncpu
+  ncpu=$(nproc 2>/dev/null || echo 1)
+  if [ "$last" -le "$cmd1_max" ]; then
+    say "README command 1: $last s, within $cmd1_max s"
+  elif awk -v l="$last_load" -v n="$ncpu" 'BEGIN { exit !(l > n) }' && [ "$last_cpu" -le "$cmd1_max" ]; then
+    say "README command 1: $last s, but the machine was loaded (load average $last_load on $ncpu CPUs):" \
+        "its CPU time, $last_cpu s, is within $cmd1_max s"
+  else
+    say "README command 1: FAILED: $last s (CPU $last_cpu s), more than $cmd1_max s (WEFT_FRESH_CMD1_MAX)"
     result=FAIL
     return
   fi
