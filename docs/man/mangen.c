@@ -228,8 +228,8 @@ int main(int argc, char **argv)
 
 	for (int i = 0; i < n; i++) {
 		char args[128], name[128];
-		snprintf(args, sizeof args, "%s --help", cmds[i].name);
-		snprintf(name, sizeof name, "weft-%s", cmds[i].name);
+		snprintf(args, sizeof args, "%.63s --help", cmds[i].name);
+		snprintf(name, sizeof name, "weft-%.63s", cmds[i].name);
 		char *h = run(weft, args);
 		write_page(outdir, name, cmds[i].summary, version, h, ".BR weft (1)");
 		free(h);
