@@ -8,8 +8,16 @@
  * library directory (PREFIX/lib next to PREFIX/bin/weft, where weft installs
  * its libovni); then the system's library search: ldconfig's cache
  * (`ldconfig -p`), then the default directories.
+ *
+ * Then what the dynamic loader does for a program linked with -lovni (and
+ * no RUNPATH): dlopen("libovni.so.1") by its soname, from weft, which has no
+ * RUNPATH of its own (the top-level CMakeLists.txt sees to that), and the
+ * path the loader resolved, or its error and what to do about it (a libovni
+ * in weft's library directory that the loader does not find: run ldconfig,
+ * or LD_LIBRARY_PATH).
  */
 #include <dlfcn.h>
+#include <link.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -216,6 +224,51 @@ int weft_libovni_probe(struct weft_libovni *l)
 	return 0;
 }
 
+/* What the dynamic loader loads for SONAME from weft (which has no RUNPATH):
+ * 1 and the path it resolved, or 0 and its error. Done before anything
+ * else loads a libovni into weft (an object already loaded would match the
+ * soname whatever the search would find). */
+static int loader_probe(char *out, size_t outlen)
+{
+	dlerror();
+	void *h = dlopen(SONAME, RTLD_LAZY | RTLD_LOCAL);
+	if (h == NULL) {
+		const char *e = dlerror();
+		snprintf(out, outlen, "%s", e != NULL ? e : "dlopen failed");
+		return 0;
+	}
+	struct link_map *map = NULL;
+	if (dlinfo(h, RTLD_DI_LINKMAP, &map) == 0 && map != NULL && map->l_name != NULL && map->l_name[0] != '\0')
+		snprintf(out, outlen, "%s", map->l_name);
+	else
+		snprintf(out, outlen, "%s (its path is unknown)", SONAME);
+	dlclose(h);
+	return 1;
+}
+
+/* The "loader:" line, and what to do when weft's library directory has a
+ * libovni that the loader does not find. */
+static void print_loader(int ok, const char *what, const struct weft_libovni *l, int found)
+{
+	static const char who[] = "loader: a program linked with -lovni (no RUNPATH)";
+	if (ok) {
+		printf("%s loads %s\n", who, what);
+		return;
+	}
+	printf("%s cannot load it: %s\n", who, what);
+	if (!found || strcmp(l->found_by, "weft's library directory") != 0)
+		return;
+	char dir[sizeof l->path];
+	snprintf(dir, sizeof dir, "%s", l->path);
+	char *slash = strrchr(dir, '/');
+	if (slash != NULL)
+		*slash = '\0';
+	printf("note: %s is not in the loader's search path: as root, run ldconfig (with %s listed in "
+	       "/etc/ld.so.conf or /etc/ld.so.conf.d/*.conf, as /usr/local/lib is on Debian), or run "
+	       "the program with LD_LIBRARY_PATH=%s, or link it with -Wl,-rpath,%s\n",
+	       dir, dir, dir, dir);
+}
+
 static const char usage[] =
 	"Usage: weft version\n"
 	"\n"
@@ -223,7 +276,15 @@ static const char usage[] =
 	"and its version. The search: the directories of LD_LIBRARY_PATH, then weft's\n"
 	"library directory (PREFIX/lib next to PREFIX/bin/weft), then ldconfig's cache\n"
 	"and the default directories. libovni is loaded with dlopen to read its version\n"
-	"(ovni_version_get). Exit status: 0 (also when no libovni is found).\n";
+	"(ovni_version_get).\n"
+	"\n"
+	"Then the line 'loader:' says what the dynamic loader itself loads for a program\n"
+	"linked with -lovni and no RUNPATH (dlopen of libovni.so.1 by its name): the\n"
+	"path it resolved, or its error. A libovni in weft's library directory that the\n"
+	"loader does not find (after cmake --install without ldconfig) gets a note on\n"
+	"what to do: run ldconfig as root, or use LD_LIBRARY_PATH or -Wl,-rpath.\n"
+	"\n"
+	"Exit status: 0 (also when no libovni is found).\n";
 
 int weft_cmd_version(int argc, char **argv)
 {
@@ -246,10 +307,13 @@ int weft_cmd_version(int argc, char **argv)
 				extra);
 		return 2;
 	}
+	char ld[4096 + 256];
+	int ld_ok = loader_probe(ld, sizeof ld);
 	printf("weft %s (ovni API %s, trace format v3)\n", WEFT_VERSION, WEFT_OVNI_API_VERSION);
 	struct weft_libovni l;
 	if (weft_libovni_probe(&l) != 0) {
 		printf("libovni: not found (%s)\n", l.err);
+		print_loader(ld_ok, ld, &l, 0);
 		return 0;
 	}
 	if (l.loaded)
@@ -263,5 +327,6 @@ int weft_cmd_version(int argc, char **argv)
 	if (l.has_other)
 		printf("note: a program without a RUNPATH to that directory (and without "
 				"LD_LIBRARY_PATH) loads %s instead\n", l.other);
+	print_loader(ld_ok, ld, &l, 1);
 	return 0;
 }

@@ -271,19 +271,29 @@ uint64_t ovni_clock_now(void)
 	 * cursor, so that an owner (a handler) moving bytes in between leaves
 	 * it dead rather than pointing at moved bytes; the cursor before the
 	 * clock, so that what a handler stores after the read is after the
-	 * position. */
+	 * position. A handler that moved the bytes while the entry was being
+	 * filled (the epoch changed) left it dead: fill it again, since the
+	 * clock is not read yet (without this, a handler that then stores an
+	 * event before the thread's emit made that emit's event go after it
+	 * with its older clock; seen on a loaded machine, where the thread is
+	 * often preempted here and its timer's signal runs on resuming). Once
+	 * the epoch is seen unchanged after the fill, a later move carries
+	 * the entry over. */
 	uint32_t i = rt_hot.clog_head;
 	rt_hot.clog_head = i + 1u;
 	struct rt_clog *e = &rt_hot.clog[i & (RT_CLOG_N - 1u)];
-	e->ep = 0;
 	e->clock = UINT64_MAX;
-	RT_SIGNAL_FENCE;
-	uint32_t ep = rt_hot.epoch;
-	RT_SIGNAL_FENCE;
-	e->pos = rt_hot.cur;
-	RT_SIGNAL_FENCE;
-	e->ep = ep;
-	RT_SIGNAL_FENCE;
+	uint32_t ep;
+	do {
+		e->ep = 0;
+		RT_SIGNAL_FENCE;
+		ep = rt_hot.epoch;
+		RT_SIGNAL_FENCE;
+		e->pos = rt_hot.cur;
+		RT_SIGNAL_FENCE;
+		e->ep = ep;
+		RT_SIGNAL_FENCE;
+	} while (rt_hot.epoch != ep);
 	uint64_t t = clock_raw();
 	e->clock = t;
 	return t;
