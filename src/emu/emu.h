@@ -360,4 +360,7 @@ int64_t emu_type_gid_of(const char *label);
  * labelled value (not with emu_opts.no_summary). */
 void emu_summary(const struct emu *e, FILE *out);
 
+/* The channel catalogue: every channel and what the outputs need. */
+#include "catalogue.h"
+
 #endif /* WEFT_EMU_EMU_H */

@@ -153,6 +153,12 @@ struct emu {
 	struct bd_rt *bd[EMU_MAX_BD];
 	struct emu_view views[EMU_MAX_VIEWS];
 
+	/* the channel catalogue (catalogue.c) */
+	struct emu_cat_entry *cat;
+	size_t ncat;
+	size_t cat_builtin[EMU_NBUILTIN_CHANS]; /* emu_builtin_index -> id */
+	struct emu_value_label *cat_cpus;        /* the affinity's labels */
+
 	struct window window;  /* window.c */
 
 	int started;
@@ -193,7 +199,12 @@ static inline int emu_unchecked(const struct emu *e, size_t t)
 	return emu_is_cut(e, t) || (e->lossy != NULL && e->lossy[t]);
 }
 
-extern const char *const emu_state_names[EMU_NSTATES];
+/* A thread state's name (src/model's one table). */
+#define emu_state_name(s) (emu_thread_states[(s)].label)
+
+/* catalogue.c: built at the end of emu_create(); freed by emu_destroy(). */
+int emu_cat_build(struct emu *e);
+void emu_cat_destroy(struct emu *e);
 
 /* engine.c: messages, buffers */
 int emu_fail(struct emu *e, const char *fmt, ...) __attribute__((format(printf, 2, 3), cold));

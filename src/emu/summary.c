@@ -78,10 +78,12 @@ void emu_summary(const struct emu *e, FILE *out)
 			fprintf(out, "the run stopped at the first event after the window: the rest of "
 					"the trace was not read and the models' end checks were not made\n");
 	}
-	fprintf(out, "%-24s %14s %14s %14s %14s %14s\n", "thread (time in ns)", "Running",
-			"Paused", "Cooling", "Warming", "Dead");
 	static const int order[] = { EMU_ST_RUNNING, EMU_ST_PAUSED, EMU_ST_COOLING,
 		EMU_ST_WARMING, EMU_ST_DEAD };
+	fprintf(out, "%-24s", "thread (time in ns)");
+	for (size_t k = 0; k < 5; k++)
+		fprintf(out, " %14s", emu_state_name(order[k]));
+	fputc('\n', out);
 	for (size_t t = 0; t < e->nthreads; t++) {
 		const struct thr *T = &e->thr[t];
 		/* a thread cut short ends at its last event */

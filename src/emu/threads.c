@@ -177,7 +177,7 @@ static void list_states(char *buf, size_t len, unsigned mask)
 		if (!(mask & EMU_STM(s)))
 			continue;
 		const char *sep = k == 0 ? "" : (k + 1 == total ? " or " : ", ");
-		n += (size_t) snprintf(buf + n, len > n ? len - n : 0, "%s%s", sep, emu_state_names[s]);
+		n += (size_t) snprintf(buf + n, len > n ? len - n : 0, "%s%s", sep, emu_state_name(s));
 		k++;
 	}
 }
@@ -193,7 +193,7 @@ int emu_act_start(struct emu *e, size_t t, const struct emu_action *a)
 		return emu_fail(e, "thread %s is already Running", emu_tname(e, t));
 	if (T->cpu >= 0)
 		return emu_fail(e, "thread %s is %s and already has %s", emu_tname(e, t),
-				emu_state_names[T->state], emu_cname(e, (size_t) T->cpu));
+				emu_state_name(T->state), emu_cname(e, (size_t) T->cpu));
 	size_t c = 0;
 	if (resolve_cpu(e, T->loom, idx, &c) != 0)
 		return -1;
@@ -212,7 +212,7 @@ int emu_act_state(struct emu *e, size_t t, const struct emu_action *a)
 		char allowed[128];
 		list_states(allowed, sizeof allowed, a->from);
 		return emu_fail(e, "thread %s is %s, but %s needs it %s", emu_tname(e, t),
-				emu_state_names[T->state], e->cur_desc->what, allowed);
+				emu_state_name(T->state), e->cur_desc->what, allowed);
 	}
 	if (state_write(e, t, a->to) != 0 || tid_write(e, t) != 0)
 		return -1;
@@ -236,10 +236,10 @@ int emu_act_aff_self(struct emu *e, size_t t, const struct emu_action *a)
 	/* a thread that lost events, active but on a CPU not known: it joins */
 	int join = T->cpu < 0 && e->lossy != NULL && e->lossy[t] && emu_is_active(T->state);
 	if (T->cpu < 0 && !join)
-		return emu_fail(e, "thread %s has no CPU (it is %s)", emu_tname(e, t), emu_state_names[T->state]);
+		return emu_fail(e, "thread %s has no CPU (it is %s)", emu_tname(e, t), emu_state_name(T->state));
 	if (!emu_is_active(T->state))
 		return emu_fail(e, "thread %s is %s, but an affinity change needs it Running, "
-				"Cooling or Warming", emu_tname(e, t), emu_state_names[T->state]);
+				"Cooling or Warming", emu_tname(e, t), emu_state_name(T->state));
 	size_t c = 0;
 	if (resolve_cpu(e, T->loom, idx, &c) != 0)
 		return -1;
@@ -282,7 +282,7 @@ int emu_act_aff_remote(struct emu *e, size_t t, const struct emu_action *a)
 		return emu_fail(e, "no thread with tid %" PRId64 " in loom %s", tid, L->name);
 	struct thr *S = &e->thr[target];
 	if (S->state == EMU_ST_UNKNOWN || S->state == EMU_ST_DEAD)
-		return emu_fail(e, "target thread %s is %s", emu_tname(e, target), emu_state_names[S->state]);
+		return emu_fail(e, "target thread %s is %s", emu_tname(e, target), emu_state_name(S->state));
 	if (S->cpu < 0)
 		return emu_fail(e, "target thread %s has no CPU", emu_tname(e, target));
 	size_t c = 0;

@@ -56,26 +56,6 @@ static const char indexes[] =
 	"CREATE INDEX interval_row ON interval (view, row, start);\n"
 	"CREATE INDEX interval_channel ON interval (channel);\n";
 
-/* The records the engine makes itself (engine.c), not of a channel. */
-struct builtin {
-	size_t view;
-	int type;
-	const char *name, *label;
-};
-static const struct builtin builtins[] = {
-	{ EMU_FILE_THREAD, 2, "thread.tid", "Thread: TID of the ACTIVE thread" },
-	{ EMU_FILE_THREAD, 4, "thread.state", "Thread: thread state" },
-	{ EMU_FILE_THREAD, 6, "thread.affinity", "Thread: CPU affinity" },
-	{ EMU_FILE_CPU, 1, "cpu.pid", "CPU: PID of the RUNNING thread" },
-	{ EMU_FILE_CPU, 2, "cpu.tid", "CPU: TID of the RUNNING thread" },
-	{ EMU_FILE_CPU, 3, "cpu.nrunning", "CPU: number of RUNNING threads" },
-};
-#define NBUILTIN (sizeof builtins / sizeof builtins[0])
-
-static const char *const state_labels[] = {
-	"Unknown", "Running", "Paused", "Dead", "Cooling", "Warming",
-};
-
 struct tmap {
 	int type;
 	uint32_t chan;
@@ -90,7 +70,8 @@ struct chan {
 	struct label *labels; /* sorted by value */
 	size_t nlabels;
 	int dyn;              /* labels known at the end: filled then */
-	const struct emu_chan_info *info; /* NULL for a builtin */
+	const struct emu_chan_info *info; /* a model's channel, else NULL */
+	const struct emu_cat_entry *entry; /* its catalogue entry: id = channel.id */
 };
 
 /* Per (row, channel): the open interval, and the last one ended (not yet
@@ -312,51 +293,36 @@ static int add_label(struct chan *c, size_t *cap, int64_t v, const char *label)
 	return 0;
 }
 
-/* The channels: the builtins, then the engine's (with a Paraver type). */
+/* The channels: the catalogue's entries of the thread or CPU view that
+ * have a Paraver type, under their catalogue ids and names. */
 static int build_chans(struct sq *s, char *err, size_t errlen)
 {
-	const struct emu_sys *sys = emu_system(s->emu);
-	size_t n = emu_nchans(s->emu);
-	s->chans = calloc(NBUILTIN + n + 1, sizeof *s->chans);
+	size_t n = emu_cat_count(s->emu);
+	s->chans = calloc(n + 1, sizeof *s->chans);
 	for (size_t v = 0; v < 2; v++)
-		s->map[v] = calloc(NBUILTIN + n + 1, sizeof *s->map[v]);
+		s->map[v] = calloc(n + 1, sizeof *s->map[v]);
 	if (s->chans == NULL || s->map[0] == NULL || s->map[1] == NULL)
 		goto oom;
-	for (size_t i = 0; i < NBUILTIN; i++) {
-		const struct builtin *b = &builtins[i];
-		struct chan *c = &s->chans[s->nchans];
-		size_t cap = 0;
-		if (b->view == EMU_FILE_THREAD && b->type == 4) {
-			for (size_t k = 0; k < sizeof state_labels / sizeof state_labels[0]; k++)
-				if (add_label(c, &cap, (int64_t) k, state_labels[k]) != 0)
-					goto oom;
-		} else if (b->view == EMU_FILE_THREAD && b->type == 6) {
-			for (size_t k = 0; k < sys->ncpus; k++)
-				if (add_label(c, &cap, (int64_t) k + 1, sys->cpus[k].label) != 0)
-					goto oom;
-		}
-		s->map[b->view][s->nmap[b->view]].type = b->type;
-		s->map[b->view][s->nmap[b->view]++].chan = (uint32_t) s->nchans;
-		s->nchans++;
-	}
 	for (size_t i = 0; i < n; i++) {
-		const struct emu_chan_info *ci = emu_chan_at(s->emu, i);
-		if (ci->prv_type == 0)
+		const struct emu_cat_entry *e = emu_cat_at(s->emu, i);
+		if (e->prv_type == 0 || !(e->scope & (EMU_SCOPE_THREAD | EMU_SCOPE_CPU)))
 			continue;
 		struct chan *c = &s->chans[s->nchans];
 		size_t cap = 0;
-		c->info = ci;
-		c->dyn = ci->dyn_values;
-		for (size_t k = 0; k < ci->nvalues; k++) {
-			int64_t v = ci->values != NULL ? ci->values[k].value : ci->mvalues[k].value;
-			const char *l = ci->values != NULL ? ci->values[k].label : ci->mvalues[k].label;
+		c->entry = e;
+		c->info = e->info;
+		c->dyn = e->info != NULL && e->info->dyn_values;
+		for (size_t k = 0; k < e->nvalues; k++) {
+			int64_t v = e->values != NULL ? e->values[k].value : e->mvalues[k].value;
+			const char *l = e->values != NULL ? e->values[k].label : e->mvalues[k].label;
 			if (add_label(c, &cap, v, l) != 0)
 				goto oom;
 		}
 		for (size_t v = 0; v < 2; v++) {
-			if (chan_of(s, v, ci->prv_type) >= 0)
-				continue; /* a builtin's type: keep the first */
-			s->map[v][s->nmap[v]].type = ci->prv_type;
+			/* the view's records of this type are this entry's */
+			if (emu_cat_by_type(s->emu, v, e->prv_type) != e)
+				continue;
+			s->map[v][s->nmap[v]].type = e->prv_type;
 			s->map[v][s->nmap[v]++].chan = (uint32_t) s->nchans;
 		}
 		s->nchans++;
@@ -382,20 +348,13 @@ static int write_chans(struct sq *s, char *err, size_t errlen)
 		return sq_fail(s, "cannot prepare", err, errlen);
 	for (size_t i = 0; i < s->nchans && r == 0; i++) {
 		const struct chan *c = &s->chans[i];
-		sqlite3_bind_int64(st, 1, (sqlite3_int64) i);
-		if (c->info == NULL) {
-			const struct builtin *b = &builtins[i];
-			bind_text(st, 2, b->name);
-			bind_text(st, 3, "ovni");
-			sqlite3_bind_int64(st, 4, b->type);
-			bind_text(st, b->view == EMU_FILE_THREAD ? 5 : 6, b->label);
-		} else {
-			bind_text(st, 2, c->info->name);
-			bind_text(st, 3, c->info->model);
-			sqlite3_bind_int64(st, 4, c->info->prv_type);
-			bind_text(st, 5, c->info->thread_label);
-			bind_text(st, 6, c->info->cpu_label);
-		}
+		const struct emu_cat_entry *e = c->entry;
+		sqlite3_bind_int64(st, 1, (sqlite3_int64) e->id);
+		bind_text(st, 2, e->name);
+		bind_text(st, 3, e->model);
+		sqlite3_bind_int64(st, 4, e->prv_type);
+		bind_text(st, 5, e->scope & EMU_SCOPE_THREAD ? e->thread_label : NULL);
+		bind_text(st, 6, e->scope & EMU_SCOPE_CPU ? e->cpu_label : NULL);
 		r = step_reset(s, st, err, errlen);
 	}
 	sqlite3_finalize(st);
@@ -415,7 +374,7 @@ static int put_interval(struct sq *s, size_t view, uint32_t row, size_t chan, in
 	sqlite3_stmt *st = s->ins;
 	sqlite3_bind_text(st, 1, view_name(view), -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 2, row);
-	sqlite3_bind_int64(st, 3, (sqlite3_int64) chan);
+	sqlite3_bind_int64(st, 3, (sqlite3_int64) s->chans[chan].entry->id);
 	sqlite3_bind_int64(st, 4, start);
 	sqlite3_bind_int64(st, 5, end);
 	sqlite3_bind_int64(st, 6, value);
@@ -501,7 +460,7 @@ static int sq_close(struct out *o, int64_t duration, char *err, size_t errlen)
 	for (size_t i = 0; i < s->nchans && r == 0; i++) {
 		const struct chan *c = &s->chans[i];
 		for (size_t k = 0; k < c->nlabels && r == 0; k++) {
-			sqlite3_bind_int64(st, 1, (sqlite3_int64) i);
+			sqlite3_bind_int64(st, 1, (sqlite3_int64) c->entry->id);
 			sqlite3_bind_int64(st, 2, c->labels[k].value);
 			bind_text(st, 3, c->labels[k].label);
 			r = step_reset(s, st, err, errlen);
@@ -509,7 +468,7 @@ static int sq_close(struct out *o, int64_t duration, char *err, size_t errlen)
 		if (c->info != NULL && c->dyn) {
 			any_dyn = 1;
 			for (size_t k = 0; k < c->info->ndyn && r == 0; k++) {
-				sqlite3_bind_int64(st, 1, (sqlite3_int64) i);
+				sqlite3_bind_int64(st, 1, (sqlite3_int64) c->entry->id);
 				sqlite3_bind_int64(st, 2, c->info->dyn[k].value);
 				bind_text(st, 3, c->info->dyn[k].label);
 				r = step_reset(s, st, err, errlen);
@@ -537,7 +496,8 @@ static int sq_close(struct out *o, int64_t duration, char *err, size_t errlen)
 			for (size_t i = 0; i < s->nchans; i++) {
 				if (s->chans[i].info == NULL || !s->chans[i].dyn)
 					continue;
-				len += (size_t) sprintf(big + len, "%s%zu", first ? "" : ", ", i);
+				len += (size_t) sprintf(big + len, "%s%zu", first ? "" : ", ",
+						s->chans[i].entry->id);
 				first = 0;
 			}
 			strcpy(big + len, ")");

@@ -137,15 +137,15 @@ def check_sql(trace, tmp):
     p = weft("sql", "--model", MODEL, trace, q)
     eq((p.returncode, p.stderr), (0, ""), "sql --model")
     eq(p.stdout.splitlines(), [
-        "name    type  thread_label                                n",
-        "------  ----  -----------------------------------------  --",
-        "phase    700  Zeta phase of the RUNNING thread            8",
-        "region   701  Zeta region of the ACTIVE thread           12",
-        "item     702  Zeta work item size of the RUNNING thread  40",
+        "name         type  thread_label                                n",
+        "-----------  ----  -----------------------------------------  --",
+        "zeta.phase    700  Zeta phase of the RUNNING thread            8",
+        "zeta.region   701  Zeta region of the ACTIVE thread           12",
+        "zeta.item     702  Zeta work item size of the RUNNING thread  40",
     ], "sql --model: the zeta channels")
     p = weft("sql", "--model", MODEL, trace,
              "SELECT value, label FROM value_label WHERE channel = "
-             "(SELECT id FROM channel WHERE name = 'region') ORDER BY value")
+             "(SELECT id FROM channel WHERE name = 'zeta.region') ORDER BY value")
     eq(p.stdout.splitlines(), ["value  label", "-----  ------", "    1  Main",
                                "    2  Worker", "    3  Batch"], "sql --model: region labels")
     db = tmp / "z.db"
