@@ -64,9 +64,9 @@ static int cpu_update(struct emu *e, size_t c, size_t cause)
 	int64_t r = C->nrun == 1 ? C->run_sum : -1;
 	int64_t tid = r >= 0 ? e->thr[r].tid : 0;
 	int64_t pid = r >= 0 ? e->thr[r].pid : 0;
-	if (cpu_write(e, c, 2, &C->tidv, &C->st_tid, tid, "running tid") != 0)
+	if (cpu_write(e, c, EMU_BT(EMU_BI_CPU_TID), &C->tidv, &C->st_tid, tid, "running tid") != 0)
 		return -1;
-	if (cpu_write(e, c, 1, &C->pidv, &C->st_pid, pid, "running pid") != 0)
+	if (cpu_write(e, c, EMU_BT(EMU_BI_CPU_PID), &C->pidv, &C->st_pid, pid, "running pid") != 0)
 		return -1;
 	if (C->rsel != r) {
 		if (C->st_rsel == e->seq)
@@ -83,7 +83,7 @@ static int cpu_update(struct emu *e, size_t c, size_t cause)
 		C->st_nrun = e->seq;
 		C->nrun_written = 1;
 		C->nrun_v = C->nrun;
-		if (emu_rec(e, EMU_FILE_CPU, c, 3, C->nrun) != 0 ||
+		if (emu_rec(e, EMU_FILE_CPU, c, EMU_BT(EMU_BI_CPU_COUNT), C->nrun) != 0 ||
 				emu_irec(e, EMU_REC_NRUN, c, 0, C->nrun, 0) != 0)
 			return -1;
 	}
@@ -118,7 +118,7 @@ static int state_write(struct emu *e, size_t t, enum emu_state to)
 	T->state = to;
 	if (!was_running && running)
 		cpu_add(e, t, +1);
-	if (emu_rec(e, EMU_FILE_THREAD, t, 4, to) != 0)
+	if (emu_rec(e, EMU_FILE_THREAD, t, EMU_BT(EMU_BI_STATE), to) != 0)
 		return -1;
 	return emu_qpush(e, TRIG_STATE, t, 0);
 }
@@ -156,14 +156,14 @@ static int leave_cpu(struct emu *e, size_t t)
 static int aff_write(struct emu *e, size_t t, int64_t v)
 {
 	struct thr *T = &e->thr[t];
-	return tsys_write(e, t, 6, &T->aff, &T->st_aff, v, 1, "CPU affinity");
+	return tsys_write(e, t, EMU_BT(EMU_BI_AFFINITY), &T->aff, &T->st_aff, v, 1, "CPU affinity");
 }
 
 static int tid_write(struct emu *e, size_t t)
 {
 	struct thr *T = &e->thr[t];
 	int64_t v = emu_is_active(T->state) ? T->tid : 0;
-	return tsys_write(e, t, 2, &T->tidv, &T->st_tid, v, 0, "active tid");
+	return tsys_write(e, t, EMU_BT(EMU_BI_TID), &T->tidv, &T->st_tid, v, 0, "active tid");
 }
 
 

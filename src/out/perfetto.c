@@ -20,7 +20,7 @@
  *     "<model> <counter>" with each reported value.
  * A thread that lost events (docs/emu.md, "Traces with lost events") has a
  * slice "lost events" on its track over each lost interval (from the
- * thread.prv records of EMU_LOST_PRV_TYPE; its state is unknown then, so no
+ * thread.prv records of the catalogue's ovni.lost; its state is unknown then, so no
  * state slice is open).
  * One track per CPU (slices named after the running thread), and under it,
  * per single task type channel, "<model> <channel>": the task type of the

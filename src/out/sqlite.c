@@ -29,6 +29,7 @@
 
 #include "out.h"
 #include "out_file.h"
+#include "raw_iv.h"
 
 #define SQLITE_DB_NAME "timeline.db"
 
@@ -50,11 +51,17 @@ static const char schema[] =
 	"CREATE TABLE interval (id INTEGER PRIMARY KEY, view TEXT NOT NULL, row INTEGER NOT NULL,"
 	" channel INTEGER NOT NULL REFERENCES channel, start INTEGER NOT NULL,"
 	" end INTEGER NOT NULL, value INTEGER NOT NULL, label TEXT,"
+	" dur INTEGER GENERATED ALWAYS AS (end - start) VIRTUAL);\n"
+	"CREATE TABLE raw_interval (id INTEGER PRIMARY KEY, thread INTEGER NOT NULL"
+	" REFERENCES thread, channel INTEGER NOT NULL REFERENCES channel,"
+	" start INTEGER NOT NULL, end INTEGER NOT NULL, value INTEGER NOT NULL, label TEXT,"
 	" dur INTEGER GENERATED ALWAYS AS (end - start) VIRTUAL);\n";
 
 static const char indexes[] =
 	"CREATE INDEX interval_row ON interval (view, row, start);\n"
-	"CREATE INDEX interval_channel ON interval (channel);\n";
+	"CREATE INDEX interval_channel ON interval (channel);\n"
+	"CREATE INDEX raw_interval_row ON raw_interval (thread, start);\n"
+	"CREATE INDEX raw_interval_channel ON raw_interval (channel);\n";
 
 struct tmap {
 	int type;
@@ -95,6 +102,9 @@ struct sq {
 	struct chan *chans;
 	size_t nchans;
 	struct open_iv *cur[2]; /* per view: row * nchans + channel */
+	struct raw_ivs raw;     /* the raw layer (raw_iv.h) */
+	sqlite3_stmt *rins;
+	size_t *chan_of_id;     /* catalogue id -> chans index, SIZE_MAX: none */
 	int failed;
 	int timing;
 	double t_open;
@@ -176,6 +186,10 @@ static void sq_free(struct sq *s)
 {
 	if (s->ins != NULL)
 		sqlite3_finalize(s->ins);
+	if (s->rins != NULL)
+		sqlite3_finalize(s->rins);
+	raw_ivs_free(&s->raw);
+	free(s->chan_of_id);
 	if (s->db != NULL)
 		sqlite3_close(s->db);
 	for (size_t i = 0; i < s->nchans; i++)
@@ -387,6 +401,24 @@ static int put_interval(struct sq *s, size_t view, uint32_t row, size_t chan, in
 	return 0;
 }
 
+/* A raw interval (raw_iv_put). */
+static int raw_put(void *ctx, uint32_t row, size_t id, int64_t start, int64_t end, int64_t value)
+{
+	struct sq *s = ctx;
+	size_t c = s->chan_of_id[id];
+	sqlite3_stmt *st = s->rins;
+	sqlite3_bind_int64(st, 1, row);
+	sqlite3_bind_int64(st, 2, (sqlite3_int64) id);
+	sqlite3_bind_int64(st, 3, start);
+	sqlite3_bind_int64(st, 4, end);
+	sqlite3_bind_int64(st, 5, value);
+	const char *l = c == SIZE_MAX || s->chans[c].dyn ? NULL : label_of(&s->chans[c], value);
+	bind_text(st, 6, l);
+	int r = sqlite3_step(st);
+	sqlite3_reset(st);
+	return r == SQLITE_DONE ? 0 : -1;
+}
+
 static int sq_records(void *self, const struct emu_batch *b, char *err, size_t errlen)
 {
 	struct sq *s = self;
@@ -429,6 +461,9 @@ static int sq_records(void *self, const struct emu_batch *b, char *err, size_t e
 			}
 		}
 	}
+	for (size_t i = 0; i < b->ninternal; i++)
+		if (raw_ivs_rec(&s->raw, &b->internal[i], raw_put, s) != 0)
+			return sq_fail(s, "cannot write the raw intervals", err, errlen);
 	return 0;
 }
 
@@ -451,6 +486,8 @@ static int sq_close(struct out *o, int64_t duration, char *err, size_t errlen)
 					r = put_interval(s, v, (uint32_t) row, c, iv->start, duration,
 							iv->value, err, errlen);
 			}
+	if (r == 0 && raw_ivs_end(&s->raw, duration, raw_put, s) != 0)
+		r = sq_fail(s, "cannot write the raw intervals", err, errlen);
 	/* the value labels, those known only at the end (task types) too */
 	sqlite3_stmt *st = NULL;
 	if (r == 0 && sqlite3_prepare_v2(s->db, "INSERT OR IGNORE INTO value_label "
@@ -483,27 +520,32 @@ static int sq_close(struct out *o, int64_t duration, char *err, size_t errlen)
 		r = exec(s, indexes, err, errlen);
 	timing(s, "interval indexes", &t0);
 	if (r == 0 && any_dyn) {
-		char sql[512] = "UPDATE interval SET label = (SELECT label FROM value_label v WHERE "
-			"v.channel = interval.channel AND v.value = interval.value) WHERE channel IN (";
-		size_t len = strlen(sql);
-		char *big = malloc(len + 24 * s->nchans + 8);
-		if (big == NULL) {
+		/* "<ids>)": the channels whose labels came at the end */
+		char *ids = malloc(24 * s->nchans + 8);
+		char *big = malloc(24 * s->nchans + 512);
+		if (ids == NULL || big == NULL) {
 			snprintf(err, errlen, "out of memory");
 			r = -1;
 		} else {
-			memcpy(big, sql, len);
-			int first = 1;
+			size_t len = 0;
 			for (size_t i = 0; i < s->nchans; i++) {
 				if (s->chans[i].info == NULL || !s->chans[i].dyn)
 					continue;
-				len += (size_t) sprintf(big + len, "%s%zu", first ? "" : ", ",
+				len += (size_t) sprintf(ids + len, "%s%zu", len ? ", " : "",
 						s->chans[i].entry->id);
-				first = 0;
 			}
-			strcpy(big + len, ")");
-			r = exec(s, big, err, errlen);
-			free(big);
+			strcpy(ids + len, ")");
+			/* the shown layer, then the raw one */
+			static const char *const tables[] = { "interval", "raw_interval" };
+			for (size_t k = 0; k < 2 && r == 0; k++) {
+				sprintf(big, "UPDATE %s SET label = (SELECT label FROM value_label v "
+						"WHERE v.channel = %s.channel AND v.value = %s.value) WHERE "
+						"channel IN (%s", tables[k], tables[k], tables[k], ids);
+				r = exec(s, big, err, errlen);
+			}
 		}
+		free(ids);
+		free(big);
 	}
 	timing(s, "labels of the values known at the end", &t0);
 	if (r == 0)
@@ -512,6 +554,8 @@ static int sq_close(struct out *o, int64_t duration, char *err, size_t errlen)
 	if (r == 0) {
 		sqlite3_finalize(s->ins);
 		s->ins = NULL;
+		sqlite3_finalize(s->rins);
+		s->rins = NULL;
 		if (sqlite3_close(s->db) != SQLITE_OK)
 			r = sq_fail(s, "cannot close the database", err, errlen);
 		else
@@ -537,6 +581,7 @@ static void sq_discard(struct out *o)
 
 static const struct out_ops sq_ops = {
 	.name = "sqlite",
+	.internal = 1, /* the raw records: raw_interval */
 	.records = sq_records,
 	.close = sq_close,
 	.commit = sq_commit,
@@ -627,10 +672,23 @@ struct out *out_sqlite_open(const char *dir, const struct emu *emu, char *err, s
 	}
 	if (sqlite3_prepare_v3(s->db, "INSERT INTO interval (view, row, channel, start, end, "
 			"value, label) VALUES (?, ?, ?, ?, ?, ?, ?)", -1,
-			SQLITE_PREPARE_PERSISTENT, &s->ins, NULL) != SQLITE_OK) {
+			SQLITE_PREPARE_PERSISTENT, &s->ins, NULL) != SQLITE_OK ||
+			sqlite3_prepare_v3(s->db, "INSERT INTO raw_interval (thread, channel, start, "
+			"end, value, label) VALUES (?, ?, ?, ?, ?, ?)", -1,
+			SQLITE_PREPARE_PERSISTENT, &s->rins, NULL) != SQLITE_OK) {
 		sq_fail(s, "cannot prepare", err, errlen);
 		goto fail;
 	}
+	size_t ncat = emu_cat_count(emu);
+	s->chan_of_id = malloc((ncat + 1) * sizeof *s->chan_of_id);
+	if (s->chan_of_id == NULL || raw_ivs_init(&s->raw, emu) != 0) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	for (size_t i = 0; i < ncat; i++)
+		s->chan_of_id[i] = SIZE_MAX;
+	for (size_t i = 0; i < s->nchans; i++)
+		s->chan_of_id[s->chans[i].entry->id] = i;
 	return &s->base;
 fail:
 	sq_free(s);
