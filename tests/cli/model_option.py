@@ -16,10 +16,12 @@ examples/zeta/zeta.yaml) is read by each command with the model:
     threads, the events);
   - index --model: the exact lines of index without it (one stream.idx per
     stream, merge.idx);
-  - sql --model: the channel table names the model's channels (phase,
-    region, item; types 700-702, their labels) with their intervals, exact
-    lines; without the model, the trace is refused at its first Z event
-    (exit 1, the message);
+  - sql --model: the channel table names the model's channels by their
+    catalogue names (zeta.phase, zeta.region, zeta.item; types 700-702,
+    their labels) with their intervals, exact lines; without the model, the
+    trace is refused at its first Z event (exit 1, the message);
+  - emu --model --perfetto: the zeta tracks are those of the same catalogue
+    names, named "<model> <channel>" (docs/emu.md, THE CHANNEL CATALOGUE);
 and, for each of dump, top, check, index, sql and emu:
   - a malformed model file (tests/emu/bad_models/bad_version.yaml) exits 1
     with exactly "weft CMD: bad_version.yaml:6: version must be
@@ -158,6 +160,30 @@ def check_sql(trace, tmp):
                        r"this event\n", p.stderr), f"sql without the model: {p.stderr!r}")
 
 
+def check_perfetto(trace, tmp):
+    sys.path.insert(0, str(SRC / "tests" / "emu"))
+    sys.dont_write_bytecode = True
+    from protobuf_wire import fields, text
+    q = "SELECT name FROM channel WHERE model = 'zeta' ORDER BY id"
+    p = weft("sql", "--csv", "--model", MODEL, trace, q)
+    names = p.stdout.splitlines()[1:]
+    eq(names, ["zeta.phase", "zeta.region", "zeta.item"], "sql --model: the catalogue names")
+    out = tmp / "pf"
+    p = weft("emu", "--perfetto", "-q", "--model", MODEL, "-o", out, trace)
+    eq((p.returncode, p.stderr), (0, ""), "emu --perfetto --model")
+    data = (out / "perfetto.pftrace").read_bytes()
+    tracks = set()
+    for _, _, span in fields(data, 0, len(data)):
+        for f2, _, v2 in fields(data, *span):
+            if f2 == 60:
+                d = {f: v for f, _, v in fields(data, *v2)}
+                if 2 in d and text(data, d[2]).startswith("zeta "):
+                    tracks.add(text(data, d[2]))
+    # the catalogue's name "<model>.<channel>" is the track "<model> <channel>"
+    eq(sorted(tracks), sorted(n.replace(".", " ", 1) for n in names),
+       "emu --perfetto --model: the zeta tracks")
+
+
 def check_refusals(trace, tmp):
     bad = {"bad_version.yaml": "bad_version.yaml:6: version must be major.minor.patch, "
                                "not '1.0'",
@@ -208,6 +234,7 @@ def main():
         lines = check_same(trace, "index")
         eq(len(lines), 4, "index --model: a line per stream, and merge.idx")
         check_sql(trace, tmp)
+        check_perfetto(trace, tmp)
     print(f"{checks} checks, {len(failures)} failures")
     return 1 if failures else 0
 
