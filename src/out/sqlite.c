@@ -10,7 +10,11 @@
  * value (0) ends the open interval and starts none; a record repeating the
  * open value changes nothing; an interval of no length (two records at the
  * same time) is not stored; what is open at the end of the run ends at the
- * run's duration. Everything is written inside one transaction with
+ * run's duration. The raw layer (raw_interval): per thread and model
+ * channel, the value its model wrote (a stack: its top), from the engine's
+ * raw records (raw_iv.h), whether or not the thread ran. Channels are the
+ * catalogue's entries (catalogue.h), under its ids and names. Everything
+ * is written inside one transaction with
  * prepared statements (`weft sql` adds its streams and events inside it
  * too, through out_sqlite_db() before the close); the indexes are made
  * after the inserts. WEFT_SQL_TRACE_TX set: each statement that begins or
