@@ -6,7 +6,8 @@
  * payload fields of the models' events, and the emulation through the
  * driver of `weft emu` (src/driver), its records collected by an output of
  * our own (the driver's open_output hook: out.h) into NumPy columns, with
- * the Paraver names of the types, values and rows (driver.h, in memory).
+ * the channels' names, Paraver labels and value labels from the emulator's
+ * channel catalogue (src/emu/catalogue.h) and the rows' labels.
  *
  * Nothing here may abort the interpreter: every allocation is checked (a
  * failure is MemoryError), every weft error is a weft.Error carrying weft's
@@ -32,6 +33,7 @@
 #include "driver.h"
 #include "model.h"
 #include "out.h"
+#include "raw_iv.h"
 
 PyMODINIT_FUNC PyInit__weft(void);
 
@@ -941,18 +943,41 @@ struct vcol {
 	size_t n, cap;
 };
 
+/* The raw intervals of the threads' channels (raw_iv.h). */
+struct rawcol {
+	int32_t *row, *type;
+	int64_t *start, *end, *value;
+	size_t n, cap;
+};
+
+/* A channel of a view, copied from its catalogue entry at the close (the
+ * emulator is gone when Python reads it). */
+struct vchan {
+	int type;
+	char *name, *label;  /* catalogue name; Paraver label in this view */
+	size_t n;
+	int64_t *vals;
+	char **vlabels;
+};
+
 /* An output of our own (out.h), given to the driver through its
  * open_output hook: it keeps every view's records in growing arrays (no
- * GIL: plain malloc) and, at the close, the view's .pcf and .row text
- * (driver.h, into memory). Owned by m_emulate, not freed by the close. */
+ * GIL: plain malloc) and, at the close, the view's channels (from the
+ * catalogue) and row labels (without Paraver's leading space). Owned by
+ * m_emulate, not freed by the close. */
 struct coll {
 	struct out base;
 	const struct emu *emu;
 	size_t nviews;
 	struct vcol v[EMU_MAX_VIEWS];
+	struct raw_ivs raw;
+	struct rawcol rc;
+	int raw_ok;
 	char *name[EMU_MAX_VIEWS];
-	char *pcf[EMU_MAX_VIEWS], *rows[EMU_MAX_VIEWS];
-	size_t pcflen[EMU_MAX_VIEWS], rowslen[EMU_MAX_VIEWS];
+	struct vchan *ch[EMU_MAX_VIEWS];
+	size_t nch[EMU_MAX_VIEWS];
+	char **rows[EMU_MAX_VIEWS];
+	size_t nrows[EMU_MAX_VIEWS];
 	int64_t duration;
 	int closed;
 };
@@ -980,6 +1005,40 @@ static int vcol_grow(struct vcol *c, size_t need)
 	return 0;
 }
 
+/* A raw interval (raw_iv_put): kept with its entry's Paraver type. */
+static int raw_keep(void *ctx, uint32_t row, size_t id, int64_t start, int64_t end, int64_t value)
+{
+	struct coll *c = ctx;
+	struct rawcol *r = &c->rc;
+	if (r->n == r->cap) {
+		size_t cap = r->cap ? 2 * r->cap : 4096;
+		int32_t *rw = realloc(r->row, cap * sizeof *rw);
+		if (rw != NULL)
+			r->row = rw;
+		int32_t *ty = realloc(r->type, cap * sizeof *ty);
+		if (ty != NULL)
+			r->type = ty;
+		int64_t *st = realloc(r->start, cap * sizeof *st);
+		if (st != NULL)
+			r->start = st;
+		int64_t *en = realloc(r->end, cap * sizeof *en);
+		if (en != NULL)
+			r->end = en;
+		int64_t *va = realloc(r->value, cap * sizeof *va);
+		if (va != NULL)
+			r->value = va;
+		if (!rw || !ty || !st || !en || !va)
+			return -1;
+		r->cap = cap;
+	}
+	r->row[r->n] = (int32_t) row;
+	r->type[r->n] = emu_cat_at(c->emu, id)->prv_type;
+	r->start[r->n] = start;
+	r->end[r->n] = end;
+	r->value[r->n++] = value;
+	return 0;
+}
+
 static int coll_records(void *self, const struct emu_batch *b, char *err, size_t errlen)
 {
 	struct coll *c = self;
@@ -1000,23 +1059,114 @@ static int coll_records(void *self, const struct emu_batch *b, char *err, size_t
 		}
 		v->n += n;
 	}
+	for (size_t i = 0; i < b->ninternal; i++) {
+		if (raw_ivs_rec(&c->raw, &b->internal[i], raw_keep, c) != 0) {
+			snprintf(err, errlen, "out of memory while keeping the records of the "
+					"emulation");
+			return -1;
+		}
+	}
 	return 0;
 }
 
-/* Text written by fn into memory (NULL: out of memory). */
-static char *mem_text(int (*fn)(FILE *, const struct emu *, size_t), const struct emu *emu,
-		size_t view, size_t *len)
+static char *dup_or_null(const char *s, int *oom)
 {
-	char *buf = NULL;
-	FILE *f = open_memstream(&buf, len);
-	if (f == NULL)
+	if (s == NULL)
 		return NULL;
-	int r = fn(f, emu, view);
-	if (fclose(f) != 0 || r != 0) {
-		free(buf);
-		return NULL;
+	char *d = strdup(s);
+	if (d == NULL)
+		*oom = 1;
+	return d;
+}
+
+/* Channel k of a view: entry c, with n value labels (vals, labels given
+ * by get(i)). */
+static int vchan_fill(struct vchan *v, const struct emu_cat_entry *c, size_t view, size_t n)
+{
+	int oom = 0;
+	v->type = c->prv_type;
+	v->name = dup_or_null(c->name, &oom);
+	v->label = dup_or_null(view == EMU_FILE_CPU ? c->cpu_label : c->thread_label, &oom);
+	v->vals = calloc(n + 1, sizeof *v->vals);
+	v->vlabels = calloc(n + 1, sizeof *v->vlabels);
+	if (oom || v->vals == NULL || v->vlabels == NULL)
+		return -1;
+	return 0;
+}
+
+static void vchan_value(struct vchan *v, int64_t value, const char *label, int *oom)
+{
+	v->vals[v->n] = value;
+	v->vlabels[v->n++] = dup_or_null(label, oom);
+}
+
+/* The channels of view k: the catalogue's entries whose records of a
+ * Paraver type it holds (the first of a type, as emu_cat_by_type), with
+ * their value labels (the task types' too, known now). */
+static int coll_chans(struct coll *c, size_t k)
+{
+	const struct emu *emu = c->emu;
+	size_t n = emu_cat_count(emu);
+	c->ch[k] = calloc(n + 1, sizeof *c->ch[k]);
+	if (c->ch[k] == NULL)
+		return -1;
+	int oom = 0;
+	for (size_t i = 0; i < n && !oom; i++) {
+		const struct emu_cat_entry *e = emu_cat_at(emu, i);
+		if (!(e->scope & EMU_SCOPE_VIEW(k)) || emu_cat_by_type(emu, k, e->prv_type) != e)
+			continue;
+		struct vchan *v = &c->ch[k][c->nch[k]++];
+		const struct emu_value_label *bv = NULL;
+		size_t nbv = 0;
+		if (e->bd_view >= 0 && !emu_view_values(emu, (size_t) e->bd_view, &bv, &nbv))
+			nbv = 0;
+		size_t ndyn = e->info != NULL ? e->info->ndyn : 0;
+		if (vchan_fill(v, e, k, e->nvalues + ndyn + nbv) != 0)
+			return -1;
+		for (size_t j = 0; j < e->nvalues; j++) {
+			if (e->values != NULL)
+				vchan_value(v, e->values[j].value, e->values[j].label, &oom);
+			else
+				vchan_value(v, e->mvalues[j].value, e->mvalues[j].label, &oom);
+		}
+		for (size_t j = 0; j < ndyn; j++)
+			vchan_value(v, e->info->dyn[j].value, e->info->dyn[j].label, &oom);
+		for (size_t j = 0; j < nbv; j++)
+			vchan_value(v, bv[j].value, bv[j].label, &oom);
 	}
-	return buf;
+	return oom ? -1 : 0;
+}
+
+/* The row labels of view k, without Paraver's leading space (" CPU 0.1");
+ * a breakdown view whose labels were not completed has none (its .row is
+ * empty). */
+static int coll_rows(struct coll *c, size_t k)
+{
+	const struct emu_sys *sys = emu_system(c->emu);
+	const struct emu_view *v = emu_view_at(c->emu, k);
+	const struct emu_value_label *vals;
+	size_t nv, n = v->nrows;
+	if (v->breakdown && !emu_view_values(c->emu, k, &vals, &nv))
+		n = 0;
+	c->rows[k] = calloc(n + 1, sizeof *c->rows[k]);
+	if (c->rows[k] == NULL)
+		return -1;
+	for (size_t i = 0; i < n; i++) {
+		char buf[64];
+		const char *l = buf;
+		if (k == EMU_FILE_THREAD)
+			l = sys->threads[i].label;
+		else if (k == EMU_FILE_CPU)
+			l = sys->cpus[i].label;
+		else
+			emu_view_row_label(c->emu, k, i, buf, sizeof buf);
+		while (*l == ' ')
+			l++;
+		if ((c->rows[k][i] = strdup(l)) == NULL)
+			return -1;
+		c->nrows[k] = i + 1;
+	}
+	return 0;
 }
 
 static int coll_close(struct out *o, int64_t duration, char *err, size_t errlen)
@@ -1024,11 +1174,13 @@ static int coll_close(struct out *o, int64_t duration, char *err, size_t errlen)
 	struct coll *c = (struct coll *) o;
 	c->duration = duration;
 	c->closed = 1;
+	if (raw_ivs_end(&c->raw, duration, raw_keep, c) != 0) {
+		snprintf(err, errlen, "out of memory while keeping the records of the emulation");
+		return -1;
+	}
 	for (size_t k = 0; k < c->nviews; k++) {
 		c->name[k] = strdup(emu_view_at(c->emu, k)->name);
-		c->pcf[k] = mem_text(weft_emulate_pcf_write, c->emu, k, &c->pcflen[k]);
-		c->rows[k] = mem_text(weft_emulate_row_write, c->emu, k, &c->rowslen[k]);
-		if (c->name[k] == NULL || c->pcf[k] == NULL || c->rows[k] == NULL) {
+		if (c->name[k] == NULL || coll_chans(c, k) != 0 || coll_rows(c, k) != 0) {
 			snprintf(err, errlen, "out of memory while naming the timelines");
 			return -1;
 		}
@@ -1037,31 +1189,53 @@ static int coll_close(struct out *o, int64_t duration, char *err, size_t errlen)
 }
 
 static const struct out_ops coll_ops = {
-	.name = "python", .records = coll_records, .close = coll_close,
+	.name = "python", .internal = 1, .records = coll_records, .close = coll_close,
 };
 
 static struct out *coll_open(void *ctx, const struct emu *emu, char *err, size_t errlen)
 {
 	struct coll *c = ctx;
-	(void) err;
-	(void) errlen;
 	c->base.ops = &coll_ops;
 	c->emu = emu;
 	c->nviews = emu_nviews(emu);
 	if (c->nviews > EMU_MAX_VIEWS)
 		c->nviews = EMU_MAX_VIEWS;
+	if (raw_ivs_init(&c->raw, emu) != 0) {
+		snprintf(err, errlen, "out of memory opening the emulation's output");
+		raw_ivs_free(&c->raw);
+		return NULL;
+	}
+	c->raw_ok = 1;
 	return &c->base;
 }
 
 static void coll_free(struct coll *c)
 {
+	if (c->raw_ok)
+		raw_ivs_free(&c->raw);
+	free(c->rc.row);
+	free(c->rc.type);
+	free(c->rc.start);
+	free(c->rc.end);
+	free(c->rc.value);
 	for (size_t k = 0; k < EMU_MAX_VIEWS; k++) {
 		free(c->v[k].row);
 		free(c->v[k].type);
 		free(c->v[k].time);
 		free(c->v[k].value);
 		free(c->name[k]);
-		free(c->pcf[k]);
+		for (size_t i = 0; i < c->nch[k]; i++) {
+			struct vchan *v = &c->ch[k][i];
+			free(v->name);
+			free(v->label);
+			for (size_t j = 0; j < v->n; j++)
+				free(v->vlabels[j]);
+			free(v->vals);
+			free(v->vlabels);
+		}
+		free(c->ch[k]);
+		for (size_t i = 0; i < c->nrows[k]; i++)
+			free(c->rows[k][i]);
 		free(c->rows[k]);
 	}
 	free(c);
@@ -1075,9 +1249,59 @@ static PyObject *column(const void *data, size_t n, int type, size_t size)
 	return a;
 }
 
-/* The views: [(name, row, time, type, value, duration, pcf text, row text)]. */
+/* A view's channels: [(type, name, Paraver label, {value: label})]. */
+static PyObject *coll_chan_list(const struct coll *c, size_t k)
+{
+	PyObject *list = PyList_New(0);
+	for (size_t i = 0; list != NULL && i < c->nch[k]; i++) {
+		const struct vchan *v = &c->ch[k][i];
+		PyObject *d = PyDict_New();
+		for (size_t j = 0; d != NULL && j < v->n; j++) {
+			PyObject *key = PyLong_FromLongLong(v->vals[j]);
+			PyObject *val = str_or_none(v->vlabels[j]);
+			if (key == NULL || val == NULL || PyDict_SetItem(d, key, val) != 0)
+				Py_CLEAR(d);
+			Py_XDECREF(key);
+			Py_XDECREF(val);
+		}
+		PyObject *x = d == NULL ? NULL : Py_BuildValue("(iNNN)", v->type, str_or_none(v->name),
+				str_or_none(v->label), d);
+		if (d != NULL && x == NULL)
+			Py_DECREF(d);
+		if (x == NULL || PyList_Append(list, x) != 0)
+			Py_CLEAR(list);
+		Py_XDECREF(x);
+	}
+	return list;
+}
+
+static PyObject *coll_row_list(const struct coll *c, size_t k)
+{
+	PyObject *list = PyList_New((Py_ssize_t) c->nrows[k]);
+	for (size_t i = 0; list != NULL && i < c->nrows[k]; i++) {
+		PyObject *s = str_or_none(c->rows[k][i]);
+		if (s == NULL)
+			Py_CLEAR(list);
+		else
+			PyList_SET_ITEM(list, (Py_ssize_t) i, s);
+	}
+	return list;
+}
+
+/* The views and the raw layer: ([(name, row, time, type, value, duration,
+ * channels, row labels)], (row, type, start, end, value)) (coll_chan_list,
+ * coll_row_list). */
 static PyObject *coll_views(const struct coll *c)
 {
+	const struct rawcol *rc = &c->rc;
+	PyObject *raw = Py_BuildValue("(NNNNN)",
+			column(rc->row, rc->n, NPY_INT32, sizeof *rc->row),
+			column(rc->type, rc->n, NPY_INT32, sizeof *rc->type),
+			column(rc->start, rc->n, NPY_INT64, sizeof *rc->start),
+			column(rc->end, rc->n, NPY_INT64, sizeof *rc->end),
+			column(rc->value, rc->n, NPY_INT64, sizeof *rc->value));
+	if (raw == NULL)
+		return NULL;
 	PyObject *list = PyList_New(0);
 	for (size_t k = 0; list != NULL && k < c->nviews; k++) {
 		const struct vcol *v = &c->v[k];
@@ -1086,14 +1310,16 @@ static PyObject *coll_views(const struct coll *c)
 				column(v->time, v->n, NPY_INT64, sizeof *v->time),
 				column(v->type, v->n, NPY_INT32, sizeof *v->type),
 				column(v->value, v->n, NPY_INT64, sizeof *v->value),
-				(long long) c->duration,
-				PyUnicode_DecodeUTF8(c->pcf[k], (Py_ssize_t) c->pcflen[k], "replace"),
-				PyUnicode_DecodeUTF8(c->rows[k], (Py_ssize_t) c->rowslen[k], "replace"));
+				(long long) c->duration, coll_chan_list(c, k), coll_row_list(c, k));
 		if (x == NULL || PyList_Append(list, x) != 0)
 			Py_CLEAR(list);
 		Py_XDECREF(x);
 	}
-	return list;
+	if (list == NULL) {
+		Py_DECREF(raw);
+		return NULL;
+	}
+	return Py_BuildValue("(NN)", list, raw);
 }
 
 /* emulate(path, lint, breakdown, all_models, salvage, has_from, from,

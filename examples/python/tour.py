@@ -40,7 +40,7 @@ t.close()
 # %% The emulation: time each thread spent in each state
 em = weft.emulate(path)
 th = em["thread"]
-state = [ty for ty, name in th.channels.items() if name == "Thread: thread state"][0]
+state = [ty for ty, name in th.channels.items() if name == "ovni.thread.state"][0]
 sel = th["type"] == state
 for row, value, dur in zip(th["row"][sel], th["value"][sel], (th["end"] - th["start"])[sel]):
     print(th.row_labels[row], th.value_labels[state].get(int(value)), dur, "ns")

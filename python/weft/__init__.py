@@ -461,61 +461,32 @@ def describe(mcv, payload=b""):
 
 # ---- the emulation ----
 
-def _read_pcf(text):
-    """{type: (label, {value: label})} from the text of a .pcf file."""
-    types = {}
-    cur = []
-    state = None
-    for line in text.split("\n"):
-        if line == "EVENT_TYPE":
-            cur, state = [], "type"
-            continue
-        if line == "VALUES":
-            state = "values"
-            continue
-        if not line.strip():
-            state = None if state == "values" else state
-            continue
-        if state == "type":
-            parts = line.split(None, 2)
-            if len(parts) >= 2 and parts[1].lstrip("-").isdigit():
-                t = int(parts[1])
-                types[t] = (parts[2] if len(parts) > 2 else "", {})
-                cur.append(t)
-        elif state == "values":
-            parts = line.split(None, 1)
-            if parts and parts[0].lstrip("-").isdigit():
-                for t in cur:
-                    types[t][1][int(parts[0])] = parts[1] if len(parts) > 1 else ""
-    return types
-
-
-def _read_row(text):
-    """The row labels from the text of a .row file."""
-    rows = []
-    lines = text.split("\n")
-    for i, line in enumerate(lines):
-        if line.startswith("LEVEL THREAD SIZE"):
-            n = int(line.split()[3])
-            rows = lines[i + 1:i + 1 + n]
-    return rows
-
-
 class Timeline:
     """The timelines of one view (thread, cpu, a breakdown) as an interval
     table: NumPy columns row (0-based), type (Paraver type), start, end
     (ns), value; an interval per value other than 0 (null) that a row's
     channel holds, from its record to the next record of the same row and
-    type (or the end of the emulation). row_labels, channels {type: name}
-    and value_labels {type: {value: label}} name them; channel(i) and
-    label(i) for one interval, to_pandas() all of them."""
+    type (or the end of the emulation). row_labels (as Paraver's without its
+    leading space: "CPU 0.1"), channels {type: name} (the channel
+    catalogue's names, as `weft sql`'s channel.name: "ovni.thread.state",
+    "cpu.running.tid", "nosv.subsystem"), channel_labels {type: Paraver
+    label} and value_labels {type: {value: label}} name them; channel(i)
+    and label(i) for one interval, to_pandas() all of them."""
 
-    def __init__(self, name, row, time, type_, value, duration, pcf, rows):
+    def __init__(self, name, row, time, type_, value, duration, chans, rows, intervals=None):
         self.name = name
         self.duration = duration
         self.row_labels = rows
-        self.channels = {t: v[0] for t, v in pcf.items()}
-        self.value_labels = {t: v[1] for t, v in pcf.items()}
+        self.channels = {t: n for t, n, _, _ in chans}
+        self.channel_labels = {t: lab for t, _, lab, _ in chans}
+        self.value_labels = {t: vals for t, _, _, vals in chans}
+        if intervals is not None:
+            # made already (the raw layer): (row, type, start, end, value)
+            r, ty, st, en, v = intervals
+            order = np.lexsort((ty, r, st))
+            self.columns = {"row": r[order], "type": ty[order], "start": st[order],
+                            "end": en[order], "value": v[order]}
+            return
         n = len(row)
         order = np.lexsort((np.arange(n), type_, row))
         r, t, ty, v = row[order], time[order], type_[order], value[order]
@@ -562,11 +533,15 @@ class Timeline:
 
 class Emulation:
     """The result of weft.emulate(): views {name: Timeline} ("thread",
-    "cpu", and the breakdowns with breakdown=True), duration (ns), warnings
-    (the driver's warnings and information lines)."""
+    "cpu", and the breakdowns with breakdown=True), the values the views
+    show; raw, a Timeline of the thread rows with the values the models
+    wrote in their channels (a stack: its top), whether or not the thread
+    runs (docs/python.md, "Raw and shown"); duration (ns), warnings (the
+    driver's warnings and information lines)."""
 
-    def __init__(self, views, warnings):
+    def __init__(self, views, warnings, raw=None):
         self.views = views
+        self.raw = raw
         self.warnings = warnings
         self.duration = max((v.duration for v in views.values()), default=0)
 
@@ -661,9 +636,13 @@ def emulate(path, models="required", window=None, breakdown=False, lint=False,
     res = _weft.emulate(os.fspath(path), int(bool(lint)), int(bool(breakdown)),
                         int(models == "all"), int(bool(salvage)), hf, vf, rf, ht, vt, rt,
                         warnings, registry)
+    res, raw_iv = res
     views = {}
-    for name, row, time, type_, value, duration, pcf, rows in sorted(res, key=lambda v: v[0]):
-        views[name] = Timeline(name, row, time, type_, value, duration, _read_pcf(pcf),
-                               _read_row(rows))
-    return Emulation(views, warnings)
+    raw = None
+    for name, row, time, type_, value, duration, chans, rows in sorted(res, key=lambda v: v[0]):
+        views[name] = Timeline(name, row, time, type_, value, duration, chans, rows)
+        if name == "thread":
+            raw = Timeline("raw", row[:0], time[:0], type_[:0], value[:0], duration, chans,
+                           rows, intervals=raw_iv)
+    return Emulation(views, warnings, raw)
 

@@ -85,11 +85,4 @@ struct weft_emulate_opts {
  * only read). */
 int weft_emulate(const struct weft_emulate_opts *o, char *err, size_t errlen);
 
-/* For an output of the caller's own (open_output), at its close: the .pcf
- * and the .row text of view `view` of the run's engine into f, as the
- * Paraver output writes them (the names of the types, values and rows;
- * python/_weft.c keeps them in memory). 0, or -1 on a write error. */
-int weft_emulate_pcf_write(FILE *f, const struct emu *emu, size_t view);
-int weft_emulate_row_write(FILE *f, const struct emu *emu, size_t view);
-
 #endif

@@ -177,12 +177,13 @@ int emu_chans_finish(struct emu *e)
 	for (size_t c = 0; c < nch; c++) {
 		struct chan *C = &e->chans[c];
 		C->acc_first = SIZE_MAX;
-		if (!e->opts.no_summary && C->info.values != NULL && C->info.nvalues > 0 &&
-				C->info.prv_type > 0 && C->mark_type < 0) {
+		/* labelled channels, mark types with labels too */
+		if (!e->opts.no_summary && (C->info.values != NULL || C->info.mvalues != NULL) &&
+				C->info.nvalues > 0 && C->info.prv_type > 0) {
 			C->acc_first = e->nacc;
 			e->nacc += C->info.nvalues;
 			for (size_t i = 0; i < C->info.nvalues && i < 127; i++) {
-				int64_t v = C->info.values[i].value;
+				int64_t v = emu_chan_value(C, i);
 				if (v >= 0 && v < 128 && C->acc_lut[v] == 0)
 					C->acc_lut[v] = (int8_t) (i + 1);
 			}

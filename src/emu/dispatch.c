@@ -331,7 +331,7 @@ static int guard_fail(struct emu *e, size_t t, const struct model_rt *m)
 				"out of its CPU" : "flagged",
 				e->disp.flag_names[__builtin_ctz(m->guard_bit)], m->desc->name);
 	return emu_fail(e, "thread %s is %s, but events of the %s model need it %s", emu_tname(e, t),
-			emu_state_names[T->state], m->desc->name,
+			emu_state_name(T->state), m->desc->name,
 			m->desc->guard_states == EMU_STM(EMU_ST_RUNNING) ? "Running" :
 			"Running, Cooling or Warming");
 }

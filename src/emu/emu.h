@@ -300,13 +300,10 @@ int emu_thread_close(struct emu *e, size_t t, int64_t sclock);
 /* ---- threads that lost events (loss.c; docs/emu.md, "Traces with lost
  * events") ---- */
 
-/* The Paraver type of the lost intervals, in the thread and CPU views (only
- * when a thread has a run of lost events: emu_has_lost()). Value 1 from the
- * first lost clock of a run to the first event written after it. */
-#define EMU_LOST_PRV_TYPE 90
-#define EMU_LOST_THREAD_LABEL "Lost events (overwritten by the flight recorder)"
-#define EMU_LOST_CPU_LABEL "Lost events of a thread on this CPU"
-#define EMU_LOST_VALUE_LABEL "Events lost (overwritten before they were written)"
+/* The lost intervals are the catalogue's built-in channel ovni.lost
+ * (src/model/builtin_chans.c), in the thread and CPU views (only when a
+ * thread has a run of lost events: emu_has_lost()). Value 1 from the first
+ * lost clock of a run to the first event written after it. */
 
 /* A run of consecutive lost events of a thread (weft_lost_run). */
 struct emu_lost_run {
@@ -359,5 +356,8 @@ int64_t emu_type_gid_of(const char *label);
  * during which a thread was running on it; per model, the share of each
  * labelled value (not with emu_opts.no_summary). */
 void emu_summary(const struct emu *e, FILE *out);
+
+/* The channel catalogue: every channel and what the outputs need. */
+#include "catalogue.h"
 
 #endif /* WEFT_EMU_EMU_H */

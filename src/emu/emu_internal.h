@@ -153,6 +153,12 @@ struct emu {
 	struct bd_rt *bd[EMU_MAX_BD];
 	struct emu_view views[EMU_MAX_VIEWS];
 
+	/* the channel catalogue (catalogue.c) */
+	struct emu_cat_entry *cat;
+	size_t ncat;
+	size_t cat_builtin[EMU_NBUILTIN_CHANS]; /* emu_builtin_index -> id */
+	struct emu_value_label *cat_cpus;        /* the affinity's labels */
+
 	struct window window;  /* window.c */
 
 	int started;
@@ -193,7 +199,14 @@ static inline int emu_unchecked(const struct emu *e, size_t t)
 	return emu_is_cut(e, t) || (e->lossy != NULL && e->lossy[t]);
 }
 
-extern const char *const emu_state_names[EMU_NSTATES];
+/* A built-in channel's Paraver type (src/model's one table). */
+#define EMU_BT(b) (emu_builtin_chans[(b)].prv_type)
+/* A thread state's name (src/model's one table). */
+#define emu_state_name(s) (emu_thread_states[(s)].label)
+
+/* catalogue.c: built at the end of emu_create(); freed by emu_destroy(). */
+int emu_cat_build(struct emu *e);
+void emu_cat_destroy(struct emu *e);
 
 /* engine.c: messages, buffers */
 int emu_fail(struct emu *e, const char *fmt, ...) __attribute__((format(printf, 2, 3), cold));
@@ -278,6 +291,17 @@ static inline const char *emu_cname(const struct emu *e, size_t c)
 }
 
 /* summary.c: the time the value on top of a labelled channel held. */
+/* The labelled value i of a channel (its values, or a mark type's). */
+static inline int64_t emu_chan_value(const struct chan *C, size_t i)
+{
+	return C->info.values != NULL ? C->info.values[i].value : C->info.mvalues[i].value;
+}
+
+static inline const char *emu_chan_vlabel(const struct chan *C, size_t i)
+{
+	return C->info.values != NULL ? C->info.values[i].label : C->info.mvalues[i].label;
+}
+
 static inline void emu_acc(struct emu *e, size_t t, size_t ch, struct raw *R)
 {
 	const struct chan *C = &e->chans[ch];
@@ -289,7 +313,7 @@ static inline void emu_acc(struct emu *e, size_t t, size_t ch, struct raw *R)
 					e->dclock - R->since;
 			} else {
 				for (size_t i = 0; i < C->info.nvalues; i++) {
-					if (C->info.values[i].value == v) {
+					if (emu_chan_value(C, i) == v) {
 						e->acc[t * e->nacc + C->acc_first + i] += e->dclock - R->since;
 						break;
 					}

@@ -22,10 +22,6 @@
 
 #include "fastpath.h"
 
-const char *const emu_state_names[EMU_NSTATES] = {
-	"Unknown", "Running", "Paused", "Dead", "Cooling", "Warming",
-};
-
 /* ---- messages ---- */
 
 static void fmt_mcv(char *buf, size_t len, const char mcv[3])
@@ -137,6 +133,8 @@ struct emu *emu_create(const struct emu_sys *sys, const struct emu_model_desc *c
 				goto fail;
 		}
 	}
+	if (emu_cat_build(e) != 0)
+		goto oom;
 	return e;
 oom:
 	snprintf(err, errlen, "out of memory creating the emulator");
@@ -155,6 +153,7 @@ void emu_destroy(struct emu *e)
 	emu_dispatch_destroy(e);
 	for (size_t b = 0; b < e->nbd; b++)
 		emu_bd_destroy(e->bd[b]);
+	emu_cat_destroy(e);
 	emu_chans_destroy(e);
 	free(e->thr);
 	free(e->cpu);

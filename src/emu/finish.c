@@ -59,7 +59,7 @@ static void check_dead(struct emu *e, int *status)
 		if (e->thr[t].state != EMU_ST_DEAD && !emu_unchecked(e, t)) {
 			fail_keep(e, status, "%s: thread %d is %s at the end of the trace; every thread "
 					"must end with OHe (Dead)", e->sys->threads[t].relpath,
-					e->thr[t].tid, emu_state_names[e->thr[t].state]);
+					e->thr[t].tid, emu_state_name(e->thr[t].state));
 			return;
 		}
 	}

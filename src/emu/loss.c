@@ -21,7 +21,7 @@
  *   - the end checks (stacks empty, thread Dead) are waived for it;
  *   - the lost intervals, from C0 (at the earliest the trace's first event)
  *     to the first event written after the run, are the Paraver type
- *     EMU_LOST_PRV_TYPE (value 1) of the thread, and of the CPU it had when
+ *     the built-in ovni.lost (value 1) of the thread, and of the CPU it had when
  *     the interval began.
  * Threads that lost no events are emulated exactly as before.
  */
@@ -249,10 +249,10 @@ static int interval_begin(struct emu *e, size_t t, int64_t d)
 		return -1;
 	T->on = 1;
 	T->cpu = c;
-	if (emu_rec(e, EMU_FILE_THREAD, t, EMU_LOST_PRV_TYPE, 1) != 0)
+	if (emu_rec(e, EMU_FILE_THREAD, t, EMU_BT(EMU_BI_LOST), 1) != 0)
 		return -1;
 	if (c >= 0 && L->cpu_on[c]++ == 0)
-		return emu_rec(e, EMU_FILE_CPU, (size_t) c, EMU_LOST_PRV_TYPE, 1);
+		return emu_rec(e, EMU_FILE_CPU, (size_t) c, EMU_BT(EMU_BI_LOST), 1);
 	return 0;
 }
 
@@ -265,12 +265,12 @@ static int interval_end(struct emu *e, size_t t, int64_t d)
 		return 0;
 	step(e, d);
 	T->on = 0;
-	if (emu_rec(e, EMU_FILE_THREAD, t, EMU_LOST_PRV_TYPE, 0) != 0)
+	if (emu_rec(e, EMU_FILE_THREAD, t, EMU_BT(EMU_BI_LOST), 0) != 0)
 		return -1;
 	int64_t c = T->cpu;
 	T->cpu = -1;
 	if (c >= 0 && --L->cpu_on[c] == 0)
-		return emu_rec(e, EMU_FILE_CPU, (size_t) c, EMU_LOST_PRV_TYPE, 0);
+		return emu_rec(e, EMU_FILE_CPU, (size_t) c, EMU_BT(EMU_BI_LOST), 0);
 	return 0;
 }
 
@@ -418,10 +418,10 @@ int emu_loss_snapshot(struct emu *e)
 	int r = 0;
 	for (size_t t = 0; t < e->nthreads; t++)
 		if (L->thr[t].on)
-			r |= emu_rec(e, EMU_FILE_THREAD, t, EMU_LOST_PRV_TYPE, 1);
+			r |= emu_rec(e, EMU_FILE_THREAD, t, EMU_BT(EMU_BI_LOST), 1);
 	for (size_t c = 0; c < e->ncpus; c++)
 		if (L->cpu_on[c] > 0)
-			r |= emu_rec(e, EMU_FILE_CPU, c, EMU_LOST_PRV_TYPE, 1);
+			r |= emu_rec(e, EMU_FILE_CPU, c, EMU_BT(EMU_BI_LOST), 1);
 	return r ? -1 : 0;
 }
 

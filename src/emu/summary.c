@@ -6,8 +6,11 @@
 
 #include "emu_internal.h"
 
-/* Per model, for each labelled channel: the share of the run each value
- * held on each thread (the three largest), e.g. time per subsystem. */
+/* Per model, for each labelled channel (mark types with labels too): the
+ * share of the run each value held on each thread (the three largest) and
+ * its time, e.g. time per subsystem. The raw definition: the time the
+ * model's value (a stack: its top) held, whether or not the thread ran, as
+ * Perfetto's slices and `weft sql`'s raw_interval give it. */
 static void model_shares(const struct emu *e, FILE *out)
 {
 	int64_t end = e->duration;
@@ -27,15 +30,19 @@ static void model_shares(const struct emu *e, FILE *out)
 			int any = 0;
 			for (size_t i = 0; i < n; i++) {
 				tot[i] = e->acc[t * e->nacc + C->acc_first + i];
-				if (R->depth > 0 && C->info.values[i].value == R->val && end > R->since)
+				if (R->depth > 0 && emu_chan_value(C, i) == R->val && end > R->since)
 					tot[i] += end - R->since;
 				any |= tot[i] > 0;
 			}
 			if (!any)
 				continue;
 			if (!header) {
-				fprintf(out, "%s %s: share of the run per thread\n", C->info.model,
-						C->info.name);
+				const char *name = C->info.name;
+				for (size_t k = 0; k < e->ncat; k++)
+					if (e->cat[k].chan == (int) c)
+						name = e->cat[k].name;
+				fprintf(out, "%s: share of the run per thread (raw: the value the "
+						"model wrote, whether or not the thread ran)\n", name);
 				header = 1;
 			}
 			fprintf(out, "  %-22s", e->sys->threads[t].label);
@@ -46,8 +53,8 @@ static void model_shares(const struct emu *e, FILE *out)
 						best = i;
 				if (best == SIZE_MAX)
 					break;
-				fprintf(out, "  %s %.1f%%", C->info.values[best].label,
-						100.0 * (double) tot[best] / (double) end);
+				fprintf(out, "  %s %.1f%% (%" PRId64 " ns)", emu_chan_vlabel(C, best),
+						100.0 * (double) tot[best] / (double) end, tot[best]);
 				tot[best] = 0;
 			}
 			fputc('\n', out);
@@ -78,10 +85,12 @@ void emu_summary(const struct emu *e, FILE *out)
 			fprintf(out, "the run stopped at the first event after the window: the rest of "
 					"the trace was not read and the models' end checks were not made\n");
 	}
-	fprintf(out, "%-24s %14s %14s %14s %14s %14s\n", "thread (time in ns)", "Running",
-			"Paused", "Cooling", "Warming", "Dead");
 	static const int order[] = { EMU_ST_RUNNING, EMU_ST_PAUSED, EMU_ST_COOLING,
 		EMU_ST_WARMING, EMU_ST_DEAD };
+	fprintf(out, "%-24s", "thread (time in ns)");
+	for (size_t k = 0; k < 5; k++)
+		fprintf(out, " %14s", emu_state_name(order[k]));
+	fputc('\n', out);
 	for (size_t t = 0; t < e->nthreads; t++) {
 		const struct thr *T = &e->thr[t];
 		/* a thread cut short ends at its last event */

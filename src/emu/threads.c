@@ -64,9 +64,9 @@ static int cpu_update(struct emu *e, size_t c, size_t cause)
 	int64_t r = C->nrun == 1 ? C->run_sum : -1;
 	int64_t tid = r >= 0 ? e->thr[r].tid : 0;
 	int64_t pid = r >= 0 ? e->thr[r].pid : 0;
-	if (cpu_write(e, c, 2, &C->tidv, &C->st_tid, tid, "running tid") != 0)
+	if (cpu_write(e, c, EMU_BT(EMU_BI_CPU_TID), &C->tidv, &C->st_tid, tid, "running tid") != 0)
 		return -1;
-	if (cpu_write(e, c, 1, &C->pidv, &C->st_pid, pid, "running pid") != 0)
+	if (cpu_write(e, c, EMU_BT(EMU_BI_CPU_PID), &C->pidv, &C->st_pid, pid, "running pid") != 0)
 		return -1;
 	if (C->rsel != r) {
 		if (C->st_rsel == e->seq)
@@ -83,7 +83,7 @@ static int cpu_update(struct emu *e, size_t c, size_t cause)
 		C->st_nrun = e->seq;
 		C->nrun_written = 1;
 		C->nrun_v = C->nrun;
-		if (emu_rec(e, EMU_FILE_CPU, c, 3, C->nrun) != 0 ||
+		if (emu_rec(e, EMU_FILE_CPU, c, EMU_BT(EMU_BI_CPU_COUNT), C->nrun) != 0 ||
 				emu_irec(e, EMU_REC_NRUN, c, 0, C->nrun, 0) != 0)
 			return -1;
 	}
@@ -118,7 +118,7 @@ static int state_write(struct emu *e, size_t t, enum emu_state to)
 	T->state = to;
 	if (!was_running && running)
 		cpu_add(e, t, +1);
-	if (emu_rec(e, EMU_FILE_THREAD, t, 4, to) != 0)
+	if (emu_rec(e, EMU_FILE_THREAD, t, EMU_BT(EMU_BI_STATE), to) != 0)
 		return -1;
 	return emu_qpush(e, TRIG_STATE, t, 0);
 }
@@ -156,14 +156,14 @@ static int leave_cpu(struct emu *e, size_t t)
 static int aff_write(struct emu *e, size_t t, int64_t v)
 {
 	struct thr *T = &e->thr[t];
-	return tsys_write(e, t, 6, &T->aff, &T->st_aff, v, 1, "CPU affinity");
+	return tsys_write(e, t, EMU_BT(EMU_BI_AFFINITY), &T->aff, &T->st_aff, v, 1, "CPU affinity");
 }
 
 static int tid_write(struct emu *e, size_t t)
 {
 	struct thr *T = &e->thr[t];
 	int64_t v = emu_is_active(T->state) ? T->tid : 0;
-	return tsys_write(e, t, 2, &T->tidv, &T->st_tid, v, 0, "active tid");
+	return tsys_write(e, t, EMU_BT(EMU_BI_TID), &T->tidv, &T->st_tid, v, 0, "active tid");
 }
 
 
@@ -177,7 +177,7 @@ static void list_states(char *buf, size_t len, unsigned mask)
 		if (!(mask & EMU_STM(s)))
 			continue;
 		const char *sep = k == 0 ? "" : (k + 1 == total ? " or " : ", ");
-		n += (size_t) snprintf(buf + n, len > n ? len - n : 0, "%s%s", sep, emu_state_names[s]);
+		n += (size_t) snprintf(buf + n, len > n ? len - n : 0, "%s%s", sep, emu_state_name(s));
 		k++;
 	}
 }
@@ -193,7 +193,7 @@ int emu_act_start(struct emu *e, size_t t, const struct emu_action *a)
 		return emu_fail(e, "thread %s is already Running", emu_tname(e, t));
 	if (T->cpu >= 0)
 		return emu_fail(e, "thread %s is %s and already has %s", emu_tname(e, t),
-				emu_state_names[T->state], emu_cname(e, (size_t) T->cpu));
+				emu_state_name(T->state), emu_cname(e, (size_t) T->cpu));
 	size_t c = 0;
 	if (resolve_cpu(e, T->loom, idx, &c) != 0)
 		return -1;
@@ -212,7 +212,7 @@ int emu_act_state(struct emu *e, size_t t, const struct emu_action *a)
 		char allowed[128];
 		list_states(allowed, sizeof allowed, a->from);
 		return emu_fail(e, "thread %s is %s, but %s needs it %s", emu_tname(e, t),
-				emu_state_names[T->state], e->cur_desc->what, allowed);
+				emu_state_name(T->state), e->cur_desc->what, allowed);
 	}
 	if (state_write(e, t, a->to) != 0 || tid_write(e, t) != 0)
 		return -1;
@@ -236,10 +236,10 @@ int emu_act_aff_self(struct emu *e, size_t t, const struct emu_action *a)
 	/* a thread that lost events, active but on a CPU not known: it joins */
 	int join = T->cpu < 0 && e->lossy != NULL && e->lossy[t] && emu_is_active(T->state);
 	if (T->cpu < 0 && !join)
-		return emu_fail(e, "thread %s has no CPU (it is %s)", emu_tname(e, t), emu_state_names[T->state]);
+		return emu_fail(e, "thread %s has no CPU (it is %s)", emu_tname(e, t), emu_state_name(T->state));
 	if (!emu_is_active(T->state))
 		return emu_fail(e, "thread %s is %s, but an affinity change needs it Running, "
-				"Cooling or Warming", emu_tname(e, t), emu_state_names[T->state]);
+				"Cooling or Warming", emu_tname(e, t), emu_state_name(T->state));
 	size_t c = 0;
 	if (resolve_cpu(e, T->loom, idx, &c) != 0)
 		return -1;
@@ -282,7 +282,7 @@ int emu_act_aff_remote(struct emu *e, size_t t, const struct emu_action *a)
 		return emu_fail(e, "no thread with tid %" PRId64 " in loom %s", tid, L->name);
 	struct thr *S = &e->thr[target];
 	if (S->state == EMU_ST_UNKNOWN || S->state == EMU_ST_DEAD)
-		return emu_fail(e, "target thread %s is %s", emu_tname(e, target), emu_state_names[S->state]);
+		return emu_fail(e, "target thread %s is %s", emu_tname(e, target), emu_state_name(S->state));
 	if (S->cpu < 0)
 		return emu_fail(e, "target thread %s has no CPU", emu_tname(e, target));
 	size_t c = 0;

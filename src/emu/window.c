@@ -77,11 +77,11 @@ int emu_win_snapshot(struct emu *e)
 	for (size_t t = 0; t < e->nthreads && r == 0; t++) {
 		const struct thr *T = &e->thr[t];
 		if (T->tidv != 0)
-			r |= emu_rec(e, EMU_FILE_THREAD, t, 2, T->tidv);
+			r |= emu_rec(e, EMU_FILE_THREAD, t, EMU_BT(EMU_BI_TID), T->tidv);
 		if (T->state != EMU_ST_UNKNOWN)
-			r |= emu_rec(e, EMU_FILE_THREAD, t, 4, T->state);
+			r |= emu_rec(e, EMU_FILE_THREAD, t, EMU_BT(EMU_BI_STATE), T->state);
 		if (T->aff != 0)
-			r |= emu_rec(e, EMU_FILE_THREAD, t, 6, T->aff);
+			r |= emu_rec(e, EMU_FILE_THREAD, t, EMU_BT(EMU_BI_AFFINITY), T->aff);
 		for (size_t ch = 0; ch < nch; ch++) {
 			const struct last *L = &e->raw[t * nch + ch].tv;
 			int type = e->chans[ch].info.prv_type;
@@ -92,11 +92,11 @@ int emu_win_snapshot(struct emu *e)
 	for (size_t c = 0; c < e->ncpus && r == 0; c++) {
 		const struct cpu *C = &e->cpu[c];
 		if (C->pidv != 0)
-			r |= emu_rec(e, EMU_FILE_CPU, c, 1, C->pidv);
+			r |= emu_rec(e, EMU_FILE_CPU, c, EMU_BT(EMU_BI_CPU_PID), C->pidv);
 		if (C->tidv != 0)
-			r |= emu_rec(e, EMU_FILE_CPU, c, 2, C->tidv);
+			r |= emu_rec(e, EMU_FILE_CPU, c, EMU_BT(EMU_BI_CPU_TID), C->tidv);
 		if (C->nrun_written && C->nrun_v != 0)
-			r |= emu_rec(e, EMU_FILE_CPU, c, 3, C->nrun_v);
+			r |= emu_rec(e, EMU_FILE_CPU, c, EMU_BT(EMU_BI_CPU_COUNT), C->nrun_v);
 		for (size_t ch = 0; ch < nch; ch++) {
 			const struct last *L = &e->cview[c * nch + ch];
 			int type = e->chans[ch].info.prv_type;

@@ -20,25 +20,11 @@
 #include <string.h>
 
 #include "model.h"
+#include "model_emu.h"
 
-/* The types the emulator writes for every trace, whatever the models:
- * src/emu/threads.c and engine.c (thread 2, 4, 6; CPU 1, 2, 3), loss.c
- * (EMU_LOST_PRV_TYPE, src/emu/emu.h), and read back by type in
- * src/out/perfetto.c and sqlite.c. */
-static const struct {
-	int32_t type;
-	const char *what;
-} builtin_types[] = {
-	{ 1, "the built-in CPU channel 'PID of the RUNNING thread'" },
-	{ 2, "the built-in channels 'TID of the ACTIVE thread' (thread) and 'TID of the "
-		"RUNNING thread' (CPU)" },
-	{ 3, "the built-in CPU channel 'number of RUNNING threads'" },
-	{ 4, "the built-in thread state" },
-	{ 6, "the built-in thread channel 'CPU affinity'" },
-	{ 90, "the built-in lost events" },
-};
-#define NBUILTIN_TYPES (sizeof builtin_types / sizeof builtin_types[0])
-
+/* The types the emulator writes for every trace, whatever the models: the
+ * built-in channels (builtin_chans.c, one table with the engine's
+ * catalogue, src/emu/catalogue.c); a type two of them share is named once. */
 /* A range of types taken, and by whom: a model's entry, or a built-in. */
 struct taken {
 	int32_t lo, hi;
@@ -79,7 +65,7 @@ int weft_model_collide(const struct weft_model_spec *m, const struct weft_model_
 	/* The types taken, sorted: the ranges are disjoint (each model was
 	 * checked against the ones before it, the first against the built-in
 	 * types), so their ends are sorted too. */
-	size_t ntaken = NBUILTIN_TYPES, nmine;
+	size_t ntaken = EMU_NBUILTIN_CHANS, nmine;
 	for (size_t i = 0; i < n; i++) {
 		size_t k;
 		weft_model_prv_types(others[i], &k);
@@ -92,9 +78,10 @@ int weft_model_collide(const struct weft_model_spec *m, const struct weft_model_
 	}
 	size_t k = 0;
 	struct taken marks = { 0, 0, NULL, NULL, NULL }; /* the family of mark types */
-	for (size_t i = 0; i < NBUILTIN_TYPES; i++)
-		t[k++] = (struct taken) { builtin_types[i].type, builtin_types[i].type, NULL, NULL,
-			builtin_types[i].what };
+	for (size_t i = 0; i < EMU_NBUILTIN_CHANS; i++)
+		if (emu_builtin_chans[i].collide != NULL)
+			t[k++] = (struct taken) { emu_builtin_chans[i].prv_type,
+				emu_builtin_chans[i].prv_type, NULL, NULL, emu_builtin_chans[i].collide };
 	for (size_t i = 0; i < n; i++) {
 		size_t np;
 		const struct weft_model_prv *p = weft_model_prv_types(others[i], &np);

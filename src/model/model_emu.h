@@ -81,6 +81,55 @@ enum emu_show {
 	EMU_SHOW_NONE,
 };
 
+/* ---- the built-in channels (builtin_chans.c) ---- */
+
+/* The thread states' names (Paraver values 0..5), defined once. */
+extern const struct emu_value_label emu_thread_states[EMU_NSTATES];
+
+/* Where a channel is: bits of the views (the thread and CPU timelines). */
+#define EMU_SCOPE_THREAD 1u
+#define EMU_SCOPE_CPU 2u
+
+/* What the engine writes in a built-in channel. */
+enum emu_builtin_what {
+	EMU_BUILTIN_PLAIN = 0, /* a number without labels (tid, pid, count) */
+	EMU_BUILTIN_STATE,     /* the thread state: emu_thread_states */
+	EMU_BUILTIN_AFFINITY,  /* a CPU: value = CPU row + 1, labelled by the CPU */
+	EMU_BUILTIN_LOST,      /* 1 over a lost interval */
+};
+
+/* When a view's .pcf lists the channel. */
+enum emu_pcf_when {
+	EMU_PCF_NEVER = 0,
+	EMU_PCF_ALWAYS,
+	EMU_PCF_IF_LOST, /* only when a thread lost events */
+};
+
+struct emu_builtin_chan {
+	const char *name;     /* its catalogue name (docs/emu.md, "The channel catalogue") */
+	unsigned scope;       /* EMU_SCOPE_* */
+	enum emu_builtin_what what;
+	int prv_type;         /* in each view of its scope */
+	const char *thread_label, *cpu_label; /* PCF labels (NULL: not in that view) */
+	size_t nvalues;
+	const struct emu_value_label *values;
+	enum emu_pcf_when pcf;
+	enum emu_show show;   /* how Perfetto draws it (slices or none) */
+	const char *collide;  /* model_collide.c's words for its type (NULL: said before) */
+};
+/* Their indices in emu_builtin_chans. */
+enum emu_builtin_index {
+	EMU_BI_AFFINITY = 0,
+	EMU_BI_TID,
+	EMU_BI_STATE,
+	EMU_BI_CPU_PID,
+	EMU_BI_CPU_TID,
+	EMU_BI_CPU_COUNT,
+	EMU_BI_LOST,
+	EMU_NBUILTIN_CHANS,
+};
+extern const struct emu_builtin_chan emu_builtin_chans[EMU_NBUILTIN_CHANS];
+
 /* Where a family of channels comes from (one channel per member). */
 enum emu_family {
 	EMU_FAMILY_NONE = 0,

@@ -40,10 +40,6 @@ static const unsigned char colors[][3] = {
 	{ 255, 215, 180 }, { 0, 0, 128 }, { 0, 0, 255 },
 };
 
-static const char *const state_labels[] = {
-	"Unknown", "Running", "Paused", "Dead", "Cooling", "Warming",
-};
-
 static void header(FILE *f)
 {
 	fprintf(f, "DEFAULT_OPTIONS\n\n");
@@ -78,7 +74,6 @@ static void value(FILE *f, int64_t v, const char *label)
 
 int paraver_pcf_write(FILE *f, const struct emu *emu, size_t view)
 {
-	const struct emu_sys *sys = emu_system(emu);
 	const struct emu_view *v = emu_view_at(emu, view);
 	header(f);
 	if (v->breakdown) {
@@ -91,19 +86,15 @@ int paraver_pcf_write(FILE *f, const struct emu *emu, size_t view)
 		}
 		return ferror(f) ? -1 : 0;
 	}
+	/* The catalogue's entries of this view that its .pcf lists, in id
+	 * order: the thread's built-ins, the models' channels, the lost
+	 * intervals (only when a thread lost events). */
 	int cpu = view == EMU_FILE_CPU;
-	if (!cpu) {
-		type_begin(f, 6, "Thread: CPU affinity");
-		for (size_t c = 0; c < sys->ncpus; c++)
-			value(f, (int64_t) c + 1, sys->cpus[c].label);
-		type_begin(f, 2, "Thread: TID of the ACTIVE thread");
-		type_begin(f, 4, "Thread: thread state");
-		for (int s = 0; s < 6; s++)
-			value(f, s, state_labels[s]);
-	}
-	for (size_t i = 0; i < emu_nchans(emu); i++) {
-		const struct emu_chan_info *c = emu_chan_at(emu, i);
-		if (c->prv_type == 0)
+	int lost = emu_has_lost(emu);
+	for (size_t i = 0; i < emu_cat_count(emu); i++) {
+		const struct emu_cat_entry *c = emu_cat_at(emu, i);
+		if (!(c->scope & EMU_SCOPE_VIEW(view)) || c->prv_type == 0 ||
+				c->pcf == EMU_PCF_NEVER || (c->pcf == EMU_PCF_IF_LOST && !lost))
 			continue;
 		type_begin(f, c->prv_type, cpu ? c->cpu_label : c->thread_label);
 		for (size_t k = 0; k < c->nvalues; k++) {
@@ -112,13 +103,8 @@ int paraver_pcf_write(FILE *f, const struct emu *emu, size_t view)
 			else
 				value(f, c->mvalues[k].value, c->mvalues[k].label);
 		}
-		for (size_t k = 0; k < c->ndyn; k++)
-			value(f, c->dyn[k].value, c->dyn[k].label);
-	}
-	/* only a trace with lost events has the lost events type */
-	if (emu_has_lost(emu)) {
-		type_begin(f, EMU_LOST_PRV_TYPE, cpu ? EMU_LOST_CPU_LABEL : EMU_LOST_THREAD_LABEL);
-		value(f, 1, EMU_LOST_VALUE_LABEL);
+		for (size_t k = 0; c->info != NULL && k < c->info->ndyn; k++)
+			value(f, c->info->dyn[k].value, c->info->dyn[k].label);
 	}
 	return ferror(f) ? -1 : 0;
 }

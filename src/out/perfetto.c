@@ -20,7 +20,7 @@
  *     "<model> <counter>" with each reported value.
  * A thread that lost events (docs/emu.md, "Traces with lost events") has a
  * slice "lost events" on its track over each lost interval (from the
- * thread.prv records of EMU_LOST_PRV_TYPE; its state is unknown then, so no
+ * thread.prv records of the catalogue's ovni.lost; its state is unknown then, so no
  * state slice is open).
  * One track per CPU (slices named after the running thread), and under it,
  * per single task type channel, "<model> <channel>": the task type of the
@@ -99,6 +99,10 @@ struct perfetto {
 	struct out base;
 	const struct emu *emu;
 	const struct emu_sys *sys;
+	/* the catalogue's thread state and lost intervals: their types in the
+	 * thread view, and the states' names */
+	const struct emu_cat_entry *state;
+	int state_type, lost_type;
 	FILE *f;            /* the temporary of file (out_file.h) */
 	struct out_file file;
 	char *path;         /* the final name, for messages */
@@ -422,10 +426,6 @@ static int pf_counter(struct perfetto *pf, int64_t ts, uint64_t track, int64_t v
 
 /* ---- records ---- */
 
-static const char *const state_names[] = {
-	"Unknown", "Running", "Paused", "Dead", "Cooling", "Warming",
-};
-
 static uint64_t thread_uuid(const struct perfetto *pf, size_t t)
 {
 	return pf->uuid_thread + t;
@@ -603,8 +603,8 @@ static int perfetto_records(void *self, const struct emu_batch *b, char *err, si
 	/* Thread states, from the thread.prv state records. */
 	for (size_t i = 0; i < b->nprv[EMU_FILE_THREAD] && r == 0; i++) {
 		const struct emu_prv_rec *x = &b->prv[EMU_FILE_THREAD][i];
-		if (x->type != 4) {
-			if (x->type == EMU_LOST_PRV_TYPE)
+		if (x->type != pf->state_type) {
+			if (x->type == pf->lost_type)
 				r |= lost_rec(pf, x);
 			continue;
 		}
@@ -613,8 +613,9 @@ static int perfetto_records(void *self, const struct emu_batch *b, char *err, si
 		if (pf->tstate[t] >= 0)
 			r |= pf_slice(pf, x->time, u, SLICE_END, NULL);
 		pf->tstate[t] = -1;
-		if (x->value != EMU_ST_DEAD && x->value > 0 && x->value < EMU_NSTATES) {
-			r |= pf_slice(pf, x->time, u, SLICE_BEGIN, state_names[x->value]);
+		if (x->value != EMU_ST_DEAD && x->value > 0 &&
+				x->value < (int64_t) pf->state->nvalues) {
+			r |= pf_slice(pf, x->time, u, SLICE_BEGIN, pf->state->values[x->value].label);
 			pf->tstate[t] = (int8_t) x->value;
 		}
 		if (x->time > pf->last_ts)
@@ -828,6 +829,15 @@ static const struct out_ops perfetto_ops = {
 	.discard = perfetto_discard,
 };
 
+/* The catalogue entry of the engine's channel i. */
+static const struct emu_cat_entry *chan_entry(const struct emu *emu, size_t i)
+{
+	for (size_t k = 0; k < emu_cat_count(emu); k++)
+		if (emu_cat_at(emu, k)->chan == (int) i)
+			return emu_cat_at(emu, k);
+	return NULL;
+}
+
 struct out *out_perfetto_open(const char *dir, const struct emu *emu, char *err, size_t errlen)
 {
 	struct perfetto *pf = calloc(1, sizeof *pf);
@@ -839,6 +849,9 @@ struct out *out_perfetto_open(const char *dir, const struct emu *emu, char *err,
 	pf->sys = emu_system(emu);
 	pf->nchans = emu_nchans(emu);
 	pf->next_iid = 1;
+	pf->state = emu_cat_builtin(emu, EMU_BI_STATE);
+	pf->state_type = pf->state->prv_type;
+	pf->lost_type = emu_cat_builtin(emu, EMU_BI_LOST)->prv_type;
 	size_t n = strlen(dir) + 32;
 	pf->path = malloc(n);
 	pf->buf = malloc(PF_BUF);
@@ -868,16 +881,16 @@ struct out *out_perfetto_open(const char *dir, const struct emu *emu, char *err,
 	for (size_t i = 0; i < pf->nchans; i++) {
 		const struct emu_chan_info *c = emu_chan_at(emu, i);
 		pf->task_of_chan[i] = -1;
-		if (c->show == EMU_SHOW_NONE)
+		/* what the catalogue says Perfetto draws */
+		const struct emu_cat_entry *ce = chan_entry(emu, i);
+		if (ce == NULL || ce->track == EMU_CAT_TRACK_NONE)
 			pf->mode[i] = MODE_SKIP;
-		else if (c->counter >= 0 || c->show == EMU_SHOW_COUNTER)
+		else if (ce->track == EMU_CAT_TRACK_COUNTER)
 			pf->mode[i] = MODE_COUNTER;
 		else if (c->dyn_values)
 			pf->mode[i] = MODE_DYN;
-		else if (c->show == EMU_SHOW_SLICES || c->nvalues > 0 || c->stack)
-			pf->mode[i] = MODE_SLICE;
 		else
-			pf->mode[i] = MODE_COUNTER; /* numbers without labels */
+			pf->mode[i] = MODE_SLICE;
 		if (pf->mode[i] == MODE_DYN) {
 			has_dyn = 1;
 			if (!c->stack) {

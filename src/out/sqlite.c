@@ -10,7 +10,11 @@
  * value (0) ends the open interval and starts none; a record repeating the
  * open value changes nothing; an interval of no length (two records at the
  * same time) is not stored; what is open at the end of the run ends at the
- * run's duration. Everything is written inside one transaction with
+ * run's duration. The raw layer (raw_interval): per thread and model
+ * channel, the value its model wrote (a stack: its top), from the engine's
+ * raw records (raw_iv.h), whether or not the thread ran. Channels are the
+ * catalogue's entries (catalogue.h), under its ids and names. Everything
+ * is written inside one transaction with
  * prepared statements (`weft sql` adds its streams and events inside it
  * too, through out_sqlite_db() before the close); the indexes are made
  * after the inserts. WEFT_SQL_TRACE_TX set: each statement that begins or
@@ -29,6 +33,7 @@
 
 #include "out.h"
 #include "out_file.h"
+#include "raw_iv.h"
 
 #define SQLITE_DB_NAME "timeline.db"
 
@@ -50,31 +55,17 @@ static const char schema[] =
 	"CREATE TABLE interval (id INTEGER PRIMARY KEY, view TEXT NOT NULL, row INTEGER NOT NULL,"
 	" channel INTEGER NOT NULL REFERENCES channel, start INTEGER NOT NULL,"
 	" end INTEGER NOT NULL, value INTEGER NOT NULL, label TEXT,"
+	" dur INTEGER GENERATED ALWAYS AS (end - start) VIRTUAL);\n"
+	"CREATE TABLE raw_interval (id INTEGER PRIMARY KEY, thread INTEGER NOT NULL"
+	" REFERENCES thread, channel INTEGER NOT NULL REFERENCES channel,"
+	" start INTEGER NOT NULL, end INTEGER NOT NULL, value INTEGER NOT NULL, label TEXT,"
 	" dur INTEGER GENERATED ALWAYS AS (end - start) VIRTUAL);\n";
 
 static const char indexes[] =
 	"CREATE INDEX interval_row ON interval (view, row, start);\n"
-	"CREATE INDEX interval_channel ON interval (channel);\n";
-
-/* The records the engine makes itself (engine.c), not of a channel. */
-struct builtin {
-	size_t view;
-	int type;
-	const char *name, *label;
-};
-static const struct builtin builtins[] = {
-	{ EMU_FILE_THREAD, 2, "thread.tid", "Thread: TID of the ACTIVE thread" },
-	{ EMU_FILE_THREAD, 4, "thread.state", "Thread: thread state" },
-	{ EMU_FILE_THREAD, 6, "thread.affinity", "Thread: CPU affinity" },
-	{ EMU_FILE_CPU, 1, "cpu.pid", "CPU: PID of the RUNNING thread" },
-	{ EMU_FILE_CPU, 2, "cpu.tid", "CPU: TID of the RUNNING thread" },
-	{ EMU_FILE_CPU, 3, "cpu.nrunning", "CPU: number of RUNNING threads" },
-};
-#define NBUILTIN (sizeof builtins / sizeof builtins[0])
-
-static const char *const state_labels[] = {
-	"Unknown", "Running", "Paused", "Dead", "Cooling", "Warming",
-};
+	"CREATE INDEX interval_channel ON interval (channel);\n"
+	"CREATE INDEX raw_interval_row ON raw_interval (thread, start);\n"
+	"CREATE INDEX raw_interval_channel ON raw_interval (channel);\n";
 
 struct tmap {
 	int type;
@@ -90,7 +81,8 @@ struct chan {
 	struct label *labels; /* sorted by value */
 	size_t nlabels;
 	int dyn;              /* labels known at the end: filled then */
-	const struct emu_chan_info *info; /* NULL for a builtin */
+	const struct emu_chan_info *info; /* a model's channel, else NULL */
+	const struct emu_cat_entry *entry; /* its catalogue entry: id = channel.id */
 };
 
 /* Per (row, channel): the open interval, and the last one ended (not yet
@@ -114,6 +106,9 @@ struct sq {
 	struct chan *chans;
 	size_t nchans;
 	struct open_iv *cur[2]; /* per view: row * nchans + channel */
+	struct raw_ivs raw;     /* the raw layer (raw_iv.h) */
+	sqlite3_stmt *rins;
+	size_t *chan_of_id;     /* catalogue id -> chans index, SIZE_MAX: none */
 	int failed;
 	int timing;
 	double t_open;
@@ -195,6 +190,10 @@ static void sq_free(struct sq *s)
 {
 	if (s->ins != NULL)
 		sqlite3_finalize(s->ins);
+	if (s->rins != NULL)
+		sqlite3_finalize(s->rins);
+	raw_ivs_free(&s->raw);
+	free(s->chan_of_id);
 	if (s->db != NULL)
 		sqlite3_close(s->db);
 	for (size_t i = 0; i < s->nchans; i++)
@@ -312,51 +311,36 @@ static int add_label(struct chan *c, size_t *cap, int64_t v, const char *label)
 	return 0;
 }
 
-/* The channels: the builtins, then the engine's (with a Paraver type). */
+/* The channels: the catalogue's entries of the thread or CPU view that
+ * have a Paraver type, under their catalogue ids and names. */
 static int build_chans(struct sq *s, char *err, size_t errlen)
 {
-	const struct emu_sys *sys = emu_system(s->emu);
-	size_t n = emu_nchans(s->emu);
-	s->chans = calloc(NBUILTIN + n + 1, sizeof *s->chans);
+	size_t n = emu_cat_count(s->emu);
+	s->chans = calloc(n + 1, sizeof *s->chans);
 	for (size_t v = 0; v < 2; v++)
-		s->map[v] = calloc(NBUILTIN + n + 1, sizeof *s->map[v]);
+		s->map[v] = calloc(n + 1, sizeof *s->map[v]);
 	if (s->chans == NULL || s->map[0] == NULL || s->map[1] == NULL)
 		goto oom;
-	for (size_t i = 0; i < NBUILTIN; i++) {
-		const struct builtin *b = &builtins[i];
-		struct chan *c = &s->chans[s->nchans];
-		size_t cap = 0;
-		if (b->view == EMU_FILE_THREAD && b->type == 4) {
-			for (size_t k = 0; k < sizeof state_labels / sizeof state_labels[0]; k++)
-				if (add_label(c, &cap, (int64_t) k, state_labels[k]) != 0)
-					goto oom;
-		} else if (b->view == EMU_FILE_THREAD && b->type == 6) {
-			for (size_t k = 0; k < sys->ncpus; k++)
-				if (add_label(c, &cap, (int64_t) k + 1, sys->cpus[k].label) != 0)
-					goto oom;
-		}
-		s->map[b->view][s->nmap[b->view]].type = b->type;
-		s->map[b->view][s->nmap[b->view]++].chan = (uint32_t) s->nchans;
-		s->nchans++;
-	}
 	for (size_t i = 0; i < n; i++) {
-		const struct emu_chan_info *ci = emu_chan_at(s->emu, i);
-		if (ci->prv_type == 0)
+		const struct emu_cat_entry *e = emu_cat_at(s->emu, i);
+		if (e->prv_type == 0 || !(e->scope & (EMU_SCOPE_THREAD | EMU_SCOPE_CPU)))
 			continue;
 		struct chan *c = &s->chans[s->nchans];
 		size_t cap = 0;
-		c->info = ci;
-		c->dyn = ci->dyn_values;
-		for (size_t k = 0; k < ci->nvalues; k++) {
-			int64_t v = ci->values != NULL ? ci->values[k].value : ci->mvalues[k].value;
-			const char *l = ci->values != NULL ? ci->values[k].label : ci->mvalues[k].label;
+		c->entry = e;
+		c->info = e->info;
+		c->dyn = e->info != NULL && e->info->dyn_values;
+		for (size_t k = 0; k < e->nvalues; k++) {
+			int64_t v = e->values != NULL ? e->values[k].value : e->mvalues[k].value;
+			const char *l = e->values != NULL ? e->values[k].label : e->mvalues[k].label;
 			if (add_label(c, &cap, v, l) != 0)
 				goto oom;
 		}
 		for (size_t v = 0; v < 2; v++) {
-			if (chan_of(s, v, ci->prv_type) >= 0)
-				continue; /* a builtin's type: keep the first */
-			s->map[v][s->nmap[v]].type = ci->prv_type;
+			/* the view's records of this type are this entry's */
+			if (emu_cat_by_type(s->emu, v, e->prv_type) != e)
+				continue;
+			s->map[v][s->nmap[v]].type = e->prv_type;
 			s->map[v][s->nmap[v]++].chan = (uint32_t) s->nchans;
 		}
 		s->nchans++;
@@ -382,20 +366,13 @@ static int write_chans(struct sq *s, char *err, size_t errlen)
 		return sq_fail(s, "cannot prepare", err, errlen);
 	for (size_t i = 0; i < s->nchans && r == 0; i++) {
 		const struct chan *c = &s->chans[i];
-		sqlite3_bind_int64(st, 1, (sqlite3_int64) i);
-		if (c->info == NULL) {
-			const struct builtin *b = &builtins[i];
-			bind_text(st, 2, b->name);
-			bind_text(st, 3, "ovni");
-			sqlite3_bind_int64(st, 4, b->type);
-			bind_text(st, b->view == EMU_FILE_THREAD ? 5 : 6, b->label);
-		} else {
-			bind_text(st, 2, c->info->name);
-			bind_text(st, 3, c->info->model);
-			sqlite3_bind_int64(st, 4, c->info->prv_type);
-			bind_text(st, 5, c->info->thread_label);
-			bind_text(st, 6, c->info->cpu_label);
-		}
+		const struct emu_cat_entry *e = c->entry;
+		sqlite3_bind_int64(st, 1, (sqlite3_int64) e->id);
+		bind_text(st, 2, e->name);
+		bind_text(st, 3, e->model);
+		sqlite3_bind_int64(st, 4, e->prv_type);
+		bind_text(st, 5, e->scope & EMU_SCOPE_THREAD ? e->thread_label : NULL);
+		bind_text(st, 6, e->scope & EMU_SCOPE_CPU ? e->cpu_label : NULL);
 		r = step_reset(s, st, err, errlen);
 	}
 	sqlite3_finalize(st);
@@ -415,7 +392,7 @@ static int put_interval(struct sq *s, size_t view, uint32_t row, size_t chan, in
 	sqlite3_stmt *st = s->ins;
 	sqlite3_bind_text(st, 1, view_name(view), -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 2, row);
-	sqlite3_bind_int64(st, 3, (sqlite3_int64) chan);
+	sqlite3_bind_int64(st, 3, (sqlite3_int64) s->chans[chan].entry->id);
 	sqlite3_bind_int64(st, 4, start);
 	sqlite3_bind_int64(st, 5, end);
 	sqlite3_bind_int64(st, 6, value);
@@ -426,6 +403,24 @@ static int put_interval(struct sq *s, size_t view, uint32_t row, size_t chan, in
 	if (r != SQLITE_DONE)
 		return sq_fail(s, "cannot write the intervals", err, errlen);
 	return 0;
+}
+
+/* A raw interval (raw_iv_put). */
+static int raw_put(void *ctx, uint32_t row, size_t id, int64_t start, int64_t end, int64_t value)
+{
+	struct sq *s = ctx;
+	size_t c = s->chan_of_id[id];
+	sqlite3_stmt *st = s->rins;
+	sqlite3_bind_int64(st, 1, row);
+	sqlite3_bind_int64(st, 2, (sqlite3_int64) id);
+	sqlite3_bind_int64(st, 3, start);
+	sqlite3_bind_int64(st, 4, end);
+	sqlite3_bind_int64(st, 5, value);
+	const char *l = c == SIZE_MAX || s->chans[c].dyn ? NULL : label_of(&s->chans[c], value);
+	bind_text(st, 6, l);
+	int r = sqlite3_step(st);
+	sqlite3_reset(st);
+	return r == SQLITE_DONE ? 0 : -1;
 }
 
 static int sq_records(void *self, const struct emu_batch *b, char *err, size_t errlen)
@@ -470,6 +465,9 @@ static int sq_records(void *self, const struct emu_batch *b, char *err, size_t e
 			}
 		}
 	}
+	for (size_t i = 0; i < b->ninternal; i++)
+		if (raw_ivs_rec(&s->raw, &b->internal[i], raw_put, s) != 0)
+			return sq_fail(s, "cannot write the raw intervals", err, errlen);
 	return 0;
 }
 
@@ -492,6 +490,8 @@ static int sq_close(struct out *o, int64_t duration, char *err, size_t errlen)
 					r = put_interval(s, v, (uint32_t) row, c, iv->start, duration,
 							iv->value, err, errlen);
 			}
+	if (r == 0 && raw_ivs_end(&s->raw, duration, raw_put, s) != 0)
+		r = sq_fail(s, "cannot write the raw intervals", err, errlen);
 	/* the value labels, those known only at the end (task types) too */
 	sqlite3_stmt *st = NULL;
 	if (r == 0 && sqlite3_prepare_v2(s->db, "INSERT OR IGNORE INTO value_label "
@@ -501,7 +501,7 @@ static int sq_close(struct out *o, int64_t duration, char *err, size_t errlen)
 	for (size_t i = 0; i < s->nchans && r == 0; i++) {
 		const struct chan *c = &s->chans[i];
 		for (size_t k = 0; k < c->nlabels && r == 0; k++) {
-			sqlite3_bind_int64(st, 1, (sqlite3_int64) i);
+			sqlite3_bind_int64(st, 1, (sqlite3_int64) c->entry->id);
 			sqlite3_bind_int64(st, 2, c->labels[k].value);
 			bind_text(st, 3, c->labels[k].label);
 			r = step_reset(s, st, err, errlen);
@@ -509,7 +509,7 @@ static int sq_close(struct out *o, int64_t duration, char *err, size_t errlen)
 		if (c->info != NULL && c->dyn) {
 			any_dyn = 1;
 			for (size_t k = 0; k < c->info->ndyn && r == 0; k++) {
-				sqlite3_bind_int64(st, 1, (sqlite3_int64) i);
+				sqlite3_bind_int64(st, 1, (sqlite3_int64) c->entry->id);
 				sqlite3_bind_int64(st, 2, c->info->dyn[k].value);
 				bind_text(st, 3, c->info->dyn[k].label);
 				r = step_reset(s, st, err, errlen);
@@ -524,26 +524,32 @@ static int sq_close(struct out *o, int64_t duration, char *err, size_t errlen)
 		r = exec(s, indexes, err, errlen);
 	timing(s, "interval indexes", &t0);
 	if (r == 0 && any_dyn) {
-		char sql[512] = "UPDATE interval SET label = (SELECT label FROM value_label v WHERE "
-			"v.channel = interval.channel AND v.value = interval.value) WHERE channel IN (";
-		size_t len = strlen(sql);
-		char *big = malloc(len + 24 * s->nchans + 8);
-		if (big == NULL) {
+		/* "<ids>)": the channels whose labels came at the end */
+		char *ids = malloc(24 * s->nchans + 8);
+		char *big = malloc(24 * s->nchans + 512);
+		if (ids == NULL || big == NULL) {
 			snprintf(err, errlen, "out of memory");
 			r = -1;
 		} else {
-			memcpy(big, sql, len);
-			int first = 1;
+			size_t len = 0;
 			for (size_t i = 0; i < s->nchans; i++) {
 				if (s->chans[i].info == NULL || !s->chans[i].dyn)
 					continue;
-				len += (size_t) sprintf(big + len, "%s%zu", first ? "" : ", ", i);
-				first = 0;
+				len += (size_t) sprintf(ids + len, "%s%zu", len ? ", " : "",
+						s->chans[i].entry->id);
 			}
-			strcpy(big + len, ")");
-			r = exec(s, big, err, errlen);
-			free(big);
+			strcpy(ids + len, ")");
+			/* the shown layer, then the raw one */
+			static const char *const tables[] = { "interval", "raw_interval" };
+			for (size_t k = 0; k < 2 && r == 0; k++) {
+				sprintf(big, "UPDATE %s SET label = (SELECT label FROM value_label v "
+						"WHERE v.channel = %s.channel AND v.value = %s.value) WHERE "
+						"channel IN (%s", tables[k], tables[k], tables[k], ids);
+				r = exec(s, big, err, errlen);
+			}
 		}
+		free(ids);
+		free(big);
 	}
 	timing(s, "labels of the values known at the end", &t0);
 	if (r == 0)
@@ -552,6 +558,8 @@ static int sq_close(struct out *o, int64_t duration, char *err, size_t errlen)
 	if (r == 0) {
 		sqlite3_finalize(s->ins);
 		s->ins = NULL;
+		sqlite3_finalize(s->rins);
+		s->rins = NULL;
 		if (sqlite3_close(s->db) != SQLITE_OK)
 			r = sq_fail(s, "cannot close the database", err, errlen);
 		else
@@ -577,6 +585,7 @@ static void sq_discard(struct out *o)
 
 static const struct out_ops sq_ops = {
 	.name = "sqlite",
+	.internal = 1, /* the raw records: raw_interval */
 	.records = sq_records,
 	.close = sq_close,
 	.commit = sq_commit,
@@ -667,10 +676,23 @@ struct out *out_sqlite_open(const char *dir, const struct emu *emu, char *err, s
 	}
 	if (sqlite3_prepare_v3(s->db, "INSERT INTO interval (view, row, channel, start, end, "
 			"value, label) VALUES (?, ?, ?, ?, ?, ?, ?)", -1,
-			SQLITE_PREPARE_PERSISTENT, &s->ins, NULL) != SQLITE_OK) {
+			SQLITE_PREPARE_PERSISTENT, &s->ins, NULL) != SQLITE_OK ||
+			sqlite3_prepare_v3(s->db, "INSERT INTO raw_interval (thread, channel, start, "
+			"end, value, label) VALUES (?, ?, ?, ?, ?, ?)", -1,
+			SQLITE_PREPARE_PERSISTENT, &s->rins, NULL) != SQLITE_OK) {
 		sq_fail(s, "cannot prepare", err, errlen);
 		goto fail;
 	}
+	size_t ncat = emu_cat_count(emu);
+	s->chan_of_id = malloc((ncat + 1) * sizeof *s->chan_of_id);
+	if (s->chan_of_id == NULL || raw_ivs_init(&s->raw, emu) != 0) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	for (size_t i = 0; i < ncat; i++)
+		s->chan_of_id[i] = SIZE_MAX;
+	for (size_t i = 0; i < s->nchans; i++)
+		s->chan_of_id[s->chans[i].entry->id] = i;
 	return &s->base;
 fail:
 	sq_free(s);

@@ -11,7 +11,7 @@ a part includes a header of a part it must not depend on:
     trace   <- model (weft.h only: the event a hook reads), emu, driver, cli
     model   <- emu, driver, cli          (model descriptions, registry)
     emu     <- out, driver               (the engine; outputs see only emu.h)
-    out     <- driver                    (the output formats; out.h, out_names.h)
+    out     <- driver                    (the output formats; out.h, raw_iv.h)
     driver  <- cli, python               (one call runs an emulation)
     sync: format only                    (weft-sync, an MPI program of its own)
 
@@ -22,7 +22,7 @@ rt_internal.h, model_hooks.h) from another part.
 The C files of the Python module (python/, the part `python`) are held to the
 same rule: they reach the reader through weft/weft.h, the emulation through
 the driver's driver.h, and the models, the engine and the outputs only
-through those parts' interfaces (model.h, emu.h, out.h, out_names.h), never a
+through those parts' interfaces (model.h, emu.h, out.h, raw_iv.h), never a
 private header (paraver.h, emu_internal.h, ...).
 
 Usage: deps.py [--self-test]   (WEFT_SOURCE_DIR: the source tree)
@@ -51,7 +51,7 @@ INTERFACE = {
     "emu": {"emu.h"},
     "trace": {"weft.h", "weft/weft.h"},
     "model": {"model.h", "model_emu.h", "model_ids.h"},
-    "out": {"out.h", "out_names.h"},
+    "out": {"out.h", "raw_iv.h"},
     "driver": {"driver.h"},
     "format": None,  # all
     "rt": {"ovni.h"},

@@ -16,10 +16,12 @@ examples/zeta/zeta.yaml) is read by each command with the model:
     threads, the events);
   - index --model: the exact lines of index without it (one stream.idx per
     stream, merge.idx);
-  - sql --model: the channel table names the model's channels (phase,
-    region, item; types 700-702, their labels) with their intervals, exact
-    lines; without the model, the trace is refused at its first Z event
-    (exit 1, the message);
+  - sql --model: the channel table names the model's channels by their
+    catalogue names (zeta.phase, zeta.region, zeta.item; types 700-702,
+    their labels) with their intervals, exact lines; without the model, the
+    trace is refused at its first Z event (exit 1, the message);
+  - emu --model --perfetto: the zeta tracks are those of the same catalogue
+    names, named "<model> <channel>" (docs/emu.md, THE CHANNEL CATALOGUE);
 and, for each of dump, top, check, index, sql and emu:
   - a malformed model file (tests/emu/bad_models/bad_version.yaml) exits 1
     with exactly "weft CMD: bad_version.yaml:6: version must be
@@ -137,15 +139,15 @@ def check_sql(trace, tmp):
     p = weft("sql", "--model", MODEL, trace, q)
     eq((p.returncode, p.stderr), (0, ""), "sql --model")
     eq(p.stdout.splitlines(), [
-        "name    type  thread_label                                n",
-        "------  ----  -----------------------------------------  --",
-        "phase    700  Zeta phase of the RUNNING thread            8",
-        "region   701  Zeta region of the ACTIVE thread           12",
-        "item     702  Zeta work item size of the RUNNING thread  40",
+        "name         type  thread_label                                n",
+        "-----------  ----  -----------------------------------------  --",
+        "zeta.phase    700  Zeta phase of the RUNNING thread            8",
+        "zeta.region   701  Zeta region of the ACTIVE thread           12",
+        "zeta.item     702  Zeta work item size of the RUNNING thread  40",
     ], "sql --model: the zeta channels")
     p = weft("sql", "--model", MODEL, trace,
              "SELECT value, label FROM value_label WHERE channel = "
-             "(SELECT id FROM channel WHERE name = 'region') ORDER BY value")
+             "(SELECT id FROM channel WHERE name = 'zeta.region') ORDER BY value")
     eq(p.stdout.splitlines(), ["value  label", "-----  ------", "    1  Main",
                                "    2  Worker", "    3  Batch"], "sql --model: region labels")
     db = tmp / "z.db"
@@ -156,6 +158,30 @@ def check_sql(trace, tmp):
     check(re.fullmatch(r"weft sql: loom\.vm/proc\.\d+/thread\.\d+: event ZPs at clock \d+ "
                        r"\(offset \d+\): no model is registered for the model byte of "
                        r"this event\n", p.stderr), f"sql without the model: {p.stderr!r}")
+
+
+def check_perfetto(trace, tmp):
+    sys.path.insert(0, str(SRC / "tests" / "emu"))
+    sys.dont_write_bytecode = True
+    from protobuf_wire import fields, text
+    q = "SELECT name FROM channel WHERE model = 'zeta' ORDER BY id"
+    p = weft("sql", "--csv", "--model", MODEL, trace, q)
+    names = p.stdout.splitlines()[1:]
+    eq(names, ["zeta.phase", "zeta.region", "zeta.item"], "sql --model: the catalogue names")
+    out = tmp / "pf"
+    p = weft("emu", "--perfetto", "-q", "--model", MODEL, "-o", out, trace)
+    eq((p.returncode, p.stderr), (0, ""), "emu --perfetto --model")
+    data = (out / "perfetto.pftrace").read_bytes()
+    tracks = set()
+    for _, _, span in fields(data, 0, len(data)):
+        for f2, _, v2 in fields(data, *span):
+            if f2 == 60:
+                d = {f: v for f, _, v in fields(data, *v2)}
+                if 2 in d and text(data, d[2]).startswith("zeta "):
+                    tracks.add(text(data, d[2]))
+    # the catalogue's name "<model>.<channel>" is the track "<model> <channel>"
+    eq(sorted(tracks), sorted(n.replace(".", " ", 1) for n in names),
+       "emu --perfetto --model: the zeta tracks")
 
 
 def check_refusals(trace, tmp):
@@ -208,6 +234,7 @@ def main():
         lines = check_same(trace, "index")
         eq(len(lines), 4, "index --model: a line per stream, and merge.idx")
         check_sql(trace, tmp)
+        check_perfetto(trace, tmp)
     print(f"{checks} checks, {len(failures)} failures")
     return 1 if failures else 0
 

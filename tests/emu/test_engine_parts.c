@@ -423,10 +423,13 @@ static void test_summary(void **state)
 	FILE *m = open_memstream(&buf, &len);
 	emu_summary(f->e, m);
 	fclose(m);
-	assert_non_null(strstr(buf, "tiny subsystem: share of the run per thread\n"
-				"  TH 1.70                 Busy 75.0%\n"));
-	assert_non_null(strstr(buf, "tiny idle: share of the run per thread\n"
-				"  TH 1.70                 On 100.0%\n  TH 1.71                 On 100.0%\n"));
+	assert_non_null(strstr(buf, "tiny.subsystem: share of the run per thread (raw: the "
+				"value the model wrote, whether or not the thread ran)\n"
+				"  TH 1.70                 Busy 75.0% (75 ns)\n"));
+	assert_non_null(strstr(buf, "tiny.idle: share of the run per thread (raw: the value "
+				"the model wrote, whether or not the thread ran)\n"
+				"  TH 1.70                 On 100.0% (100 ns)\n"
+				"  TH 1.71                 On 100.0% (100 ns)\n"));
 	free(buf);
 	fx_free(f);
 }

@@ -88,12 +88,24 @@ try:
                     tl = em[v]
                     c.eq(table(tl), want, f"{name}: {v}: intervals")
                     c.eq(tl.duration, dur, f"{name}: {v}: duration")
-                    c.eq(tl.row_labels, row_labels(os.path.join(out, v + ".row")),
+                    # the .row's labels without Paraver's leading space
+                    c.eq(tl.row_labels, [x.lstrip(" ") for x in
+                                         row_labels(os.path.join(out, v + ".row"))],
                          f"{name}: {v}: row labels")
-                    # named by the .pcf (the reference's: some CPU types have no entry)
+                    # every interval's channel is named (the catalogue's
+                    # names: the CPU's built-in types too)
                     if len(tl):
                         ty = int(tl["type"][0])
                         c.eq(tl.channel(0), tl.channels.get(ty), f"{name}: {v}: channel")
+                        unnamed = sorted({int(x) for x in tl["type"]} - tl.channels.keys())
+                        c.eq(unnamed, [], f"{name}: {v}: types without a channel")
+                    if v == "thread":
+                        c.eq((tl.channels.get(4), tl.value_labels.get(4, {}).get(1)),
+                             ("ovni.thread.state", "Running"), f"{name}: thread state")
+                    if v == "cpu":
+                        c.eq((tl.channels.get(1), tl.channels.get(2), tl.channels.get(3)),
+                             ("cpu.running.pid", "cpu.running.tid", "cpu.running.count"),
+                             f"{name}: the CPU's built-in channels")
         shutil.rmtree(out, ignore_errors=True)
     # a window, as weft emu --from/--to
     case = os.path.join(root, "v3", "two-looms")
