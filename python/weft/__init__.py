@@ -411,14 +411,64 @@ class Events:
                    self.columns["value"][i]])
         return _weft.describe(m, self.payload(i), self._registry())
 
-    def to_pandas(self):
-        """A pandas DataFrame (needs pandas): the columns, mcv as str and
-        payload as bytes."""
+    def tid(self):
+        """The tid of each event's thread (int64; -1 where the event has no
+        thread or these events have no trace), from Trace.threads."""
+        ths = getattr(self.trace, "threads", None) or []
+        tids = np.array([th.tid for th in ths] + [-1], dtype=np.int64)
+        th = self.columns["thread"]
+        if not ths:
+            return np.full(len(th), -1, dtype=np.int64)
+        # thread -1 (none) takes the last element, -1
+        return tids[th]
+
+    def to_pandas(self, payload="offsets"):
+        """A pandas DataFrame (needs pandas), built with NumPy alone (no
+        per-event Python objects unless payload="bytes"): rclock, sclock
+        (int64), flags, model, category, value (uint8), stream, thread
+        (int32: indexes), tid (int64: the thread's tid, -1 none), offset
+        (int64, when read with offsets=True), mcv (category of 3-char str),
+        then with payload="offsets" payload_offset and payload_size (int64:
+        event i's payload is df.attrs["payload"], the uint8 buffer, from
+        payload_offset to payload_offset + payload_size; the Events'
+        buffer itself, not a copy), or with
+        payload="bytes" a payload column of bytes objects (slower: one
+        object per event)."""
         import pandas as pd  # optional: only this method needs it
-        d = {k: v for k, v in self.columns.items() if k not in ("payload", "payload_offset")}
-        d["mcv"] = self.mcv.astype("U3")
-        d["payload"] = [self.payload(i) for i in range(len(self))]
-        return pd.DataFrame(d)
+        if payload not in ("offsets", "bytes"):
+            raise ValueError('payload must be "offsets" or "bytes"')
+        c = self.columns
+        # one copy of each column, handed to pandas as is (copy=False: no
+        # second copy when pandas would gather same-dtype columns in blocks)
+        d = {k: c[k].copy() for k in _COLS}
+        d["tid"] = self.tid()
+        if "offset" in c:
+            d["offset"] = c["offset"].copy()
+        # mcv as a categorical: a code per distinct MCV, found with a
+        # lookup table over the 2^24 possible MCVs
+        code = (c["model"].astype(np.int32) << 16) | (c["category"].astype(np.int32) << 8) \
+            | c["value"].astype(np.int32)
+        seen = np.zeros(1 << 24, dtype=bool)
+        seen[code] = True
+        uniq = np.flatnonzero(seen)
+        lut = np.zeros(1 << 24, dtype=np.int32)
+        lut[uniq] = np.arange(len(uniq), dtype=np.int32)
+        names = [bytes([int(x) >> 16, (int(x) >> 8) & 255, int(x) & 255]).decode("latin-1")
+                 for x in uniq]
+        d["mcv"] = pd.Categorical.from_codes(lut[code], names)
+        off = c["payload_offset"]
+        if payload == "bytes":
+            data = c["payload"].tobytes()
+            d["payload"] = np.array(list(map(data.__getitem__,
+                                             map(slice, off[:-1].tolist(), off[1:].tolist()))) +
+                                    [None], dtype=object)[:-1]
+        else:
+            d["payload_offset"] = off[:-1].copy()
+            d["payload_size"] = np.diff(off)
+        df = pd.DataFrame(d, copy=False)
+        if payload == "offsets":
+            df.attrs["payload"] = c["payload"]
+        return df
 
 
 def concat(parts, trace=None):
@@ -547,15 +597,30 @@ class Timeline:
             int(self.columns["value"][i]))
 
     def to_pandas(self):
-        """A pandas DataFrame: row, row_label, type, channel, start, end,
-        value, label (needs pandas)."""
+        """A pandas DataFrame (needs pandas), built with NumPy (a Python step
+        per distinct type and value, not per interval): row (int), row_label
+        (str), type (int), channel (str), start, end (int64 ns), value (int),
+        label (str); row_label, channel and label are object columns, None
+        where unnamed."""
         import pandas as pd  # optional
         c = self.columns
+        n = len(self)
         d = dict(c)
-        d["row_label"] = [self.row_labels[x] if x < len(self.row_labels) else None
-                          for x in c["row"]]
-        d["channel"] = [self.channels.get(int(x)) for x in c["type"]]
-        d["label"] = [self.label(i) for i in range(len(self))]
+        nl = len(self.row_labels)
+        labels = np.array(list(self.row_labels) + [None], dtype=object)
+        d["row_label"] = labels[np.where((c["row"] >= 0) & (c["row"] < nl), c["row"], nl)]
+        types, tinv = np.unique(c["type"], return_inverse=True)
+        d["channel"] = np.array([self.channels.get(int(x)) for x in types] + [None],
+                                dtype=object)[tinv] if n else np.empty(0, dtype=object)
+        lab = np.full(n, None, dtype=object)
+        for k, ty in enumerate(types):
+            vl = self.value_labels.get(int(ty))
+            if not vl:
+                continue
+            m = tinv == k
+            vals, vinv = np.unique(c["value"][m], return_inverse=True)
+            lab[m] = np.array([vl.get(int(v)) for v in vals] + [None], dtype=object)[vinv]
+        d["label"] = lab
         cols = ["row", "row_label", "type", "channel", "start", "end", "value", "label"]
         return pd.DataFrame({k: d[k] for k in cols})
 
