@@ -7,7 +7,8 @@
 # so) when all are there. Runs apt-get through sudo when not root.
 #
 #   (default)   build-essential cmake pkg-config libjansson-dev libyaml-dev
-#               libcmocka-dev python3 python3-dev python3-numpy libsqlite3-dev
+#               libcmocka-dev python3 python3-dev python3-numpy python3-pandas
+#               libsqlite3-dev
 #               libopenmpi-dev openmpi-bin, and the tools
 #               the tests call: util-linux (unshare, setpriv), gzip, diffutils,
 #               binutils (nm, readelf)
@@ -36,6 +37,7 @@ pkgs=(
   libjansson-dev libyaml-dev             # libweft/weft: JSON metadata, model descriptions
   libcmocka-dev python3                  # the tests
   python3-dev python3-numpy              # the Python module weft (python/, docs/python.md)
+  python3-pandas                         # its to_pandas() tests (tests/python/test_pandas.py)
   libsqlite3-dev                         # weft sql: the trace as a SQLite database
   libopenmpi-dev openmpi-bin             # MPI clock-sync tool; its tests need mpirun
   util-linux gzip diffutils binutils     # tools the tests call (unshare, setpriv, nm, readelf)

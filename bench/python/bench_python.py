@@ -11,8 +11,16 @@ best of 3 runs of each, in turns, over a warm page cache:
     clocks, MCV bytes, stream, thread, payload bytes and offsets) over
     every event, summing each batch's clocks with NumPy;
 and, for scale, a per-event Python loop over the first 1,000,000 events of
-the columns (a plain `for` over the clock column). The last line is
-`python/c ratio: R`, the Python events/s over the C events/s.
+the columns (a plain `for` over the clock column), and the line
+`python/c ratio: R`, the Python events/s over the C events/s. Then, best
+of 3 each:
+  - Events.to_pandas() of the first --pandas events (5,800,000) against
+    NumPy alone copying the same columns (the event columns and payload
+    offsets): `to_pandas/numpy-copy ratio: R` (bar: at most 3);
+  - weft.emulate() against `weft emu --paraver -q -o TMP` (a subprocess,
+    its output removed before each run) on the ovni trace that
+    `bench_emu -g` writes (--emu-events events, 2,000,000):
+    `emulate/CLI ratio: R` (bar: at most 1.2).
 Usage: bench_python [EVENTS]  (run by the bin/bench_python wrapper)
 """
 import argparse
@@ -28,6 +36,10 @@ import weft
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--c", required=True)
+ap.add_argument("--weft", required=True)
+ap.add_argument("--bench-emu", required=True)
+ap.add_argument("--pandas", type=int, default=5_800_000)
+ap.add_argument("--emu-events", type=int, default=2_000_000)
 ap.add_argument("events", nargs="?", type=int, default=20_000_000)
 a = ap.parse_args()
 
@@ -46,6 +58,44 @@ def py_pass(root):
             n += len(b)
             s += int(b["rclock"].sum() & 1)
     return time.perf_counter() - t0, n
+
+
+def best(f, runs=3):
+    out = None
+    for _ in range(runs):
+        t0 = time.perf_counter()
+        f()
+        t = time.perf_counter() - t0
+        out = t if out is None else min(out, t)
+    return out
+
+
+def pandas_ratio(root):
+    with weft.open(root) as t:
+        ev = t.read(a.pandas)
+    keep = [k for k in ev.columns if k != "payload"]
+    copy = best(lambda: {k: ev.columns[k].copy() for k in keep})
+    pdt = best(ev.to_pandas)
+    print(f"Events.to_pandas(), {len(ev)} events: {pdt:.3f} s; NumPy copy of the columns: "
+          f"{copy:.3f} s")
+    print(f"to_pandas/numpy-copy ratio: {pdt / copy:.2f}")
+
+
+def emulate_ratio(root):
+    gen = os.path.join(root, "emu")
+    subprocess.run([a.bench_emu, "-g", gen, "-n", str(a.emu_events)], check=True,
+                   stdout=subprocess.DEVNULL)
+    trace = os.path.join(gen, "trace")
+    out = os.path.join(root, "emu-out")
+
+    def cli():
+        shutil.rmtree(out, ignore_errors=True)
+        subprocess.run([a.weft, "emu", "--paraver", "-q", "-o", out, trace], check=True,
+                       timeout=600)
+    clit = best(cli)
+    pyt = best(lambda: weft.emulate(trace))
+    print(f"weft.emulate(), {a.emu_events} events: {pyt:.3f} s; weft emu --paraver: {clit:.3f} s")
+    print(f"emulate/CLI ratio: {pyt / clit:.2f}")
 
 
 tmp = tempfile.mkdtemp(prefix="weft-bench-python-")
@@ -72,5 +122,7 @@ try:
     print(f"Python weft batches (NumPy):   {py_rate / 1e6:8.2f} Mevents/s ({py_best:.3f} s)")
     print(f"Python per-event loop (scale): {loop / 1e6:8.2f} Mevents/s")
     print(f"python/c ratio: {py_rate / c_rate:.2f}")
+    pandas_ratio(tmp)
+    emulate_ratio(tmp)
 finally:
     shutil.rmtree(tmp, ignore_errors=True)

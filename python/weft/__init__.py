@@ -411,14 +411,64 @@ class Events:
                    self.columns["value"][i]])
         return _weft.describe(m, self.payload(i), self._registry())
 
-    def to_pandas(self):
-        """A pandas DataFrame (needs pandas): the columns, mcv as str and
-        payload as bytes."""
+    def tid(self):
+        """The tid of each event's thread (int64; -1 where the event has no
+        thread or these events have no trace), from Trace.threads."""
+        ths = getattr(self.trace, "threads", None) or []
+        tids = np.array([th.tid for th in ths] + [-1], dtype=np.int64)
+        th = self.columns["thread"]
+        if not ths:
+            return np.full(len(th), -1, dtype=np.int64)
+        # thread -1 (none) takes the last element, -1
+        return tids[th]
+
+    def to_pandas(self, payload="offsets"):
+        """A pandas DataFrame (needs pandas), built with NumPy alone (no
+        per-event Python objects unless payload="bytes"): rclock, sclock
+        (int64), flags, model, category, value (uint8), stream, thread
+        (int32: indexes), tid (int64: the thread's tid, -1 none), offset
+        (int64, when read with offsets=True), mcv (category of 3-char str),
+        then with payload="offsets" payload_offset and payload_size (int64:
+        event i's payload is df.attrs["payload"], the uint8 buffer, from
+        payload_offset to payload_offset + payload_size; the Events'
+        buffer itself, not a copy), or with
+        payload="bytes" a payload column of bytes objects (slower: one
+        object per event)."""
         import pandas as pd  # optional: only this method needs it
-        d = {k: v for k, v in self.columns.items() if k not in ("payload", "payload_offset")}
-        d["mcv"] = self.mcv.astype("U3")
-        d["payload"] = [self.payload(i) for i in range(len(self))]
-        return pd.DataFrame(d)
+        if payload not in ("offsets", "bytes"):
+            raise ValueError('payload must be "offsets" or "bytes"')
+        c = self.columns
+        # one copy of each column, handed to pandas as is (copy=False: no
+        # second copy when pandas would gather same-dtype columns in blocks)
+        d = {k: c[k].copy() for k in _COLS}
+        d["tid"] = self.tid()
+        if "offset" in c:
+            d["offset"] = c["offset"].copy()
+        # mcv as a categorical: a code per distinct MCV, found with a
+        # lookup table over the 2^24 possible MCVs
+        code = (c["model"].astype(np.int32) << 16) | (c["category"].astype(np.int32) << 8) \
+            | c["value"].astype(np.int32)
+        seen = np.zeros(1 << 24, dtype=bool)
+        seen[code] = True
+        uniq = np.flatnonzero(seen)
+        lut = np.zeros(1 << 24, dtype=np.int32)
+        lut[uniq] = np.arange(len(uniq), dtype=np.int32)
+        names = [bytes([int(x) >> 16, (int(x) >> 8) & 255, int(x) & 255]).decode("latin-1")
+                 for x in uniq]
+        d["mcv"] = pd.Categorical.from_codes(lut[code], names)
+        off = c["payload_offset"]
+        if payload == "bytes":
+            data = c["payload"].tobytes()
+            d["payload"] = np.array(list(map(data.__getitem__,
+                                             map(slice, off[:-1].tolist(), off[1:].tolist()))) +
+                                    [None], dtype=object)[:-1]
+        else:
+            d["payload_offset"] = off[:-1].copy()
+            d["payload_size"] = np.diff(off)
+        df = pd.DataFrame(d, copy=False)
+        if payload == "offsets":
+            df.attrs["payload"] = c["payload"]
+        return df
 
 
 def concat(parts, trace=None):
@@ -461,6 +511,21 @@ def describe(mcv, payload=b""):
 
 # ---- the emulation ----
 
+def _dense(a):
+    """(the distinct values of the int array a, sorted; a's index into
+    them), through a lookup table when the values are small (np.unique
+    sorts: 5 times slower on millions of records)."""
+    lo, hi = int(a.min()), int(a.max())
+    if lo < 0 or hi >= 1 << 24:
+        return np.unique(a, return_inverse=True)
+    seen = np.zeros(hi + 1, dtype=bool)
+    seen[a] = True
+    vals = np.flatnonzero(seen)
+    lut = np.zeros(hi + 1, dtype=np.int64)
+    lut[vals] = np.arange(len(vals))
+    return vals.astype(a.dtype), lut[a]
+
+
 class Timeline:
     """The timelines of one view (thread, cpu, a breakdown) as an interval
     table: NumPy columns row (0-based), type (Paraver type), start, end
@@ -488,21 +553,24 @@ class Timeline:
                             "end": en[order], "value": v[order]}
             return
         n = len(row)
-        order = np.lexsort((np.arange(n), type_, row))
-        r, t, ty, v = row[order], time[order], type_[order], value[order]
-        end = np.empty(n, dtype=np.int64)
+        # an interval ends at the next record of its row and type: the
+        # records grouped by (row, type) with one stable sort of a small
+        # key (a radix sort when it fits 16 bits), the ends put back in
+        # the order of the records (time, then as written)
+        end = np.full(n, duration, dtype=np.int64)
         if n:
-            end[:-1] = t[1:]
-            end[-1] = duration
-            last = np.ones(n, dtype=bool)
-            last[:-1] = (r[1:] != r[:-1]) | (ty[1:] != ty[:-1])
-            end[last] = duration
-        keep = v != 0
-        sel = np.nonzero(keep)[0]
-        # in the order of the records (time, then as written)
-        sel = sel[np.lexsort((order[sel],))]
-        self.columns = {"row": r[sel], "type": ty[sel], "start": t[sel], "end": end[sel],
-                        "value": v[sel]}
+            types, tdense = _dense(type_)
+            key = row.astype(np.int64) * len(types) + tdense
+            if 0 <= key.min() and key.max() < 1 << 16:
+                key = key.astype(np.uint16)
+            order = np.argsort(key, kind="stable")
+            ks, ts = key[order], time[order]
+            es = np.full(n, duration, dtype=np.int64)
+            es[:-1] = np.where(ks[1:] == ks[:-1], ts[1:], duration)
+            end[order] = es
+        keep = value != 0
+        self.columns = {"row": row[keep], "type": type_[keep], "start": time[keep],
+                        "end": end[keep], "value": value[keep]}
 
     def __len__(self):
         return len(self.columns["row"])
@@ -518,15 +586,31 @@ class Timeline:
             int(self.columns["value"][i]))
 
     def to_pandas(self):
-        """A pandas DataFrame: row, row_label, type, channel, start, end,
-        value, label (needs pandas)."""
+        """A pandas DataFrame (needs pandas), built with NumPy (a Python step
+        per distinct type and value, not per interval): row (int), row_label
+        (str), type (int), channel (str), start, end (int64 ns), value (int),
+        label (str); row_label, channel and label are object columns, None
+        where unnamed."""
         import pandas as pd  # optional
         c = self.columns
+        n = len(self)
         d = dict(c)
-        d["row_label"] = [self.row_labels[x] if x < len(self.row_labels) else None
-                          for x in c["row"]]
-        d["channel"] = [self.channels.get(int(x)) for x in c["type"]]
-        d["label"] = [self.label(i) for i in range(len(self))]
+        nl = len(self.row_labels)
+        labels = np.array(list(self.row_labels) + [None], dtype=object)
+        d["row_label"] = labels[np.where((c["row"] >= 0) & (c["row"] < nl), c["row"], nl)]
+        types, tinv = _dense(c["type"]) if n else (np.zeros(0, dtype=np.int32),
+                                                     np.zeros(0, dtype=np.int64))
+        d["channel"] = np.array([self.channels.get(int(x)) for x in types] + [None],
+                                dtype=object)[tinv] if n else np.empty(0, dtype=object)
+        lab = np.full(n, None, dtype=object)
+        for k, ty in enumerate(types):
+            vl = self.value_labels.get(int(ty))
+            if not vl:
+                continue
+            m = tinv == k
+            vals, vinv = np.unique(c["value"][m], return_inverse=True)
+            lab[m] = np.array([vl.get(int(v)) for v in vals] + [None], dtype=object)[vinv]
+        d["label"] = lab
         cols = ["row", "row_label", "type", "channel", "start", "end", "value", "label"]
         return pd.DataFrame({k: d[k] for k in cols})
 
