@@ -69,9 +69,9 @@ c.eq([(k, str(v)) for k, v in tp.dtypes.items()],
       ("start", "int64"), ("end", "int64"), ("value", "int64"), ("label", "object")],
      "interval DataFrame columns and dtypes")
 c.eq(len(tp), len(tl), "one row per interval")
-c.eq(tp.iloc[0].tolist(), [0, "TH 1.17360", 6, "Thread: CPU affinity", 0, 4000, 1, "CPU 0.0"],
+c.eq(tp.iloc[0].tolist(), [0, "TH 1.17360", 6, "ovni.thread.affinity", 0, 4000, 1, " CPU 0.0"],
      "the first interval")
-c.eq(tp.iloc[2].tolist(), [0, "TH 1.17360", 2, "Thread: TID of the ACTIVE thread", 0, 2000,
+c.eq(tp.iloc[2].tolist(), [0, "TH 1.17360", 2, "ovni.thread.tid", 0, 2000,
                            17360, None], "an interval without a value label")
 c.eq(tp["label"].tolist(), [tl.label(i) for i in range(len(tl))], "every label")
 c.eq(tp["channel"].tolist(), [tl.channel(i) for i in range(len(tl))], "every channel")
