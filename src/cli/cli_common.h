@@ -9,12 +9,14 @@
 #ifndef WEFT_CLI_COMMON_H
 #define WEFT_CLI_COMMON_H
 
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -28,10 +30,11 @@
 #define CLI_EXIT_USAGE 2
 
 /* Prints each library warning as "weft <cmd>: warning: <msg>" (msg escaped,
- * cli_escape.h). */
+ * cli_escape.h), on a line of its own while a progress line is shown. */
+static inline void cli_message_over(const char *cmd, const char *prefix, const char *msg);
 static inline void cli_warn(void *ctx, const char *msg)
 {
-	cli_message((const char *) ctx, "warning: ", msg);
+	cli_message_over((const char *) ctx, "warning: ", msg);
 }
 
 /* Opens the trace at path for subcommand cmd, with warnings printed by
@@ -88,16 +91,35 @@ static inline int cli_cut_end(const char *cmd, const struct weft_trace *t, const
 	return CLI_EXIT_TRACE;
 }
 
-/* A progress line on stderr for long reads: after 2 seconds, and then at
- * most once a second, "weft <cmd>: N events read (R M events/s)" is
- * rewritten in place; only when stderr is a terminal. Call
+/* The progress line, one for every command, on stderr only when it is a
+ * terminal and the work has lasted more than a second, then rewritten at
+ * most once a second:
+ *   weft <cmd>: 42% (1.2 GB of 2.9 GB), 3.1 M events/s, 4 s left
+ * The total is the sum of the streams' .obs sizes; the part done is an
+ * estimate, the events read times 12 bytes (an event's header; payloads
+ * make the real figure larger, so the percentage runs behind and ends
+ * short of 100%; it never shows more than 99%). With no total (0):
+ *   weft <cmd>: 1.2 GB, 3.1 M events/s
+ * A phase with no count (cli_progress_phase) reads
+ *   weft <cmd>: <what>, 12 s
+ * The line ends in "\033[K" (the rest of an older, longer line cleared);
+ * cli_warn clears it before a warning and draws it again after. Call
  * cli_progress_tick once per batch of events (it reads the clock there,
  * not per event) and cli_progress_end when done. */
 struct cli_progress {
 	const char *cmd;
+	const char *what; /* cli_progress_phase's label, else NULL */
 	double t0, last;
+	uint64_t total; /* bytes; 0: unknown */
 	int tty, shown;
+	char line[160]; /* the text on screen (shown) */
 };
+
+/* The progress line of this command (each command is one file), for
+ * cli_warn; NULL when none is running. */
+static struct cli_progress *cli_progress_cur;
+
+#define CLI_PROGRESS_EV_BYTES 12
 
 static inline double cli_now(void)
 {
@@ -106,31 +128,179 @@ static inline double cli_now(void)
 	return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
 }
 
-static inline void cli_progress_start(struct cli_progress *p, const char *cmd)
+/* The sum of the streams' .obs sizes of an open trace. */
+static inline uint64_t cli_obs_total(const struct weft_trace *t)
 {
-	p->cmd = cmd;
-	p->t0 = p->last = cli_now();
-	p->tty = isatty(STDERR_FILENO);
-	p->shown = 0;
+	uint64_t sum = 0;
+	for (size_t i = 0; i < weft_nstreams(t); i++)
+		sum += weft_stream_at(t, i)->obs_size;
+	return sum;
 }
 
-static inline void cli_progress_tick(struct cli_progress *p, uint64_t nevents)
+/* The sum of the sizes of the *.obs files under the trace directory path
+ * (loom.*, proc.*, thread.*: at most 4 levels, 100000 entries; what cannot
+ * be read counts 0): the total of a command that does not open the trace. */
+static inline uint64_t cli_obs_total_dir_at(const char *path, int depth, long *budget)
+{
+	DIR *d = opendir(path);
+	if (d == NULL)
+		return 0;
+	uint64_t sum = 0;
+	struct dirent *e;
+	while ((e = readdir(d)) != NULL && --*budget > 0) {
+		if (e->d_name[0] == '.')
+			continue;
+		char sub[4096];
+		if ((size_t) snprintf(sub, sizeof sub, "%s/%s", path, e->d_name) >= sizeof sub)
+			continue;
+		struct stat st;
+		if (lstat(sub, &st) != 0)
+			continue;
+		size_t n = strlen(e->d_name);
+		if (S_ISREG(st.st_mode) && n > 4 && strcmp(e->d_name + n - 4, ".obs") == 0)
+			sum += (uint64_t) st.st_size;
+		else if (S_ISDIR(st.st_mode) && depth > 1)
+			sum += cli_obs_total_dir_at(sub, depth - 1, budget);
+	}
+	closedir(d);
+	return sum;
+}
+
+static inline uint64_t cli_obs_total_dir(const char *path)
+{
+	long budget = 100000;
+	return cli_obs_total_dir_at(path, 4, &budget);
+}
+
+static inline void cli_progress_start(struct cli_progress *p, const char *cmd, uint64_t total)
+{
+	p->cmd = cmd;
+	p->what = NULL;
+	p->t0 = p->last = cli_now();
+	p->total = total;
+	p->tty = isatty(STDERR_FILENO);
+	p->shown = 0;
+	p->line[0] = '\0';
+	cli_progress_cur = p;
+}
+
+/* A size in SI units: "812 B", "4.2 kB", "1.2 GB". */
+static inline void cli_size(char *buf, size_t len, double b)
+{
+	static const char *const unit[] = { "kB", "MB", "GB", "TB" };
+	if (b < 1000.0) {
+		snprintf(buf, len, "%.0f B", b);
+		return;
+	}
+	int u = 0;
+	b /= 1000.0;
+	while (b >= 999.95 && u < 3) {
+		b /= 1000.0;
+		u++;
+	}
+	snprintf(buf, len, "%.1f %s", b, unit[u]);
+}
+
+static inline void cli_progress_draw(struct cli_progress *p)
+{
+	fprintf(stderr, "\r%s\033[K", p->line);
+	fflush(stderr);
+	p->shown = 1;
+}
+
+/* The text of the line after secs seconds with nevents read. */
+static inline void cli_progress_format(struct cli_progress *p, uint64_t nevents, double secs)
+{
+	if (p->what != NULL) {
+		snprintf(p->line, sizeof p->line, "weft %s: %s, %.0f s", p->cmd, p->what, secs);
+		return;
+	}
+	double done = (double) nevents * CLI_PROGRESS_EV_BYTES;
+	double rate = secs > 0 ? (double) nevents / secs : 0.0;
+	char d[32], tot[32];
+	cli_size(d, sizeof d, done);
+	if (p->total == 0) {
+		snprintf(p->line, sizeof p->line, "weft %s: %s, %.1f M events/s", p->cmd, d,
+				rate * 1e-6);
+		return;
+	}
+	double total = (double) p->total;
+	if (done > total * 0.99)
+		done = total * 0.99;
+	cli_size(d, sizeof d, done);
+	cli_size(tot, sizeof tot, total);
+	double bps = secs > 0 ? done / secs : 0.0;
+	double left = bps > 0 ? (total - done) / bps : 0.0;
+	snprintf(p->line, sizeof p->line, "weft %s: %u%% (%s of %s), %.1f M events/s, %.0f s left",
+			p->cmd, (unsigned) (done / total * 100.0), d, tot, rate * 1e-6, left);
+}
+
+/* nevents: read so far; secs: since the work began (<0: since start). */
+static inline void cli_progress_at(struct cli_progress *p, uint64_t nevents, double secs)
 {
 	if (!p->tty)
 		return;
 	double t = cli_now();
-	if (t - p->t0 < 2.0 || t - p->last < 1.0)
+	if (secs < 0)
+		secs = t - p->t0;
+	if (secs <= 1.0 || (p->shown && t - p->last < 1.0))
 		return;
 	p->last = t;
-	p->shown = 1;
-	fprintf(stderr, "\rweft %s: %" PRIu64 " events read (%.1f M events/s)   ", p->cmd, nevents,
-			(double) nevents / (t - p->t0) * 1e-6);
+	cli_progress_format(p, nevents, secs);
+	cli_progress_draw(p);
 }
 
+static inline void cli_progress_tick(struct cli_progress *p, uint64_t nevents)
+{
+	cli_progress_at(p, nevents, -1.0);
+}
+
+/* The same line (still on screen) counts a new pass over the trace. */
+static inline void cli_progress_again(struct cli_progress *p, uint64_t total)
+{
+	p->what = NULL;
+	p->total = total;
+	p->t0 = cli_now();
+}
+
+/* From here on the line tells a phase with no count: "<what>, N s", the
+ * seconds counted from this call. */
+static inline void cli_progress_phase(struct cli_progress *p, const char *what)
+{
+	p->what = what;
+	p->t0 = p->last = cli_now();
+}
+
+/* The line ends (a newline after it when it was shown). */
 static inline void cli_progress_end(struct cli_progress *p)
 {
 	if (p->shown)
-		fprintf(stderr, "\n");
+		fputc('\n', stderr);
+	p->shown = 0;
+	if (cli_progress_cur == p)
+		cli_progress_cur = NULL;
+}
+
+/* A weft_emulate_opts.progress callback for the line cli_progress_start
+ * began (cli_progress_cur): the driver calls it at most once a second. */
+static inline void cli_progress_emulate(void *ctx, uint64_t nevents, double secs)
+{
+	(void) ctx;
+	if (cli_progress_cur != NULL)
+		cli_progress_at(cli_progress_cur, nevents, secs);
+}
+
+/* Prints "weft <cmd>: <prefix><msg>" (cli_message) on a line of its own:
+ * a progress line on screen is cleared first and drawn again after. */
+static inline void cli_message_over(const char *cmd, const char *prefix, const char *msg)
+{
+	struct cli_progress *p = cli_progress_cur;
+	int redraw = p != NULL && p->shown;
+	if (redraw)
+		fputs("\r\033[K", stderr);
+	cli_message(cmd, prefix, msg);
+	if (redraw)
+		cli_progress_draw(p);
 }
 
 /* The one PATH of a "[options] PATH" command among the npos operands

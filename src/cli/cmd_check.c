@@ -357,18 +357,6 @@ static int live_writer(const struct weft_trace *t, size_t i)
 
 /* ---- --models: the emulation of weft emu, with no output ---- */
 
-static int models_progress_shown;
-
-static void models_progress(void *ctx, uint64_t n, double secs)
-{
-	(void) ctx;
-	if (secs < 2.0 || !isatty(STDERR_FILENO))
-		return;
-	fprintf(stderr, "\rweft check: %" PRIu64 " events emulated (%.1f M events/s)   ", n,
-			(double) n / secs * 1e-6);
-	models_progress_shown = 1;
-}
-
 /* Runs the models' checks on the trace at path (weft_emulate() with no
  * output format: the driver creates no directory and writes no file).
  * CLI_EXIT_OK, or CLI_EXIT_TRACE after printing the refusal as weft emu
@@ -384,11 +372,12 @@ static int check_models(const char *path, const struct weft_registry *models)
 	o.models = models;
 	o.warn = cli_warn;
 	o.ctx = (void *) "check";
-	o.progress = models_progress;
+	o.progress = cli_progress_emulate;
+	struct cli_progress prog;
+	cli_progress_start(&prog, "check", cli_obs_total_dir(path));
 	char err[WEFT_ERR_MAX];
 	int r = weft_emulate(&o, err, sizeof err);
-	if (models_progress_shown)
-		fputc('\n', stderr);
+	cli_progress_end(&prog);
 	if (r != 0) {
 		cli_message("check", "", err);
 		return CLI_EXIT_TRACE;
@@ -498,7 +487,7 @@ int weft_cmd_check(int argc, char **argv)
 	static struct weft_ref refs[256]; /* the reading checks; nothing to fill */
 	long n;
 	struct cli_progress prog;
-	cli_progress_start(&prog, "check");
+	cli_progress_start(&prog, "check", cli_obs_total(t));
 	static struct rates rates;
 	while ((n = weft_next_refs(t, refs, 256)) > 0) {
 		cli_progress_tick(&prog, weft_nevents(t));

@@ -993,7 +993,7 @@ int weft_cmd_dump(int argc, char **argv)
 	long n;
 	/* Progress on stderr only when the events do not go to the terminal. */
 	struct cli_progress prog;
-	cli_progress_start(&prog, "dump");
+	cli_progress_start(&prog, "dump", cli_obs_total(t));
 	prog.tty = prog.tty && !isatty(STDOUT_FILENO);
 	int past = 0;
 	while (!past && (n = weft_next_batch(t, evs, 256)) > 0 && !d.out.failed) {

@@ -98,7 +98,7 @@ static void emu_usage(FILE *f)
 static void warn_cb(void *ctx, const char *msg)
 {
 	(void) ctx;
-	cli_message("emu", "warning: ", msg);
+	cli_message_over("emu", "warning: ", msg);
 }
 
 static void info_cb(void *ctx, const char *msg)
@@ -106,8 +106,6 @@ static void info_cb(void *ctx, const char *msg)
 	(void) ctx;
 	cli_message("emu", "", msg);
 }
-
-static int progress_shown;
 
 /* The signal that asked the run to stop (0: none); the driver reads it. */
 static volatile sig_atomic_t stop_sig;
@@ -142,16 +140,6 @@ static void arm_stop(void)
 		sigaction(sigs[i], &sa, NULL);
 	}
 	signal(SIGXFSZ, SIG_IGN);
-}
-
-static void progress_cb(void *ctx, uint64_t n, double secs)
-{
-	(void) ctx;
-	if (secs < 2.0 || !isatty(STDERR_FILENO))
-		return;
-	fprintf(stderr, "\rweft emu: %.1f M events, %.2f M events/s ", (double) n / 1e6,
-			(double) n / 1e6 / secs);
-	progress_shown = 1;
 }
 
 /* The end of the summary: where the timelines are and how to open them. */
@@ -337,14 +325,15 @@ static int cmd_emu(int argc, char **argv, struct weft_registry *models)
 	o.models = models;
 	o.warn = warn_cb;
 	o.info = verbose ? info_cb : NULL;
-	o.progress = progress_cb;
+	o.progress = cli_progress_emulate;
 	o.summary = quiet ? NULL : stdout;
 	o.stop = &stop_sig;
 	o.keep_partial = partial;
 	arm_stop();
+	struct cli_progress prog;
+	cli_progress_start(&prog, "emu", cli_obs_total_dir(path));
 	int r = weft_emulate(&o, err, sizeof err);
-	if (progress_shown)
-		fputc('\n', stderr);
+	cli_progress_end(&prog);
 	if (r != 0 && stop_sig != 0) {
 		fprintf(stderr, "weft emu: interrupted by %s; nothing written (the files of an "
 				"earlier run are left as they were)\n", stop_name(stop_sig));

@@ -84,20 +84,9 @@ static int usage_error(const char *msg)
 /* The signal that asked the build to stop (0: none; see on_signal). */
 static volatile sig_atomic_t stop_sig;
 
-struct progress {
-	int tty, shown;
-};
-static struct progress emu_progress;
-
-static void on_progress(void *ctx, uint64_t events, double seconds)
-{
-	(void) ctx;
-	if (!emu_progress.tty || seconds < 2.0)
-		return;
-	emu_progress.shown = 1;
-	fprintf(stderr, "\rweft sql: %" PRIu64 " events emulated (%.1f M events/s)   ", events,
-			seconds > 0 ? (double) events / seconds * 1e-6 : 0.0);
-}
+/* The one progress line of the build (cli_common.h): the emulation, the
+ * events' table (a second pass over the trace), then the indexes. */
+static struct cli_progress build_progress;
 
 static int db_error(sqlite3 *db, const char *what, char *err, size_t errlen)
 {
@@ -234,8 +223,11 @@ static int insert_events(sqlite3 *db, const char *path, char *err, size_t errlen
 	if (r == 0 && sqlite3_prepare_v3(db, "INSERT INTO event VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
 			-1, SQLITE_PREPARE_PERSISTENT, &ins, NULL) != SQLITE_OK)
 		r = db_error(db, "cannot prepare the events", err, errlen);
-	struct cli_progress prog;
-	cli_progress_start(&prog, CMD);
+	struct cli_progress own, *prog = cli_progress_cur;
+	if (prog != NULL)
+		cli_progress_again(prog, cli_obs_total(t));
+	else
+		cli_progress_start(prog = &own, CMD, cli_obs_total(t));
 	uint64_t n = 0;
 	int64_t first = 0, last = 0;
 	long got = 0;
@@ -274,9 +266,10 @@ static int insert_events(sqlite3 *db, const char *path, char *err, size_t errlen
 			sqlite3_reset(ins);
 			n++;
 		}
-		cli_progress_tick(&prog, n);
+		cli_progress_tick(prog, n);
 	}
-	cli_progress_end(&prog);
+	if (prog == &own)
+		cli_progress_end(prog);
 	if (r == 0 && got < 0) {
 		snprintf(err, errlen, "%s", weft_error(t));
 		r = -1;
@@ -365,21 +358,29 @@ struct fill_ctx {
 	int timing;
 };
 
+/* The progress handler of the build's statements: a stop asked, and the
+ * line of a phase with no count (the indexes) kept going. */
+static int build_busy(void *ctx)
+{
+	if (cli_progress_cur != NULL && cli_progress_cur->what != NULL)
+		cli_progress_at(cli_progress_cur, 0, -1.0);
+	return stop_requested(ctx);
+}
+
 /* The driver's sqlite_fill hook: the streams, the events and their indexes,
  * inside the timelines' transaction. */
 static int fill_events(void *ctx, void *dbp, char *err, size_t errlen)
 {
 	const struct fill_ctx *fc = ctx;
 	sqlite3 *db = dbp;
-	if (emu_progress.shown) /* the emulation's line ends */
-		fprintf(stderr, "\n");
-	emu_progress.shown = 0;
-	sqlite3_progress_handler(db, 10000, stop_requested, NULL);
+	sqlite3_progress_handler(db, 10000, build_busy, NULL);
 	double t0 = cli_now();
 	int r = insert_events(db, fc->path, err, errlen);
 	if (fc->timing)
 		fprintf(stderr, "weft sql: streams and events: %.2f s\n", cli_now() - t0);
 	t0 = cli_now();
+	if (cli_progress_cur != NULL)
+		cli_progress_phase(cli_progress_cur, "indexing the events");
 	if (r == 0 && sqlite3_exec(db, events_indexes, NULL, NULL, NULL) != SQLITE_OK)
 		r = db_error(db, "cannot index the events", err, errlen);
 	if (fc->timing)
@@ -412,9 +413,8 @@ static int build(const char *path, int all_models, const struct weft_registry *m
 	o.models = models;
 	o.warn = cli_warn;
 	o.ctx = (void *) CMD;
-	o.progress = on_progress;
-	emu_progress.tty = isatty(STDERR_FILENO);
-	emu_progress.shown = 0;
+	o.progress = cli_progress_emulate;
+	cli_progress_start(&build_progress, CMD, cli_obs_total_dir(path));
 	struct fill_ctx fc = { path, getenv("WEFT_SQL_TIMING") != NULL };
 	o.sqlite_fill = fill_events;
 	o.hook_ctx = &fc;
@@ -424,8 +424,7 @@ static int build(const char *path, int all_models, const struct weft_registry *m
 	building = 1;
 	int r = weft_emulate(&o, err, sizeof err);
 	building = 0;
-	if (emu_progress.shown)
-		fprintf(stderr, "\n");
+	cli_progress_end(&build_progress);
 	if (fc.timing)
 		fprintf(stderr, "weft sql: the whole build (emulation, intervals, streams, events, "
 				"indexes, commit): %.2f s\n", cli_now() - t0);

@@ -311,7 +311,7 @@ static int top_run(const char *path, const struct cli_window *win_, int follow,
 	uint32_t last = 0;
 	long run = 0, n;
 	struct cli_progress prog;
-	cli_progress_start(&prog, "top");
+	cli_progress_start(&prog, "top", cli_obs_total(t));
 	int windowed = win.from_arg != NULL || win.to_arg != NULL, past = 0;
 	while (!past && (n = weft_next_refs(t, refs, 256)) > 0) {
 		cli_progress_tick(&prog, weft_nevents(t));
