@@ -96,7 +96,10 @@ def main():
         chk.expect(usage.startswith("Usage: weft emu ")
                    and ".SH SYNOPSIS" in lines and lines[lines.index(".SH SYNOPSIS") + 2]
                    == roff_escape(usage[len("Usage: "):]), f"weft-emu.1's SYNOPSIS: {usage!r}")
-        missing = [ln for ln in h.split("\n")[2:] if ln.strip() and roff_escape(ln) not in lines]
+        # after the usage lines (the SYNOPSIS: up to the first blank line)
+        hl = h.split("\n")
+        body = hl[hl.index(""):] if "" in hl else []
+        missing = [ln for ln in body if ln.strip() and roff_escape(ln) not in lines]
         chk.eq(missing, [], "every line of `weft emu --help` in weft-emu.1")
         if shutil.which("man"):
             rc, o, err = run(["man", "-l", os.path.join(mandir, "weft-emu.1")],
