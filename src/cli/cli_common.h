@@ -93,7 +93,8 @@ static inline int cli_cut_end(const char *cmd, const struct weft_trace *t, const
 
 /* The progress line, one for every command, on stderr only when it is a
  * terminal and the work has lasted more than a second, then rewritten at
- * most once a second:
+ * most once a second (that second is WEFT_PROGRESS_SECONDS when set, from
+ * 0.01 to 60: the tests draw the line of short runs with it):
  *   weft <cmd>: 42% (1.2 GB of 2.9 GB), 3.1 M events/s, 4 s left
  * The total is the sum of the streams' .obs sizes; the part done is an
  * estimate, the events read times 12 bytes (an event's header; payloads
@@ -110,6 +111,7 @@ struct cli_progress {
 	const char *cmd;
 	const char *what; /* cli_progress_phase's label, else NULL */
 	double t0, last;
+	double every;   /* seconds: the delay and the period (1, or the env's) */
 	uint64_t total; /* bytes; 0: unknown */
 	int tty, shown;
 	char line[160]; /* the text on screen (shown) */
@@ -172,9 +174,19 @@ static inline uint64_t cli_obs_total_dir(const char *path)
 	return cli_obs_total_dir_at(path, 4, &budget);
 }
 
+/* WEFT_PROGRESS_SECONDS when it is a number from 0.01 to 60, else 1. */
+static inline double cli_progress_every(void)
+{
+	const char *s = getenv("WEFT_PROGRESS_SECONDS");
+	char *end;
+	double v = s != NULL ? strtod(s, &end) : 0.0;
+	return s != NULL && end != s && *end == '\0' && v >= 0.01 && v <= 60.0 ? v : 1.0;
+}
+
 static inline void cli_progress_start(struct cli_progress *p, const char *cmd, uint64_t total)
 {
 	p->cmd = cmd;
+	p->every = cli_progress_every();
 	p->what = NULL;
 	p->t0 = p->last = cli_now();
 	p->total = total;
@@ -243,7 +255,7 @@ static inline void cli_progress_at(struct cli_progress *p, uint64_t nevents, dou
 	double t = cli_now();
 	if (secs < 0)
 		secs = t - p->t0;
-	if (secs <= 1.0 || (p->shown && t - p->last < 1.0))
+	if (secs <= p->every || (p->shown && t - p->last < p->every))
 		return;
 	p->last = t;
 	cli_progress_format(p, nevents, secs);

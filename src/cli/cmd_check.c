@@ -373,6 +373,7 @@ static int check_models(const char *path, const struct weft_registry *models)
 	o.warn = cli_warn;
 	o.ctx = (void *) "check";
 	o.progress = cli_progress_emulate;
+	o.progress_every = cli_progress_every();
 	struct cli_progress prog;
 	cli_progress_start(&prog, "check", cli_obs_total_dir(path));
 	char err[WEFT_ERR_MAX];

@@ -326,6 +326,7 @@ static int cmd_emu(int argc, char **argv, struct weft_registry *models)
 	o.warn = warn_cb;
 	o.info = verbose ? info_cb : NULL;
 	o.progress = cli_progress_emulate;
+	o.progress_every = cli_progress_every();
 	o.summary = quiet ? NULL : stdout;
 	o.stop = &stop_sig;
 	o.keep_partial = partial;

@@ -414,6 +414,7 @@ static int build(const char *path, int all_models, const struct weft_registry *m
 	o.warn = cli_warn;
 	o.ctx = (void *) CMD;
 	o.progress = cli_progress_emulate;
+	o.progress_every = cli_progress_every();
 	cli_progress_start(&build_progress, CMD, cli_obs_total_dir(path));
 	struct fill_ctx fc = { path, getenv("WEFT_SQL_TIMING") != NULL };
 	o.sqlite_fill = fill_events;

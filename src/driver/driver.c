@@ -645,7 +645,8 @@ static int run_once(const struct weft_emulate_opts *o, enum weft_sort sort, stru
 		if (n >= next_check) {
 			next_check = n + (1u << 20);
 			double t = now_s();
-			if (o->progress != NULL && t - last_progress > 1.0) {
+			if (o->progress != NULL && t - last_progress
+					> (o->progress_every > 0 ? o->progress_every : 1.0)) {
 				o->progress(o->ctx, n, t - t0);
 				last_progress = t;
 			}

@@ -36,7 +36,8 @@ struct weft_emulate_opts {
 	void (*warn)(void *ctx, const char *msg);
 	void (*info)(void *ctx, const char *msg);
 	void *ctx;
-	/* Called about once a second on long runs (NULL: none). */
+	/* Called about once a second (progress_every) on long runs (NULL:
+	 * none). */
 	void (*progress)(void *ctx, uint64_t events, double seconds);
 	/* Where the summary goes (NULL: none). */
 	FILE *summary;
@@ -75,6 +76,9 @@ struct weft_emulate_opts {
 	 * completed and committed (the records up to that event, as the
 	 * reference writes them); the run still fails. */
 	int keep_partial;
+	/* Seconds between two progress calls (0: 1 s; the CLI's
+	 * WEFT_PROGRESS_SECONDS). */
+	double progress_every;
 };
 
 /* 0 on success; -1 with the reason in err. Every output file is written
