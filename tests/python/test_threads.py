@@ -2,7 +2,11 @@
 """weft.emulate() in several Python threads at once (the module releases the
 GIL), and the model= files of weft.emulate() and weft.open().
 
-Four calls run at once, started together by a barrier, in three rounds: two
+Four calls run at once, started together by a barrier, in three rounds,
+while the C test tests/driver/test_driver_mt runs its own four weft_emulate()
+calls in four threads in another process (eight emulations at once; it
+compares each of its results with its serial run, and must still be running
+when the first round starts): two
 runtime-model traces of the corpus (models/mix-4, models/rand-nanos6-0), the
 second again with the breakdown views, and a trace of the example program
 examples/zeta (bin/zeta, into a temporary directory) with model=[zeta.yaml].
@@ -64,6 +68,10 @@ try:
 
     results = [[None] * len(calls) for _ in range(ROUNDS)]
     errors = []
+    # four C threads in another process, during the Python rounds
+    cmt = subprocess.Popen([os.path.join(BIN, "tests", "driver", "test_driver_mt")],
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    c.expect(cmt.poll() is None, "test_driver_mt runs while the Python threads start")
     for r in range(ROUNDS):
         barrier = threading.Barrier(len(calls))
 
@@ -81,6 +89,12 @@ try:
             t.join(timeout=300)
             c.expect(not t.is_alive(), f"round {r}: a thread did not end in 300 s")
     c.eq(errors, [], "no call failed")
+    try:
+        out, _ = cmt.communicate(timeout=600)
+    except subprocess.TimeoutExpired:
+        cmt.kill()
+        out, _ = cmt.communicate()
+    c.eq(cmt.returncode, 0, f"test_driver_mt, beside the Python threads: {out[-2000:]}")
     serial = [emulate(kw) for kw in calls]
     for r in range(ROUNDS):
         for i, kw in enumerate(calls):
