@@ -9,8 +9,8 @@
 #include "model.h"
 
 static const char usage[] =
-	"Usage: weft top [--model FILE]... [--from T0] [--to T1] PATH\n"
-	"       weft top [--model FILE]... --follow [--follow-timeout T] PATH\n"
+	"Usage: weft top [-d] [--model FILE]... [--from T0] [--to T1] PATH\n"
+	"       weft top [-d] [--model FILE]... --follow [--follow-timeout T] PATH\n"
 	"\n"
 	"Count the events of the trace at PATH per MCV (model, category, value) and\n"
 	"print one line per MCV, most frequent first, then by MCV, as ovnitop does:\n"
