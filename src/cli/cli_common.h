@@ -123,6 +123,22 @@ static struct cli_progress *cli_progress_cur;
 
 #define CLI_PROGRESS_EV_BYTES 12
 
+/* A run that writes files: handler stops it at each of the n signals sigs
+ * (SA_RESTART), and SIGXFSZ is ignored, so that a file past RLIMIT_FSIZE is
+ * a write error (EFBIG) that names it rather than the end of weft. */
+static inline void cli_catch_stop(void (*handler)(int), const int *sigs, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		struct sigaction sa;
+		memset(&sa, 0, sizeof sa);
+		sa.sa_handler = handler;
+		sa.sa_flags = SA_RESTART;
+		sigemptyset(&sa.sa_mask);
+		sigaction(sigs[i], &sa, NULL);
+	}
+	signal(SIGXFSZ, SIG_IGN);
+}
+
 static inline double cli_now(void)
 {
 	struct timespec ts;

@@ -131,15 +131,7 @@ static const char *stop_name(int sig)
 static void arm_stop(void)
 {
 	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
-	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
-		struct sigaction sa;
-		memset(&sa, 0, sizeof sa);
-		sa.sa_handler = on_stop;
-		sa.sa_flags = SA_RESTART;
-		sigemptyset(&sa.sa_mask);
-		sigaction(sigs[i], &sa, NULL);
-	}
-	signal(SIGXFSZ, SIG_IGN);
+	cli_catch_stop(on_stop, sigs, sizeof sigs / sizeof sigs[0]);
 }
 
 /* The end of the summary: where the timelines are and how to open them. */

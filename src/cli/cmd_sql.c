@@ -334,16 +334,7 @@ static void arm_tmp(const char *dir, const char *db)
 	snprintf(armed_db, sizeof armed_db, "%s", db);
 	armed = 1;
 	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP, SIGPIPE };
-	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
-		struct sigaction sa;
-		memset(&sa, 0, sizeof sa);
-		sa.sa_handler = on_signal;
-		sa.sa_flags = SA_RESTART;
-		sigemptyset(&sa.sa_mask);
-		sigaction(sigs[i], &sa, NULL);
-	}
-	/* past RLIMIT_FSIZE: a write error (EFBIG), not the end of weft */
-	signal(SIGXFSZ, SIG_IGN);
+	cli_catch_stop(on_signal, sigs, sizeof sigs / sizeof sigs[0]);
 }
 
 static void remove_tmp(const char *dir, const char *db)
