@@ -232,6 +232,17 @@ const struct emu_cat_entry *emu_cat_by_type(const struct emu *e, size_t view, in
 	return NULL;
 }
 
+const struct emu_cat_entry *emu_cat_of_prv(const struct emu *e, size_t view,
+		const struct emu_prv_rec *r)
+{
+	return emu_cat_by_type(e, view, r->type);
+}
+
+const struct emu_cat_entry *emu_cat_of_raw(const struct emu *e, const struct emu_rec *r)
+{
+	return emu_cat_by_type(e, EMU_FILE_THREAD, r->type);
+}
+
 const struct emu_cat_entry *emu_cat_builtin(const struct emu *e, enum emu_builtin_index b)
 {
 	return &e->cat[e->cat_builtin[b]];

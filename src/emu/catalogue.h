@@ -78,6 +78,12 @@ const struct emu_cat_entry *emu_cat_by_name(const struct emu *e, const char *nam
 /* The entry whose records of Paraver type `type` a view holds; NULL for
  * type 0 or a type of no entry. */
 const struct emu_cat_entry *emu_cat_by_type(const struct emu *e, size_t view, int type);
+/* The entry a record of view `view` belongs to, and the entry of a raw
+ * internal record (EMU_REC_RAW_*); NULL when it has none. Consumers name a
+ * record's channel through these, not through its type field. */
+const struct emu_cat_entry *emu_cat_of_prv(const struct emu *e, size_t view,
+		const struct emu_prv_rec *r);
+const struct emu_cat_entry *emu_cat_of_raw(const struct emu *e, const struct emu_rec *r);
 /* A built-in entry (emu_builtin_index). */
 const struct emu_cat_entry *emu_cat_builtin(const struct emu *e, enum emu_builtin_index b);
 /* The label of value v in the entry (NULL: none; a task type's from
