@@ -6,13 +6,10 @@
  *   weft sql TRACE 'QUERY'      builds it in a temporary file, runs QUERY
  *   weft sql FILE.db 'QUERY'    runs QUERY on a database written before
  *
- * The emulation (the driver, with the "sqlite" output: src/out/sqlite.c)
- * writes the system, the channels and the intervals into timeline.db in a
- * fresh directory; once it succeeded, this file adds the streams and the
- * events (a second read of the trace) and their indexes through the
- * driver's sqlite_fill hook, inside the output's one transaction (prepared
- * statements); the output then commits, and the file is renamed to FILE
- * (or queried and removed).
+ * The emulation (the driver, with the "sqlite" output: src/out/sqlite.c,
+ * sqlite_events.c) writes every table into timeline.db in a fresh
+ * directory, in one transaction, as it reads the trace once; the file is
+ * then renamed to FILE (or queried and removed).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -30,7 +27,6 @@
 #include "driver.h"
 
 #define CMD "sql"
-#define SQL_BATCH 4096
 /* The file the sqlite output writes into its directory (src/out/sqlite.c). */
 #define TIMELINE_DB "timeline.db"
 
@@ -94,209 +90,6 @@ static int db_error(sqlite3 *db, const char *what, char *err, size_t errlen)
 	return -1;
 }
 
-static int stream_cmp(const void *a, const void *b)
-{
-	const struct weft_stream *const *x = a, *const *y = b;
-	return *x < *y ? -1 : *x > *y;
-}
-
-struct smap {
-	const struct weft_stream *s;
-	size_t index;
-};
-
-static size_t stream_index(const struct smap *m, size_t n, const struct weft_stream *s)
-{
-	size_t lo = 0, hi = n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (m[mid].s < s)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < n ? m[lo].index : 0;
-}
-
-static const char events_schema[] =
-	"CREATE TABLE stream (id INTEGER PRIMARY KEY, path TEXT NOT NULL,"
-	" thread INTEGER REFERENCES thread, clock_offset INTEGER NOT NULL,"
-	" size INTEGER NOT NULL, meta_version INTEGER NOT NULL, finished INTEGER NOT NULL,"
-	" lib_version TEXT);\n"
-	"CREATE TABLE event (id INTEGER PRIMARY KEY, time INTEGER NOT NULL,"
-	" clock INTEGER NOT NULL, rclock INTEGER NOT NULL, thread INTEGER REFERENCES thread,"
-	" stream INTEGER NOT NULL REFERENCES stream, mcv TEXT NOT NULL, payload BLOB);\n"
-	"CREATE TABLE trace (path TEXT NOT NULL, first_clock INTEGER, duration INTEGER,"
-	" nevents INTEGER NOT NULL);\n";
-
-static const char events_indexes[] =
-	"CREATE INDEX event_time ON event (time);\n"
-	"CREATE INDEX event_thread ON event (thread, time);\n";
-
-/* The MCV as weft dump prints it: its three bytes, escaped when one is not
- * printable ASCII. */
-static const char *mcv_text(const char mcv[4], char *buf, size_t cap)
-{
-	if ((unsigned char) mcv[0] - 0x20u < 0x5fu && (unsigned char) mcv[1] - 0x20u < 0x5fu &&
-			(unsigned char) mcv[2] - 0x20u < 0x5fu)
-		return mcv;
-	weft_escape(mcv, 3, buf, cap);
-	return buf;
-}
-
-static int insert_streams(sqlite3 *db, struct weft_trace *t, int64_t *thread_of, char *err,
-		size_t errlen)
-{
-	sqlite3_stmt *find = NULL, *ins = NULL;
-	int r = 0;
-	if (sqlite3_prepare_v2(db, "SELECT id FROM thread WHERE stream_path = ?", -1, &find,
-			NULL) != SQLITE_OK ||
-			sqlite3_prepare_v2(db, "INSERT INTO stream VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-			-1, &ins, NULL) != SQLITE_OK)
-		r = db_error(db, "cannot prepare the streams", err, errlen);
-	for (size_t i = 0; r == 0 && i < weft_nstreams(t); i++) {
-		const struct weft_stream *s = weft_stream_at(t, i);
-		thread_of[i] = -1;
-		sqlite3_bind_text(find, 1, s->relpath, -1, SQLITE_STATIC);
-		if (sqlite3_step(find) == SQLITE_ROW)
-			thread_of[i] = sqlite3_column_int64(find, 0);
-		sqlite3_reset(find);
-		sqlite3_bind_int64(ins, 1, (sqlite3_int64) i);
-		sqlite3_bind_text(ins, 2, s->relpath, -1, SQLITE_STATIC);
-		if (thread_of[i] >= 0)
-			sqlite3_bind_int64(ins, 3, thread_of[i]);
-		else
-			sqlite3_bind_null(ins, 3);
-		sqlite3_bind_int64(ins, 4, s->clock_offset);
-		sqlite3_bind_int64(ins, 5, (sqlite3_int64) s->obs_size);
-		sqlite3_bind_int64(ins, 6, s->meta_version);
-		sqlite3_bind_int64(ins, 7, s->finished);
-		if (s->lib_version != NULL)
-			sqlite3_bind_text(ins, 8, s->lib_version, -1, SQLITE_STATIC);
-		else
-			sqlite3_bind_null(ins, 8);
-		if (sqlite3_step(ins) != SQLITE_DONE)
-			r = db_error(db, "cannot write the streams", err, errlen);
-		sqlite3_reset(ins);
-	}
-	sqlite3_finalize(find);
-	sqlite3_finalize(ins);
-	return r;
-}
-
-/* The second read of the trace: the streams and every event. -1 with the
- * reason in err. */
-static int insert_events(sqlite3 *db, const char *path, char *err, size_t errlen)
-{
-	struct weft_open_opts oo;
-	memset(&oo, 0, sizeof oo);
-	oo.sz = sizeof oo;
-	/* As the emulation read it (driver.c), which has accepted it. */
-	oo.mode = WEFT_STRICT;
-	oo.all_models = 1;
-	oo.sort = WEFT_SORT_REGIONS;
-	oo.cut = WEFT_CUT_QUIET;
-	oo.accept_unfinished = 2;
-	struct weft_trace *t = weft_open(path, &oo, err, errlen);
-	if (t == NULL)
-		return -1;
-	size_t ns = weft_nstreams(t);
-	int64_t *thread_of = calloc(ns + 1, sizeof *thread_of);
-	struct smap *m = calloc(ns + 1, sizeof *m);
-	struct weft_ref *refs = malloc(SQL_BATCH * sizeof *refs);
-	sqlite3_stmt *ins = NULL;
-	int r = 0;
-	if (thread_of == NULL || m == NULL || refs == NULL) {
-		snprintf(err, errlen, "out of memory");
-		r = -1;
-	}
-	if (r == 0 && sqlite3_exec(db, events_schema, NULL, NULL, NULL) != SQLITE_OK)
-		r = db_error(db, "cannot write the database", err, errlen);
-	if (r == 0)
-		r = insert_streams(db, t, thread_of, err, errlen);
-	for (size_t i = 0; r == 0 && i < ns; i++) {
-		m[i].s = weft_stream_at(t, i);
-		m[i].index = i;
-	}
-	if (r == 0)
-		qsort(m, ns, sizeof *m, stream_cmp);
-	if (r == 0 && sqlite3_prepare_v3(db, "INSERT INTO event VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-			-1, SQLITE_PREPARE_PERSISTENT, &ins, NULL) != SQLITE_OK)
-		r = db_error(db, "cannot prepare the events", err, errlen);
-	struct cli_progress own, *prog = cli_progress_cur;
-	if (prog != NULL)
-		cli_progress_again(prog, cli_obs_total(t));
-	else
-		cli_progress_start(prog = &own, CMD, cli_obs_total(t));
-	uint64_t n = 0;
-	int64_t first = 0, last = 0;
-	long got = 0;
-	while (r == 0 && (got = weft_next_refs(t, refs, SQL_BATCH)) > 0) {
-		if (stop_sig != 0) {
-			snprintf(err, errlen, "interrupted");
-			r = -1;
-			break;
-		}
-		for (long k = 0; k < got && r == 0; k++) {
-			const struct weft_ref *e = &refs[k];
-			int64_t clock = weft_ref_sclock(e);
-			if (n == 0)
-				first = clock;
-			last = clock;
-			size_t si = stream_index(m, ns, e->stream);
-			char mcv[4], buf[16];
-			weft_ref_mcv(e, mcv);
-			sqlite3_bind_int64(ins, 1, (sqlite3_int64) n);
-			sqlite3_bind_int64(ins, 2, (sqlite3_int64) ((uint64_t) clock - (uint64_t) first));
-			sqlite3_bind_int64(ins, 3, clock);
-			sqlite3_bind_int64(ins, 4, weft_ref_rclock(e));
-			if (thread_of[si] >= 0)
-				sqlite3_bind_int64(ins, 5, thread_of[si]);
-			else
-				sqlite3_bind_null(ins, 5);
-			sqlite3_bind_int64(ins, 6, (sqlite3_int64) si);
-			sqlite3_bind_text(ins, 7, mcv_text(mcv, buf, sizeof buf), -1, SQLITE_STATIC);
-			uint32_t ps = weft_ref_payload_size(e);
-			if (ps > 0)
-				sqlite3_bind_blob(ins, 8, weft_ref_payload(e), (int) ps, SQLITE_STATIC);
-			else
-				sqlite3_bind_null(ins, 8);
-			if (sqlite3_step(ins) != SQLITE_DONE)
-				r = db_error(db, "cannot write the events", err, errlen);
-			sqlite3_reset(ins);
-			n++;
-		}
-		cli_progress_tick(prog, n);
-	}
-	if (prog == &own)
-		cli_progress_end(prog);
-	if (r == 0 && got < 0) {
-		snprintf(err, errlen, "%s", weft_error(t));
-		r = -1;
-	}
-	sqlite3_finalize(ins);
-	sqlite3_stmt *st = NULL;
-	if (r == 0 && sqlite3_prepare_v2(db, "INSERT INTO trace VALUES (?, ?, ?, ?)", -1, &st,
-			NULL) != SQLITE_OK)
-		r = db_error(db, "cannot prepare", err, errlen);
-	if (r == 0) {
-		sqlite3_bind_text(st, 1, path, -1, SQLITE_STATIC);
-		if (n > 0) {
-			sqlite3_bind_int64(st, 2, first);
-			sqlite3_bind_int64(st, 3, (sqlite3_int64) ((uint64_t) last - (uint64_t) first));
-		}
-		sqlite3_bind_int64(st, 4, (sqlite3_int64) n);
-		if (sqlite3_step(st) != SQLITE_DONE)
-			r = db_error(db, "cannot write the database", err, errlen);
-	}
-	sqlite3_finalize(st);
-	free(thread_of);
-	free(m);
-	free(refs);
-	weft_close(t);
-	return r;
-}
-
 /* The temporary directory and its database, removed also when a signal ends
  * the program meanwhile (Ctrl-C, a closed pipe: `weft sql TRACE Q | head`);
  * unlink and rmdir are async-signal-safe. While the database is built
@@ -321,13 +114,6 @@ static void on_signal(int sig)
 	raise(sig);
 }
 
-/* SQLite's progress handler: a long statement (an index) stops too. */
-static int stop_requested(void *ctx)
-{
-	(void) ctx;
-	return stop_sig != 0;
-}
-
 static void arm_tmp(const char *dir, const char *db)
 {
 	snprintf(armed_dir, sizeof armed_dir, "%s", dir);
@@ -344,39 +130,18 @@ static void remove_tmp(const char *dir, const char *db)
 	armed = 0;
 }
 
-struct fill_ctx {
-	const char *path;
-	int timing;
-};
-
-/* The progress handler of the build's statements: a stop asked, and the
- * line of a phase with no count (the indexes) kept going. */
-static int build_busy(void *ctx)
+/* The driver's phase hook: the line of an output's long step (the SQLite
+ * output's indexes), its label, then kept going. */
+static void build_phase(void *ctx, const char *what)
 {
-	if (cli_progress_cur != NULL && cli_progress_cur->what != NULL)
-		cli_progress_at(cli_progress_cur, 0, -1.0);
-	return stop_requested(ctx);
-}
-
-/* The driver's sqlite_fill hook: the streams, the events and their indexes,
- * inside the timelines' transaction. */
-static int fill_events(void *ctx, void *dbp, char *err, size_t errlen)
-{
-	const struct fill_ctx *fc = ctx;
-	sqlite3 *db = dbp;
-	sqlite3_progress_handler(db, 10000, build_busy, NULL);
-	double t0 = cli_now();
-	int r = insert_events(db, fc->path, err, errlen);
-	if (fc->timing)
-		fprintf(stderr, "weft sql: streams and events: %.2f s\n", cli_now() - t0);
-	t0 = cli_now();
-	if (cli_progress_cur != NULL)
-		cli_progress_phase(cli_progress_cur, "indexing the events");
-	if (r == 0 && sqlite3_exec(db, events_indexes, NULL, NULL, NULL) != SQLITE_OK)
-		r = db_error(db, "cannot index the events", err, errlen);
-	if (fc->timing)
-		fprintf(stderr, "weft sql: event indexes: %.2f s\n", cli_now() - t0);
-	return r;
+	(void) ctx;
+	struct cli_progress *p = cli_progress_cur;
+	if (p == NULL || what == NULL)
+		return;
+	if (p->what == NULL || strcmp(p->what, what) != 0)
+		cli_progress_phase(p, what);
+	else
+		cli_progress_at(p, 0, -1.0);
 }
 
 /* Builds the database of the trace at path in a new directory tmpdir
@@ -407,9 +172,8 @@ static int build(const char *path, int all_models, const struct weft_registry *m
 	o.progress = cli_progress_emulate;
 	o.progress_every = cli_progress_every();
 	cli_progress_start(&build_progress, CMD, cli_obs_total_dir(path));
-	struct fill_ctx fc = { path, getenv("WEFT_SQL_TIMING") != NULL };
-	o.sqlite_fill = fill_events;
-	o.hook_ctx = &fc;
+	int timing = getenv("WEFT_SQL_TIMING") != NULL;
+	o.phase = build_phase;
 	o.stop = &stop_sig;
 	char err[WEFT_ERR_MAX];
 	double t0 = cli_now();
@@ -417,7 +181,7 @@ static int build(const char *path, int all_models, const struct weft_registry *m
 	int r = weft_emulate(&o, err, sizeof err);
 	building = 0;
 	cli_progress_end(&build_progress);
-	if (fc.timing)
+	if (timing)
 		fprintf(stderr, "weft sql: the whole build (emulation, intervals, streams, events, "
 				"indexes, commit): %.2f s\n", cli_now() - t0);
 	if (r != 0) {

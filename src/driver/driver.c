@@ -459,6 +459,10 @@ static int prepare(struct run *R, const struct weft_emulate_opts *o, enum weft_s
 		if (add_out(R, o->open_output(o->hook_ctx, R->emu, err, errlen), err, errlen) != 0)
 			return -1;
 	}
+	struct out_input in = { o->path, R->t, o->stop, o->phase, o->ctx };
+	for (size_t i = 0; i < R->nouts; i++)
+		if (out_input(R->outs[i], &in, err, errlen) != 0)
+			return -1;
 	return 0;
 }
 
@@ -634,6 +638,8 @@ static int run_once(const struct weft_emulate_opts *o, enum weft_sort sort, stru
 			fail = emu_error(R.emu);
 		else if (r > 0)
 			stopped = 1;
+		for (size_t i = 0; i < R.nouts && fail == NULL && rerr[0] == '\0'; i++)
+			out_events(R.outs[i], evs, (size_t) got, rerr, sizeof rerr);
 		if (fail != NULL)
 			break;
 		if (stopped) {
@@ -694,11 +700,6 @@ static int run_once(const struct weft_emulate_opts *o, enum weft_sort sort, stru
 		snprintf(err, errlen, "%s", emu_error(R.emu));
 		status = -1;
 		refused = 1;
-	}
-	for (size_t i = 0; i < R.nouts && status == 0 && o->sqlite_fill != NULL; i++) {
-		void *db = out_sqlite_db(R.outs[i]);
-		if (db != NULL && o->sqlite_fill(o->hook_ctx, db, err, errlen) != 0)
-			status = -1;
 	}
 	if (interrupted(o)) {
 		snprintf(err, errlen, "interrupted");

@@ -59,14 +59,12 @@ struct weft_emulate_opts {
 	/* Hooks of a caller (NULL: none), given hook_ctx. open_output: an
 	 * output of the caller's own (src/out/out.h), opened after those of
 	 * formats and closed by the driver as they are (python/_weft.c keeps
-	 * the records in memory). sqlite_fill: with the "sqlite" output, once
-	 * the run succeeded, called inside the database's one transaction
-	 * (before its indexes and its COMMIT) with its connection (a
-	 * sqlite3 *): `weft sql` adds the streams and the events there;
-	 * non-zero fails the run, with the reason in err. */
+	 * the records in memory). phase: an output's long step after the
+	 * events (the SQLite output's index builds) names itself, given ctx,
+	 * and calls again with the same text while it runs. */
 	struct out *(*open_output)(void *hook_ctx, const struct emu *emu, char *err,
 			size_t errlen);
-	int (*sqlite_fill)(void *hook_ctx, void *db, char *err, size_t errlen);
+	void (*phase)(void *ctx, const char *what);
 	void *hook_ctx;
 	/* Non-NULL: the run stops (fails, err "interrupted") once *stop is
 	 * non-zero, read before each batch of events and before the outputs

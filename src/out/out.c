@@ -8,7 +8,7 @@ static const struct out_format formats[] = {
 	{ "paraver", "<view>.prv/.pcf/.row for each view (thread, cpu, breakdowns)",
 		out_paraver_open },
 	{ "perfetto", "perfetto.pftrace (Perfetto protobuf TrackEvents)", out_perfetto_open },
-	{ "sqlite", "timeline.db (SQLite: the system, channels and intervals; weft sql)",
+	{ "sqlite", "timeline.db (SQLite: the system, channels, intervals, streams and events; weft sql)",
 		out_sqlite_open },
 };
 
@@ -54,4 +54,18 @@ void out_discard(struct out *o)
 {
 	if (o != NULL && o->ops->discard != NULL)
 		o->ops->discard(o);
+}
+
+int out_input(struct out *o, const struct out_input *in, char *err, size_t errlen)
+{
+	if (o == NULL || o->ops->input == NULL)
+		return 0;
+	return o->ops->input(o, in, err, errlen);
+}
+
+int out_events(struct out *o, const struct weft_event *evs, size_t n, char *err, size_t errlen)
+{
+	if (o == NULL || o->ops->events == NULL)
+		return 0;
+	return o->ops->events(o, evs, n, err, errlen);
 }

@@ -13,12 +13,28 @@
 #ifndef WEFT_OUT_OUT_H
 #define WEFT_OUT_OUT_H
 
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "emu.h"
 
 struct out;
+struct weft_event;
+struct weft_trace;
+
+/* What a run reads, for an output that writes the events themselves (the
+ * SQLite output's stream, event and trace tables): given once, after the
+ * open and before any record. */
+struct out_input {
+	const char *path;              /* the trace, as given */
+	const struct weft_trace *t;    /* as opened: lives until the commit or discard */
+	const volatile sig_atomic_t *stop; /* non-zero: a long step stops (may be NULL) */
+	/* A long step after the events (an index build) names itself, then
+	 * calls again with the same text while it runs (NULL: none). */
+	void (*phase)(void *ctx, const char *what);
+	void *ctx;
+};
 
 struct out_ops {
 	const char *name;
@@ -37,6 +53,13 @@ struct out_ops {
 	/* Removes every temporary (closed or not) and frees the output; after
 	 * the open, the records or the close. NULL: nothing to do. */
 	void (*discard)(struct out *o);
+	/* Optional (NULL: not wanted): the run's input (out_input), once
+	 * before the first event; then every batch of events the run reads,
+	 * in the order the engine is fed them, after the engine took them.
+	 * 0, or -1 with the reason in err (the run fails). */
+	int (*input)(struct out *o, const struct out_input *in, char *err, size_t errlen);
+	int (*events)(struct out *o, const struct weft_event *evs, size_t n, char *err,
+			size_t errlen);
 };
 
 struct out {
@@ -47,11 +70,9 @@ struct out {
 struct out *out_paraver_open(const char *dir, const struct emu *emu, char *err, size_t errlen);
 /* perfetto.pftrace (protobuf TrackEvent) in dir. */
 struct out *out_perfetto_open(const char *dir, const struct emu *emu, char *err, size_t errlen);
-/* timeline.db (SQLite: system, channels, intervals) in dir (sqlite.c). */
+/* timeline.db (SQLite: system, channels, intervals, streams and events) in
+ * dir (sqlite.c, sqlite_events.c). */
 struct out *out_sqlite_open(const char *dir, const struct emu *emu, char *err, size_t errlen);
-/* A "sqlite" output's connection (a sqlite3 *), inside its one open
- * transaction (committed by out_close); NULL for another output. */
-void *out_sqlite_db(struct out *o);
 
 /* The output registry: every format by name. */
 struct out_format {
@@ -68,5 +89,8 @@ struct emu_sink out_sink(struct out *o);
 int out_close(struct out *o, int64_t duration, char *err, size_t errlen);
 int out_commit(struct out *o, char *err, size_t errlen);
 void out_discard(struct out *o);
+/* The ops input and events where the output has them; 0 otherwise. */
+int out_input(struct out *o, const struct out_input *in, char *err, size_t errlen);
+int out_events(struct out *o, const struct weft_event *evs, size_t n, char *err, size_t errlen);
 
 #endif /* WEFT_OUT_OUT_H */

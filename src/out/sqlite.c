@@ -2,8 +2,9 @@
 /*
  * sqlite.c - the emulated timelines as a SQLite database: <dir>/timeline.db
  * with the system (loom, process, thread, cpu), the channels and their value
- * labels, and the intervals of every view row (docs/sql.md). `weft sql`
- * builds on it: it adds the streams and the events to the same file.
+ * labels, the intervals of every view row, and (sqlite_events.c) the
+ * streams and every event the run reads (docs/sql.md): every table of
+ * `weft sql`'s database.
  *
  * Intervals: each (view, row, Paraver type) holds a value from one record
  * to the next; a value is an interval [start, end) with its label; a null
@@ -15,9 +16,7 @@
  * raw records (raw_iv.h), whether or not the thread ran. Channels are the
  * catalogue's entries (catalogue.h), under its ids and names. Everything
  * is written inside one transaction with
- * prepared statements (`weft sql` adds its streams and events inside it
- * too, through out_sqlite_db() before the close); the indexes are made
- * after the inserts. WEFT_SQL_TRACE_TX set: each statement that begins or
+ * prepared statements; the indexes are made after the inserts. WEFT_SQL_TRACE_TX set: each statement that begins or
  * ends a transaction, and each that writes outside one, is named on stderr
  * (the test of the single transaction, tests/sql/cli.py).
  */
@@ -34,6 +33,7 @@
 #include "out.h"
 #include "out_file.h"
 #include "raw_iv.h"
+#include "sqlite_events.h"
 
 #define SQLITE_DB_NAME "timeline.db"
 
@@ -109,6 +109,9 @@ struct sq {
 	struct raw_ivs raw;     /* the raw layer (raw_iv.h) */
 	sqlite3_stmt *rins;
 	size_t *chan_of_id;     /* catalogue id -> chans index, SIZE_MAX: none */
+	struct out_input in;    /* the run's input (out.h), once given */
+	const char *phase;      /* the long step running, for in.phase */
+	struct sq_events *ev;   /* the stream, event and trace tables */
 	int failed;
 	int timing;
 	double t_open;
@@ -116,19 +119,8 @@ struct sq {
 
 static int sq_fail(struct sq *s, const char *what, char *err, size_t errlen)
 {
-	/* the system's reason too, where SQLite's is vague ("disk I/O error") */
-	int e = sqlite3_system_errno(s->db);
-	if (e != 0)
-		snprintf(err, errlen, "%s: %s: %s (%s)", s->path, what, sqlite3_errmsg(s->db),
-				strerror(e));
-	else if (sqlite3_extended_errcode(s->db) == SQLITE_IOERR_WRITE)
-		/* SQLite keeps no errno of a failed write */
-		snprintf(err, errlen, "%s: %s: %s (a write failed: no space left on the device, or "
-				"the file size limit reached)", s->path, what, sqlite3_errmsg(s->db));
-	else
-		snprintf(err, errlen, "%s: %s: %s", s->path, what, sqlite3_errmsg(s->db));
 	s->failed = 1;
-	return -1;
+	return sq_db_fail(s->db, s->path, what, err, errlen);
 }
 
 static int cmp_tmap(const void *a, const void *b)
@@ -193,6 +185,7 @@ static void sq_free(struct sq *s)
 	if (s->rins != NULL)
 		sqlite3_finalize(s->rins);
 	raw_ivs_free(&s->raw);
+	sq_events_free(s->ev);
 	free(s->chan_of_id);
 	if (s->db != NULL)
 		sqlite3_close(s->db);
@@ -228,72 +221,6 @@ static int step_reset(struct sq *s, sqlite3_stmt *st, char *err, size_t errlen)
 static int bind_text(sqlite3_stmt *st, int i, const char *t)
 {
 	return t == NULL ? sqlite3_bind_null(st, i) : sqlite3_bind_text(st, i, t, -1, SQLITE_STATIC);
-}
-
-static int write_system(struct sq *s, char *err, size_t errlen)
-{
-	const struct emu_sys *sys = emu_system(s->emu);
-	sqlite3_stmt *st = NULL;
-	int r = 0;
-	if (sqlite3_prepare_v2(s->db, "INSERT INTO loom VALUES (?, ?, ?, ?, ?)", -1, &st,
-			NULL) != SQLITE_OK)
-		return sq_fail(s, "cannot prepare", err, errlen);
-	for (size_t i = 0; i < sys->nlooms && r == 0; i++) {
-		const struct emu_loom *l = &sys->looms[i];
-		sqlite3_bind_int64(st, 1, (sqlite3_int64) i);
-		bind_text(st, 2, l->name);
-		bind_text(st, 3, l->hostname);
-		sqlite3_bind_int64(st, 4, l->clock_offset);
-		sqlite3_bind_int64(st, 5, (sqlite3_int64) l->nphys);
-		r = step_reset(s, st, err, errlen);
-	}
-	sqlite3_finalize(st);
-	if (r != 0 || sqlite3_prepare_v2(s->db, "INSERT INTO process VALUES (?, ?, ?, ?, ?)", -1,
-			&st, NULL) != SQLITE_OK)
-		return r != 0 ? r : sq_fail(s, "cannot prepare", err, errlen);
-	for (size_t i = 0; i < sys->nprocs && r == 0; i++) {
-		const struct emu_proc *p = &sys->procs[i];
-		sqlite3_bind_int64(st, 1, (sqlite3_int64) i);
-		sqlite3_bind_int64(st, 2, (sqlite3_int64) p->loom);
-		sqlite3_bind_int64(st, 3, p->pid);
-		if (p->app_id != 0)
-			sqlite3_bind_int64(st, 4, p->app_id);
-		if (p->rank >= 0)
-			sqlite3_bind_int64(st, 5, p->rank);
-		r = step_reset(s, st, err, errlen);
-	}
-	sqlite3_finalize(st);
-	if (r != 0 || sqlite3_prepare_v2(s->db, "INSERT INTO thread VALUES (?, ?, ?, ?, ?, ?)", -1,
-			&st, NULL) != SQLITE_OK)
-		return r != 0 ? r : sq_fail(s, "cannot prepare", err, errlen);
-	for (size_t i = 0; i < sys->nthreads && r == 0; i++) {
-		const struct emu_sys_thread *t = &sys->threads[i];
-		sqlite3_bind_int64(st, 1, (sqlite3_int64) i);
-		sqlite3_bind_int64(st, 2, (sqlite3_int64) t->proc);
-		sqlite3_bind_int64(st, 3, (sqlite3_int64) t->loom);
-		sqlite3_bind_int64(st, 4, t->tid);
-		bind_text(st, 5, t->label);
-		bind_text(st, 6, t->stream != NULL ? t->stream->relpath : NULL);
-		r = step_reset(s, st, err, errlen);
-	}
-	sqlite3_finalize(st);
-	if (r != 0 || sqlite3_prepare_v2(s->db, "INSERT INTO cpu VALUES (?, ?, ?, ?, ?, ?)", -1,
-			&st, NULL) != SQLITE_OK)
-		return r != 0 ? r : sq_fail(s, "cannot prepare", err, errlen);
-	for (size_t i = 0; i < sys->ncpus && r == 0; i++) {
-		const struct emu_sys_cpu *c = &sys->cpus[i];
-		sqlite3_bind_int64(st, 1, (sqlite3_int64) i);
-		sqlite3_bind_int64(st, 2, (sqlite3_int64) c->loom);
-		if (!c->is_virtual) {
-			sqlite3_bind_int64(st, 3, c->index);
-			sqlite3_bind_int64(st, 4, c->phyid);
-		}
-		sqlite3_bind_int64(st, 5, c->is_virtual != 0);
-		bind_text(st, 6, c->label);
-		r = step_reset(s, st, err, errlen);
-	}
-	sqlite3_finalize(st);
-	return r;
 }
 
 static int add_label(struct chan *c, size_t *cap, int64_t v, const char *label)
@@ -471,6 +398,51 @@ static int sq_records(void *self, const struct emu_batch *b, char *err, size_t e
 	return 0;
 }
 
+/* SQLite's progress handler: a long statement (an index) stops when the run
+ * is asked to, and keeps the caller's line of its phase going. */
+static int sq_busy(void *ctx)
+{
+	struct sq *s = ctx;
+	if (s->phase != NULL && s->in.phase != NULL)
+		s->in.phase(s->in.ctx, s->phase);
+	return s->in.stop != NULL && *s->in.stop != 0;
+}
+
+static void sq_phase(struct sq *s, const char *what)
+{
+	s->phase = what;
+	if (what != NULL && s->in.phase != NULL)
+		s->in.phase(s->in.ctx, what);
+}
+
+static int sq_input(struct out *o, const struct out_input *in, char *err, size_t errlen)
+{
+	struct sq *s = (struct sq *) o;
+	s->in = *in;
+	sqlite3_progress_handler(s->db, 10000, sq_busy, s);
+	s->ev = sq_events_open(s->db, s->path, s->emu, &s->in, err, errlen);
+	if (s->ev == NULL) {
+		s->failed = 1;
+		return -1;
+	}
+	return 0;
+}
+
+static int sq_events(struct out *o, const struct weft_event *evs, size_t n, char *err,
+		size_t errlen)
+{
+	struct sq *s = (struct sq *) o;
+	if (s->failed) {
+		snprintf(err, errlen, "%s: the database was not completed", s->path);
+		return -1;
+	}
+	if (s->ev != NULL && sq_events_add(s->ev, evs, n, err, errlen) != 0) {
+		s->failed = 1;
+		return -1;
+	}
+	return 0;
+}
+
 static int sq_close(struct out *o, int64_t duration, char *err, size_t errlen)
 {
 	struct sq *s = (struct sq *) o;
@@ -519,6 +491,10 @@ static int sq_close(struct out *o, int64_t duration, char *err, size_t errlen)
 	if (st != NULL)
 		sqlite3_finalize(st);
 	double t0 = now_s();
+	sq_phase(s, "indexing the events and intervals");
+	if (r == 0 && s->ev != NULL && sq_events_finish(s->ev, err, errlen) != 0)
+		r = -1;
+	timing(s, "trace row and event indexes", &t0);
 	/* the indexes first: the update below finds its rows by channel */
 	if (r == 0)
 		r = exec(s, indexes, err, errlen);
@@ -555,7 +531,10 @@ static int sq_close(struct out *o, int64_t duration, char *err, size_t errlen)
 	if (r == 0)
 		r = exec(s, "COMMIT", err, errlen);
 	timing(s, "commit", &t0);
+	sq_phase(s, NULL);
 	if (r == 0) {
+		sq_events_free(s->ev);
+		s->ev = NULL;
 		sqlite3_finalize(s->ins);
 		s->ins = NULL;
 		sqlite3_finalize(s->rins);
@@ -590,12 +569,9 @@ static const struct out_ops sq_ops = {
 	.close = sq_close,
 	.commit = sq_commit,
 	.discard = sq_discard,
+	.input = sq_input,
+	.events = sq_events,
 };
-
-void *out_sqlite_db(struct out *o)
-{
-	return o != NULL && o->ops == &sq_ops ? ((struct sq *) o)->db : NULL;
-}
 
 /* WEFT_SQL_TRACE_TX: the statements that make transactions. */
 static int trace_tx(unsigned type, void *ctx, void *p, void *x)
@@ -661,7 +637,7 @@ struct out *out_sqlite_open(const char *dir, const struct emu *emu, char *err, s
 	if (exec(s, "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; "
 			"PRAGMA locking_mode = EXCLUSIVE; PRAGMA cache_size = -262144; "
 			"PRAGMA threads = 2; BEGIN", err, errlen) != 0 ||
-			exec(s, schema, err, errlen) != 0 || write_system(s, err, errlen) != 0 ||
+			exec(s, schema, err, errlen) != 0 || sq_write_system(s->db, s->path, s->emu, err, errlen) != 0 ||
 			build_chans(s, err, errlen) != 0 || write_chans(s, err, errlen) != 0)
 		goto fail;
 	const struct emu_sys *sys = emu_system(emu);

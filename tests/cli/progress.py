@@ -6,8 +6,9 @@ through a pseudo-terminal on stderr:
   - `weft emu` on a generated trace that takes over a second:
     every frame is "\\r" + "weft CMD: P% (D MB of 72.0 MB), R M events/s,
     N s left" + "\\033[K" (the total: the .obs sizes), and one newline ends it;
-  - `weft sql`: the same line through the events' table, then "indexing the
-    events, N s" while the indexes are built;
+  - `weft sql`: the same line through the emulation (which writes every
+    table), then "indexing the events and intervals, N s" while the indexes
+    are built;
   - a warning printed while the line is shown (a second stream cut short,
     --salvage) clears the line first, stands on its own line, and the line
     is drawn again after it;
@@ -158,7 +159,7 @@ def main():
         rc, term, _ = run_pty(args, tmp)
         c.eq(rc, 0, "weft sql: exit 0")
         fr = frame_re("sql", "18.0 MB")
-        idx = r"\rweft sql: indexing the events, \d+ s\x1b\[K"
+        idx = r"\rweft sql: indexing the events and intervals, \d+ s\x1b\[K"
         c.expect(re.fullmatch(rf"(?:{fr})*(?:{fr})(?:{idx})+\n", term) is not None,
                  f"weft sql: the line through the events, then the indexes: {term[:400]!r}")
         c.eq(run_pipe(args, tmp), (0, ""), "weft sql, stderr not a terminal: no progress")

@@ -46,7 +46,7 @@ static void test_older_size(void **state)
 	/* the whole struct: the stop flag is read */
 	assert_int_equal(weft_emulate(&o, err, sizeof err), -1);
 	assert_string_equal(err, "interrupted");
-	/* older: open_output, sqlite_fill, hook_ctx, stop and keep_partial
+	/* older: open_output, phase, hook_ctx, stop and keep_partial
 	 * past sz, not read */
 	o.sz = offsetof(struct weft_emulate_opts, open_output);
 	int r = weft_emulate(&o, err, sizeof err);

@@ -1,0 +1,348 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * sqlite_events.c - the SQLite output's tables of the trace itself
+ * (docs/sql.md): the system (loom, process, thread, cpu), the streams of the trace the run opened, then every event
+ * as the run reads it (the same batches the engine is fed), with one
+ * prepared statement inside the output's one transaction; the trace row and
+ * the events' indexes at the end.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "model.h"
+#include "sqlite_events.h"
+#include "weft/weft.h"
+
+static const char events_schema[] =
+	"CREATE TABLE stream (id INTEGER PRIMARY KEY, path TEXT NOT NULL,"
+	" thread INTEGER REFERENCES thread, clock_offset INTEGER NOT NULL,"
+	" size INTEGER NOT NULL, meta_version INTEGER NOT NULL, finished INTEGER NOT NULL,"
+	" lib_version TEXT);\n"
+	"CREATE TABLE event (id INTEGER PRIMARY KEY, time INTEGER NOT NULL,"
+	" clock INTEGER NOT NULL, rclock INTEGER NOT NULL, thread INTEGER REFERENCES thread,"
+	" stream INTEGER NOT NULL REFERENCES stream, mcv TEXT NOT NULL, payload BLOB);\n"
+	"CREATE TABLE trace (path TEXT NOT NULL, first_clock INTEGER, duration INTEGER,"
+	" nevents INTEGER NOT NULL);\n";
+
+static const char events_indexes[] =
+	"CREATE INDEX event_time ON event (time);\n"
+	"CREATE INDEX event_thread ON event (thread, time);\n";
+
+/* A stream of the trace, by its address: its position (stream.id) and its
+ * thread (thread.id, -1: none). */
+struct smap {
+	const struct weft_stream *s;
+	size_t index;
+	int64_t thread;
+};
+
+struct sq_events {
+	sqlite3 *db;
+	const char *path;       /* the database, for messages */
+	char *trace_path;       /* the trace, as given */
+	const struct out_input *in;
+	struct smap *m;         /* by address */
+	size_t ns;
+	const struct weft_stream *last; /* the stream of the last event, and ... */
+	size_t last_i;                  /* ... its place in m */
+	sqlite3_stmt *ins;
+	uint64_t n;
+	int64_t first, last_clock;
+};
+
+int sq_db_fail(sqlite3 *db, const char *path, const char *what, char *err, size_t errlen)
+{
+	/* the system's reason too, where SQLite's is vague ("disk I/O error") */
+	int e = sqlite3_system_errno(db);
+	if (e != 0)
+		snprintf(err, errlen, "%s: %s: %s (%s)", path, what, sqlite3_errmsg(db), strerror(e));
+	else if (sqlite3_extended_errcode(db) == SQLITE_IOERR_WRITE)
+		/* SQLite keeps no errno of a failed write */
+		snprintf(err, errlen, "%s: %s: %s (a write failed: no space left on the device, or "
+				"the file size limit reached)", path, what, sqlite3_errmsg(db));
+	else
+		snprintf(err, errlen, "%s: %s: %s", path, what, sqlite3_errmsg(db));
+	return -1;
+}
+
+static int step_reset(sqlite3 *db, const char *path, sqlite3_stmt *st, char *err,
+		size_t errlen)
+{
+	int r = sqlite3_step(st);
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	if (r != SQLITE_DONE)
+		return sq_db_fail(db, path, "cannot write the database", err, errlen);
+	return 0;
+}
+
+static int bind_text(sqlite3_stmt *st, int i, const char *t)
+{
+	return t == NULL ? sqlite3_bind_null(st, i) : sqlite3_bind_text(st, i, t, -1, SQLITE_STATIC);
+}
+
+int sq_write_system(sqlite3 *db, const char *path, const struct emu *emu, char *err,
+		size_t errlen)
+{
+	const struct emu_sys *sys = emu_system(emu);
+	sqlite3_stmt *st = NULL;
+	int r = 0;
+	if (sqlite3_prepare_v2(db, "INSERT INTO loom VALUES (?, ?, ?, ?, ?)", -1, &st,
+			NULL) != SQLITE_OK)
+		return sq_db_fail(db, path, "cannot prepare", err, errlen);
+	for (size_t i = 0; i < sys->nlooms && r == 0; i++) {
+		const struct emu_loom *l = &sys->looms[i];
+		sqlite3_bind_int64(st, 1, (sqlite3_int64) i);
+		bind_text(st, 2, l->name);
+		bind_text(st, 3, l->hostname);
+		sqlite3_bind_int64(st, 4, l->clock_offset);
+		sqlite3_bind_int64(st, 5, (sqlite3_int64) l->nphys);
+		r = step_reset(db, path, st, err, errlen);
+	}
+	sqlite3_finalize(st);
+	if (r != 0 || sqlite3_prepare_v2(db, "INSERT INTO process VALUES (?, ?, ?, ?, ?)", -1,
+			&st, NULL) != SQLITE_OK)
+		return r != 0 ? r : sq_db_fail(db, path, "cannot prepare", err, errlen);
+	for (size_t i = 0; i < sys->nprocs && r == 0; i++) {
+		const struct emu_proc *p = &sys->procs[i];
+		sqlite3_bind_int64(st, 1, (sqlite3_int64) i);
+		sqlite3_bind_int64(st, 2, (sqlite3_int64) p->loom);
+		sqlite3_bind_int64(st, 3, p->pid);
+		if (p->app_id != 0)
+			sqlite3_bind_int64(st, 4, p->app_id);
+		if (p->rank >= 0)
+			sqlite3_bind_int64(st, 5, p->rank);
+		r = step_reset(db, path, st, err, errlen);
+	}
+	sqlite3_finalize(st);
+	if (r != 0 || sqlite3_prepare_v2(db, "INSERT INTO thread VALUES (?, ?, ?, ?, ?, ?)", -1,
+			&st, NULL) != SQLITE_OK)
+		return r != 0 ? r : sq_db_fail(db, path, "cannot prepare", err, errlen);
+	for (size_t i = 0; i < sys->nthreads && r == 0; i++) {
+		const struct emu_sys_thread *t = &sys->threads[i];
+		sqlite3_bind_int64(st, 1, (sqlite3_int64) i);
+		sqlite3_bind_int64(st, 2, (sqlite3_int64) t->proc);
+		sqlite3_bind_int64(st, 3, (sqlite3_int64) t->loom);
+		sqlite3_bind_int64(st, 4, t->tid);
+		bind_text(st, 5, t->label);
+		bind_text(st, 6, t->stream != NULL ? t->stream->relpath : NULL);
+		r = step_reset(db, path, st, err, errlen);
+	}
+	sqlite3_finalize(st);
+	if (r != 0 || sqlite3_prepare_v2(db, "INSERT INTO cpu VALUES (?, ?, ?, ?, ?, ?)", -1,
+			&st, NULL) != SQLITE_OK)
+		return r != 0 ? r : sq_db_fail(db, path, "cannot prepare", err, errlen);
+	for (size_t i = 0; i < sys->ncpus && r == 0; i++) {
+		const struct emu_sys_cpu *c = &sys->cpus[i];
+		sqlite3_bind_int64(st, 1, (sqlite3_int64) i);
+		sqlite3_bind_int64(st, 2, (sqlite3_int64) c->loom);
+		if (!c->is_virtual) {
+			sqlite3_bind_int64(st, 3, c->index);
+			sqlite3_bind_int64(st, 4, c->phyid);
+		}
+		sqlite3_bind_int64(st, 5, c->is_virtual != 0);
+		bind_text(st, 6, c->label);
+		r = step_reset(db, path, st, err, errlen);
+	}
+	sqlite3_finalize(st);
+	return r;
+}
+
+static int cmp_smap(const void *a, const void *b)
+{
+	const struct smap *x = a, *y = b;
+	return x->s < y->s ? -1 : x->s > y->s;
+}
+
+static const struct smap *find(struct sq_events *q, const struct weft_stream *s)
+{
+	if (s == q->last)
+		return &q->m[q->last_i];
+	size_t lo = 0, hi = q->ns;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (q->m[mid].s < s)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo >= q->ns || q->m[lo].s != s)
+		return NULL;
+	q->last = s;
+	q->last_i = lo;
+	return &q->m[lo];
+}
+
+static int write_streams(struct sq_events *q, const struct emu *emu, char *err, size_t errlen)
+{
+	const struct weft_trace *t = q->in->t;
+	const struct emu_sys *sys = emu_system(emu);
+	q->ns = weft_nstreams(t);
+	q->m = calloc(q->ns + 1, sizeof *q->m);
+	if (q->m == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < q->ns; i++) {
+		q->m[i].s = weft_stream_at(t, i);
+		q->m[i].index = i;
+		q->m[i].thread = -1;
+	}
+	qsort(q->m, q->ns, sizeof *q->m, cmp_smap);
+	for (size_t i = 0; i < sys->nthreads; i++) {
+		struct smap *e = sys->threads[i].stream != NULL ?
+			(struct smap *) find(q, sys->threads[i].stream) : NULL;
+		if (e != NULL)
+			e->thread = (int64_t) i;
+	}
+	/* by position: in stream.id order */
+	struct smap **by = calloc(q->ns + 1, sizeof *by);
+	sqlite3_stmt *ins = NULL;
+	int r = 0;
+	if (by == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	for (size_t i = 0; i < q->ns; i++)
+		by[q->m[i].index] = &q->m[i];
+	if (sqlite3_prepare_v2(q->db, "INSERT INTO stream VALUES (?, ?, ?, ?, ?, ?, ?, ?)", -1,
+			&ins, NULL) != SQLITE_OK)
+		r = sq_db_fail(q->db, q->path, "cannot prepare", err, errlen);
+	for (size_t i = 0; r == 0 && i < q->ns; i++) {
+		const struct weft_stream *s = by[i]->s;
+		sqlite3_bind_int64(ins, 1, (sqlite3_int64) i);
+		sqlite3_bind_text(ins, 2, s->relpath, -1, SQLITE_STATIC);
+		if (by[i]->thread >= 0)
+			sqlite3_bind_int64(ins, 3, by[i]->thread);
+		else
+			sqlite3_bind_null(ins, 3);
+		sqlite3_bind_int64(ins, 4, s->clock_offset);
+		sqlite3_bind_int64(ins, 5, (sqlite3_int64) s->obs_size);
+		sqlite3_bind_int64(ins, 6, s->meta_version);
+		sqlite3_bind_int64(ins, 7, s->finished);
+		if (s->lib_version != NULL)
+			sqlite3_bind_text(ins, 8, s->lib_version, -1, SQLITE_STATIC);
+		else
+			sqlite3_bind_null(ins, 8);
+		if (sqlite3_step(ins) != SQLITE_DONE)
+			r = sq_db_fail(q->db, q->path, "cannot write the streams", err, errlen);
+		sqlite3_reset(ins);
+	}
+	sqlite3_finalize(ins);
+	free(by);
+	return r;
+}
+
+struct sq_events *sq_events_open(sqlite3 *db, const char *path, const struct emu *emu,
+		const struct out_input *in, char *err, size_t errlen)
+{
+	struct sq_events *q = calloc(1, sizeof *q);
+	if (q == NULL || (q->trace_path = strdup(in->path != NULL ? in->path : "")) == NULL) {
+		free(q);
+		snprintf(err, errlen, "out of memory");
+		return NULL;
+	}
+	q->db = db;
+	q->path = path;
+	q->in = in;
+	if (sqlite3_exec(db, events_schema, NULL, NULL, NULL) != SQLITE_OK) {
+		sq_db_fail(db, path, "cannot write the database", err, errlen);
+		goto fail;
+	}
+	if (write_streams(q, emu, err, errlen) != 0)
+		goto fail;
+	if (sqlite3_prepare_v3(db, "INSERT INTO event VALUES (?, ?, ?, ?, ?, ?, ?, ?)", -1,
+			SQLITE_PREPARE_PERSISTENT, &q->ins, NULL) != SQLITE_OK) {
+		sq_db_fail(db, path, "cannot prepare", err, errlen);
+		goto fail;
+	}
+	return q;
+fail:
+	sq_events_free(q);
+	return NULL;
+}
+
+/* The MCV as weft dump prints it: its three bytes, escaped when one is not
+ * printable ASCII. */
+static const char *mcv_text(const char mcv[4], char *buf, size_t cap)
+{
+	if ((unsigned char) mcv[0] - 0x20u < 0x5fu && (unsigned char) mcv[1] - 0x20u < 0x5fu &&
+			(unsigned char) mcv[2] - 0x20u < 0x5fu)
+		return mcv;
+	weft_escape(mcv, 3, buf, cap);
+	return buf;
+}
+
+int sq_events_add(struct sq_events *q, const struct weft_event *evs, size_t n, char *err,
+		size_t errlen)
+{
+	sqlite3_stmt *ins = q->ins;
+	for (size_t k = 0; k < n; k++) {
+		const struct weft_event *e = &evs[k];
+		const struct smap *m = find(q, e->stream);
+		if (m == NULL) {
+			snprintf(err, errlen, "%s: an event of a stream the trace does not list",
+					q->path);
+			return -1;
+		}
+		if (q->n == 0)
+			q->first = e->sclock;
+		q->last_clock = e->sclock;
+		char buf[16];
+		sqlite3_bind_int64(ins, 1, (sqlite3_int64) q->n);
+		sqlite3_bind_int64(ins, 2, (sqlite3_int64) ((uint64_t) e->sclock - (uint64_t) q->first));
+		sqlite3_bind_int64(ins, 3, e->sclock);
+		sqlite3_bind_int64(ins, 4, e->rclock);
+		if (m->thread >= 0)
+			sqlite3_bind_int64(ins, 5, m->thread);
+		else
+			sqlite3_bind_null(ins, 5);
+		sqlite3_bind_int64(ins, 6, (sqlite3_int64) m->index);
+		sqlite3_bind_text(ins, 7, mcv_text(e->mcv, buf, sizeof buf), -1, SQLITE_STATIC);
+		if (e->payload_size > 0)
+			sqlite3_bind_blob(ins, 8, e->payload, (int) e->payload_size, SQLITE_STATIC);
+		else
+			sqlite3_bind_null(ins, 8);
+		int r = sqlite3_step(ins);
+		sqlite3_reset(ins);
+		if (r != SQLITE_DONE)
+			return sq_db_fail(q->db, q->path, "cannot write the events", err, errlen);
+		q->n++;
+	}
+	return 0;
+}
+
+int sq_events_finish(struct sq_events *q, char *err, size_t errlen)
+{
+	sqlite3_stmt *st = NULL;
+	int r = 0;
+	if (sqlite3_prepare_v2(q->db, "INSERT INTO trace VALUES (?, ?, ?, ?)", -1, &st, NULL)
+			!= SQLITE_OK)
+		return sq_db_fail(q->db, q->path, "cannot prepare", err, errlen);
+	sqlite3_bind_text(st, 1, q->trace_path, -1, SQLITE_STATIC);
+	if (q->n > 0) {
+		sqlite3_bind_int64(st, 2, q->first);
+		sqlite3_bind_int64(st, 3, (sqlite3_int64) ((uint64_t) q->last_clock -
+				(uint64_t) q->first));
+	}
+	sqlite3_bind_int64(st, 4, (sqlite3_int64) q->n);
+	if (sqlite3_step(st) != SQLITE_DONE)
+		r = sq_db_fail(q->db, q->path, "cannot write the database", err, errlen);
+	sqlite3_finalize(st);
+	if (r == 0 && sqlite3_exec(q->db, events_indexes, NULL, NULL, NULL) != SQLITE_OK)
+		r = sq_db_fail(q->db, q->path, "cannot index the events", err, errlen);
+	return r;
+}
+
+void sq_events_free(struct sq_events *q)
+{
+	if (q == NULL)
+		return;
+	if (q->ins != NULL)
+		sqlite3_finalize(q->ins);
+	free(q->m);
+	free(q->trace_path);
+	free(q);
+}
