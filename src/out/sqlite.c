@@ -15,10 +15,12 @@
  * channel, the value its model wrote (a stack: its top), from the engine's
  * raw records (raw_iv.h), whether or not the thread ran. Channels are the
  * catalogue's entries (catalogue.h), under its ids and names. Everything
- * is written inside one transaction with
- * prepared statements; the indexes are made after the inserts. WEFT_SQL_TRACE_TX set: each statement that begins or
- * ends a transaction, and each that writes outside one, is named on stderr
- * (the test of the single transaction, tests/sql/cli.py).
+ * is written inside one transaction with prepared statements; the event
+ * index is made after the inserts (the intervals are stored clustered by
+ * their timeline, WITHOUT ROWID: no index). WEFT_SQL_TRACE_TX set: each
+ * statement that begins or ends a transaction, and each that writes
+ * outside one, is named on stderr (the test of the single transaction,
+ * tests/sql/cli.py).
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -52,20 +54,28 @@ static const char schema[] =
 	"CREATE TABLE value_label (channel INTEGER NOT NULL REFERENCES channel,"
 	" value INTEGER NOT NULL, label TEXT NOT NULL, PRIMARY KEY (channel, value))"
 	" WITHOUT ROWID;\n"
-	"CREATE TABLE interval (id INTEGER PRIMARY KEY, view TEXT NOT NULL, row INTEGER NOT NULL,"
-	" channel INTEGER NOT NULL REFERENCES channel, start INTEGER NOT NULL,"
-	" end INTEGER NOT NULL, value INTEGER NOT NULL, label TEXT,"
-	" dur INTEGER GENERATED ALWAYS AS (end - start) VIRTUAL);\n"
-	"CREATE TABLE raw_interval (id INTEGER PRIMARY KEY, thread INTEGER NOT NULL"
-	" REFERENCES thread, channel INTEGER NOT NULL REFERENCES channel,"
-	" start INTEGER NOT NULL, end INTEGER NOT NULL, value INTEGER NOT NULL, label TEXT,"
-	" dur INTEGER GENERATED ALWAYS AS (end - start) VIRTUAL);\n";
-
-static const char indexes[] =
-	"CREATE INDEX interval_row ON interval (view, row, start);\n"
-	"CREATE INDEX interval_channel ON interval (channel);\n"
-	"CREATE INDEX raw_interval_row ON raw_interval (thread, start);\n"
-	"CREATE INDEX raw_interval_channel ON raw_interval (channel);\n";
+	"CREATE TABLE view_name (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);\n"
+	"INSERT INTO view_name VALUES (0, 'thread'), (1, 'cpu');\n"
+	/* the intervals as stored: narrow rows (the view as its number, the
+	 * duration rather than the end: fewer bytes), the label found in
+	 * value_label (the views below) */
+	"CREATE TABLE interval_data (view INTEGER NOT NULL REFERENCES view_name,"
+	" row INTEGER NOT NULL, start INTEGER NOT NULL, channel INTEGER NOT NULL"
+	" REFERENCES channel, dur INTEGER NOT NULL, value INTEGER NOT NULL,"
+	" PRIMARY KEY (view, row, start, channel)) WITHOUT ROWID;\n"
+	"CREATE TABLE raw_interval_data (thread INTEGER NOT NULL REFERENCES thread,"
+	" start INTEGER NOT NULL, channel INTEGER NOT NULL REFERENCES channel,"
+	" dur INTEGER NOT NULL, value INTEGER NOT NULL,"
+	" PRIMARY KEY (thread, start, channel)) WITHOUT ROWID;\n"
+	"CREATE VIEW interval AS SELECT v.name AS view, i.row AS row,"
+	" i.channel AS channel, i.start AS start, i.start + i.dur AS end,"
+	" i.value AS value, l.label AS label, i.dur AS dur FROM interval_data i"
+	" JOIN view_name v ON v.id = i.view"
+	" LEFT JOIN value_label l ON l.channel = i.channel AND l.value = i.value;\n"
+	"CREATE VIEW raw_interval AS SELECT i.thread AS thread,"
+	" i.channel AS channel, i.start AS start, i.start + i.dur AS end,"
+	" i.value AS value, l.label AS label, i.dur AS dur FROM raw_interval_data i"
+	" LEFT JOIN value_label l ON l.channel = i.channel AND l.value = i.value;\n";
 
 struct tmap {
 	int type;
@@ -108,7 +118,6 @@ struct sq {
 	struct open_iv *cur[2]; /* per view: row * nchans + channel */
 	struct raw_ivs raw;     /* the raw layer (raw_iv.h) */
 	sqlite3_stmt *rins;
-	size_t *chan_of_id;     /* catalogue id -> chans index, SIZE_MAX: none */
 	struct out_input in;    /* the run's input (out.h), once given */
 	const char *phase;      /* the long step running, for in.phase */
 	struct sq_events *ev;   /* the stream, event and trace tables */
@@ -133,19 +142,6 @@ static int cmp_label(const void *a, const void *b)
 {
 	const struct label *x = a, *y = b;
 	return x->value < y->value ? -1 : x->value > y->value;
-}
-
-static const char *label_of(const struct chan *c, int64_t v)
-{
-	size_t lo = 0, hi = c->nlabels;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (c->labels[mid].value < v)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < c->nlabels && c->labels[lo].value == v ? c->labels[lo].label : NULL;
 }
 
 static int64_t chan_of(const struct sq *s, size_t view, int type)
@@ -186,7 +182,6 @@ static void sq_free(struct sq *s)
 		sqlite3_finalize(s->rins);
 	raw_ivs_free(&s->raw);
 	sq_events_free(s->ev);
-	free(s->chan_of_id);
 	if (s->db != NULL)
 		sqlite3_close(s->db);
 	for (size_t i = 0; i < s->nchans; i++)
@@ -306,25 +301,18 @@ static int write_chans(struct sq *s, char *err, size_t errlen)
 	return r;
 }
 
-static const char *view_name(size_t v)
-{
-	return v == EMU_FILE_THREAD ? "thread" : "cpu";
-}
-
 static int put_interval(struct sq *s, size_t view, uint32_t row, size_t chan, int64_t start,
 		int64_t end, int64_t value, char *err, size_t errlen)
 {
 	if (end <= start)
 		return 0;
 	sqlite3_stmt *st = s->ins;
-	sqlite3_bind_text(st, 1, view_name(view), -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 1, view == EMU_FILE_THREAD ? 0 : 1);
 	sqlite3_bind_int64(st, 2, row);
 	sqlite3_bind_int64(st, 3, (sqlite3_int64) s->chans[chan].entry->id);
 	sqlite3_bind_int64(st, 4, start);
-	sqlite3_bind_int64(st, 5, end);
+	sqlite3_bind_int64(st, 5, (sqlite3_int64) ((uint64_t) end - (uint64_t) start));
 	sqlite3_bind_int64(st, 6, value);
-	const char *l = s->chans[chan].dyn ? NULL : label_of(&s->chans[chan], value);
-	bind_text(st, 7, l);
 	int r = sqlite3_step(st);
 	sqlite3_reset(st);
 	if (r != SQLITE_DONE)
@@ -336,15 +324,12 @@ static int put_interval(struct sq *s, size_t view, uint32_t row, size_t chan, in
 static int raw_put(void *ctx, uint32_t row, size_t id, int64_t start, int64_t end, int64_t value)
 {
 	struct sq *s = ctx;
-	size_t c = s->chan_of_id[id];
 	sqlite3_stmt *st = s->rins;
 	sqlite3_bind_int64(st, 1, row);
 	sqlite3_bind_int64(st, 2, (sqlite3_int64) id);
 	sqlite3_bind_int64(st, 3, start);
-	sqlite3_bind_int64(st, 4, end);
+	sqlite3_bind_int64(st, 4, (sqlite3_int64) ((uint64_t) end - (uint64_t) start));
 	sqlite3_bind_int64(st, 5, value);
-	const char *l = c == SIZE_MAX || s->chans[c].dyn ? NULL : label_of(&s->chans[c], value);
-	bind_text(st, 6, l);
 	int r = sqlite3_step(st);
 	sqlite3_reset(st);
 	return r == SQLITE_DONE ? 0 : -1;
@@ -469,7 +454,6 @@ static int sq_close(struct out *o, int64_t duration, char *err, size_t errlen)
 	if (r == 0 && sqlite3_prepare_v2(s->db, "INSERT OR IGNORE INTO value_label "
 			"VALUES (?, ?, ?)", -1, &st, NULL) != SQLITE_OK)
 		r = sq_fail(s, "cannot prepare", err, errlen);
-	int any_dyn = 0;
 	for (size_t i = 0; i < s->nchans && r == 0; i++) {
 		const struct chan *c = &s->chans[i];
 		for (size_t k = 0; k < c->nlabels && r == 0; k++) {
@@ -479,7 +463,6 @@ static int sq_close(struct out *o, int64_t duration, char *err, size_t errlen)
 			r = step_reset(s, st, err, errlen);
 		}
 		if (c->info != NULL && c->dyn) {
-			any_dyn = 1;
 			for (size_t k = 0; k < c->info->ndyn && r == 0; k++) {
 				sqlite3_bind_int64(st, 1, (sqlite3_int64) c->entry->id);
 				sqlite3_bind_int64(st, 2, c->info->dyn[k].value);
@@ -495,39 +478,6 @@ static int sq_close(struct out *o, int64_t duration, char *err, size_t errlen)
 	if (r == 0 && s->ev != NULL && sq_events_finish(s->ev, err, errlen) != 0)
 		r = -1;
 	timing(s, "trace row and event indexes", &t0);
-	/* the indexes first: the update below finds its rows by channel */
-	if (r == 0)
-		r = exec(s, indexes, err, errlen);
-	timing(s, "interval indexes", &t0);
-	if (r == 0 && any_dyn) {
-		/* "<ids>)": the channels whose labels came at the end */
-		char *ids = malloc(24 * s->nchans + 8);
-		char *big = malloc(24 * s->nchans + 512);
-		if (ids == NULL || big == NULL) {
-			snprintf(err, errlen, "out of memory");
-			r = -1;
-		} else {
-			size_t len = 0;
-			for (size_t i = 0; i < s->nchans; i++) {
-				if (s->chans[i].info == NULL || !s->chans[i].dyn)
-					continue;
-				len += (size_t) sprintf(ids + len, "%s%zu", len ? ", " : "",
-						s->chans[i].entry->id);
-			}
-			strcpy(ids + len, ")");
-			/* the shown layer, then the raw one */
-			static const char *const tables[] = { "interval", "raw_interval" };
-			for (size_t k = 0; k < 2 && r == 0; k++) {
-				sprintf(big, "UPDATE %s SET label = (SELECT label FROM value_label v "
-						"WHERE v.channel = %s.channel AND v.value = %s.value) WHERE "
-						"channel IN (%s", tables[k], tables[k], tables[k], ids);
-				r = exec(s, big, err, errlen);
-			}
-		}
-		free(ids);
-		free(big);
-	}
-	timing(s, "labels of the values known at the end", &t0);
 	if (r == 0)
 		r = exec(s, "COMMIT", err, errlen);
 	timing(s, "commit", &t0);
@@ -650,25 +600,19 @@ struct out *out_sqlite_open(const char *dir, const struct emu *emu, char *err, s
 			goto fail;
 		}
 	}
-	if (sqlite3_prepare_v3(s->db, "INSERT INTO interval (view, row, channel, start, end, "
-			"value, label) VALUES (?, ?, ?, ?, ?, ?, ?)", -1,
+	if (sqlite3_prepare_v3(s->db, "INSERT INTO interval_data (view, row, channel, start, "
+			"dur, value) VALUES (?, ?, ?, ?, ?, ?)", -1,
 			SQLITE_PREPARE_PERSISTENT, &s->ins, NULL) != SQLITE_OK ||
-			sqlite3_prepare_v3(s->db, "INSERT INTO raw_interval (thread, channel, start, "
-			"end, value, label) VALUES (?, ?, ?, ?, ?, ?)", -1,
+			sqlite3_prepare_v3(s->db, "INSERT INTO raw_interval_data (thread, channel, "
+			"start, dur, value) VALUES (?, ?, ?, ?, ?)", -1,
 			SQLITE_PREPARE_PERSISTENT, &s->rins, NULL) != SQLITE_OK) {
 		sq_fail(s, "cannot prepare", err, errlen);
 		goto fail;
 	}
-	size_t ncat = emu_cat_count(emu);
-	s->chan_of_id = malloc((ncat + 1) * sizeof *s->chan_of_id);
-	if (s->chan_of_id == NULL || raw_ivs_init(&s->raw, emu) != 0) {
+	if (raw_ivs_init(&s->raw, emu) != 0) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
-	for (size_t i = 0; i < ncat; i++)
-		s->chan_of_id[i] = SIZE_MAX;
-	for (size_t i = 0; i < s->nchans; i++)
-		s->chan_of_id[s->chans[i].entry->id] = i;
 	return &s->base;
 fail:
 	sq_free(s);

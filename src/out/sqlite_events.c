@@ -20,14 +20,20 @@ static const char events_schema[] =
 	" thread INTEGER REFERENCES thread, clock_offset INTEGER NOT NULL,"
 	" size INTEGER NOT NULL, meta_version INTEGER NOT NULL, finished INTEGER NOT NULL,"
 	" lib_version TEXT);\n"
-	"CREATE TABLE event (id INTEGER PRIMARY KEY, time INTEGER NOT NULL,"
-	" clock INTEGER NOT NULL, rclock INTEGER NOT NULL, thread INTEGER REFERENCES thread,"
-	" stream INTEGER NOT NULL REFERENCES stream, mcv TEXT NOT NULL, payload BLOB);\n"
 	"CREATE TABLE trace (path TEXT NOT NULL, first_clock INTEGER, duration INTEGER,"
 	" nevents INTEGER NOT NULL);\n";
 
+/* The event table (made at the first event, whose clock it needs): the
+ * clocks are computed from the time (generated columns, not stored): clock
+ * = time + the first clock, rclock = clock - the stream's clock offset. */
+static const char event_table[] =
+	"CREATE TABLE event (id INTEGER PRIMARY KEY, time INTEGER NOT NULL,"
+	" clock INTEGER GENERATED ALWAYS AS (time + %lld) VIRTUAL,"
+	" rclock INTEGER GENERATED ALWAYS AS (time + %lld - %s) VIRTUAL,"
+	" thread INTEGER REFERENCES thread, stream INTEGER NOT NULL REFERENCES stream,"
+	" mcv TEXT NOT NULL, payload BLOB)";
+
 static const char events_indexes[] =
-	"CREATE INDEX event_time ON event (time);\n"
 	"CREATE INDEX event_thread ON event (thread, time);\n";
 
 /* A stream of the trace, by its address: its position (stream.id) and its
@@ -47,7 +53,8 @@ struct sq_events {
 	size_t ns;
 	const struct weft_stream *last; /* the stream of the last event, and ... */
 	size_t last_i;                  /* ... its place in m */
-	sqlite3_stmt *ins;
+	sqlite3_stmt *ins;     /* NULL until the event table is made */
+	char *offset_expr;     /* the streams' clock offsets as SQL (by stream) */
 	uint64_t n;
 	int64_t first, last_clock;
 };
@@ -235,6 +242,53 @@ static int write_streams(struct sq_events *q, const struct emu *emu, char *err, 
 	return r;
 }
 
+/* The clock offset of an event's stream as an SQL expression: the offset
+ * of the first stream, and a CASE on the stream for those with another
+ * (only traces of several looms have any). NULL: out of memory. */
+static char *offset_expr(const struct sq_events *q)
+{
+	long long base = q->ns > 0 ? (long long) q->m[0].s->clock_offset : 0;
+	size_t nother = 0;
+	for (size_t i = 0; i < q->ns; i++)
+		nother += q->m[i].s->clock_offset != base;
+	size_t cap = 64 + nother * 48;
+	char *x = malloc(cap);
+	if (x == NULL)
+		return NULL;
+	if (nother == 0) {
+		snprintf(x, cap, "%lld", base);
+		return x;
+	}
+	size_t len = (size_t) snprintf(x, cap, "CASE stream");
+	for (size_t i = 0; i < q->ns; i++)
+		if (q->m[i].s->clock_offset != base)
+			len += (size_t) snprintf(x + len, cap - len, " WHEN %zu THEN %lld",
+					q->m[i].index, (long long) q->m[i].s->clock_offset);
+	snprintf(x + len, cap - len, " ELSE %lld END", base);
+	return x;
+}
+
+/* Makes the event table for a first clock, and its insert. */
+static int make_event_table(struct sq_events *q, int64_t first, char *err, size_t errlen)
+{
+	size_t cap = strlen(q->offset_expr) + sizeof event_table + 64;
+	char *sql = malloc(cap);
+	if (sql == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	snprintf(sql, cap, event_table, (long long) first, (long long) first, q->offset_expr);
+	int r = 0;
+	if (sqlite3_exec(q->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+		r = sq_db_fail(q->db, q->path, "cannot write the database", err, errlen);
+	free(sql);
+	if (r == 0 && sqlite3_prepare_v3(q->db, "INSERT INTO event (id, time, thread, stream, mcv,"
+			" payload) VALUES (?, ?, ?, ?, ?, ?)", -1, SQLITE_PREPARE_PERSISTENT, &q->ins,
+			NULL) != SQLITE_OK)
+		r = sq_db_fail(q->db, q->path, "cannot prepare", err, errlen);
+	return r;
+}
+
 struct sq_events *sq_events_open(sqlite3 *db, const char *path, const struct emu *emu,
 		const struct out_input *in, char *err, size_t errlen)
 {
@@ -253,9 +307,8 @@ struct sq_events *sq_events_open(sqlite3 *db, const char *path, const struct emu
 	}
 	if (write_streams(q, emu, err, errlen) != 0)
 		goto fail;
-	if (sqlite3_prepare_v3(db, "INSERT INTO event VALUES (?, ?, ?, ?, ?, ?, ?, ?)", -1,
-			SQLITE_PREPARE_PERSISTENT, &q->ins, NULL) != SQLITE_OK) {
-		sq_db_fail(db, path, "cannot prepare", err, errlen);
+	if ((q->offset_expr = offset_expr(q)) == NULL) {
+		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
 	return q;
@@ -278,6 +331,8 @@ static const char *mcv_text(const char mcv[4], char *buf, size_t cap)
 int sq_events_add(struct sq_events *q, const struct weft_event *evs, size_t n, char *err,
 		size_t errlen)
 {
+	if (n > 0 && q->ins == NULL && make_event_table(q, evs[0].sclock, err, errlen) != 0)
+		return -1;
 	sqlite3_stmt *ins = q->ins;
 	for (size_t k = 0; k < n; k++) {
 		const struct weft_event *e = &evs[k];
@@ -293,18 +348,16 @@ int sq_events_add(struct sq_events *q, const struct weft_event *evs, size_t n, c
 		char buf[16];
 		sqlite3_bind_int64(ins, 1, (sqlite3_int64) q->n);
 		sqlite3_bind_int64(ins, 2, (sqlite3_int64) ((uint64_t) e->sclock - (uint64_t) q->first));
-		sqlite3_bind_int64(ins, 3, e->sclock);
-		sqlite3_bind_int64(ins, 4, e->rclock);
 		if (m->thread >= 0)
-			sqlite3_bind_int64(ins, 5, m->thread);
+			sqlite3_bind_int64(ins, 3, m->thread);
 		else
-			sqlite3_bind_null(ins, 5);
-		sqlite3_bind_int64(ins, 6, (sqlite3_int64) m->index);
-		sqlite3_bind_text(ins, 7, mcv_text(e->mcv, buf, sizeof buf), -1, SQLITE_STATIC);
+			sqlite3_bind_null(ins, 3);
+		sqlite3_bind_int64(ins, 4, (sqlite3_int64) m->index);
+		sqlite3_bind_text(ins, 5, mcv_text(e->mcv, buf, sizeof buf), -1, SQLITE_STATIC);
 		if (e->payload_size > 0)
-			sqlite3_bind_blob(ins, 8, e->payload, (int) e->payload_size, SQLITE_STATIC);
+			sqlite3_bind_blob(ins, 6, e->payload, (int) e->payload_size, SQLITE_STATIC);
 		else
-			sqlite3_bind_null(ins, 8);
+			sqlite3_bind_null(ins, 6);
 		int r = sqlite3_step(ins);
 		sqlite3_reset(ins);
 		if (r != SQLITE_DONE)
@@ -318,6 +371,8 @@ int sq_events_finish(struct sq_events *q, char *err, size_t errlen)
 {
 	sqlite3_stmt *st = NULL;
 	int r = 0;
+	if (q->ins == NULL && make_event_table(q, 0, err, errlen) != 0)
+		return -1;
 	if (sqlite3_prepare_v2(q->db, "INSERT INTO trace VALUES (?, ?, ?, ?)", -1, &st, NULL)
 			!= SQLITE_OK)
 		return sq_db_fail(q->db, q->path, "cannot prepare", err, errlen);
@@ -343,6 +398,7 @@ void sq_events_free(struct sq_events *q)
 	if (q->ins != NULL)
 		sqlite3_finalize(q->ins);
 	free(q->m);
+	free(q->offset_expr);
 	free(q->trace_path);
 	free(q);
 }
