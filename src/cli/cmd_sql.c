@@ -3,7 +3,7 @@
  * cmd_sql.c - `weft sql`: a trace as a SQLite database (docs/sql.md).
  *
  *   weft sql TRACE -o FILE      writes the database
- *   weft sql TRACE 'QUERY'      builds it in a temporary file, runs QUERY
+ *   weft sql TRACE 'QUERY'      builds it beside the trace (or reuses it), runs QUERY
  *   weft sql FILE.db 'QUERY'    runs QUERY on a database written before
  *
  * The emulation (the driver, with the "sqlite" output: src/out/sqlite.c,
@@ -12,6 +12,8 @@
  * then renamed to FILE (or queried and removed).
  */
 #include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -25,6 +27,7 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "driver.h"
+#include "weft_version.h"
 
 #define CMD "sql"
 /* The file the sqlite output writes into its directory (src/out/sqlite.c). */
@@ -38,19 +41,24 @@ static const char usage[] =
 	"Turn the trace at TRACE (a directory) into a SQLite database: its looms,\n"
 	"processes, threads, CPUs and streams, every event, and the emulated\n"
 	"timelines as intervals per thread and CPU, in the tables loom, process,\n"
-	"thread, cpu, stream, event, channel, value_label, interval and trace\n"
-	"(docs/sql.md). With -o the database is written to FILE (replaced if it\n"
-	"exists and is a regular file; a symbolic link, a directory, a FIFO or a\n"
-	"device is refused); it is built beside FILE and renamed to FILE only when\n"
-	"it is complete, so a failed or interrupted run leaves FILE as it was; with\n"
-	"a QUERY it is built in a temporary file (in $TMPDIR, else\n"
-	"/tmp), QUERY is run on it and the file is removed. A FILE (a database\n"
-	"written by -o) is opened read-only and QUERY run on it. The result of each\n"
-	"statement is printed as a table: a header, aligned columns (numbers\n"
-	"right-aligned), NULL shown as NULL.\n"
+	"thread, cpu, stream, event, channel, value_label, interval, raw_interval\n"
+	"and trace (docs/sql.md). With -o the database is written to FILE (replaced\n"
+	"if it exists and is a regular file; a symbolic link, a directory, a FIFO\n"
+	"or a device is refused); it is built beside FILE and renamed to FILE only\n"
+	"when it is complete, so a failed or interrupted run leaves FILE as it was.\n"
+	"Without -o, the database is kept beside the trace, as TRACE/weft-sql.db\n"
+	"(or in $XDG_CACHE_HOME/weft, else ~/.cache/weft, when TRACE may not be\n"
+	"written into), and built again only when the trace changed (its streams'\n"
+	"paths, sizes and modification times, the options and weft's version are\n"
+	"stored in it): a later QUERY on TRACE reuses it (said on stderr when it is\n"
+	"a terminal). A FILE (a database) is opened read-only and QUERY run on it.\n"
+	"The result of each statement is printed as a table: a header, aligned\n"
+	"columns (numbers right-aligned), NULL shown as NULL.\n"
 	"\n"
 	"Options:\n"
 	"  -o, --output FILE  write the database to FILE\n"
+	"      --rebuild      build the database kept beside the trace again,\n"
+	"                     whether or not the trace changed\n"
 	"  -a, --all-models   enable every model, whatever ovni.require says (as\n"
 	"                     weft emu -a)\n"
 	"      --model FILE   add the model FILE describes (repeatable; as weft\n"
@@ -97,7 +105,7 @@ static int db_error(sqlite3 *db, const char *what, char *err, size_t errlen)
  * build to stop (stop_sig: read by the driver and by the fill of the
  * events), which then removes its temporaries itself; a second signal ends
  * the program. */
-static char armed_dir[4200], armed_db[4300];
+static char armed_dir[4400], armed_db[4500];
 static volatile sig_atomic_t armed, building;
 
 static void on_signal(int sig)
@@ -224,6 +232,210 @@ static int check_out(const char *out)
 			out, kind);
 	cli_message(CMD, "", msg);
 	return -1;
+}
+
+/* ---- the database kept beside the trace ---- */
+
+/* The layout of the database (src/out/sqlite.c, sqlite_events.c): raised
+ * with it, so that a database kept from an older weft is built again. */
+#define SQL_SCHEMA 3
+/* Its name in the trace directory. */
+#define CACHE_NAME "weft-sql.db"
+
+/* A growing string (the key). */
+struct sbuf {
+	char *s;
+	size_t len, cap;
+};
+
+static void sb_printf(struct sbuf *b, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void sb_printf(struct sbuf *b, const char *fmt, ...)
+{
+	for (;;) {
+		va_list ap;
+		va_start(ap, fmt);
+		int n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? b->cap - b->len : 0, fmt, ap);
+		va_end(ap);
+		if (n < 0)
+			abort();
+		if (b->s != NULL && b->len + (size_t) n < b->cap) {
+			b->len += (size_t) n;
+			return;
+		}
+		size_t cap = (b->cap + (size_t) n + 1) * 2;
+		char *x = realloc(b->s, cap);
+		if (x == NULL)
+			abort();
+		b->s = x;
+		b->cap = cap;
+	}
+}
+
+/* A file in the key: its size and modification time (ns), or "absent". */
+static void sb_file(struct sbuf *b, const char *what, const char *path)
+{
+	struct stat sb;
+	if (path != NULL && stat(path, &sb) == 0)
+		sb_printf(b, " %s %lld %lld.%09ld", what, (long long) sb.st_size,
+				(long long) sb.st_mtim.tv_sec, (long) sb.st_mtim.tv_nsec);
+	else
+		sb_printf(b, " %s absent", what);
+}
+
+/* What the database of path depends on: weft's version and the layout's,
+ * the options that change it (-a, the --model files), and each stream's
+ * path, and its files' sizes and modification times. NULL when the trace
+ * cannot be opened (the build then says why). */
+static char *cache_key(const char *path, int all_models, const struct cli_models *mf)
+{
+	struct weft_open_opts oo;
+	memset(&oo, 0, sizeof oo);
+	oo.sz = sizeof oo;
+	oo.mode = WEFT_LENIENT;
+	oo.all_models = 1;
+	oo.accept_unfinished = 2;
+	char err[WEFT_ERR_MAX];
+	struct weft_trace *t = weft_open(path, &oo, err, sizeof err);
+	if (t == NULL)
+		return NULL;
+	struct sbuf b = { NULL, 0, 0 };
+	sb_printf(&b, "weft %s, database layout %d\nall-models %d\n", WEFT_VERSION, SQL_SCHEMA,
+			all_models);
+	for (int i = 0; i < mf->n; i++) {
+		sb_printf(&b, "model %s", mf->files[i]);
+		sb_file(&b, "file", mf->files[i]);
+		sb_printf(&b, "\n");
+	}
+	char co[4200];
+	snprintf(co, sizeof co, "%s/clock-offsets.txt", path);
+	sb_printf(&b, "clock-offsets.txt");
+	sb_file(&b, "file", co);
+	sb_printf(&b, "\n");
+	for (size_t i = 0; i < weft_nstreams(t); i++) {
+		const struct weft_stream *st = weft_stream_at(t, i);
+		sb_printf(&b, "stream %s", st->relpath);
+		sb_file(&b, "obs", st->obs_path);
+		sb_file(&b, "json", weft_stream_json_path(t, i));
+		sb_printf(&b, "\n");
+	}
+	weft_close(t);
+	return b.s;
+}
+
+/* The directory may be written into: by its permission bits as they apply
+ * to this user (root too: a trace made read-only is not written into). */
+static int dir_writable(const char *dir)
+{
+	struct stat sb;
+	if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode) || access(dir, W_OK | X_OK) != 0)
+		return 0;
+	mode_t w = sb.st_uid == geteuid() ? S_IWUSR : sb.st_gid == getegid() ? S_IWGRP :
+		S_IWOTH;
+	return geteuid() != 0 || (sb.st_mode & w) != 0;
+}
+
+/* Where the database of the trace at path is kept: path/weft-sql.db, or,
+ * when path may not be written into, $XDG_CACHE_HOME/weft (else
+ * ~/.cache/weft) under a name made of the trace's real path. 0, or -1
+ * with the message printed. */
+static int cache_path(const char *path, char *out, size_t cap)
+{
+	if (dir_writable(path)) {
+		if (snprintf(out, cap, "%s/%s", path, CACHE_NAME) >= (int) cap)
+			return usage_error("TRACE is too long");
+		return 0;
+	}
+	char real[PATH_MAX];
+	if (realpath(path, real) == NULL) {
+		fprintf(stderr, "weft sql: %s: %s\n", path, strerror(errno));
+		return -1;
+	}
+	char dir[4200];
+	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
+	if (xdg != NULL && xdg[0] == '/')
+		snprintf(dir, sizeof dir, "%s/weft", xdg);
+	else if (home != NULL && home[0] != '\0')
+		snprintf(dir, sizeof dir, "%s/.cache/weft", home);
+	else {
+		cli_message(CMD, "", "the trace directory cannot be written into, and neither "
+				"XDG_CACHE_HOME nor HOME names a cache directory: give -o FILE");
+		return -1;
+	}
+	/* the directories, made as needed (only the last one ours: 0700) */
+	for (char *p = dir + 1; *p; p++) {
+		if (*p != '/')
+			continue;
+		*p = '\0';
+		if (mkdir(dir, 0755) != 0 && errno != EEXIST)
+			break;
+		*p = '/';
+	}
+	if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+		fprintf(stderr, "weft sql: cannot create the cache directory %s: %s\n", dir,
+				strerror(errno));
+		return -1;
+	}
+	/* FNV-1a of the real path, after its last component */
+	uint64_t h = 0xcbf29ce484222325u;
+	for (const char *c = real; *c; c++)
+		h = (h ^ (unsigned char) *c) * 0x100000001b3u;
+	const char *base = strrchr(real, '/');
+	base = base != NULL && base[1] != '\0' ? base + 1 : "root";
+	char name[96];
+	size_t k = 0;
+	for (; *base && k < 40; base++)
+		name[k++] = (*base >= 'a' && *base <= 'z') || (*base >= 'A' && *base <= 'Z') ||
+			(*base >= '0' && *base <= '9') || *base == '-' || *base == '_' ||
+			*base == '.' ? *base : '_';
+	name[k] = '\0';
+	if (snprintf(out, cap, "%s/%s-%016" PRIx64 ".db", dir, name, h) >= (int) cap)
+		return usage_error("XDG_CACHE_HOME is too long");
+	return 0;
+}
+
+/* The key stored in the database at db (NULL: none, or not a database of
+ * weft sql's). */
+static char *stored_key(const char *db)
+{
+	struct stat sb;
+	if (lstat(db, &sb) != 0 || !S_ISREG(sb.st_mode))
+		return NULL;
+	sqlite3 *d = NULL;
+	char *key = NULL;
+	sqlite3_stmt *st = NULL;
+	if (sqlite3_open_v2(db, &d, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOFOLLOW, NULL) ==
+			SQLITE_OK && sqlite3_prepare_v2(d, "SELECT key FROM weft_build", -1, &st,
+			NULL) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW &&
+			sqlite3_column_text(st, 0) != NULL)
+		key = strdup((const char *) sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	sqlite3_close(d);
+	return key;
+}
+
+/* Stores key in the database at db (the temporary, before its rename). */
+static int store_key(const char *db, const char *key)
+{
+	sqlite3 *d = NULL;
+	sqlite3_stmt *st = NULL;
+	int r = -1;
+	if (sqlite3_open_v2(db, &d, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW, NULL) ==
+			SQLITE_OK && sqlite3_exec(d, "PRAGMA journal_mode = OFF; CREATE TABLE "
+			"weft_build (key TEXT NOT NULL)", NULL, NULL, NULL) == SQLITE_OK &&
+			sqlite3_prepare_v2(d, "INSERT INTO weft_build VALUES (?)", -1, &st, NULL) ==
+			SQLITE_OK) {
+		sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+		if (sqlite3_step(st) == SQLITE_DONE)
+			r = 0;
+	}
+	if (r != 0)
+		fprintf(stderr, "weft sql: %s: cannot write the database: %s\n", db,
+				sqlite3_errmsg(d));
+	sqlite3_finalize(st);
+	sqlite3_close(d);
+	return r;
 }
 
 /* ---- querying ---- */
@@ -491,8 +703,14 @@ static int check_db(const char *path)
 }
 
 static int cmd_sql(int argc, char **argv, struct cli_models *mf);
-static int run_sql(const char *path, const char *query, const char *out, int csv,
-		int all_models, const struct weft_registry *models);
+struct sql_args {
+	int csv, all_models, rebuild;
+	const char *out;
+	struct cli_models *mf;
+};
+
+static int run_sql(const char *path, const char *query, const struct sql_args *a,
+		const struct weft_registry *models);
 
 int weft_cmd_sql(int argc, char **argv)
 {
@@ -504,20 +722,15 @@ int weft_cmd_sql(int argc, char **argv)
 }
 
 /* The options of weft sql (cli_opts.h): add one here and in sql_opt. */
-enum { SQL_CSV, SQL_ALL_MODELS, SQL_OUTPUT, SQL_MODEL };
+enum { SQL_CSV, SQL_ALL_MODELS, SQL_OUTPUT, SQL_MODEL, SQL_REBUILD };
 
 static const struct cli_opt sql_opts[] = {
 	{ "csv", 0, NULL, SQL_CSV },
 	{ "all-models", 'a', NULL, SQL_ALL_MODELS },
 	{ "output", 'o', "FILE", SQL_OUTPUT },
 	{ "model", 0, "FILE", SQL_MODEL },
+	{ "rebuild", 0, NULL, SQL_REBUILD },
 	{ NULL, 0, NULL, 0 },
-};
-
-struct sql_args {
-	int csv, all_models;
-	const char *out;
-	struct cli_models *mf;
 };
 
 static int sql_opt(void *ctx, int id, const char *opt, const char *val)
@@ -529,6 +742,7 @@ static int sql_opt(void *ctx, int id, const char *opt, const char *val)
 	case SQL_ALL_MODELS: a->all_models = 1; break;
 	case SQL_OUTPUT: a->out = val; break;
 	case SQL_MODEL: a->mf->files[a->mf->n++] = val; break;
+	case SQL_REBUILD: a->rebuild = 1; break;
 	default: abort();
 	}
 	return 0;
@@ -537,7 +751,7 @@ static int sql_opt(void *ctx, int id, const char *opt, const char *val)
 /* mf: the --model files, loaded once the arguments are known good. */
 static int cmd_sql(int argc, char **argv, struct cli_models *mf)
 {
-	struct sql_args sa = { 0, 0, NULL, mf };
+	struct sql_args sa = { 0, 0, 0, NULL, mf };
 	const char **pos = cli_operands(argc);
 	int npos = 0;
 	int pr = cli_opts_parse(CMD, sql_opts, argc, argv, sql_opt, &sa, pos, &npos);
@@ -552,30 +766,43 @@ static int cmd_sql(int argc, char **argv, struct cli_models *mf)
 	if (npos > 2)
 		return usage_error("more than a PATH and a QUERY (quote the query)");
 	const char *out = sa.out;
-	int csv = sa.csv, all_models = sa.all_models;
 	if (path == NULL)
 		return usage_error("missing TRACE (a trace directory) or FILE (a database)");
 	if (out != NULL && out[0] == '\0')
 		return usage_error("-o needs a FILE");
 	/* a malformed model file is refused before anything is read or
 	 * written */
+	/* the files' names, for the key of the database kept beside the trace
+	 * (cli_registry frees the list) */
+	struct cli_models names = { calloc((size_t) mf->n + 1, sizeof *names.files), mf->n };
+	if (names.files == NULL)
+		abort();
+	for (int i = 0; i < mf->n; i++)
+		names.files[i] = mf->files[i];
+	sa.mf = &names;
 	struct weft_registry *models = cli_registry(CMD, mf);
-	if (models == NULL)
-		return CLI_EXIT_TRACE;
-	int r = run_sql(path, query, out, csv, all_models, models);
+	int r = CLI_EXIT_TRACE;
+	if (models != NULL)
+		r = run_sql(path, query, &sa, models);
 	weft_registry_free(models);
+	free(names.files);
 	return r;
 }
 
 /* The arguments checked, the models loaded: a database file queried, or a
- * trace's database built (and queried). */
-static int run_sql(const char *path, const char *query, const char *out, int csv,
-		int all_models, const struct weft_registry *models)
+ * trace's database built (and queried), or the one kept beside it reused. */
+static int run_sql(const char *path, const char *query, const struct sql_args *a,
+		const struct weft_registry *models)
 {
+	const char *out = a->out;
+	int csv = a->csv;
 	struct stat sb;
 	if (stat(path, &sb) == 0 && S_ISREG(sb.st_mode)) {
 		if (out != NULL)
 			return usage_error("-o writes the database of a trace directory, and "
+					"PATH is a file");
+		if (a->rebuild)
+			return usage_error("--rebuild builds the database of a trace directory, and "
 					"PATH is a file");
 		if (query == NULL)
 			return usage_error("missing QUERY to run on the database");
@@ -586,42 +813,55 @@ static int run_sql(const char *path, const char *query, const char *out, int csv
 	if (out == NULL && query == NULL)
 		return usage_error("nothing to do: give -o FILE, a QUERY, or both");
 
-	if (out != NULL && check_out(out) != 0)
+	/* without -o: the database kept beside the trace, built again only
+	 * when the trace changed (its key) or --rebuild */
+	char cpath[4300];
+	char *key = NULL;
+	if (out == NULL) {
+		if (cache_path(path, cpath, sizeof cpath) != 0)
+			return CLI_EXIT_TRACE;
+		key = cache_key(path, a->all_models, a->mf);
+		char *old = key != NULL && !a->rebuild ? stored_key(cpath) : NULL;
+		int same = old != NULL && strcmp(old, key) == 0;
+		free(old);
+		if (same) {
+			free(key);
+			if (isatty(STDERR_FILENO))
+				fprintf(stderr, "weft sql: %s: built before, the trace unchanged: "
+						"reused (--rebuild builds it again)\n", cpath);
+			return query_file(cpath, query, csv);
+		}
+		out = cpath;
+	}
+	if (check_out(out) != 0) {
+		free(key);
 		return CLI_EXIT_TRACE;
-	char tmpdir[4200], dbpath[4300];
-	if (out != NULL) {
-		/* next to FILE: renamed within one file system */
-		if (snprintf(tmpdir, sizeof tmpdir, "%s.weft-sql-XXXXXX", out) >= (int) sizeof tmpdir)
-			return usage_error("FILE is too long");
-	} else {
-		const char *td = getenv("TMPDIR");
-		if (td == NULL || td[0] == '\0')
-			td = "/tmp";
-		if (snprintf(tmpdir, sizeof tmpdir, "%s/weft-sql-XXXXXX", td) >= (int) sizeof tmpdir)
-			return usage_error("TMPDIR is too long");
 	}
-	if (build(path, all_models, models, tmpdir, dbpath, sizeof dbpath, out) != 0)
+	char tmpdir[4400], dbpath[4500];
+	/* next to FILE: renamed within one file system */
+	if (snprintf(tmpdir, sizeof tmpdir, "%s.weft-sql-XXXXXX", out) >= (int) sizeof tmpdir) {
+		free(key);
+		return usage_error("FILE is too long");
+	}
+	if (build(path, a->all_models, models, tmpdir, dbpath, sizeof dbpath, out) != 0) {
+		free(key);
 		return stop_sig != 0 ? 128 + stop_sig : CLI_EXIT_TRACE;
-	const char *target = dbpath;
-	if (out != NULL) {
-		/* FILE may have become a link meanwhile: checked again */
-		if (check_out(out) != 0) {
-			remove_tmp(tmpdir, dbpath);
-			return CLI_EXIT_TRACE;
-		}
-		if (rename(dbpath, out) != 0) {
-			fprintf(stderr, "weft sql: cannot write %s: %s\n", out, strerror(errno));
-			remove_tmp(tmpdir, dbpath);
-			return CLI_EXIT_TRACE;
-		}
-		rmdir(tmpdir);
-		armed = 0;
-		target = out;
 	}
-	int r = CLI_EXIT_OK;
-	if (query != NULL)
-		r = query_file(target, query, csv);
-	if (out == NULL)
+	int r = key != NULL ? store_key(dbpath, key) : 0;
+	free(key);
+	/* FILE may have become a link meanwhile: checked again */
+	if (r != 0 || check_out(out) != 0) {
 		remove_tmp(tmpdir, dbpath);
-	return r;
+		return CLI_EXIT_TRACE;
+	}
+	if (rename(dbpath, out) != 0) {
+		fprintf(stderr, "weft sql: cannot write %s: %s\n", out, strerror(errno));
+		remove_tmp(tmpdir, dbpath);
+		return CLI_EXIT_TRACE;
+	}
+	rmdir(tmpdir);
+	armed = 0;
+	if (query != NULL)
+		return query_file(out, query, csv);
+	return CLI_EXIT_OK;
 }

@@ -133,7 +133,7 @@ def check_same(trace, cmd):
 
 
 def check_sql(trace, tmp):
-    q = ("SELECT c.name, c.type, c.thread_label, count(i.id) AS n FROM channel c "
+    q = ("SELECT c.name, c.type, c.thread_label, count(i.start) AS n FROM channel c "
          "LEFT JOIN interval i ON i.channel = c.id AND i.view = 'thread' "
          "WHERE c.model = 'zeta' GROUP BY c.id ORDER BY c.type")
     p = weft("sql", "--model", MODEL, trace, q)
