@@ -238,7 +238,7 @@ static int check_out(const char *out)
 
 /* The layout of the database (src/out/sqlite.c, sqlite_events.c): raised
  * with it, so that a database kept from an older weft is built again. */
-#define SQL_SCHEMA 3
+#define SQL_SCHEMA 4
 /* Its name in the trace directory. */
 #define CACHE_NAME "weft-sql.db"
 
@@ -285,8 +285,8 @@ static void sb_file(struct sbuf *b, const char *what, const char *path)
 }
 
 /* What the database of path depends on: weft's version and the layout's,
- * the options that change it (-a, the --model files), and each stream's
- * path, and its files' sizes and modification times. NULL when the trace
+ * the program's file, the options that change it (-a, the --model files),
+ * and each stream's path, and its files' sizes and modification times. NULL when the trace
  * cannot be opened (the build then says why). */
 static char *cache_key(const char *path, int all_models, const struct cli_models *mf)
 {
@@ -301,8 +301,14 @@ static char *cache_key(const char *path, int all_models, const struct cli_models
 	if (t == NULL)
 		return NULL;
 	struct sbuf b = { NULL, 0, 0 };
-	sb_printf(&b, "weft %s, database layout %d\nall-models %d\n", WEFT_VERSION, SQL_SCHEMA,
-			all_models);
+	sb_printf(&b, "weft %s, database layout %d", WEFT_VERSION, SQL_SCHEMA);
+	/* the program itself: a weft built again (a change of the layout not
+	 * yet counted in SQL_SCHEMA) builds the database again */
+	char exe[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
+	exe[n > 0 ? n : 0] = '\0';
+	sb_file(&b, "program", n > 0 ? exe : NULL);
+	sb_printf(&b, "\nall-models %d\n", all_models);
 	for (int i = 0; i < mf->n; i++) {
 		sb_printf(&b, "model %s", mf->files[i]);
 		sb_file(&b, "file", mf->files[i]);

@@ -459,7 +459,7 @@ static int prepare(struct run *R, const struct weft_emulate_opts *o, enum weft_s
 		if (add_out(R, o->open_output(o->hook_ctx, R->emu, err, errlen), err, errlen) != 0)
 			return -1;
 	}
-	struct out_input in = { o->path, R->t, o->stop, o->phase, o->ctx };
+	struct out_input in = { o->path, R->t, o->models, o->stop, o->phase, o->ctx };
 	for (size_t i = 0; i < R->nouts; i++)
 		if (out_input(R->outs[i], &in, err, errlen) != 0)
 			return -1;

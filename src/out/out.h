@@ -21,6 +21,7 @@
 
 struct out;
 struct weft_event;
+struct weft_registry;
 struct weft_trace;
 
 /* What a run reads, for an output that writes the events themselves (the
@@ -29,6 +30,7 @@ struct weft_trace;
 struct out_input {
 	const char *path;              /* the trace, as given */
 	const struct weft_trace *t;    /* as opened: lives until the commit or discard */
+	const struct weft_registry *models; /* the run's models (NULL: the built-in ones) */
 	const volatile sig_atomic_t *stop; /* non-zero: a long step stops (may be NULL) */
 	/* A long step after the events (an index build) names itself, then
 	 * calls again with the same text while it runs (NULL: none). */

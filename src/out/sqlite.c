@@ -39,6 +39,8 @@
 
 #define SQLITE_DB_NAME "timeline.db"
 
+/* A change of the tables raises SQL_SCHEMA in src/cli/cmd_sql.c (the
+ * databases kept beside traces are then built again). */
 static const char schema[] =
 	"CREATE TABLE loom (id INTEGER PRIMARY KEY, name TEXT NOT NULL, hostname TEXT,"
 	" clock_offset INTEGER NOT NULL, ncpus INTEGER NOT NULL);\n"

@@ -13,6 +13,7 @@
 
 #include "model.h"
 #include "sqlite_events.h"
+#include "sqlite_payload.h"
 #include "weft/weft.h"
 
 static const char events_schema[] =
@@ -54,6 +55,7 @@ struct sq_events {
 	const struct weft_stream *last; /* the stream of the last event, and ... */
 	size_t last_i;                  /* ... its place in m */
 	sqlite3_stmt *ins;     /* NULL until the event table is made */
+	struct sq_payload *pl; /* the payload fields */
 	char *offset_expr;     /* the streams' clock offsets as SQL (by stream) */
 	uint64_t n;
 	int64_t first, last_clock;
@@ -311,6 +313,9 @@ struct sq_events *sq_events_open(sqlite3 *db, const char *path, const struct emu
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
+	q->pl = sq_payload_open(db, path, in->models, err, errlen);
+	if (q->pl == NULL)
+		goto fail;
 	return q;
 fail:
 	sq_events_free(q);
@@ -362,6 +367,8 @@ int sq_events_add(struct sq_events *q, const struct weft_event *evs, size_t n, c
 		sqlite3_reset(ins);
 		if (r != SQLITE_DONE)
 			return sq_db_fail(q->db, q->path, "cannot write the events", err, errlen);
+		if (e->payload_size > 0 && sq_payload_add(q->pl, q->n, e, err, errlen) != 0)
+			return -1;
 		q->n++;
 	}
 	return 0;
@@ -397,6 +404,7 @@ void sq_events_free(struct sq_events *q)
 		return;
 	if (q->ins != NULL)
 		sqlite3_finalize(q->ins);
+	sq_payload_free(q->pl);
 	free(q->m);
 	free(q->offset_expr);
 	free(q->trace_path);

@@ -51,6 +51,23 @@ TH 1.4  MPI_Ibarrier    155   23
 TH 1.1  MPI_Recv        185   23
 TH 1.4  MPI_Testsome    180   21
 """),
+    "payload-task-types": ("models/rand-nosv-5", """\
+type   tasks
+-----  -----
+alpha      3
+delta      3
+beta       1
+"""),
+    "payload-fields": ("models/rand-nosv-5", """\
+time  mcv  name    value
+----  ---  ------  -----
+   5  OHx  cpu     0
+   5  OHx  tid     -1
+   5  OHx  tag     0
+  16  VYc  typeid  101
+  16  VYc  label   beta
+  38  VYc  typeid  102
+"""),
 }
 
 
