@@ -35,8 +35,8 @@
 
 static const char usage[] =
 	"Usage: weft sql [options] TRACE -o FILE [QUERY]\n"
-	"       weft sql [options] TRACE QUERY\n"
-	"       weft sql [options] FILE QUERY\n"
+	"       weft sql [options] TRACE [QUERY]\n"
+	"       weft sql [options] FILE [QUERY]\n"
 	"\n"
 	"Turn the trace at TRACE (a directory) into a SQLite database: its looms,\n"
 	"processes, threads, CPUs and streams, every event, and the emulated\n"
@@ -52,6 +52,10 @@ static const char usage[] =
 	"paths, sizes and modification times, the options and weft's version are\n"
 	"stored in it): a later QUERY on TRACE reuses it (said on stderr when it is\n"
 	"a terminal). A FILE (a database) is opened read-only and QUERY run on it.\n"
+	"Without a QUERY (and without -o), or with a QUERY that starts with '.' (a\n"
+	"dot command: .tables, .schema event), the database is opened read-only in\n"
+	"the sqlite3 program (its interactive shell, or the command), which must be\n"
+	"installed (Debian: the package sqlite3).\n"
 	"The result of each statement is printed as a table: a header, aligned\n"
 	"columns (numbers right-aligned), NULL shown as NULL.\n"
 	"\n"
@@ -444,6 +448,72 @@ static int store_key(const char *db, const char *key)
 	return r;
 }
 
+/* ---- the interactive shell: the sqlite3 program ---- */
+
+/* A query that is a dot command of sqlite3 (".tables", ".schema event"). */
+static int is_dot(const char *q)
+{
+	while (*q == ' ' || *q == '\t' || *q == '\n')
+		q++;
+	return *q == '.';
+}
+
+/* The sqlite3 program: the first executable "sqlite3" in $PATH, into buf.
+ * 0, or -1 when there is none. */
+static int find_sqlite3(char *buf, size_t cap)
+{
+	const char *p = getenv("PATH");
+	if (p == NULL)
+		p = "/usr/local/bin:/usr/bin:/bin";
+	while (*p != '\0') {
+		size_t n = strcspn(p, ":");
+		if (n > 0 && snprintf(buf, cap, "%.*s/sqlite3", (int) n, p) < (int) cap) {
+			struct stat sb;
+			if (stat(buf, &sb) == 0 && S_ISREG(sb.st_mode) && access(buf, X_OK) == 0)
+				return 0;
+		}
+		p += n;
+		if (*p == ':')
+			p++;
+	}
+	return -1;
+}
+
+/* Runs the sqlite3 program on the database at db (read-only): its
+ * interactive shell, or the dot command dot. Returns only on failure (the
+ * message printed; db is not read when the program is missing). */
+static int run_shell(const char *db, const char *dot, int csv)
+{
+	char prog[PATH_MAX + 16];
+	if (find_sqlite3(prog, sizeof prog) != 0) {
+		cli_message(CMD, "", dot != NULL ? "a dot command is run by the sqlite3 program, "
+				"which is not installed (not found in PATH): install the package "
+				"sqlite3 (Debian, Ubuntu: apt-get install sqlite3)" : "the interactive "
+				"shell is the sqlite3 program, which is not installed (not found in "
+				"PATH): install the package sqlite3 (Debian, Ubuntu: apt-get install "
+				"sqlite3), or give a QUERY");
+		return CLI_EXIT_TRACE;
+	}
+	char *argv[6];
+	int k = 0;
+	argv[k++] = (char *) "sqlite3";
+	argv[k++] = (char *) "-readonly";
+	if (csv)
+		argv[k++] = (char *) "-csv";
+	argv[k++] = (char *) db;
+	if (dot != NULL) {
+		while (*dot == ' ' || *dot == '\t' || *dot == '\n')
+			dot++;
+		argv[k++] = (char *) dot;
+	}
+	argv[k] = NULL;
+	fflush(stdout);
+	fflush(stderr);
+	execv(prog, argv);
+	fprintf(stderr, "weft sql: cannot run %s: %s\n", prog, strerror(errno));
+	return CLI_EXIT_TRACE;
+}
+
 /* ---- querying ---- */
 
 struct cell {
@@ -810,15 +880,18 @@ static int run_sql(const char *path, const char *query, const struct sql_args *a
 		if (a->rebuild)
 			return usage_error("--rebuild builds the database of a trace directory, and "
 					"PATH is a file");
-		if (query == NULL)
-			return usage_error("missing QUERY to run on the database");
 		if (check_db(path) != 0)
 			return CLI_EXIT_TRACE;
+		if (query == NULL || is_dot(query))
+			return run_shell(path, query, csv);
 		return query_file(path, query, csv);
 	}
-	if (out == NULL && query == NULL)
-		return usage_error("nothing to do: give -o FILE, a QUERY, or both");
 
+	/* the shell's program is looked for before anything is built */
+	char prog[PATH_MAX + 16];
+	if (((query == NULL && out == NULL) || (query != NULL && is_dot(query))) &&
+			find_sqlite3(prog, sizeof prog) != 0)
+		return run_shell(NULL, query, csv);
 	/* without -o: the database kept beside the trace, built again only
 	 * when the trace changed (its key) or --rebuild */
 	char cpath[4300];
@@ -835,6 +908,8 @@ static int run_sql(const char *path, const char *query, const struct sql_args *a
 			if (isatty(STDERR_FILENO))
 				fprintf(stderr, "weft sql: %s: built before, the trace unchanged: "
 						"reused (--rebuild builds it again)\n", cpath);
+			if (query == NULL || is_dot(query))
+				return run_shell(cpath, query, csv);
 			return query_file(cpath, query, csv);
 		}
 		out = cpath;
@@ -867,7 +942,10 @@ static int run_sql(const char *path, const char *query, const struct sql_args *a
 	}
 	rmdir(tmpdir);
 	armed = 0;
+	if (query != NULL && is_dot(query))
+		return run_shell(out, query, csv);
 	if (query != NULL)
 		return query_file(out, query, csv);
-	return CLI_EXIT_OK;
+	/* without -o and a QUERY: the shell */
+	return a->out == NULL ? run_shell(out, NULL, csv) : CLI_EXIT_OK;
 }

@@ -49,7 +49,6 @@ def main():
 
     usage = [
         ([], "missing TRACE (a trace directory) or FILE (a database)"),
-        ([trace], "nothing to do: give -o FILE, a QUERY, or both"),
         ([trace, "-o"], "option '-o' needs an argument (FILE)"),
         ([trace, "-o", ""], "-o needs a FILE"),
         ([trace, "SELECT 1", "SELECT 2"], "more than a PATH and a QUERY (quote the query)"),
@@ -92,8 +91,9 @@ def main():
         c.eq(run(["sql", notdb, "SELECT 1"]),
              (1, b"", f"weft sql: {notdb}: not a SQLite database (a trace is a directory)\n"),
              "a file that is no database")
-        c.eq(run(["sql", notdb]), (2, b"", "weft sql: missing QUERY to run on the database; " + HELP),
-             "a database without a query")
+        c.eq(run(["sql", notdb]),
+             (1, b"", f"weft sql: {notdb}: not a SQLite database (a trace is a directory)\n"),
+             "a file that is no database, without a query")
         c.eq(run(["sql", notdb, "-o", db]), (2, b"", "weft sql: -o writes the database of a trace "
              "directory, and PATH is a file; " + HELP), "-o on a database")
 
