@@ -35,6 +35,7 @@
 #include "out.h"
 #include "out_file.h"
 #include "raw_iv.h"
+#include "sqlite_batch.h"
 #include "sqlite_events.h"
 
 #define SQLITE_DB_NAME "timeline.db"
@@ -108,7 +109,7 @@ struct sq {
 	struct out base;
 	const struct emu *emu;
 	sqlite3 *db;
-	sqlite3_stmt *ins;
+	struct sq_batch ib;    /* interval_data rows */
 	char *path;           /* the final name, for messages */
 	struct out_file file; /* its temporary (out_file.h) */
 	size_t nviews;
@@ -119,7 +120,7 @@ struct sq {
 	size_t nchans;
 	struct open_iv *cur[2]; /* per view: row * nchans + channel */
 	struct raw_ivs raw;     /* the raw layer (raw_iv.h) */
-	sqlite3_stmt *rins;
+	struct sq_batch rb;    /* raw_interval_data rows */
 	struct out_input in;    /* the run's input (out.h), once given */
 	const char *phase;      /* the long step running, for in.phase */
 	struct sq_events *ev;   /* the stream, event and trace tables */
@@ -178,10 +179,8 @@ static void timing(const struct sq *s, const char *what, double *t0)
 
 static void sq_free(struct sq *s)
 {
-	if (s->ins != NULL)
-		sqlite3_finalize(s->ins);
-	if (s->rins != NULL)
-		sqlite3_finalize(s->rins);
+	sq_batch_free(&s->ib);
+	sq_batch_free(&s->rb);
 	raw_ivs_free(&s->raw);
 	sq_events_free(s->ev);
 	if (s->db != NULL)
@@ -308,16 +307,10 @@ static int put_interval(struct sq *s, size_t view, uint32_t row, size_t chan, in
 {
 	if (end <= start)
 		return 0;
-	sqlite3_stmt *st = s->ins;
-	sqlite3_bind_int64(st, 1, view == EMU_FILE_THREAD ? 0 : 1);
-	sqlite3_bind_int64(st, 2, row);
-	sqlite3_bind_int64(st, 3, (sqlite3_int64) s->chans[chan].entry->id);
-	sqlite3_bind_int64(st, 4, start);
-	sqlite3_bind_int64(st, 5, (sqlite3_int64) ((uint64_t) end - (uint64_t) start));
-	sqlite3_bind_int64(st, 6, value);
-	int r = sqlite3_step(st);
-	sqlite3_reset(st);
-	if (r != SQLITE_DONE)
+	int64_t v[6] = { view == EMU_FILE_THREAD ? 0 : 1, row,
+		(int64_t) s->chans[chan].entry->id, start,
+		(int64_t) ((uint64_t) end - (uint64_t) start), value };
+	if (sq_batch_add(&s->ib, v) != SQLITE_OK)
 		return sq_fail(s, "cannot write the intervals", err, errlen);
 	return 0;
 }
@@ -326,15 +319,9 @@ static int put_interval(struct sq *s, size_t view, uint32_t row, size_t chan, in
 static int raw_put(void *ctx, uint32_t row, size_t id, int64_t start, int64_t end, int64_t value)
 {
 	struct sq *s = ctx;
-	sqlite3_stmt *st = s->rins;
-	sqlite3_bind_int64(st, 1, row);
-	sqlite3_bind_int64(st, 2, (sqlite3_int64) id);
-	sqlite3_bind_int64(st, 3, start);
-	sqlite3_bind_int64(st, 4, (sqlite3_int64) ((uint64_t) end - (uint64_t) start));
-	sqlite3_bind_int64(st, 5, value);
-	int r = sqlite3_step(st);
-	sqlite3_reset(st);
-	return r == SQLITE_DONE ? 0 : -1;
+	int64_t v[5] = { row, (int64_t) id, start, (int64_t) ((uint64_t) end - (uint64_t) start),
+		value };
+	return sq_batch_add(&s->rb, v) == SQLITE_OK ? 0 : -1;
 }
 
 static int sq_records(void *self, const struct emu_batch *b, char *err, size_t errlen)
@@ -451,6 +438,9 @@ static int sq_close(struct out *o, int64_t duration, char *err, size_t errlen)
 			}
 	if (r == 0 && raw_ivs_end(&s->raw, duration, raw_put, s) != 0)
 		r = sq_fail(s, "cannot write the raw intervals", err, errlen);
+	if (r == 0 && (sq_batch_flush(&s->ib) != SQLITE_OK || sq_batch_flush(&s->rb) !=
+			SQLITE_OK))
+		r = sq_fail(s, "cannot write the intervals", err, errlen);
 	/* the value labels, those known only at the end (task types) too */
 	sqlite3_stmt *st = NULL;
 	if (r == 0 && sqlite3_prepare_v2(s->db, "INSERT OR IGNORE INTO value_label "
@@ -487,10 +477,8 @@ static int sq_close(struct out *o, int64_t duration, char *err, size_t errlen)
 	if (r == 0) {
 		sq_events_free(s->ev);
 		s->ev = NULL;
-		sqlite3_finalize(s->ins);
-		s->ins = NULL;
-		sqlite3_finalize(s->rins);
-		s->rins = NULL;
+		sq_batch_free(&s->ib);
+		sq_batch_free(&s->rb);
 		if (sqlite3_close(s->db) != SQLITE_OK)
 			r = sq_fail(s, "cannot close the database", err, errlen);
 		else
@@ -602,12 +590,9 @@ struct out *out_sqlite_open(const char *dir, const struct emu *emu, char *err, s
 			goto fail;
 		}
 	}
-	if (sqlite3_prepare_v3(s->db, "INSERT INTO interval_data (view, row, channel, start, "
-			"dur, value) VALUES (?, ?, ?, ?, ?, ?)", -1,
-			SQLITE_PREPARE_PERSISTENT, &s->ins, NULL) != SQLITE_OK ||
-			sqlite3_prepare_v3(s->db, "INSERT INTO raw_interval_data (thread, channel, "
-			"start, dur, value) VALUES (?, ?, ?, ?, ?)", -1,
-			SQLITE_PREPARE_PERSISTENT, &s->rins, NULL) != SQLITE_OK) {
+	if (sq_batch_init(&s->ib, s->db, "interval_data (view, row, channel, start, dur, value)",
+			6) != SQLITE_OK || sq_batch_init(&s->rb, s->db, "raw_interval_data (thread, "
+			"channel, start, dur, value)", 5) != SQLITE_OK) {
 		sq_fail(s, "cannot prepare", err, errlen);
 		goto fail;
 	}

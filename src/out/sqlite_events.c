@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "model.h"
+#include "sqlite_batch.h"
 #include "sqlite_events.h"
 #include "sqlite_payload.h"
 #include "weft/weft.h"
@@ -54,7 +55,8 @@ struct sq_events {
 	size_t ns;
 	const struct weft_stream *last; /* the stream of the last event, and ... */
 	size_t last_i;                  /* ... its place in m */
-	sqlite3_stmt *ins;     /* NULL until the event table is made */
+	struct sq_batch eb;    /* the event rows, once the table is made */
+	int made;
 	struct sq_payload *pl; /* the payload fields */
 	char *offset_expr;     /* the streams' clock offsets as SQL (by stream) */
 	uint64_t n;
@@ -284,10 +286,10 @@ static int make_event_table(struct sq_events *q, int64_t first, char *err, size_
 	if (sqlite3_exec(q->db, sql, NULL, NULL, NULL) != SQLITE_OK)
 		r = sq_db_fail(q->db, q->path, "cannot write the database", err, errlen);
 	free(sql);
-	if (r == 0 && sqlite3_prepare_v3(q->db, "INSERT INTO event (id, time, thread, stream, mcv,"
-			" payload) VALUES (?, ?, ?, ?, ?, ?)", -1, SQLITE_PREPARE_PERSISTENT, &q->ins,
-			NULL) != SQLITE_OK)
+	if (r == 0 && sq_batch_init(&q->eb, q->db, "event (id, time, thread, stream, mcv, payload)",
+			6) != SQLITE_OK)
 		r = sq_db_fail(q->db, q->path, "cannot prepare", err, errlen);
+	q->made = r == 0;
 	return r;
 }
 
@@ -322,23 +324,39 @@ fail:
 	return NULL;
 }
 
-/* The MCV as weft dump prints it: its three bytes, escaped when one is not
- * printable ASCII. */
-static const char *mcv_text(const char mcv[4], char *buf, size_t cap)
+/* The MCV as weft dump prints it into c: its three bytes, escaped when
+ * one is not printable ASCII. */
+static void mcv_cell(const char mcv[4], struct sq_cell *c)
 {
+	c->kind = 't';
 	if ((unsigned char) mcv[0] - 0x20u < 0x5fu && (unsigned char) mcv[1] - 0x20u < 0x5fu &&
-			(unsigned char) mcv[2] - 0x20u < 0x5fu)
-		return mcv;
-	weft_escape(mcv, 3, buf, cap);
-	return buf;
+			(unsigned char) mcv[2] - 0x20u < 0x5fu) {
+		memcpy(c->text, mcv, 3);
+		c->len = 3;
+		return;
+	}
+	char buf[16];
+	size_t n = weft_escape(mcv, 3, buf, sizeof buf);
+	if (n > sizeof c->text)
+		n = sizeof c->text;
+	memcpy(c->text, buf, n);
+	c->len = (int) n;
+}
+
+/* Inserts every row held: the payloads they point to are the batch's, valid
+ * until the driver's next one. */
+static int flush(struct sq_events *q, char *err, size_t errlen)
+{
+	if (q->made && sq_batch_flush(&q->eb) != SQLITE_OK)
+		return sq_db_fail(q->db, q->path, "cannot write the events", err, errlen);
+	return sq_payload_flush(q->pl, err, errlen);
 }
 
 int sq_events_add(struct sq_events *q, const struct weft_event *evs, size_t n, char *err,
 		size_t errlen)
 {
-	if (n > 0 && q->ins == NULL && make_event_table(q, evs[0].sclock, err, errlen) != 0)
+	if (n > 0 && !q->made && make_event_table(q, evs[0].sclock, err, errlen) != 0)
 		return -1;
-	sqlite3_stmt *ins = q->ins;
 	for (size_t k = 0; k < n; k++) {
 		const struct weft_event *e = &evs[k];
 		const struct smap *m = find(q, e->stream);
@@ -350,35 +368,33 @@ int sq_events_add(struct sq_events *q, const struct weft_event *evs, size_t n, c
 		if (q->n == 0)
 			q->first = e->sclock;
 		q->last_clock = e->sclock;
-		char buf[16];
-		sqlite3_bind_int64(ins, 1, (sqlite3_int64) q->n);
-		sqlite3_bind_int64(ins, 2, (sqlite3_int64) ((uint64_t) e->sclock - (uint64_t) q->first));
-		if (m->thread >= 0)
-			sqlite3_bind_int64(ins, 3, m->thread);
-		else
-			sqlite3_bind_null(ins, 3);
-		sqlite3_bind_int64(ins, 4, (sqlite3_int64) m->index);
-		sqlite3_bind_text(ins, 5, mcv_text(e->mcv, buf, sizeof buf), -1, SQLITE_STATIC);
-		if (e->payload_size > 0)
-			sqlite3_bind_blob(ins, 6, e->payload, (int) e->payload_size, SQLITE_STATIC);
-		else
-			sqlite3_bind_null(ins, 6);
-		int r = sqlite3_step(ins);
-		sqlite3_reset(ins);
-		if (r != SQLITE_DONE)
+		struct sq_cell *c = sq_batch_row(&q->eb);
+		c[0].kind = 'i';
+		c[0].i = (int64_t) q->n;
+		c[1].kind = 'i';
+		c[1].i = (int64_t) ((uint64_t) e->sclock - (uint64_t) q->first);
+		c[2].kind = m->thread >= 0 ? 'i' : 'n';
+		c[2].i = m->thread;
+		c[3].kind = 'i';
+		c[3].i = (int64_t) m->index;
+		mcv_cell(e->mcv, &c[4]);
+		c[5].kind = e->payload_size > 0 ? 'b' : 'n';
+		c[5].p = e->payload;
+		c[5].len = (int) e->payload_size;
+		if (sq_batch_commit_row(&q->eb) != SQLITE_OK)
 			return sq_db_fail(q->db, q->path, "cannot write the events", err, errlen);
 		if (e->payload_size > 0 && sq_payload_add(q->pl, q->n, e, err, errlen) != 0)
 			return -1;
 		q->n++;
 	}
-	return 0;
+	return flush(q, err, errlen);
 }
 
 int sq_events_finish(struct sq_events *q, char *err, size_t errlen)
 {
 	sqlite3_stmt *st = NULL;
 	int r = 0;
-	if (q->ins == NULL && make_event_table(q, 0, err, errlen) != 0)
+	if (!q->made && make_event_table(q, 0, err, errlen) != 0)
 		return -1;
 	if (sqlite3_prepare_v2(q->db, "INSERT INTO trace VALUES (?, ?, ?, ?)", -1, &st, NULL)
 			!= SQLITE_OK)
@@ -402,8 +418,7 @@ void sq_events_free(struct sq_events *q)
 {
 	if (q == NULL)
 		return;
-	if (q->ins != NULL)
-		sqlite3_finalize(q->ins);
+	sq_batch_free(&q->eb);
 	sq_payload_free(q->pl);
 	free(q->m);
 	free(q->offset_expr);

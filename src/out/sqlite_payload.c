@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "model.h"
+#include "sqlite_batch.h"
 #include "sqlite_events.h"
 #include "sqlite_payload.h"
 #include "weft/weft.h"
@@ -45,6 +46,7 @@ struct sq_payload {
 	const char *path;
 	const struct weft_registry *reg;
 	sqlite3_stmt *ins, *fins;
+	struct sq_batch vb;     /* the integer values */
 	struct spec_ids *slots; /* NSLOTS */
 	size_t nspecs;
 	int64_t next_field;
@@ -90,7 +92,8 @@ struct sq_payload *sq_payload_open(sqlite3 *db, const char *path,
 		sq_db_fail(db, path, "cannot write the database", err, errlen);
 		goto fail;
 	}
-	if (sqlite3_prepare_v3(db, "INSERT INTO payload_value VALUES (?, ?, ?)", -1,
+	if (sq_batch_init(&p->vb, db, "payload_value (event, field, value)", 3) != SQLITE_OK ||
+			sqlite3_prepare_v3(db, "INSERT INTO payload_value VALUES (?, ?, ?)", -1,
 			SQLITE_PREPARE_PERSISTENT, &p->ins, NULL) != SQLITE_OK ||
 			sqlite3_prepare_v3(db, "INSERT INTO payload_field VALUES (?, ?, ?, ?, ?)",
 			-1, SQLITE_PREPARE_PERSISTENT, &p->fins, NULL) != SQLITE_OK) {
@@ -177,38 +180,40 @@ int sq_payload_add(struct sq_payload *p, uint64_t id, const struct weft_event *e
 		if (f->offset > size || size - f->offset < n)
 			continue; /* the payload is too short for it */
 		const uint8_t *b = pl + f->offset;
+		uint64_t u = f->type == WEFT_FIELD_STR ? 0 : le(b, n);
+		int64_t v;
+		switch (f->type) {
+		case WEFT_FIELD_I8: v = (int8_t) u; break;
+		case WEFT_FIELD_I16: v = (int16_t) u; break;
+		case WEFT_FIELD_I32: v = (int32_t) u; break;
+		case WEFT_FIELD_I64: v = (int64_t) u; break;
+		case WEFT_FIELD_U64: v = (int64_t) u; break;
+		case WEFT_FIELD_STR: v = 0; break;
+		default: v = (int64_t) u; break;
+		}
+		if (f->type != WEFT_FIELD_STR && (f->type != WEFT_FIELD_U64 || u <= INT64_MAX)) {
+			int64_t row[3] = { (int64_t) id, base + (int64_t) i, v };
+			if (sq_batch_add(&p->vb, row) != SQLITE_OK)
+				return sq_db_fail(p->db, p->path, "cannot write the payload fields",
+						err, errlen);
+			continue;
+		}
 		sqlite3_bind_int64(st, 1, (sqlite3_int64) id);
 		sqlite3_bind_int64(st, 2, base + (int64_t) i);
-		char text[24];
-		uint64_t u = f->type == WEFT_FIELD_STR ? 0 : le(b, n);
-		switch (f->type) {
-		case WEFT_FIELD_I8: sqlite3_bind_int64(st, 3, (int8_t) u); break;
-		case WEFT_FIELD_I16: sqlite3_bind_int64(st, 3, (int16_t) u); break;
-		case WEFT_FIELD_I32: sqlite3_bind_int64(st, 3, (int32_t) u); break;
-		case WEFT_FIELD_I64: sqlite3_bind_int64(st, 3, (sqlite3_int64) u); break;
-		case WEFT_FIELD_U8: case WEFT_FIELD_U16: case WEFT_FIELD_U32:
-			sqlite3_bind_int64(st, 3, (sqlite3_int64) u);
-			break;
-		case WEFT_FIELD_U64:
-			if (u <= INT64_MAX) {
-				sqlite3_bind_int64(st, 3, (sqlite3_int64) u);
-			} else {
-				snprintf(text, sizeof text, "%" PRIu64, u);
-				sqlite3_bind_text(st, 3, text, -1, SQLITE_TRANSIENT);
-			}
-			break;
-		case WEFT_FIELD_STR: {
+		if (f->type == WEFT_FIELD_U64) {
+			char text[24];
+			snprintf(text, sizeof text, "%" PRIu64, u);
+			sqlite3_bind_text(st, 3, text, -1, SQLITE_TRANSIENT);
+		} else {
 			size_t len = strnlen((const char *) b, size - f->offset);
 			size_t cap = 4 * len + 1;
-			char *s = malloc(cap);
-			if (s == NULL) {
+			char *str = malloc(cap);
+			if (str == NULL) {
 				snprintf(err, errlen, "out of memory");
 				return -1;
 			}
-			weft_escape((const char *) b, len, s, cap);
-			sqlite3_bind_text(st, 3, s, -1, free);
-			break;
-		}
+			weft_escape((const char *) b, len, str, cap);
+			sqlite3_bind_text(st, 3, str, -1, free);
 		}
 		int r = sqlite3_step(st);
 		sqlite3_reset(st);
@@ -219,12 +224,20 @@ int sq_payload_add(struct sq_payload *p, uint64_t id, const struct weft_event *e
 	return 0;
 }
 
+int sq_payload_flush(struct sq_payload *p, char *err, size_t errlen)
+{
+	if (sq_batch_flush(&p->vb) != SQLITE_OK)
+		return sq_db_fail(p->db, p->path, "cannot write the payload fields", err, errlen);
+	return 0;
+}
+
 void sq_payload_free(struct sq_payload *p)
 {
 	if (p == NULL)
 		return;
 	sqlite3_finalize(p->ins);
 	sqlite3_finalize(p->fins);
+	sq_batch_free(&p->vb);
 	free(p->slots);
 	free(p);
 }

@@ -24,6 +24,8 @@ struct sq_payload *sq_payload_open(sqlite3 *db, const char *path,
 /* The fields of event number id (event.id). 0, or -1 with err. */
 int sq_payload_add(struct sq_payload *p, uint64_t id, const struct weft_event *e, char *err,
 		size_t errlen);
+/* Inserts the values held (sqlite_batch.h). 0, or -1 with err. */
+int sq_payload_flush(struct sq_payload *p, char *err, size_t errlen);
 /* NULL-safe; finalizes its statements. */
 void sq_payload_free(struct sq_payload *p);
 
