@@ -85,8 +85,8 @@ struct draw {
 	struct buf *svg_text; /* SVG: the <text> elements, else NULL */
 };
 
-/* XML text: & < > " ' escaped, control characters (not allowed in XML 1.0)
- * shown as '?'. */
+/* XML text: & < > " ' escaped (s is clean(): valid UTF-8, no control
+ * character, which XML 1.0 does not allow). */
 static void xml_escaped(struct buf *b, const char *s)
 {
 	for (; *s != '\0'; s++) {
@@ -106,16 +106,70 @@ static void xml_escaped(struct buf *b, const char *s)
 	}
 }
 
+/* The length of the valid UTF-8 sequence at s (1 to 4), or 0 (an invalid
+ * byte, an overlong form, a surrogate, past U+10FFFF). */
+static size_t utf8_len(const unsigned char *s)
+{
+	unsigned c = s[0];
+	if (c < 0x80)
+		return 1;
+	size_t n = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc2 ? 2 : 0;
+	if (n == 0 || c > 0xf4)
+		return 0;
+	unsigned cp = c & (0x3fu >> (n - 1));
+	for (size_t k = 1; k < n; k++) {
+		if ((s[k] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (s[k] & 0x3fu);
+	}
+	if ((n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) || cp > 0x10ffff ||
+			(cp >= 0xd800 && cp <= 0xdfff))
+		return 0;
+	return n;
+}
+
+/* Text that cairo and XML take: s itself when it is valid UTF-8 without
+ * control characters, else a copy (in *tmp, to free) with '?' for each
+ * invalid byte or control character. */
+static const char *clean(const char *s, char **tmp)
+{
+	*tmp = NULL;
+	const unsigned char *u = (const unsigned char *) s;
+	size_t i = 0, n;
+	while (u[i] != '\0' && u[i] >= 0x20 && u[i] != 0x7f && (n = utf8_len(u + i)) != 0)
+		i += n;
+	if (u[i] == '\0')
+		return s;
+	char *c = strdup(s);
+	if (c == NULL)
+		return "?";
+	unsigned char *w = (unsigned char *) c;
+	for (i = 0; w[i] != '\0';) {
+		n = w[i] >= 0x20 && w[i] != 0x7f ? utf8_len(w + i) : 0;
+		if (n == 0) {
+			w[i++] = '?';
+			continue;
+		}
+		i += n;
+	}
+	*tmp = c;
+	return c;
+}
+
 static double text_width(struct draw *d, const char *s)
 {
+	char *tmp;
 	cairo_text_extents_t e;
-	cairo_text_extents(d->cr, s, &e);
+	cairo_text_extents(d->cr, clean(s, &tmp), &e);
+	free(tmp);
 	return e.x_advance;
 }
 
 /* Text with its baseline at y; anchor 0: starts at x, 1: centred, 2: ends. */
-static void text(struct draw *d, double x, double y, const char *s, int anchor)
+static void text(struct draw *d, double x, double y, const char *raw, int anchor)
 {
+	char *tmp;
+	const char *s = clean(raw, &tmp);
 	if (d->svg_text != NULL) {
 		char head[200];
 		snprintf(head, sizeof head, "<text x=\"%.2f\" y=\"%.2f\" font-family=\"sans-serif\" "
@@ -124,6 +178,7 @@ static void text(struct draw *d, double x, double y, const char *s, int anchor)
 		buf_add(d->svg_text, head, strlen(head));
 		xml_escaped(d->svg_text, s);
 		buf_add(d->svg_text, "</text>\n", 8);
+		free(tmp);
 		return;
 	}
 	double w = anchor ? text_width(d, s) : 0;
@@ -131,6 +186,7 @@ static void text(struct draw *d, double x, double y, const char *s, int anchor)
 	cairo_set_source_rgb(d->cr, 0.125, 0.125, 0.125);
 	cairo_show_text(d->cr, s);
 	cairo_new_path(d->cr);
+	free(tmp);
 }
 
 /* Shortens s (into buf) to fit max_w, with "..." at its end. */

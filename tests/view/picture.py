@@ -19,7 +19,9 @@ same trace:
     failed run leaves the files of an earlier run as they were, no temporary;
   - an attacker's labels (a model whose value labels and channel label hold
     <script>, quotes, </ and &) appear in the SVG as escaped text: the
-    markup is never the attacker's, and xml.etree reads back the labels.
+    markup is never the attacker's, and xml.etree reads back the labels;
+    a trace path that is not UTF-8 (with a control character) is drawn with
+    '?' for its bad bytes, the SVG still XML.
 """
 import os
 import re
@@ -385,6 +387,18 @@ def main():
                         check(label in texts, f"hostile: label {label!r} not read back: {texts}")
                     check(any("</text><script>t</script> & \"q\"" in t for t in texts),
                           "hostile: the channel's label not in the title")
+        # a trace path that is not UTF-8 (in the title): drawn with '?', the SVG still XML
+        odd = tmp / os.fsdecode(b"odd-\xff\x01-dir")
+        shutil.copytree(trace, odd)
+        p = weft("view", odd, "--svg", tmp / "odd.svg", "--png", tmp / "odd.png")
+        if check((p.returncode, p.stderr) == (0, ""), f"odd path: exit {p.returncode}: {p.stderr}"):
+            try:
+                texts = svg_texts(tmp / "odd.svg")
+            except ET.ParseError as e:
+                check(False, f"odd path: the SVG is not XML: {e}")
+                texts = []
+            check(any("odd-??-dir" in t for t in texts), f"odd path: title not in {texts}")
+            check(read_png(tmp / "odd.png")[:2] == (1600, 900), "odd path: PNG size")
     print(f"{checks} checks, {failures} failures")
     return 1 if failures or checks == 0 else 0
 
