@@ -276,5 +276,6 @@ int view_picture_run(const struct view_picture_req *r, char *err, size_t errlen)
 		free(files[k].tmp);
 	}
 	picture_free(&pic);
+	picture_end();
 	return rc;
 }

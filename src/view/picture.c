@@ -3,6 +3,7 @@
 #include <cairo.h>
 #include <cairo-pdf.h>
 #include <cairo-svg.h>
+#include <fontconfig/fontconfig.h>
 #include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
@@ -224,6 +225,21 @@ static void fmt_time(char *buf, size_t len, double ns, double step)
 	snprintf(buf, len, "%.*f %s", dec, v, u[k].unit);
 }
 
+/* A duration with three significant digits in the largest unit it holds
+ * one of: "672 s", "39.3 s", "25.8 ms", "81 ns". */
+static void fmt_dur(char *buf, size_t len, double ns)
+{
+	static const struct { double div; const char *unit; } u[] = {
+		{ 1e9, "s" }, { 1e6, "ms" }, { 1e3, "\xc2\xb5s" }, { 1, "ns" },
+	};
+	size_t k = 0;
+	while (k + 1 < sizeof u / sizeof u[0] && ns < u[k].div)
+		k++;
+	double v = ns / u[k].div;
+	int dec = u[k].div == 1 || v >= 100 ? 0 : v >= 10 ? 1 : 2;
+	snprintf(buf, len, "%.*f %s", dec, v, u[k].unit);
+}
+
 static double nice_step(double span, double nticks)
 {
 	double raw = span / (nticks > 1 ? nticks : 1);
@@ -319,7 +335,7 @@ static void draw_axis(struct draw *d, const struct picture *p, double x0, double
 		fmt_time(b, sizeof b, t, step);
 		text(d, x, y + 6 + d->fs, b, 1);
 	}
-	fmt_time(b, sizeof b, span, nice_step(span, 10));
+	fmt_dur(b, sizeof b, span);
 	char cap[128];
 	snprintf(cap, sizeof cap, "time after the trace's first event (window: %s)", b);
 	text(d, x1, y + 8 + d->fs * 2.2, cap, 2);
@@ -384,8 +400,7 @@ static void draw_bars(struct draw *d, const struct picture *p, double x0, double
 		picture_color(v->value, rgb);
 		double w = bw * (double) v->time / (double) max;
 		fill_rect(d->cr, floor(bx), floor(yy), fmax(1, floor(w)), floor(bh * 0.8), rgb);
-		fmt_time(num, sizeof num, (double) v->time,
-				(double) (v->time > 0 ? v->time : 1) / 100);
+		fmt_dur(num, sizeof num, (double) v->time);
 		snprintf(b, sizeof b, "%s (%.1f%%)", num,
 				total > 0 ? 100.0 * (double) v->time / (double) total : 0.0);
 		text(d, bx + fmax(1, floor(w)) + 6, yy + d->fs * 0.95, b, 0);
@@ -508,4 +523,11 @@ void picture_free(struct picture *p)
 	free(p->values);
 	free(p->title);
 	memset(p, 0, sizeof *p);
+}
+
+void picture_end(void)
+{
+	/* cairo's font caches hold fontconfig's patterns: freed first */
+	cairo_debug_reset_static_data();
+	FcFini();
 }

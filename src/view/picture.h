@@ -60,4 +60,10 @@ int picture_render(const struct picture *p, enum picture_format fmt, unsigned wi
 
 void picture_free(struct picture *p);
 
+/* Frees cairo's caches of fonts and the like (its static data) and
+ * fontconfig's configuration, for a process that draws no more: call it
+ * when no picture_render is running (weft view, once its pictures are
+ * written). A later picture_render loads them again. */
+void picture_end(void);
+
 #endif
