@@ -3,8 +3,8 @@
 """picture.py - weft view's pictures (--png, --svg, --pdf; docs/pictures.md).
 
 On corpus traces (a nosv run, its nosv.subsystem channel in thread and CPU
-rows; the default channel, the thread state), against weft emu's .prv of the
-same trace:
+rows, also in a window --from/--to; the default channel, the thread state),
+against weft emu's .prv of the same trace (and window):
   - the PNG (read here with zlib: no imaging library) has the size asked for;
     every row band holds, at the middle of each interval of the channel at
     least 4 pixels wide, exactly that value's colour (the fixed palette,
@@ -264,9 +264,14 @@ def main():
         p = weft("emu", "-q", "--paraver", "-o", emu, trace)
         if not check(p.returncode == 0, f"weft emu: {p.stderr}"):
             return 1
-        for name, channel, W, H in [("subsystem", "nosv.subsystem", 900, 560),
-                                    ("state", None, 640, 400)]:
-            dur, rows = expected_rows(emu, channel or "ovni.thread.state")
+        wemu = tmp / "emu-window"
+        p = weft("emu", "-q", "--paraver", "--from", "40ns", "--to", "230ns", "-o", wemu, trace)
+        check(p.returncode == 0, f"weft emu --from --to: {p.stderr}")
+        for name, channel, W, H, window in [("subsystem", "nosv.subsystem", 900, 560, None),
+                                            ("state", None, 640, 400, None),
+                                            ("window", "nosv.subsystem", 800, 500,
+                                             ("40ns", "230ns"))]:
+            dur, rows = expected_rows(wemu if window else emu, channel or "ovni.thread.state")
             values = sorted({v for _, ivs in rows for _, _, v in ivs})
             out = tmp / name
             out.mkdir()
@@ -274,6 +279,8 @@ def main():
                     "--pdf", out / "p.pdf", "--size", f"{W}x{H}"]
             if channel:
                 args += ["--channel", channel]
+            if window:
+                args += ["--from", window[0], "--to", window[1]]
             p = weft(*args)
             if not check((p.returncode, p.stdout, p.stderr) == (0, "", ""),
                          f"{name}: weft view: exit {p.returncode}: {p.stderr}"):
