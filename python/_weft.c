@@ -1053,7 +1053,8 @@ static int coll_records(void *self, const struct emu_batch *b, char *err, size_t
 		}
 		for (size_t i = 0; i < n; i++) {
 			v->row[v->n + i] = (int32_t) r[i].row;
-			v->type[v->n + i] = r[i].type;
+			const struct emu_cat_entry *e = emu_cat_of_prv(c->emu, k, &r[i]);
+			v->type[v->n + i] = e != NULL ? e->prv_type : 0;
 			v->time[v->n + i] = r[i].time;
 			v->value[v->n + i] = r[i].value;
 		}

@@ -8,7 +8,7 @@
 #
 #   (default)   build-essential cmake pkg-config libjansson-dev libyaml-dev
 #               libcmocka-dev python3 python3-dev python3-numpy python3-pandas
-#               libsqlite3-dev
+#               libsqlite3-dev libcairo2-dev poppler-utils
 #               libopenmpi-dev openmpi-bin, and the tools
 #               the tests call: util-linux (unshare, setpriv), gzip, diffutils,
 #               binutils (nm, readelf)
@@ -39,6 +39,7 @@ pkgs=(
   python3-dev python3-numpy              # the Python module weft (python/, docs/python.md)
   python3-pandas                         # its to_pandas() tests (tests/python/test_pandas.py)
   libsqlite3-dev                         # weft sql: the trace as a SQLite database
+  libcairo2-dev poppler-utils            # weft view's pictures (cairo); their tests (pdftoppm)
   libopenmpi-dev openmpi-bin             # MPI clock-sync tool; its tests need mpirun
   util-linux gzip diffutils binutils     # tools the tests call (unshare, setpriv, nm, readelf)
 )

@@ -20,9 +20,9 @@
 static void emu_usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: weft emu [--paraver] [--perfetto] [-o DIR] [-b] [-a] [--model FILE]...\n"
-		"                [--lint] [--salvage] [--partial] [--from T0] [--to T1] [-q] [-v]\n"
-		"                PATH\n"
+		"Usage: weft emu [--paraver] [--perfetto] [--no-cfg] [-o DIR] [-b] [-a]\n"
+		"                [--model FILE]... [--lint] [--salvage] [--partial] [--from T0]\n"
+		"                [--to T1] [-q] [-v] PATH\n"
 		"\n"
 		"Emulate the trace at PATH (a trace directory) through the models it requires\n"
 		"(ovni always; nosv, nanos6, openmp, mpi, tampi, nodes, kernel and the models\n"
@@ -31,6 +31,9 @@ static void emu_usage(FILE *f)
 		"\n"
 		"  --paraver     thread.prv/.pcf/.row and cpu.prv/.pcf/.row (Paraver)\n"
 		"  --perfetto    perfetto.pftrace (Perfetto protobuf TrackEvents)\n"
+		"  --no-cfg      with the Paraver files, no cfg/ directory: by default it\n"
+		"                holds a Paraver view file per view of each channel\n"
+		"                (cfg/thread/, cfg/cpu/, cfg/breakdown/; docs/emu.md)\n"
 		"  -o, --output DIR  write into DIR (created if missing) instead of PATH\n"
 		"  -b, --breakdown   also the breakdown views of nosv, nanos6 and openmp\n"
 		"                (<model>-breakdown.prv/.pcf/.row: one row per physical CPU)\n"
@@ -171,12 +174,13 @@ int weft_cmd_emu(int argc, char **argv)
 }
 
 /* The options of weft emu (cli_opts.h): add one here and in emu_opt. */
-enum { EMU_PARAVER, EMU_PERFETTO, EMU_OUTPUT, EMU_BREAKDOWN, EMU_ALL_MODELS, EMU_MODEL,
+enum { EMU_PARAVER, EMU_NO_CFG, EMU_PERFETTO, EMU_OUTPUT, EMU_BREAKDOWN, EMU_ALL_MODELS, EMU_MODEL,
 	EMU_LIST_MODELS, EMU_LINT, EMU_SALVAGE, EMU_PARTIAL, EMU_FROM, EMU_TO, EMU_QUIET,
 	EMU_VERBOSE, EMU_L };
 
 static const struct cli_opt emu_opts[] = {
 	{ "paraver", 0, NULL, EMU_PARAVER },
+	{ "no-cfg", 0, NULL, EMU_NO_CFG },
 	{ "perfetto", 0, NULL, EMU_PERFETTO },
 	{ "output", 'o', "a directory", EMU_OUTPUT },
 	{ "breakdown", 'b', NULL, EMU_BREAKDOWN },
@@ -196,7 +200,7 @@ static const struct cli_opt emu_opts[] = {
 
 struct emu_args {
 	int salvage, partial;
-	int paraver, perfetto, lint, quiet, verbose, bd, all, list;
+	int paraver, no_cfg, perfetto, lint, quiet, verbose, bd, all, list;
 	const char *outdir, *from_arg, *to_arg;
 	struct weft_registry *models;
 };
@@ -208,6 +212,7 @@ static int emu_opt(void *ctx, int id, const char *opt, const char *val)
 	char err[WEFT_ERR_MAX];
 	switch (id) {
 	case EMU_PARAVER: a->paraver = 1; break;
+	case EMU_NO_CFG: a->no_cfg = 1; break;
 	case EMU_PERFETTO: a->perfetto = 1; break;
 	case EMU_OUTPUT: a->outdir = val; break;
 	case EMU_BREAKDOWN: a->bd = 1; break;
@@ -289,10 +294,12 @@ static int cmd_emu(int argc, char **argv, struct weft_registry *models)
 			return 2;
 		}
 	}
-	const char *formats[3];
+	const char *formats[4];
 	size_t nf = 0;
 	if (paraver)
 		formats[nf++] = "paraver";
+	if (paraver && !ea.no_cfg)
+		formats[nf++] = "paraver-cfg";
 	if (perfetto)
 		formats[nf++] = "perfetto";
 	formats[nf] = NULL;

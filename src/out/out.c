@@ -7,6 +7,8 @@
 static const struct out_format formats[] = {
 	{ "paraver", "<view>.prv/.pcf/.row for each view (thread, cpu, breakdowns)",
 		out_paraver_open },
+	{ "paraver-cfg", "cfg/: Paraver view files (.cfg), one per view of each channel",
+		out_paraver_cfg_open },
 	{ "perfetto", "perfetto.pftrace (Perfetto protobuf TrackEvents)", out_perfetto_open },
 	{ "sqlite", "timeline.db (SQLite: the system, channels, intervals, streams and events; weft sql)",
 		out_sqlite_open },

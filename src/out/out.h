@@ -70,6 +70,10 @@ struct out {
 
 /* thread.{prv,pcf,row} and cpu.{prv,pcf,row} in dir. */
 struct out *out_paraver_open(const char *dir, const struct emu *emu, char *err, size_t errlen);
+/* cfg/: the Paraver view files, one per view of each channel
+ * (paraver_cfg.c), in dir. */
+struct out *out_paraver_cfg_open(const char *dir, const struct emu *emu, char *err,
+		size_t errlen);
 /* perfetto.pftrace (protobuf TrackEvent) in dir. */
 struct out *out_perfetto_open(const char *dir, const struct emu *emu, char *err, size_t errlen);
 /* timeline.db (SQLite: system, channels, intervals, streams and events) in

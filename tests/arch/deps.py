@@ -8,11 +8,12 @@ to the runtime, `rt`; generated headers to `format`), and the test fails when
 a part includes a header of a part it must not depend on:
 
     format  <- rt, trace, model          (the on-disk layout, shared)
-    trace   <- model (weft.h only: the event a hook reads), emu, driver, cli
-    model   <- emu, driver, cli          (model descriptions, registry)
-    emu     <- out, driver               (the engine; outputs see only emu.h)
-    out     <- driver                    (the output formats; out.h, raw_iv.h)
-    driver  <- cli, python               (one call runs an emulation)
+    trace   <- model (weft.h only: the event a hook reads), emu, driver, view, cli
+    model   <- emu, driver, view, cli    (model descriptions, registry)
+    emu     <- out, driver, view         (the engine; outputs see only emu.h)
+    out     <- driver, view              (the output formats; out.h, raw_iv.h)
+    driver  <- view, cli, python         (one call runs an emulation)
+    view    <- cli                       (weft view's pictures: cairo)
     sync: format only                    (weft-sync, an MPI program of its own)
 
 Also: an output includes no header of the engine but its interface emu.h, and
@@ -40,7 +41,8 @@ ALLOWED = {
     "emu": {"format", "trace", "model"},
     "out": {"format", "emu", "model", "trace"},
     "driver": {"format", "trace", "model", "emu", "out"},
-    "cli": {"format", "trace", "model", "driver"},
+    "view": {"format", "trace", "model", "emu", "out", "driver"},
+    "cli": {"format", "trace", "model", "driver", "view"},
     "sync": {"format"},
     "python": {"trace", "model", "emu", "out", "driver"},
 }
@@ -53,6 +55,7 @@ INTERFACE = {
     "model": {"model.h", "model_emu.h", "model_ids.h"},
     "out": {"out.h", "raw_iv.h"},
     "driver": {"driver.h"},
+    "view": {"picture.h", "picture_sink.h"},
     "format": None,  # all
     "rt": {"ovni.h"},
 }

@@ -228,6 +228,7 @@ CASES = [
     ("dump-follow-timeout-bad", nothing, ["dump", "--follow", "--follow-timeout", "0", "t"]),
     ("top-follow-timeout-alone", nothing, ["top", "--follow-timeout", "1s", "t"]),
     ("help-check", nothing, ["check", "--help", "t"]),
+    ("help-emu", nothing, ["emu", "--help"]),
     # --models: the emulation's rules, its refusal worded as weft emu's
     ("check-mark-order", mark_order, ["check", "t"]),
     ("check-models-mark-order", mark_order, ["check", "--models", "t"]),

@@ -195,8 +195,8 @@ def corpus(c, conf):
         out = os.path.join(tmp, "out")
         rc, o, err = run(["emu", "--paraver", "-q", "-o", out, "ovni/loom.vm/proc.17372"], cwd=two)
         c.eq((rc, o, err), (0, b"", ""), "two-procs: weft emu on a process dir")
-        c.eq(sorted(os.listdir(out)), ["cpu.pcf", "cpu.prv", "cpu.row", "thread.pcf", "thread.prv",
-                                       "thread.row"], "two-procs: emu files")
+        c.eq(sorted(os.listdir(out)), ["cfg", "cpu.pcf", "cpu.prv", "cpu.row", "thread.pcf",
+                                       "thread.prv", "thread.row"], "two-procs: emu files")
         c.eq(rows(os.path.join(out, "cpu.row")), rows(os.path.join(two, "emu", "cpu.row")),
              "two-procs: cpu.row of a process dir = the whole trace's")
         c.eq(rows(os.path.join(out, "thread.row")),

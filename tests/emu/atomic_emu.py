@@ -119,7 +119,7 @@ def main():
         p = weft("sql", good, "-o", db)
         check(p.returncode == 0 and p.stderr == "", f"sql: exit {p.returncode}: {p.stderr!r}")
         names = sorted(x.name for x in good.iterdir())
-        check(names == ["cpu.pcf", "cpu.prv", "cpu.row", "loom.vm", "perfetto.pftrace",
+        check(names == ["cfg", "cpu.pcf", "cpu.prv", "cpu.row", "loom.vm", "perfetto.pftrace",
                         "thread.pcf", "thread.prv", "thread.row"], f"emu wrote {names}")
         check(sorted(x.name for x in db.parent.iterdir()) == [db.name], "sql -o: one file")
         before = snapshot(good, db.parent)

@@ -842,7 +842,7 @@ case("nosv-bd-not-boolean-without-b", [ohx(), "OHe"], models=NV,
      top={"nosv": {"can_breakdown": "yes"}})
 case("nosv-bd-false", [ohx(), "OHe"], models=NV, flags=["-b"], top={"nosv": {"can_breakdown": False}},
      stderr="weft emu: warning: no nosv breakdown: nosv.can_breakdown is false in some stream\n",
-     checks=[files_are(PRV_FILES)])
+     checks=[files_are(PRV_FILES + ["cfg"])])
 
 # ---------------------------------------------------------------- §4 nanos6
 TY6 = [ohx(), ty("6Yc", 1, "a"), ("6Tc", u32(1, 1))]

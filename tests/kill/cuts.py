@@ -175,14 +175,17 @@ def main():
             code, out, err = run(["emu", "-o", "o"] + flags + ["ovni"], cwd=r)
             c.eq((code, err), (0, ""), "whole: emu %s" % flags)
             files = {"stdout": out}
-            for f in sorted(os.listdir(os.path.join(r, "o"))):
-                with open(os.path.join(r, "o", f), "rb") as fh:
-                    files[f] = fh.read()
+            for d, _, names in os.walk(os.path.join(r, "o")):
+                for f in names:
+                    with open(os.path.join(d, f), "rb") as fh:
+                        files[os.path.relpath(os.path.join(d, f), os.path.join(r, "o"))] = \
+                            fh.read()
             shutil.rmtree(os.path.join(r, "o"))
             outs.append(files)
-        c.eq(sorted(outs[0]), ["cpu.pcf", "cpu.prv", "cpu.row", "perfetto.pftrace", "stdout",
-                               "thread.pcf", "thread.prv", "thread.row"],
-             "whole: the timelines were written")
+        c.eq(sorted(f for f in outs[0] if not f.startswith("cfg/")),
+             ["cpu.pcf", "cpu.prv", "cpu.row", "perfetto.pftrace", "stdout", "thread.pcf",
+              "thread.prv", "thread.row"], "whole: the timelines were written")
+        c.expect("cfg/thread/ovni.thread.state.cfg" in outs[0], "whole: the view files too")
         for f in sorted(outs[0]):
             c.expect(outs[1].get(f) == outs[0][f],
                      "whole: %s is the same with and without --salvage" % f)
