@@ -937,14 +937,8 @@ static PyObject *m_describe(PyObject *Py_UNUSED(mod), PyObject *args)
 /* ---- the emulation ---- */
 
 /* The records of one view, as the Paraver output gets them. */
-struct vcol {
-	int32_t *row, *type;
-	int64_t *time, *value;
-	size_t n, cap;
-};
-
-/* The raw intervals of the threads' channels (raw_iv.h). */
-struct rawcol {
+/* An interval table: row, Paraver type, start, end, value. */
+struct ivcol {
 	int32_t *row, *type;
 	int64_t *start, *end, *value;
 	size_t n, cap;
@@ -961,17 +955,24 @@ struct vchan {
 };
 
 /* An output of our own (out.h), given to the driver through its
- * open_output hook: it keeps every view's records in growing arrays (no
- * GIL: plain malloc) and, at the close, the view's channels (from the
+ * open_output hook. It builds each view's intervals as the records arrive,
+ * on the emulation's thread (no GIL: plain malloc): a record with a value
+ * other than 0 opens an interval, which the next record of its row and
+ * catalogue entry ends (those still open end at the close, at the
+ * emulation's duration); pend holds, per row and entry, the open
+ * interval's index (-1: none). The raw layer (raw_iv.h) comes as intervals
+ * already, sorted at the close. At the close, the view's channels (from the
  * catalogue) and row labels (without Paraver's leading space). Owned by
  * m_emulate, not freed by the close. */
 struct coll {
 	struct out base;
 	const struct emu *emu;
-	size_t nviews;
-	struct vcol v[EMU_MAX_VIEWS];
+	size_t nviews, ncat;
+	struct ivcol v[EMU_MAX_VIEWS];
+	int64_t *pend[EMU_MAX_VIEWS]; /* prow[k] * ncat */
+	size_t prow[EMU_MAX_VIEWS];
 	struct raw_ivs raw;
-	struct rawcol rc;
+	struct ivcol rc;
 	int raw_ok;
 	char *name[EMU_MAX_VIEWS];
 	struct vchan *ch[EMU_MAX_VIEWS];
@@ -982,55 +983,47 @@ struct coll {
 	int closed;
 };
 
-static int vcol_grow(struct vcol *c, size_t need)
+static int grow_col(void **p, size_t cap, size_t size)
 {
-	size_t cap = c->cap ? c->cap : 4096;
+	void *q = realloc(*p, cap * size);
+	if (q == NULL)
+		return -1;
+	*p = q;
+	return 0;
+}
+
+/* Room for need intervals (large blocks: realloc remaps, no copy). */
+static int ivcol_grow(struct ivcol *c, size_t need)
+{
+	size_t cap = c->cap ? c->cap : 1 << 16;
 	while (cap < need)
 		cap *= 2;
-	int32_t *row = realloc(c->row, cap * sizeof *row);
-	if (row != NULL)
-		c->row = row;
-	int32_t *type = realloc(c->type, cap * sizeof *type);
-	if (type != NULL)
-		c->type = type;
-	int64_t *time = realloc(c->time, cap * sizeof *time);
-	if (time != NULL)
-		c->time = time;
-	int64_t *value = realloc(c->value, cap * sizeof *value);
-	if (value != NULL)
-		c->value = value;
-	if (row == NULL || type == NULL || time == NULL || value == NULL)
+	if (grow_col((void **) &c->row, cap, sizeof *c->row) != 0 ||
+			grow_col((void **) &c->type, cap, sizeof *c->type) != 0 ||
+			grow_col((void **) &c->start, cap, sizeof *c->start) != 0 ||
+			grow_col((void **) &c->end, cap, sizeof *c->end) != 0 ||
+			grow_col((void **) &c->value, cap, sizeof *c->value) != 0)
 		return -1;
 	c->cap = cap;
 	return 0;
+}
+
+static void ivcol_free(struct ivcol *c)
+{
+	free(c->row);
+	free(c->type);
+	free(c->start);
+	free(c->end);
+	free(c->value);
 }
 
 /* A raw interval (raw_iv_put): kept with its entry's Paraver type. */
 static int raw_keep(void *ctx, uint32_t row, size_t id, int64_t start, int64_t end, int64_t value)
 {
 	struct coll *c = ctx;
-	struct rawcol *r = &c->rc;
-	if (r->n == r->cap) {
-		size_t cap = r->cap ? 2 * r->cap : 4096;
-		int32_t *rw = realloc(r->row, cap * sizeof *rw);
-		if (rw != NULL)
-			r->row = rw;
-		int32_t *ty = realloc(r->type, cap * sizeof *ty);
-		if (ty != NULL)
-			r->type = ty;
-		int64_t *st = realloc(r->start, cap * sizeof *st);
-		if (st != NULL)
-			r->start = st;
-		int64_t *en = realloc(r->end, cap * sizeof *en);
-		if (en != NULL)
-			r->end = en;
-		int64_t *va = realloc(r->value, cap * sizeof *va);
-		if (va != NULL)
-			r->value = va;
-		if (!rw || !ty || !st || !en || !va)
-			return -1;
-		r->cap = cap;
-	}
+	struct ivcol *r = &c->rc;
+	if (r->n == r->cap && ivcol_grow(r, r->n + 1) != 0)
+		return -1;
 	r->row[r->n] = (int32_t) row;
 	r->type[r->n] = emu_cat_at(c->emu, id)->prv_type;
 	r->start[r->n] = start;
@@ -1039,34 +1032,173 @@ static int raw_keep(void *ctx, uint32_t row, size_t id, int64_t start, int64_t e
 	return 0;
 }
 
+/* Room in view k's open-interval table for row `row` (rows grow in
+ * doubling steps; new slots hold none). */
+static int pend_rows(struct coll *c, size_t k, size_t row)
+{
+	size_t n = c->prow[k] ? c->prow[k] : 64;
+	while (n <= row)
+		n *= 2;
+	int64_t *p = realloc(c->pend[k], n * c->ncat * sizeof *p);
+	if (p == NULL)
+		return -1;
+	for (size_t i = c->prow[k] * c->ncat; i < n * c->ncat; i++)
+		p[i] = -1;
+	c->pend[k] = p;
+	c->prow[k] = n;
+	return 0;
+}
+
 static int coll_records(void *self, const struct emu_batch *b, char *err, size_t errlen)
 {
 	struct coll *c = self;
 	for (size_t k = 0; k < c->nviews; k++) {
-		struct vcol *v = &c->v[k];
+		struct ivcol *v = &c->v[k];
 		const struct emu_prv_rec *r = b->prv[k];
 		size_t n = b->nprv[k];
-		if (v->n + n > v->cap && vcol_grow(v, v->n + n) != 0) {
-			snprintf(err, errlen, "out of memory while keeping the records of the "
-					"emulation");
-			return -1;
-		}
+		if (v->n + n > v->cap && ivcol_grow(v, v->n + n) != 0)
+			goto oom;
 		for (size_t i = 0; i < n; i++) {
-			v->row[v->n + i] = (int32_t) r[i].row;
-			v->type[v->n + i] = r[i].type;
-			v->time[v->n + i] = r[i].time;
-			v->value[v->n + i] = r[i].value;
+			const struct emu_cat_entry *e = emu_cat_of_prv(c->emu, k, &r[i]);
+			if (e == NULL) {
+				snprintf(err, errlen, "a record of the %s view (row %" PRIu32 ") has "
+						"no channel in the catalogue",
+						emu_view_at(c->emu, k)->name, r[i].row);
+				return -1;
+			}
+			if (r[i].row >= c->prow[k] && pend_rows(c, k, r[i].row) != 0)
+				goto oom;
+			int64_t *slot = &c->pend[k][(size_t) r[i].row * c->ncat + e->id];
+			if (*slot >= 0)
+				v->end[*slot] = r[i].time;
+			if (r[i].value == 0) {
+				*slot = -1;
+				continue;
+			}
+			size_t j = v->n++;
+			v->row[j] = (int32_t) r[i].row;
+			v->type[j] = e->prv_type;
+			v->start[j] = r[i].time;
+			v->value[j] = r[i].value;
+			*slot = (int64_t) j;
 		}
-		v->n += n;
 	}
-	for (size_t i = 0; i < b->ninternal; i++) {
-		if (raw_ivs_rec(&c->raw, &b->internal[i], raw_keep, c) != 0) {
-			snprintf(err, errlen, "out of memory while keeping the records of the "
-					"emulation");
-			return -1;
-		}
-	}
+	for (size_t i = 0; i < b->ninternal; i++)
+		if (raw_ivs_rec(&c->raw, &b->internal[i], raw_keep, c) != 0)
+			goto oom;
 	return 0;
+oom:
+	snprintf(err, errlen, "out of memory while keeping the records of the emulation");
+	return -1;
+}
+
+/* LSD radix sort step: perm a (n indexes) sorted stably into b by byte
+ * `shift / 8` of key[]; 0 when every key has the same byte there (b
+ * untouched). */
+static int radix_pass(const size_t *a, size_t *b, size_t n, const uint64_t *key, unsigned shift)
+{
+	size_t count[256] = { 0 };
+	for (size_t i = 0; i < n; i++)
+		count[(key[a[i]] >> shift) & 0xff]++;
+	size_t pos = 0;
+	for (size_t d = 0; d < 256; d++) {
+		if (count[d] == n)
+			return 0;
+		size_t c = count[d];
+		count[d] = pos;
+		pos += c;
+	}
+	for (size_t i = 0; i < n; i++)
+		b[count[(key[a[i]] >> shift) & 0xff]++] = a[i];
+	return 1;
+}
+
+static int cmp_int32(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *) a, y = *(const int32_t *) b;
+	return (x > y) - (x < y);
+}
+
+/* Puts column *col (n elements of size bytes) in the order perm. */
+static int permute(void **col, const size_t *perm, size_t n, size_t size)
+{
+	char *to = malloc(n * size);
+	if (to == NULL)
+		return -1;
+	const char *from = *col;
+	for (size_t i = 0; i < n; i++)
+		memcpy(to + i * size, from + perm[i] * size, size);
+	free(*col);
+	*col = to;
+	return 0;
+}
+
+/* The raw intervals in the order of their start, then row, then Paraver
+ * type (raw_iv gives them as they end): a radix sort on (start, row and
+ * the type's rank), one pass per byte that differs. 0, or -1 when out of
+ * memory. */
+static int raw_sort(struct ivcol *r, size_t ncat)
+{
+	size_t n = r->n;
+	if (n < 2)
+		return 0;
+	int32_t *types = malloc((ncat + 1) * sizeof *types);
+	uint64_t *hi = malloc(n * sizeof *hi), *lo = malloc(n * sizeof *lo);
+	size_t *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+	int rc = -1;
+	if (types == NULL || hi == NULL || lo == NULL || a == NULL || b == NULL)
+		goto out;
+	/* the distinct types (those of catalogue entries: at most ncat) */
+	size_t nt = 0;
+	int64_t t0 = r->start[0];
+	for (size_t i = 0; i < n; i++) {
+		if (r->start[i] < t0)
+			t0 = r->start[i];
+		size_t j = 0;
+		if (nt > 0 && types[nt - 1] == r->type[i])
+			continue;
+		while (j < nt && types[j] != r->type[i])
+			j++;
+		if (j == nt) {
+			if (nt > ncat)
+				goto out;
+			types[nt++] = r->type[i];
+		}
+	}
+	qsort(types, nt, sizeof *types, cmp_int32);
+	for (size_t i = 0; i < n; i++) {
+		int32_t *t = bsearch(&r->type[i], types, nt, sizeof *types, cmp_int32);
+		lo[i] = (uint64_t) (uint32_t) r->row[i] * nt + (uint64_t) (t - types);
+		hi[i] = (uint64_t) r->start[i] - (uint64_t) t0;
+		a[i] = i;
+	}
+	for (unsigned s = 0; s < 64; s += 8)
+		if (radix_pass(a, b, n, lo, s)) {
+			size_t *x = a;
+			a = b;
+			b = x;
+		}
+	for (unsigned s = 0; s < 64; s += 8)
+		if (radix_pass(a, b, n, hi, s)) {
+			size_t *x = a;
+			a = b;
+			b = x;
+		}
+	if (permute((void **) &r->row, a, n, sizeof *r->row) != 0 ||
+			permute((void **) &r->type, a, n, sizeof *r->type) != 0 ||
+			permute((void **) &r->start, a, n, sizeof *r->start) != 0 ||
+			permute((void **) &r->end, a, n, sizeof *r->end) != 0 ||
+			permute((void **) &r->value, a, n, sizeof *r->value) != 0)
+		goto out;
+	r->cap = n;
+	rc = 0;
+out:
+	free(types);
+	free(hi);
+	free(lo);
+	free(a);
+	free(b);
+	return rc;
 }
 
 static char *dup_or_null(const char *s, int *oom)
@@ -1174,11 +1306,15 @@ static int coll_close(struct out *o, int64_t duration, char *err, size_t errlen)
 	struct coll *c = (struct coll *) o;
 	c->duration = duration;
 	c->closed = 1;
-	if (raw_ivs_end(&c->raw, duration, raw_keep, c) != 0) {
+	if (raw_ivs_end(&c->raw, duration, raw_keep, c) != 0 || raw_sort(&c->rc, c->ncat) != 0) {
 		snprintf(err, errlen, "out of memory while keeping the records of the emulation");
 		return -1;
 	}
 	for (size_t k = 0; k < c->nviews; k++) {
+		/* the intervals still open end with the emulation */
+		for (size_t i = 0; i < c->prow[k] * c->ncat; i++)
+			if (c->pend[k][i] >= 0)
+				c->v[k].end[c->pend[k][i]] = duration;
 		c->name[k] = strdup(emu_view_at(c->emu, k)->name);
 		if (c->name[k] == NULL || coll_chans(c, k) != 0 || coll_rows(c, k) != 0) {
 			snprintf(err, errlen, "out of memory while naming the timelines");
@@ -1192,14 +1328,27 @@ static const struct out_ops coll_ops = {
 	.name = "python", .internal = 1, .records = coll_records, .close = coll_close,
 };
 
+static void coll_clear(struct coll *c);
+
+/* Opened for each run of the driver: a run given up for one that sorts on
+ * read (weft_emulate) is forgotten. */
 static struct out *coll_open(void *ctx, const struct emu *emu, char *err, size_t errlen)
 {
 	struct coll *c = ctx;
+	coll_clear(c);
 	c->base.ops = &coll_ops;
 	c->emu = emu;
 	c->nviews = emu_nviews(emu);
 	if (c->nviews > EMU_MAX_VIEWS)
 		c->nviews = EMU_MAX_VIEWS;
+	c->ncat = emu_cat_count(emu);
+	for (size_t k = 0; k < c->nviews; k++) {
+		size_t rows = emu_view_at(emu, k)->nrows;
+		if (pend_rows(c, k, rows > 0 ? rows - 1 : 0) != 0) {
+			snprintf(err, errlen, "out of memory opening the emulation's output");
+			return NULL;
+		}
+	}
 	if (raw_ivs_init(&c->raw, emu) != 0) {
 		snprintf(err, errlen, "out of memory opening the emulation's output");
 		raw_ivs_free(&c->raw);
@@ -1209,20 +1358,15 @@ static struct out *coll_open(void *ctx, const struct emu *emu, char *err, size_t
 	return &c->base;
 }
 
-static void coll_free(struct coll *c)
+/* Frees what c holds and empties it. */
+static void coll_clear(struct coll *c)
 {
 	if (c->raw_ok)
 		raw_ivs_free(&c->raw);
-	free(c->rc.row);
-	free(c->rc.type);
-	free(c->rc.start);
-	free(c->rc.end);
-	free(c->rc.value);
+	ivcol_free(&c->rc);
 	for (size_t k = 0; k < EMU_MAX_VIEWS; k++) {
-		free(c->v[k].row);
-		free(c->v[k].type);
-		free(c->v[k].time);
-		free(c->v[k].value);
+		ivcol_free(&c->v[k]);
+		free(c->pend[k]);
 		free(c->name[k]);
 		for (size_t i = 0; i < c->nch[k]; i++) {
 			struct vchan *v = &c->ch[k][i];
@@ -1238,6 +1382,12 @@ static void coll_free(struct coll *c)
 			free(c->rows[k][i]);
 		free(c->rows[k]);
 	}
+	memset(c, 0, sizeof *c);
+}
+
+static void coll_free(struct coll *c)
+{
+	coll_clear(c);
 	free(c);
 }
 
@@ -1316,42 +1466,39 @@ static PyObject *coll_row_list(const struct coll *c, size_t k)
 	return list;
 }
 
-/* The views and the raw layer: ([(name, row, time, type, value, duration,
- * channels, row labels)], (row, type, start, end, value)) (coll_chan_list,
- * coll_row_list). */
+/* An interval table's columns as NumPy arrays that own them: (row, type,
+ * start, end, value). */
+static PyObject *ivcol_arrays(struct ivcol *c)
+{
+	void *row = c->row, *type = c->type, *start = c->start, *end = c->end,
+		*value = c->value;
+	PyObject *x = Py_BuildValue("(NNNNN)",
+			column(&row, c->n, NPY_INT32, sizeof *c->row),
+			column(&type, c->n, NPY_INT32, sizeof *c->type),
+			column(&start, c->n, NPY_INT64, sizeof *c->start),
+			column(&end, c->n, NPY_INT64, sizeof *c->end),
+			column(&value, c->n, NPY_INT64, sizeof *c->value));
+	c->row = row;
+	c->type = type;
+	c->start = start;
+	c->end = end;
+	c->value = value;
+	return x;
+}
+
+/* The views and the raw layer: ([(name, (row, type, start, end, value),
+ * duration, channels, row labels)], (row, type, start, end, value))
+ * (coll_chan_list, coll_row_list). */
 static PyObject *coll_views(struct coll *c)
 {
-	struct rawcol *rc = &c->rc;
-	void *rrow = rc->row, *rtype = rc->type, *rstart = rc->start, *rend = rc->end,
-		*rvalue = rc->value;
-	PyObject *raw = Py_BuildValue("(NNNNN)",
-			column(&rrow, rc->n, NPY_INT32, sizeof *rc->row),
-			column(&rtype, rc->n, NPY_INT32, sizeof *rc->type),
-			column(&rstart, rc->n, NPY_INT64, sizeof *rc->start),
-			column(&rend, rc->n, NPY_INT64, sizeof *rc->end),
-			column(&rvalue, rc->n, NPY_INT64, sizeof *rc->value));
-	rc->row = rrow;
-	rc->type = rtype;
-	rc->start = rstart;
-	rc->end = rend;
-	rc->value = rvalue;
+	PyObject *raw = ivcol_arrays(&c->rc);
 	if (raw == NULL)
 		return NULL;
 	PyObject *list = PyList_New(0);
 	for (size_t k = 0; list != NULL && k < c->nviews; k++) {
-		struct vcol *v = &c->v[k];
-		void *row = v->row, *time = v->time, *type = v->type, *value = v->value;
-		PyObject *arow = column(&row, v->n, NPY_INT32, sizeof *v->row);
-		PyObject *atime = column(&time, v->n, NPY_INT64, sizeof *v->time);
-		PyObject *atype = column(&type, v->n, NPY_INT32, sizeof *v->type);
-		PyObject *avalue = column(&value, v->n, NPY_INT64, sizeof *v->value);
-		v->row = row;
-		v->time = time;
-		v->type = type;
-		v->value = value;
-		PyObject *x = Py_BuildValue("(NNNNNLNN)", str_or_none(c->name[k]),
-				arow, atime, atype, avalue,
-				(long long) c->duration, coll_chan_list(c, k), coll_row_list(c, k));
+		PyObject *x = Py_BuildValue("(NNLNN)", str_or_none(c->name[k]),
+				ivcol_arrays(&c->v[k]), (long long) c->duration,
+				coll_chan_list(c, k), coll_row_list(c, k));
 		if (x == NULL || PyList_Append(list, x) != 0)
 			Py_CLEAR(list);
 		Py_XDECREF(x);
