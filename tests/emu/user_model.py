@@ -372,7 +372,7 @@ def check_emu(trace, out, threads):
             depth = sum(1 if e[1] == "B" else -1 for e in want)
             want = want + [(end, "E")] * depth  # still open at the end of the trace
             got = [(ts, "B", n) if typ == 1 else (ts, "E")
-                   for ts, typ, trk, n in events if trk == mine[f"zeta {c}"] and typ in (1, 2)]
+                   for ts, typ, trk, n, _ in events if trk == mine[f"zeta {c}"] and typ in (1, 2)]
             check(got == want, f"perfetto: thread {tid} {c} slices:\n  got  {got}\n  want {want}")
     checker = perfetto_emu.checker_path()
     if checker is not None:
