@@ -954,9 +954,20 @@ struct vchan {
 	char **vlabels;
 };
 
+/* A batch queued for the collector's thread: the views' records (the
+ * engine's arrays, valid for EMU_BATCH_KEEP further batches, emu.h) and a
+ * copy of the internal ones (valid only during the call). */
+struct cjob {
+	const struct emu_prv_rec *prv[EMU_MAX_VIEWS];
+	size_t nprv[EMU_MAX_VIEWS];
+	struct emu_rec *in;
+	size_t nin, capin;
+};
+
 /* An output of our own (out.h), given to the driver through its
  * open_output hook. It builds each view's intervals as the records arrive,
- * on the emulation's thread (no GIL: plain malloc): a record with a value
+ * in a thread of its own beside the emulation (as the Paraver output
+ * writes; no GIL: plain malloc): a record with a value
  * other than 0 opens an interval, which the next record of its row and
  * catalogue entry ends (those still open end at the close, at the
  * emulation's duration); pend holds, per row and entry, the open
@@ -981,6 +992,15 @@ struct coll {
 	size_t nrows[EMU_MAX_VIEWS];
 	int64_t duration;
 	int closed;
+	/* the collector's thread and its queue (as paraver_prv.c's writer) */
+	pthread_t th;
+	int th_ok, sync_ok, stop;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct cjob jobs[EMU_BATCH_KEEP];
+	uint64_t pushed, done;
+	int failed;            /* set once, by the thread, with why */
+	char why[256];
 };
 
 static int grow_col(void **p, size_t cap, size_t size)
@@ -1049,9 +1069,9 @@ static int pend_rows(struct coll *c, size_t k, size_t row)
 	return 0;
 }
 
-static int coll_records(void *self, const struct emu_batch *b, char *err, size_t errlen)
+/* A batch, in the collector's thread: 0, or -1 with why set. */
+static int coll_job(struct coll *c, const struct cjob *b)
 {
-	struct coll *c = self;
 	for (size_t k = 0; k < c->nviews; k++) {
 		struct ivcol *v = &c->v[k];
 		const struct emu_prv_rec *r = b->prv[k];
@@ -1061,8 +1081,8 @@ static int coll_records(void *self, const struct emu_batch *b, char *err, size_t
 		for (size_t i = 0; i < n; i++) {
 			const struct emu_cat_entry *e = emu_cat_of_prv(c->emu, k, &r[i]);
 			if (e == NULL) {
-				snprintf(err, errlen, "a record of the %s view (row %" PRIu32 ") has "
-						"no channel in the catalogue",
+				snprintf(c->why, sizeof c->why, "a record of the %s view (row %"
+						PRIu32 ") has no channel in the catalogue",
 						emu_view_at(c->emu, k)->name, r[i].row);
 				return -1;
 			}
@@ -1083,25 +1103,118 @@ static int coll_records(void *self, const struct emu_batch *b, char *err, size_t
 			*slot = (int64_t) j;
 		}
 	}
-	for (size_t i = 0; i < b->ninternal; i++)
-		if (raw_ivs_rec(&c->raw, &b->internal[i], raw_keep, c) != 0)
+	for (size_t i = 0; i < b->nin; i++)
+		if (raw_ivs_rec(&c->raw, &b->in[i], raw_keep, c) != 0)
 			goto oom;
 	return 0;
 oom:
-	snprintf(err, errlen, "out of memory while keeping the records of the emulation");
+	snprintf(c->why, sizeof c->why, "out of memory while keeping the records of the "
+			"emulation");
 	return -1;
 }
 
-/* LSD radix sort step: perm a (n indexes) sorted stably into b by byte
- * `shift / 8` of key[]; 0 when every key has the same byte there (b
- * untouched). */
-static int radix_pass(const size_t *a, size_t *b, size_t n, const uint64_t *key, unsigned shift)
+/* Under mu (released while working): the oldest batch not done. */
+static void coll_next(struct coll *c)
 {
-	size_t count[256] = { 0 };
+	const struct cjob *j = &c->jobs[c->done % EMU_BATCH_KEEP];
+	pthread_mutex_unlock(&c->mu);
+	int r = c->failed ? 0 : coll_job(c, j);
+	pthread_mutex_lock(&c->mu);
+	if (r != 0)
+		c->failed = 1;
+	c->done++;
+	pthread_cond_broadcast(&c->cv);
+}
+
+static void *coll_thread(void *arg)
+{
+	struct coll *c = arg;
+	pthread_mutex_lock(&c->mu);
+	for (;;) {
+		if (c->done < c->pushed) {
+			coll_next(c);
+			continue;
+		}
+		if (c->stop && c->done == c->pushed)
+			break;
+		pthread_cond_wait(&c->cv, &c->mu);
+	}
+	pthread_mutex_unlock(&c->mu);
+	return NULL;
+}
+
+/* Waits for every queued batch and stops the thread (again: nothing). */
+static void coll_stop(struct coll *c)
+{
+	if (!c->th_ok)
+		return;
+	pthread_mutex_lock(&c->mu);
+	c->stop = 1;
+	pthread_cond_broadcast(&c->cv);
+	pthread_mutex_unlock(&c->mu);
+	pthread_join(c->th, NULL);
+	c->th_ok = 0;
+}
+
+static int coll_records(void *self, const struct emu_batch *b, char *err, size_t errlen)
+{
+	struct coll *c = self;
+	pthread_mutex_lock(&c->mu);
+	/* at most EMU_BATCH_KEEP batches in flight (emu.h); without the
+	 * thread, none: each is done here */
+	while (c->pushed - c->done == EMU_BATCH_KEEP)
+		pthread_cond_wait(&c->cv, &c->mu);
+	struct cjob *j = &c->jobs[c->pushed % EMU_BATCH_KEEP];
+	pthread_mutex_unlock(&c->mu);
+	for (size_t k = 0; k < EMU_MAX_VIEWS; k++) {
+		j->prv[k] = b->prv[k];
+		j->nprv[k] = k < c->nviews ? b->nprv[k] : 0;
+	}
+	j->nin = 0;
+	if (b->ninternal > j->capin) {
+		struct emu_rec *in = realloc(j->in, b->ninternal * sizeof *in);
+		if (in == NULL) {
+			snprintf(err, errlen, "out of memory while keeping the records of the "
+					"emulation");
+			return -1;
+		}
+		j->in = in;
+		j->capin = b->ninternal;
+	}
+	if (b->ninternal > 0)
+		memcpy(j->in, b->internal, b->ninternal * sizeof *j->in);
+	j->nin = b->ninternal;
+	pthread_mutex_lock(&c->mu);
+	c->pushed++;
+	if (!c->th_ok)
+		coll_next(c);
+	else if (c->pushed - c->done >= 3) /* wake it for a few, not each one */
+		pthread_cond_broadcast(&c->cv);
+	int failed = c->failed;
+	pthread_mutex_unlock(&c->mu);
+	if (failed) {
+		snprintf(err, errlen, "%s", c->why);
+		return -1;
+	}
+	return 0;
+}
+
+/* A raw interval's sort key and its index. */
+struct rkey {
+	uint64_t key;
+	uint32_t idx;
+};
+
+/* One stable LSD radix pass on 16 bits of the keys, from a into b; 0 when
+ * every key has the same digit there (b untouched). */
+static int radix16(const struct rkey *a, struct rkey *b, size_t n, unsigned shift,
+		size_t *count)
+{
+	memset(count, 0, 65536 * sizeof *count);
 	for (size_t i = 0; i < n; i++)
-		count[(key[a[i]] >> shift) & 0xff]++;
+		count[(a[i].key >> shift) & 0xffff]++;
 	size_t pos = 0;
-	for (size_t d = 0; d < 256; d++) {
+	for (size_t d = 0; d < 65536; d++) {
 		if (count[d] == n)
 			return 0;
 		size_t c = count[d];
@@ -1109,7 +1222,7 @@ static int radix_pass(const size_t *a, size_t *b, size_t n, const uint64_t *key,
 		pos += c;
 	}
 	for (size_t i = 0; i < n; i++)
-		b[count[(key[a[i]] >> shift) & 0xff]++] = a[i];
+		b[count[(a[i].key >> shift) & 0xffff]++] = a[i];
 	return 1;
 }
 
@@ -1119,44 +1232,44 @@ static int cmp_int32(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-/* Puts column *col (n elements of size bytes) in the order perm. */
-static int permute(void **col, const size_t *perm, size_t n, size_t size)
+static unsigned bits_of(uint64_t v)
 {
-	char *to = malloc(n * size);
-	if (to == NULL)
-		return -1;
-	const char *from = *col;
-	for (size_t i = 0; i < n; i++)
-		memcpy(to + i * size, from + perm[i] * size, size);
-	free(*col);
-	*col = to;
-	return 0;
+	return v == 0 ? 0 : 64u - (unsigned) __builtin_clzll(v);
 }
 
 /* The raw intervals in the order of their start, then row, then Paraver
- * type (raw_iv gives them as they end): a radix sort on (start, row and
- * the type's rank), one pass per byte that differs. 0, or -1 when out of
- * memory. */
+ * type (raw_iv gives them as they end): a radix sort of one key, (start -
+ * the first) above (row, the type's rank), 16 bits a pass, the passes
+ * whose digit is the same for all skipped; then the columns gathered in
+ * that order. 0, or -1 when out of memory. */
 static int raw_sort(struct ivcol *r, size_t ncat)
 {
 	size_t n = r->n;
 	if (n < 2)
 		return 0;
+	if (n > UINT32_MAX)
+		return -1;
 	int32_t *types = malloc((ncat + 1) * sizeof *types);
-	uint64_t *hi = malloc(n * sizeof *hi), *lo = malloc(n * sizeof *lo);
-	size_t *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+	struct rkey *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
+	size_t *count = malloc(65536 * sizeof *count);
+	struct ivcol o = { 0 };
 	int rc = -1;
-	if (types == NULL || hi == NULL || lo == NULL || a == NULL || b == NULL)
+	if (types == NULL || a == NULL || b == NULL || count == NULL || ivcol_grow(&o, n) != 0)
 		goto out;
 	/* the distinct types (those of catalogue entries: at most ncat) */
 	size_t nt = 0;
-	int64_t t0 = r->start[0];
+	int64_t t0 = r->start[0], t1 = r->start[0];
+	uint32_t maxrow = 0;
 	for (size_t i = 0; i < n; i++) {
 		if (r->start[i] < t0)
 			t0 = r->start[i];
-		size_t j = 0;
+		if (r->start[i] > t1)
+			t1 = r->start[i];
+		if ((uint32_t) r->row[i] > maxrow)
+			maxrow = (uint32_t) r->row[i];
 		if (nt > 0 && types[nt - 1] == r->type[i])
 			continue;
+		size_t j = 0;
 		while (j < nt && types[j] != r->type[i])
 			j++;
 		if (j == nt) {
@@ -1166,38 +1279,53 @@ static int raw_sort(struct ivcol *r, size_t ncat)
 		}
 	}
 	qsort(types, nt, sizeof *types, cmp_int32);
+	unsigned lobits = bits_of((uint64_t) maxrow * nt + nt);
+	unsigned hibits = bits_of((uint64_t) t1 - (uint64_t) t0);
+	int one = lobits + hibits <= 64; /* (start, row, type) in one key */
 	for (size_t i = 0; i < n; i++) {
-		int32_t *t = bsearch(&r->type[i], types, nt, sizeof *types, cmp_int32);
-		lo[i] = (uint64_t) (uint32_t) r->row[i] * nt + (uint64_t) (t - types);
-		hi[i] = (uint64_t) r->start[i] - (uint64_t) t0;
-		a[i] = i;
+		const int32_t *t = nt == 1 ? types : bsearch(&r->type[i], types, nt, sizeof *types,
+				cmp_int32);
+		uint64_t lo = (uint64_t) (uint32_t) r->row[i] * nt + (uint64_t) (t - types);
+		uint64_t hi = (uint64_t) r->start[i] - (uint64_t) t0;
+		a[i].key = one ? hi << lobits | lo : lo;
+		a[i].idx = (uint32_t) i;
 	}
-	for (unsigned s = 0; s < 64; s += 8)
-		if (radix_pass(a, b, n, lo, s)) {
-			size_t *x = a;
+	unsigned kbits = one ? lobits + hibits : lobits;
+	for (unsigned sh = 0; sh < kbits; sh += 16)
+		if (radix16(a, b, n, sh, count)) {
+			struct rkey *x = a;
 			a = b;
 			b = x;
 		}
-	for (unsigned s = 0; s < 64; s += 8)
-		if (radix_pass(a, b, n, hi, s)) {
-			size_t *x = a;
-			a = b;
-			b = x;
-		}
-	if (permute((void **) &r->row, a, n, sizeof *r->row) != 0 ||
-			permute((void **) &r->type, a, n, sizeof *r->type) != 0 ||
-			permute((void **) &r->start, a, n, sizeof *r->start) != 0 ||
-			permute((void **) &r->end, a, n, sizeof *r->end) != 0 ||
-			permute((void **) &r->value, a, n, sizeof *r->value) != 0)
-		goto out;
-	r->cap = n;
+	if (!one) { /* then by start, stably */
+		for (size_t i = 0; i < n; i++)
+			a[i].key = (uint64_t) r->start[a[i].idx] - (uint64_t) t0;
+		for (unsigned sh = 0; sh < hibits; sh += 16)
+			if (radix16(a, b, n, sh, count)) {
+				struct rkey *x = a;
+				a = b;
+				b = x;
+			}
+	}
+	for (size_t i = 0; i < n; i++) {
+		uint32_t k = a[i].idx;
+		o.row[i] = r->row[k];
+		o.type[i] = r->type[k];
+		o.start[i] = r->start[k];
+		o.end[i] = r->end[k];
+		o.value[i] = r->value[k];
+	}
+	o.n = n;
+	ivcol_free(r);
+	*r = o;
+	o = (struct ivcol) { 0 };
 	rc = 0;
 out:
+	ivcol_free(&o);
 	free(types);
-	free(hi);
-	free(lo);
 	free(a);
 	free(b);
+	free(count);
 	return rc;
 }
 
@@ -1304,6 +1432,11 @@ static int coll_rows(struct coll *c, size_t k)
 static int coll_close(struct out *o, int64_t duration, char *err, size_t errlen)
 {
 	struct coll *c = (struct coll *) o;
+	coll_stop(c);
+	if (c->failed) {
+		snprintf(err, errlen, "%s", c->why);
+		return -1;
+	}
 	c->duration = duration;
 	c->closed = 1;
 	if (raw_ivs_end(&c->raw, duration, raw_keep, c) != 0 || raw_sort(&c->rc, c->ncat) != 0) {
@@ -1324,8 +1457,15 @@ static int coll_close(struct out *o, int64_t duration, char *err, size_t errlen)
 	return 0;
 }
 
+/* A failed run: the thread stopped before the engine's arrays go. */
+static void coll_discard(struct out *o)
+{
+	coll_stop((struct coll *) o);
+}
+
 static const struct out_ops coll_ops = {
 	.name = "python", .internal = 1, .records = coll_records, .close = coll_close,
+	.discard = coll_discard,
 };
 
 static void coll_clear(struct coll *c);
@@ -1355,12 +1495,26 @@ static struct out *coll_open(void *ctx, const struct emu *emu, char *err, size_t
 		return NULL;
 	}
 	c->raw_ok = 1;
+	if (pthread_mutex_init(&c->mu, NULL) != 0 || pthread_cond_init(&c->cv, NULL) != 0) {
+		snprintf(err, errlen, "cannot start the emulation's output: %s", strerror(errno));
+		return NULL;
+	}
+	c->sync_ok = 1;
+	/* without a thread, the batches are done in the emulation's */
+	c->th_ok = pthread_create(&c->th, NULL, coll_thread, c) == 0;
 	return &c->base;
 }
 
 /* Frees what c holds and empties it. */
 static void coll_clear(struct coll *c)
 {
+	coll_stop(c);
+	if (c->sync_ok) {
+		pthread_mutex_destroy(&c->mu);
+		pthread_cond_destroy(&c->cv);
+	}
+	for (size_t i = 0; i < EMU_BATCH_KEEP; i++)
+		free(c->jobs[i].in);
 	if (c->raw_ok)
 		raw_ivs_free(&c->raw);
 	ivcol_free(&c->rc);
