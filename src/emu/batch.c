@@ -13,7 +13,7 @@
 
 #include "emu_internal.h"
 
-int emu_irec_add(struct emu *e, int kind, size_t row, int type, int64_t value, int isnull)
+int emu_irec_add(struct emu *e, int kind, size_t row, uint32_t chan, int64_t value, int isnull)
 {
 	struct batches *B = &e->batch;
 	if (__builtin_expect(B->nirecs == B->ireccap, 0) &&
@@ -23,7 +23,7 @@ int emu_irec_add(struct emu *e, int kind, size_t row, int type, int64_t value, i
 	r->time = e->dclock - e->rbase;
 	r->value = isnull ? 0 : value;
 	r->row = (uint32_t) row;
-	r->type = type;
+	r->chan = chan;
 	r->kind = (uint8_t) kind;
 	r->isnull = (uint8_t) isnull;
 	return 0;

@@ -49,7 +49,7 @@ struct batch_mark {
 /* Room for n more Paraver records of view file (0, or -1: out of memory). */
 int emu_prv_grow(struct emu *e, size_t file, size_t n);
 /* An internal record (emu_irec) when a sink wants them. */
-int emu_irec_add(struct emu *e, int kind, size_t row, int type, int64_t value, int isnull);
+int emu_irec_add(struct emu *e, int kind, size_t row, uint32_t chan, int64_t value, int isnull);
 /* Where the step's records of the breakdown files begin (nb[EMU_MAX_BD]). */
 void emu_batch_mark_bd(const struct emu *e, size_t *nb) __attribute__((noinline, cold));
 void emu_batch_destroy(struct emu *e);

@@ -275,7 +275,7 @@ int emu_bd_commit(struct emu *e)
 				continue;
 			b->written[s] = 1;
 			b->last[s] = b->cur[s];
-			if (emu_rec(e, (int) b->view, s, b->d->prv_type, b->cur[s]) != 0)
+			if (emu_rec(e, (int) b->view, s, e->cat_view[b->view], b->cur[s]) != 0)
 				return -1;
 		}
 		b->nchanged = 0;
@@ -289,7 +289,7 @@ int emu_bd_snapshot(struct emu *e)
 		struct bd_rt *b = e->bd[k];
 		for (size_t s = 0; s < b->nphy; s++)
 			if (b->written[s] && b->last[s] != 0 &&
-					emu_rec(e, (int) b->view, s, b->d->prv_type, b->last[s]) != 0)
+					emu_rec(e, (int) b->view, s, e->cat_view[b->view], b->last[s]) != 0)
 				return -1;
 	}
 	return 0;

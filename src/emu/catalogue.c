@@ -82,11 +82,13 @@ static enum emu_cat_track chan_track(const struct emu_chan_info *i)
 
 static int cat_chan(struct emu *e, size_t *cap, size_t ch)
 {
-	const struct chan *C = &e->chans[ch];
+	struct chan *C = &e->chans[ch];
 	const struct emu_chan_info *i = &C->info;
 	struct emu_cat_entry *c = cat_new(e, cap);
 	if (c == NULL)
 		return -1;
+	C->cat = (uint32_t) c->id;
+	C->vrec = i->prv_type != 0 ? (int32_t) c->id : -1;
 	char num[24];
 	if (C->mark_type >= 0) {
 		snprintf(num, sizeof num, "%d", C->mark_type);
@@ -145,6 +147,7 @@ static int cat_breakdown(struct emu *e, size_t *cap, size_t view)
 	c->track = EMU_CAT_TRACK_NONE;
 	c->view = EMU_CAT_VIEW_ANY;
 	c->bd_view = (int) view;
+	e->cat_view[view] = (uint32_t) c->id;
 	return 0;
 }
 
@@ -235,12 +238,15 @@ const struct emu_cat_entry *emu_cat_by_type(const struct emu *e, size_t view, in
 const struct emu_cat_entry *emu_cat_of_prv(const struct emu *e, size_t view,
 		const struct emu_prv_rec *r)
 {
-	return emu_cat_by_type(e, view, r->type);
+	(void) view; /* the id names the entry whatever the view */
+	return r->chan < e->ncat ? &e->cat[r->chan] : NULL;
 }
 
 const struct emu_cat_entry *emu_cat_of_raw(const struct emu *e, const struct emu_rec *r)
 {
-	return emu_cat_by_type(e, EMU_FILE_THREAD, r->type);
+	if (r->kind < EMU_REC_RAW_SET || r->kind > EMU_REC_RAW_POP)
+		return NULL;
+	return r->chan < e->ncat ? &e->cat[r->chan] : NULL;
 }
 
 const struct emu_cat_entry *emu_cat_builtin(const struct emu *e, enum emu_builtin_index b)

@@ -79,8 +79,9 @@ const struct emu_cat_entry *emu_cat_by_name(const struct emu *e, const char *nam
  * type 0 or a type of no entry. */
 const struct emu_cat_entry *emu_cat_by_type(const struct emu *e, size_t view, int type);
 /* The entry a record of view `view` belongs to, and the entry of a raw
- * internal record (EMU_REC_RAW_*); NULL when it has none. Consumers name a
- * record's channel through these, not through its type field. */
+ * internal record (EMU_REC_RAW_*); NULL when it has none. Records carry
+ * the entry's id (chan): these are an index, O(1). Consumers name a
+ * record's channel through these only. */
 const struct emu_cat_entry *emu_cat_of_prv(const struct emu *e, size_t view,
 		const struct emu_prv_rec *r);
 const struct emu_cat_entry *emu_cat_of_raw(const struct emu *e, const struct emu_rec *r);

@@ -318,9 +318,10 @@ int emu_raw_set_n(struct emu *e, size_t t, const size_t *ch, const int64_t *v, s
 			r = -1;
 			break;
 		}
-		int type = C->info.prv_type;
-		if (type == 0)
+		int32_t id = C->vrec;
+		if (id < 0)
 			continue;
+		uint32_t type = (uint32_t) id;
 		int64_t val = isnull ? 0 : x;
 		uint8_t st = isnull ? 1 : 2;
 		if ((C->vis >> state) & 1u) {

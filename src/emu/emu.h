@@ -125,12 +125,14 @@ struct emu_view {
 	const char *label; /* breakdown: its PCF type label */
 };
 
-/* A Paraver record: row (0-based), time (dclock), type, value (null = 0). */
+/* A record of a view: row (0-based), time (dclock), channel, value (null =
+ * 0). chan is the channel's catalogue id (catalogue.h: emu_cat_of_prv);
+ * the Paraver output maps it to the Paraver type. */
 struct emu_prv_rec {
 	int64_t time;
 	int64_t value;
 	uint32_t row;
-	int32_t type;
+	uint32_t chan;
 };
 
 /* Records that only some sinks want (emu_sink.internal). */
@@ -138,8 +140,8 @@ enum emu_rec_kind {
 	EMU_REC_RSEL = 1,   /* CPU row: the unique Running thread (value = thread
 	                       gindex, -1 none) */
 	EMU_REC_NRUN,       /* CPU row: number of Running threads (value) */
-	EMU_REC_RAW_SET,    /* thread row: raw channel `type` (its PRV type)
-	                       set to value (null: `isnull`) */
+	EMU_REC_RAW_SET,    /* thread row: raw channel `chan` (its catalogue
+	                       id) set to value (null: `isnull`) */
 	EMU_REC_RAW_PUSH,
 	EMU_REC_RAW_POP,
 };
@@ -148,7 +150,7 @@ struct emu_rec {
 	int64_t time;
 	int64_t value;
 	uint32_t row;
-	int32_t type;
+	uint32_t chan; /* EMU_REC_RAW_*: the channel's catalogue id; else 0 */
 	uint8_t kind;
 	uint8_t isnull;
 };

@@ -57,6 +57,9 @@ struct chan {
 	size_t acc_first;      /* summary: first accumulator of its values, or SIZE_MAX */
 	int8_t acc_lut[128];   /* value 0..127 -> index of its label + 1, 0: none or look */
 	uint8_t bd_role;       /* which input (breakdown.c) */
+	uint32_t cat;          /* its catalogue id: what its raw records carry */
+	int32_t vrec;          /* ... and its view records: the id when it has a
+	                          Paraver type (its views make records), else -1 */
 };
 
 struct thr {
@@ -157,6 +160,7 @@ struct emu {
 	struct emu_cat_entry *cat;
 	size_t ncat;
 	size_t cat_builtin[EMU_NBUILTIN_CHANS]; /* emu_builtin_index -> id */
+	uint32_t cat_view[EMU_MAX_VIEWS];       /* breakdown view -> its entry's id */
 	struct emu_value_label *cat_cpus;        /* the affinity's labels */
 
 	struct window window;  /* window.c */
@@ -199,8 +203,8 @@ static inline int emu_unchecked(const struct emu *e, size_t t)
 	return emu_is_cut(e, t) || (e->lossy != NULL && e->lossy[t]);
 }
 
-/* A built-in channel's Paraver type (src/model's one table). */
-#define EMU_BT(b) (emu_builtin_chans[(b)].prv_type)
+/* A built-in channel's catalogue id: what its records carry. */
+#define EMU_BT(b) ((uint32_t) e->cat_builtin[(b)])
 /* A thread state's name (src/model's one table). */
 #define emu_state_name(s) (emu_thread_states[(s)].label)
 
@@ -250,15 +254,16 @@ static inline int emu_qpush(struct emu *e, uint32_t kind, size_t a, size_t b)
 	return 0;
 }
 
-static inline int emu_irec(struct emu *e, int kind, size_t row, int type, int64_t value,
+static inline int emu_irec(struct emu *e, int kind, size_t row, uint32_t chan, int64_t value,
 		int isnull)
 {
 	if (!e->batch.internal || e->muted)
 		return 0;
-	return emu_irec_add(e, kind, row, type, value, isnull);
+	return emu_irec_add(e, kind, row, chan, value, isnull);
 }
 
-static inline int emu_rec(struct emu *e, int file, size_t row, int type, int64_t value)
+/* A record of view `file`: row, channel (catalogue id), value. */
+static inline int emu_rec(struct emu *e, int file, size_t row, uint32_t chan, int64_t value)
 {
 	if (__builtin_expect(e->muted, 0))
 		return 0;
@@ -269,7 +274,7 @@ static inline int emu_rec(struct emu *e, int file, size_t row, int type, int64_t
 	r->time = e->dclock - e->rbase;
 	r->value = value;
 	r->row = (uint32_t) row;
-	r->type = type;
+	r->chan = chan;
 	return 0;
 }
 

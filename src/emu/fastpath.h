@@ -148,12 +148,12 @@ static inline __attribute__((always_inline)) int view_due(struct last *L, unsign
 
 /* Record *r of a view. */
 static inline __attribute__((always_inline)) void rec_put(struct emu_prv_rec *r, int64_t time,
-		size_t row, int type, int64_t v)
+		size_t row, uint32_t chan, int64_t v)
 {
 	r->time = time;
 	r->value = v;
 	r->row = (uint32_t) row;
-	r->type = type;
+	r->chan = chan;
 }
 
 /* The thread view and the CPU view of channel ch of thread t, evaluated
@@ -167,9 +167,10 @@ static inline __attribute__((always_inline)) int raw_views(struct emu *e, size_t
 	const struct chan *C = &e->chans[ch];
 	const struct thr *T = &e->thr[t];
 	struct raw *R = &e->raw[t * e->nchans + ch];
-	int type = C->info.prv_type;
-	if (type == 0)
+	int32_t id = C->vrec;
+	if (id < 0)
 		return 0;
+	uint32_t type = (uint32_t) id;
 	int64_t time = e->dclock - e->rbase;
 	uint8_t st = R->depth == 0 ? 1 : 2;
 	int64_t val = R->depth == 0 ? 0 : R->val;
@@ -238,7 +239,7 @@ static inline __attribute__((always_inline)) int raw_write_q(struct emu *e, size
 		break;
 	}
 	R->stamp = e->seq;
-	if (emu_irec(e, kind, t, C->info.prv_type, v, isnull) != 0)
+	if (emu_irec(e, kind, t, C->cat, v, isnull) != 0)
 		return -1;
 	if (!queue)
 		return 0;

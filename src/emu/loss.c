@@ -194,7 +194,7 @@ static int reset_chans(struct emu *e, size_t t)
 		if ((init && R->depth == 1 && R->val == C->desc->initial) || (!init && R->depth == 0))
 			continue;
 		emu_acc(e, t, ch, R);
-		int type = C->info.prv_type;
+		uint32_t type = C->cat;
 		if (C->kind == EMU_CHAN_STACK) {
 			for (uint32_t d = R->depth; d > 0; d--)
 				if (emu_irec(e, EMU_REC_RAW_POP, t, type,

@@ -33,13 +33,13 @@ struct pwalk {
 /* A view re-evaluated to (isnull, v): a record unless its policy skips it.
  * The last state keeps 0 as the value of a null. */
 static inline __attribute__((always_inline)) void view_emit(struct pwalk *P, struct last *L,
-		unsigned pol, int file, size_t row, int type, int64_t v, int isnull)
+		unsigned pol, int file, size_t row, int32_t id, int64_t v, int isnull)
 {
-	if (type == 0)
+	if (id < 0)
 		return;
 	v = isnull ? 0 : v;
 	if (view_due(L, pol, isnull ? 1 : 2, v))
-		rec_put(&P->rec[file][P->nrec[file]++], P->time, row, type, v);
+		rec_put(&P->rec[file][P->nrec[file]++], P->time, row, (uint32_t) id, v);
 }
 
 /* The thread view of channel C (ch) of thread t, whose raw value is R. */
@@ -51,7 +51,7 @@ static inline __attribute__((always_inline)) void eval_tview(struct pwalk *P, si
 		return;
 	L->stamp = P->seq;
 	int isnull = !((C->vis >> P->thr[t].state) & 1u) || R->depth == 0;
-	view_emit(P, L, C->tpol, EMU_FILE_THREAD, t, C->info.prv_type, R->val, isnull);
+	view_emit(P, L, C->tpol, EMU_FILE_THREAD, t, C->vrec, R->val, isnull);
 }
 
 /* The CPU view's value now: R(C)'s raw value, or the channel's fallback. */
@@ -96,7 +96,7 @@ static inline __attribute__((always_inline)) int eval_cview(struct pwalk *P, siz
 	}
 	if (__builtin_expect(C->bd != 0, 0) && emu_bd_input(P->e, c, ch, isnull, v) != 0)
 		return -1;
-	view_emit(P, L, C->cpol, EMU_FILE_CPU, c, C->info.prv_type, v, isnull);
+	view_emit(P, L, C->cpol, EMU_FILE_CPU, c, C->vrec, v, isnull);
 	return 0;
 }
 

@@ -14,7 +14,7 @@
 
 /* A thread system channel: a repeated value is refused when `refuse`,
  * ignored otherwise; a second write in one event is refused. */
-static int tsys_write(struct emu *e, size_t t, int type, int64_t *cur, uint64_t *stamp,
+static int tsys_write(struct emu *e, size_t t, uint32_t chan, int64_t *cur, uint64_t *stamp,
 		int64_t v, int refuse, const char *what)
 {
 	if (*cur == v) {
@@ -27,10 +27,10 @@ static int tsys_write(struct emu *e, size_t t, int type, int64_t *cur, uint64_t 
 		return emu_fail(e, "%s of thread %s written twice in one event", what, emu_tname(e, t));
 	*stamp = e->seq;
 	*cur = v;
-	return emu_rec(e, EMU_FILE_THREAD, t, type, v);
+	return emu_rec(e, EMU_FILE_THREAD, t, chan, v);
 }
 
-static int cpu_write(struct emu *e, size_t c, int type, int64_t *cur, uint64_t *stamp,
+static int cpu_write(struct emu *e, size_t c, uint32_t chan, int64_t *cur, uint64_t *stamp,
 		int64_t v, const char *what)
 {
 	if (*cur == v)
@@ -39,7 +39,7 @@ static int cpu_write(struct emu *e, size_t c, int type, int64_t *cur, uint64_t *
 		return emu_fail(e, "%s of %s written twice in one event", what, emu_cname(e, c));
 	*stamp = e->seq;
 	*cur = v;
-	return emu_rec(e, EMU_FILE_CPU, c, type, v);
+	return emu_rec(e, EMU_FILE_CPU, c, chan, v);
 }
 
 static void cpu_busy(struct emu *e, size_t c, int64_t before)

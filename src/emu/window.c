@@ -84,9 +84,9 @@ int emu_win_snapshot(struct emu *e)
 			r |= emu_rec(e, EMU_FILE_THREAD, t, EMU_BT(EMU_BI_AFFINITY), T->aff);
 		for (size_t ch = 0; ch < nch; ch++) {
 			const struct last *L = &e->raw[t * nch + ch].tv;
-			int type = e->chans[ch].info.prv_type;
-			if (type != 0 && L->st == 2 && L->v != 0)
-				r |= emu_rec(e, EMU_FILE_THREAD, t, type, L->v);
+			int32_t id = e->chans[ch].vrec;
+			if (id >= 0 && L->st == 2 && L->v != 0)
+				r |= emu_rec(e, EMU_FILE_THREAD, t, (uint32_t) id, L->v);
 		}
 	}
 	for (size_t c = 0; c < e->ncpus && r == 0; c++) {
@@ -99,9 +99,9 @@ int emu_win_snapshot(struct emu *e)
 			r |= emu_rec(e, EMU_FILE_CPU, c, EMU_BT(EMU_BI_CPU_COUNT), C->nrun_v);
 		for (size_t ch = 0; ch < nch; ch++) {
 			const struct last *L = &e->cview[c * nch + ch];
-			int type = e->chans[ch].info.prv_type;
-			if (type != 0 && L->st == 2 && L->v != 0)
-				r |= emu_rec(e, EMU_FILE_CPU, c, type, L->v);
+			int32_t id = e->chans[ch].vrec;
+			if (id >= 0 && L->st == 2 && L->v != 0)
+				r |= emu_rec(e, EMU_FILE_CPU, c, (uint32_t) id, L->v);
 		}
 	}
 	if (r == 0 && e->nbd)
@@ -125,11 +125,11 @@ int emu_win_snapshot(struct emu *e)
 			if (R->depth == 0 || R->stamp == 0)
 				continue;
 			if (C->kind != EMU_CHAN_STACK) {
-				r |= emu_irec(e, EMU_REC_RAW_SET, t, C->info.prv_type, R->val, 0);
+				r |= emu_irec(e, EMU_REC_RAW_SET, t, C->cat, R->val, 0);
 				continue;
 			}
 			for (uint32_t k = 0; k < R->depth && r == 0; k++)
-				r |= emu_irec(e, EMU_REC_RAW_PUSH, t, C->info.prv_type, R->stack[k], 0);
+				r |= emu_irec(e, EMU_REC_RAW_PUSH, t, C->cat, R->stack[k], 0);
 		}
 	}
 	e->dclock = saved;

@@ -83,6 +83,8 @@ struct prv {
 	int werr; /* first write error (errno) */
 	uint64_t resv; /* blocks are reserved up to this file offset (0: none) */
 	int noresv; /* fallocate failed: plain writes only */
+	const uint64_t *tword; /* the run's: channel id -> "<type>:" (struct paraver) */
+	const int32_t *ptype;  /* ... and its Paraver type */
 };
 
 /* A batch of the engine: the records of every view's file. */
@@ -115,6 +117,12 @@ struct paraver {
 	uint64_t next[EMU_MAX_VIEWS]; /* per file: the next batch whose part is to be written */
 	int busy[EMU_MAX_VIEWS];      /* per file: a thread is writing a part */
 	int stop;
+	/* Per catalogue id, its Paraver type (records carry the id) and the
+	 * text "<type>:" as a word of small (its length in the top byte; 0:
+	 * longer than 7 bytes, written from ptype): one indexed load a record,
+	 * as the type's small[] word was when records carried the type. */
+	uint64_t *tword;
+	int32_t *ptype;
 };
 
 static int write_all(int fd, const char *p, size_t n)
@@ -242,6 +250,21 @@ static inline char *put_small(char *o, uint64_t x)
 	return o + (x >> 56);
 }
 
+/* The word of "<type>:" as small[] holds it (its length in the top byte),
+ * for a type of up to 6 digits; 0 for another (written with put_i64). */
+static uint64_t type_word(int type)
+{
+	if (type >= 0 && type < 1000)
+		return small[type];
+	if (type < 0 || type >= 1000000)
+		return 0;
+	char s[8] = { 0 };
+	int n = snprintf(s, sizeof s, "%d:", type);
+	uint64_t w = 0;
+	memcpy(&w, s, 7);
+	return w | (uint64_t) n << 56;
+}
+
 /* Any step: the previous string advanced by decimal addition when the time
  * grows by less than 10^6, else written anew (the common steps are in
  * time_step). */
@@ -366,11 +389,11 @@ static int fmt_chunk(struct prv *p, const struct brec *r, size_t n)
 			memcpy(o + 16, &c.w2, 8);
 			memcpy(o + c.ka, &c.a, 8);
 			o += c.len;
-			int32_t type = r[i].type;
-			if (__builtin_expect((uint32_t) type < 1000, 1)) {
-				o = put_small(o, small[type]);
+			uint64_t tw = p->tword[r[i].chan];
+			if (__builtin_expect((tw >> 56) != 0, 1)) {
+				o = put_small(o, tw);
 			} else {
-				o = put_i64(o, type);
+				o = put_i64(o, p->ptype[r[i].chan]);
 				*o++ = ':';
 			}
 			int64_t v = r[i].value;
@@ -677,6 +700,8 @@ static int paraver_end(struct paraver *pv, int commit, char *err, size_t errlen)
 		}
 	}
 	free(pv->dir);
+	free(pv->tword);
+	free(pv->ptype);
 	free(pv);
 	return r;
 }
@@ -716,12 +741,24 @@ struct out *out_paraver_open(const char *dir, const struct emu *emu, char *err, 
 		out_file_init(&pv->aux[k][0]);
 		out_file_init(&pv->aux[k][1]);
 	}
-	int bad = 0;
+	size_t ncat = emu_cat_count(emu);
+	pv->tword = calloc(ncat + 1, sizeof *pv->tword);
+	pv->ptype = calloc(ncat + 1, sizeof *pv->ptype);
+	int bad = pv->tword == NULL || pv->ptype == NULL;
+	if (bad)
+		snprintf(err, errlen, "out of memory");
+	for (size_t i = 0; i < ncat && !bad; i++) {
+		int type = emu_cat_at(emu, i)->prv_type;
+		pv->ptype[i] = type;
+		pv->tword[i] = type_word(type);
+	}
 	for (int k = 0; k < pv->nfiles && !bad; k++) {
 		const struct emu_view *v = emu_view_at(emu, (size_t) k);
 		char name[256];
 		snprintf(name, sizeof name, "%s.prv", v->name);
 		bad = prv_open(&pv->prv[k], dir, name, v->nrows, err, errlen) != 0;
+		pv->prv[k].tword = pv->tword;
+		pv->prv[k].ptype = pv->ptype;
 	}
 	if (bad) {
 		paraver_discard(&pv->base);

@@ -104,10 +104,10 @@ struct perfetto {
 	struct out base;
 	const struct emu *emu;
 	const struct emu_sys *sys;
-	/* the catalogue's thread state and lost intervals: their types in the
-	 * thread view, and the states' names */
+	/* the catalogue's thread state and lost intervals: their ids (what
+	 * their records carry), and the states' names */
 	const struct emu_cat_entry *state;
-	int state_type, lost_type;
+	uint32_t state_id, lost_id;
 	FILE *f;            /* the temporary of file (out_file.h) */
 	struct out_file file;
 	char *path;         /* the final name, for messages */
@@ -121,8 +121,6 @@ struct perfetto {
 	uint64_t next_iid;
 	/* state */
 	size_t nchans;
-	int *chan_of_type; /* PRV type -> channel index, -1 */
-	int max_type;
 	int8_t *tstate;     /* per thread: open state slice (state or -1) */
 	uint8_t *lost_open; /* per thread: a "lost events" slice is open */
 	uint8_t *cpu_open;  /* per CPU: a slice is open */
@@ -529,9 +527,10 @@ static int slice(struct perfetto *pf, int dyn, int64_t ts, uint64_t u, int type,
 
 static int raw_rec(struct perfetto *pf, int64_t ts, const struct emu_rec *r)
 {
-	if (r->type < 0 || r->type > pf->max_type || pf->chan_of_type[r->type] < 0)
+	const struct emu_cat_entry *ce = emu_cat_of_raw(pf->emu, r);
+	if (ce == NULL || ce->chan < 0)
 		return 0;
-	size_t ch = (size_t) pf->chan_of_type[r->type];
+	size_t ch = (size_t) ce->chan;
 	size_t t = r->row;
 	size_t k = t * pf->nchans + ch;
 	int mode = pf->mode[ch], dyn = mode == MODE_DYN;
@@ -610,8 +609,8 @@ static int perfetto_records(void *self, const struct emu_batch *b, char *err, si
 	/* Thread states, from the thread.prv state records. */
 	for (size_t i = 0; i < b->nprv[EMU_FILE_THREAD] && r == 0; i++) {
 		const struct emu_prv_rec *x = &b->prv[EMU_FILE_THREAD][i];
-		if (x->type != pf->state_type) {
-			if (x->type == pf->lost_type)
+		if (x->chan != pf->state_id) {
+			if (x->chan == pf->lost_id)
 				r |= lost_rec(pf, x);
 			continue;
 		}
@@ -669,7 +668,6 @@ static void pf_free(struct perfetto *pf)
 	free(pf->pkt.p);
 	free(pf->msg.p);
 	free(pf->sub.p);
-	free(pf->chan_of_type);
 	free(pf->tstate);
 	free(pf->lost_open);
 	free(pf->cpu_open);
@@ -857,8 +855,8 @@ struct out *out_perfetto_open(const char *dir, const struct emu *emu, char *err,
 	pf->nchans = emu_nchans(emu);
 	pf->next_iid = 1;
 	pf->state = emu_cat_builtin(emu, EMU_BI_STATE);
-	pf->state_type = pf->state->prv_type;
-	pf->lost_type = emu_cat_builtin(emu, EMU_BI_LOST)->prv_type;
+	pf->state_id = (uint32_t) pf->state->id;
+	pf->lost_id = (uint32_t) emu_cat_builtin(emu, EMU_BI_LOST)->id;
 	size_t n = strlen(dir) + 32;
 	pf->path = malloc(n);
 	pf->buf = malloc(PF_BUF);
@@ -866,11 +864,6 @@ struct out *out_perfetto_open(const char *dir, const struct emu *emu, char *err,
 		goto oom;
 	snprintf(pf->path, n, "%s/perfetto.pftrace", dir);
 	size_t nt = pf->sys->nthreads, nc = pf->sys->ncpus;
-	pf->max_type = 0;
-	for (size_t i = 0; i < pf->nchans; i++)
-		if (emu_chan_at(emu, i)->prv_type > pf->max_type)
-			pf->max_type = emu_chan_at(emu, i)->prv_type;
-	pf->chan_of_type = malloc(((size_t) pf->max_type + 1) * sizeof *pf->chan_of_type);
 	pf->tstate = malloc(nt + 1);
 	pf->lost_open = calloc(nt + 1, 1);
 	pf->cpu_open = calloc(nc + 1, 1);
@@ -881,7 +874,7 @@ struct out *out_perfetto_open(const char *dir, const struct emu *emu, char *err,
 	pf->task_chan = calloc(pf->nchans + 1, sizeof *pf->task_chan);
 	pf->rsel = malloc((nc + 1) * sizeof *pf->rsel);
 	pf->cpu_of = malloc((nt + 1) * sizeof *pf->cpu_of);
-	if (!pf->chan_of_type || !pf->tstate || !pf->lost_open || !pf->cpu_open || !pf->depth || !pf->declared ||
+	if (!pf->tstate || !pf->lost_open || !pf->cpu_open || !pf->depth || !pf->declared ||
 			!pf->mode || !pf->task_of_chan || !pf->task_chan || !pf->rsel || !pf->cpu_of)
 		goto oom;
 	int has_dyn = 0;
@@ -919,10 +912,6 @@ struct out *out_perfetto_open(const char *dir, const struct emu *emu, char *err,
 		pf->rsel[i] = -1;
 	for (size_t i = 0; i < nt; i++)
 		pf->cpu_of[i] = -1;
-	for (int i = 0; i <= pf->max_type; i++)
-		pf->chan_of_type[i] = -1;
-	for (size_t i = 0; i < pf->nchans; i++)
-		pf->chan_of_type[emu_chan_at(emu, i)->prv_type] = (int) i;
 	memset(pf->tstate, -1, nt + 1);
 	pf->uuid_proc = 1;
 	pf->uuid_thread = pf->uuid_proc + pf->sys->nprocs;

@@ -5,23 +5,11 @@
 
 #include "raw_iv.h"
 
-struct raw_iv_map {
-	int type;
-	size_t ent;  /* index among the tracked entries */
-	size_t id;   /* catalogue id */
-};
-
 struct raw_iv_top {
 	int64_t start;
 	int64_t *stack; /* the values written, bottom first (a single channel: one) */
 	uint32_t depth, cap;
 };
-
-static int cmp_map(const void *a, const void *b)
-{
-	const struct raw_iv_map *x = a, *y = b;
-	return (x->type > y->type) - (x->type < y->type);
-}
 
 int raw_ivs_init(struct raw_ivs *r, const struct emu *emu)
 {
@@ -29,47 +17,33 @@ int raw_ivs_init(struct raw_ivs *r, const struct emu *emu)
 	r->emu = emu;
 	r->nrows = emu_system(emu)->nthreads;
 	size_t n = emu_cat_count(emu);
-	r->map = calloc(n + 1, sizeof *r->map);
+	r->ent_of_id = malloc((n + 1) * sizeof *r->ent_of_id);
 	r->ids = calloc(n + 1, sizeof *r->ids);
-	if (r->map == NULL || r->ids == NULL)
+	if (r->ent_of_id == NULL || r->ids == NULL)
 		return -1;
+	r->nids = n;
 	for (size_t i = 0; i < n; i++) {
 		const struct emu_cat_entry *e = emu_cat_at(emu, i);
-		/* the model channels: raw records name them by Paraver type */
-		if (e->info == NULL || e->prv_type == 0 ||
-				emu_cat_by_type(emu, EMU_FILE_THREAD, e->prv_type) != e)
+		r->ent_of_id[i] = SIZE_MAX;
+		/* the model channels that have a Paraver type */
+		if (e->info == NULL || e->prv_type == 0)
 			continue;
-		r->map[r->nents] = (struct raw_iv_map) { e->prv_type, r->nents, e->id };
+		r->ent_of_id[i] = r->nents;
 		r->ids[r->nents++] = e->id;
 	}
-	qsort(r->map, r->nents, sizeof *r->map, cmp_map);
 	r->top = calloc(r->nrows * r->nents + 1, sizeof *r->top);
 	return r->top != NULL ? 0 : -1;
-}
-
-static const struct raw_iv_map *map_of(const struct raw_ivs *r, int type)
-{
-	size_t lo = 0, hi = r->nents;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (r->map[mid].type == type)
-			return &r->map[mid];
-		if (r->map[mid].type < type)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
 }
 
 int raw_ivs_rec(struct raw_ivs *r, const struct emu_rec *x, raw_iv_put put, void *ctx)
 {
 	if (x->kind < EMU_REC_RAW_SET || x->kind > EMU_REC_RAW_POP || x->row >= r->nrows)
 		return 0;
-	const struct raw_iv_map *m = map_of(r, x->type);
-	if (m == NULL)
+	const struct emu_cat_entry *e = emu_cat_of_raw(r->emu, x);
+	if (e == NULL || e->id >= r->nids || r->ent_of_id[e->id] == SIZE_MAX)
 		return 0;
-	struct raw_iv_top *T = &r->top[(size_t) x->row * r->nents + m->ent];
+	size_t ent = r->ent_of_id[e->id];
+	struct raw_iv_top *T = &r->top[(size_t) x->row * r->nents + ent];
 	int had = T->depth > 0;
 	int64_t old = had ? T->stack[T->depth - 1] : 0;
 	switch (x->kind) {
@@ -98,7 +72,7 @@ int raw_ivs_rec(struct raw_ivs *r, const struct emu_rec *x, raw_iv_put put, void
 	int64_t now = has ? T->stack[T->depth - 1] : 0;
 	if (had == has && old == now)
 		return 0; /* the value held goes on */
-	if (had && x->time > T->start && put(ctx, x->row, m->id, T->start, x->time, old) != 0)
+	if (had && x->time > T->start && put(ctx, x->row, e->id, T->start, x->time, old) != 0)
 		return -1;
 	T->start = x->time;
 	return 0;
@@ -124,7 +98,7 @@ void raw_ivs_free(struct raw_ivs *r)
 		for (size_t i = 0; i < r->nrows * r->nents; i++)
 			free(r->top[i].stack);
 	free(r->top);
-	free(r->map);
+	free(r->ent_of_id);
 	free(r->ids);
 	memset(r, 0, sizeof *r);
 }

@@ -22,13 +22,13 @@ typedef int (*raw_iv_put)(void *ctx, uint32_t row, size_t id, int64_t start, int
 		int64_t value);
 
 struct raw_iv_top;
-struct raw_iv_map;
 
 struct raw_ivs {
 	const struct emu *emu;
 	size_t nrows;              /* threads */
 	size_t nents;              /* entries with raw records (thread scope, a Paraver type) */
-	struct raw_iv_map *map;    /* type -> entry (sorted by type) */
+	size_t *ent_of_id;         /* catalogue id -> tracked entry, SIZE_MAX: none */
+	size_t nids;               /* the catalogue's ids */
 	size_t *ids;               /* tracked entry -> catalogue id */
 	struct raw_iv_top *top;    /* nrows * nents */
 };

@@ -67,11 +67,6 @@ static const char indexes[] =
 	"CREATE INDEX raw_interval_row ON raw_interval (thread, start);\n"
 	"CREATE INDEX raw_interval_channel ON raw_interval (channel);\n";
 
-struct tmap {
-	int type;
-	uint32_t chan;
-};
-
 struct label {
 	int64_t value;
 	const char *label;
@@ -101,8 +96,8 @@ struct sq {
 	struct out_file file; /* its temporary (out_file.h) */
 	size_t nviews;
 	size_t nrows[2];
-	struct tmap *map[2]; /* per view: type -> channel, sorted by type */
-	size_t nmap[2];
+	uint32_t *map[2];    /* per view: catalogue id -> channel, UINT32_MAX: none */
+	size_t nmap;         /* ids in map (the catalogue's) */
 	struct chan *chans;
 	size_t nchans;
 	struct open_iv *cur[2]; /* per view: row * nchans + channel */
@@ -131,12 +126,6 @@ static int sq_fail(struct sq *s, const char *what, char *err, size_t errlen)
 	return -1;
 }
 
-static int cmp_tmap(const void *a, const void *b)
-{
-	const struct tmap *x = a, *y = b;
-	return x->type < y->type ? -1 : x->type > y->type;
-}
-
 static int cmp_label(const void *a, const void *b)
 {
 	const struct label *x = a, *y = b;
@@ -156,18 +145,12 @@ static const char *label_of(const struct chan *c, int64_t v)
 	return lo < c->nlabels && c->labels[lo].value == v ? c->labels[lo].label : NULL;
 }
 
-static int64_t chan_of(const struct sq *s, size_t view, int type)
+static int64_t chan_of(const struct sq *s, size_t view, const struct emu_prv_rec *r)
 {
-	const struct tmap *m = s->map[view];
-	size_t lo = 0, hi = s->nmap[view];
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (m[mid].type < type)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo < s->nmap[view] && m[lo].type == type ? (int64_t) m[lo].chan : -1;
+	const struct emu_cat_entry *e = emu_cat_of_prv(s->emu, view, r);
+	if (e == NULL || e->id >= s->nmap || s->map[view][e->id] == UINT32_MAX)
+		return -1;
+	return s->map[view][e->id];
 }
 
 static double now_s(void)
@@ -318,9 +301,13 @@ static int build_chans(struct sq *s, char *err, size_t errlen)
 	size_t n = emu_cat_count(s->emu);
 	s->chans = calloc(n + 1, sizeof *s->chans);
 	for (size_t v = 0; v < 2; v++)
-		s->map[v] = calloc(n + 1, sizeof *s->map[v]);
+		s->map[v] = malloc((n + 1) * sizeof *s->map[v]);
 	if (s->chans == NULL || s->map[0] == NULL || s->map[1] == NULL)
 		goto oom;
+	s->nmap = n;
+	for (size_t v = 0; v < 2; v++)
+		for (size_t i = 0; i < n; i++)
+			s->map[v][i] = UINT32_MAX;
 	for (size_t i = 0; i < n; i++) {
 		const struct emu_cat_entry *e = emu_cat_at(s->emu, i);
 		if (e->prv_type == 0 || !(e->scope & (EMU_SCOPE_THREAD | EMU_SCOPE_CPU)))
@@ -337,11 +324,9 @@ static int build_chans(struct sq *s, char *err, size_t errlen)
 				goto oom;
 		}
 		for (size_t v = 0; v < 2; v++) {
-			/* the view's records of this type are this entry's */
-			if (emu_cat_by_type(s->emu, v, e->prv_type) != e)
-				continue;
-			s->map[v][s->nmap[v]].type = e->prv_type;
-			s->map[v][s->nmap[v]++].chan = (uint32_t) s->nchans;
+			/* the view's records of this entry */
+			if (e->scope & EMU_SCOPE_VIEW(v))
+				s->map[v][e->id] = (uint32_t) s->nchans;
 		}
 		s->nchans++;
 	}
@@ -349,8 +334,6 @@ static int build_chans(struct sq *s, char *err, size_t errlen)
 		if (s->chans[i].nlabels > 1)
 			qsort(s->chans[i].labels, s->chans[i].nlabels, sizeof *s->chans[i].labels,
 					cmp_label);
-	for (size_t v = 0; v < 2; v++)
-		qsort(s->map[v], s->nmap[v], sizeof *s->map[v], cmp_tmap);
 	return 0;
 oom:
 	snprintf(err, errlen, "out of memory");
@@ -433,9 +416,9 @@ static int sq_records(void *self, const struct emu_batch *b, char *err, size_t e
 	for (size_t v = 0; v < 2; v++) {
 		for (size_t i = 0; i < b->nprv[v]; i++) {
 			const struct emu_prv_rec *r = &b->prv[v][i];
-			int64_t c = chan_of(s, v, r->type);
+			int64_t c = chan_of(s, v, r);
 			if (c < 0 || r->row >= s->nrows[v])
-				continue; /* a type of no channel: not stored */
+				continue; /* a record of no channel: not stored */
 			struct open_iv *o = &s->cur[v][(size_t) r->row * s->nchans + (size_t) c];
 			if (o->value == r->value)
 				continue;

@@ -105,7 +105,9 @@ static int capture(void *self, const struct emu_batch *b, char *err, size_t errl
 	for (int file = 0; file < 2; file++) {
 		for (size_t i = 0; i < b->nprv[file] && f->nrecs < 64; i++) {
 			const struct emu_prv_rec *r = &b->prv[file][i];
-			f->recs[f->nrecs++] = (struct cap) { file, r->row, r->type, r->value };
+			/* the Paraver type of the record's channel */
+			int type = emu_cat_of_prv(f->e, (size_t) file, r)->prv_type;
+			f->recs[f->nrecs++] = (struct cap) { file, r->row, type, r->value };
 		}
 	}
 	return 0;

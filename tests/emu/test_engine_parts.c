@@ -89,7 +89,8 @@ static int capture(void *self, const struct emu_batch *b, char *err, size_t errl
 	(void) errlen;
 	for (int v = 0; v < EMU_MAX_VIEWS; v++)
 		for (size_t i = 0; i < b->nprv[v] && f->nrecs < 64; i++)
-			f->recs[f->nrecs++] = (struct cap) { v, b->prv[v][i].row, b->prv[v][i].type,
+			f->recs[f->nrecs++] = (struct cap) { v, b->prv[v][i].row,
+				emu_cat_of_prv(f->e, (size_t) v, &b->prv[v][i])->prv_type,
 				b->prv[v][i].value };
 	return 0;
 }

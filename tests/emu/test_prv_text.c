@@ -45,8 +45,9 @@ static int64_t pick_value(void)
 
 static int32_t pick_type(void)
 {
-	switch (next() % 6) {
+	switch (next() % 7) {
 	case 0: return (int32_t) (next() % 100000);
+	case 6: return 999999 + (int32_t) (next() % 3); /* the longest word, and past it */
 	case 1: return -(int32_t) (next() % 1000);
 	case 2: return next() % 2 ? INT32_MIN : INT32_MAX;
 	default: return (int32_t) (next() % 1000);
@@ -99,6 +100,19 @@ static void check_text(int wide)
 	struct tcur t0 = { .len = 0 };
 	p.tc = time_str_slow(t0, 0);
 
+	/* records carry channel ids: the run's table gives their types */
+	enum { NIDS = 512 };
+	uint64_t *tword = calloc(NIDS, sizeof *tword);
+	int32_t *ptype = calloc(NIDS, sizeof *ptype);
+	assert_non_null(tword);
+	assert_non_null(ptype);
+	for (size_t i = 0; i < NIDS; i++) {
+		ptype[i] = pick_type();
+		tword[i] = type_word(ptype[i]);
+	}
+	p.tword = tword;
+	p.ptype = ptype;
+
 	struct brec *recs = calloc(nrec, sizeof *recs);
 	assert_non_null(recs);
 	size_t cap = nrec * 80, len = 0;
@@ -109,10 +123,10 @@ static void check_text(int wide)
 		t = pick_time(t);
 		recs[i].time = t;
 		recs[i].row = (uint32_t) (next() % nrows);
-		recs[i].type = pick_type();
+		recs[i].chan = (uint32_t) (next() % NIDS);
 		recs[i].value = pick_value();
 		int n = snprintf(want + len, cap - len, "2:0:1:1:%zu:%" PRId64 ":%" PRId32 ":%" PRId64 "\n",
-				recs[i].row + row0, recs[i].time, recs[i].type, recs[i].value);
+				recs[i].row + row0, recs[i].time, ptype[recs[i].chan], recs[i].value);
 		assert_true(n > 0 && (size_t) n < cap - len);
 		len += (size_t) n;
 	}
@@ -145,6 +159,8 @@ static void check_text(int wide)
 	free(p.txt);
 	free(p.big);
 	free(p.rows);
+	free(tword);
+	free(ptype);
 }
 
 static void text_matches(void **state)
