@@ -1199,20 +1199,23 @@ static int coll_records(void *self, const struct emu_batch *b, char *err, size_t
 	return 0;
 }
 
-/* A raw interval's sort key and its index. */
+/* A raw interval's sort key and its index (the sort of wide keys). */
 struct rkey {
 	uint64_t key;
 	uint32_t idx;
 };
 
-/* One stable LSD radix pass on 16 bits of the keys, from a into b; 0 when
+/* One stable LSD radix pass on the 16 bits at shift of the keys, from a
+ * into b (n keys of stride bytes, the key their first 8 bytes); 0 when
  * every key has the same digit there (b untouched). */
-static int radix16(const struct rkey *a, struct rkey *b, size_t n, unsigned shift,
+static int radix16(const void *a, void *b, size_t n, size_t stride, unsigned shift,
 		size_t *count)
 {
+	const char *A = a;
+	char *B = b;
 	memset(count, 0, 65536 * sizeof *count);
 	for (size_t i = 0; i < n; i++)
-		count[(a[i].key >> shift) & 0xffff]++;
+		count[(*(const uint64_t *) (A + i * stride) >> shift) & 0xffff]++;
 	size_t pos = 0;
 	for (size_t d = 0; d < 65536; d++) {
 		if (count[d] == n)
@@ -1221,9 +1224,24 @@ static int radix16(const struct rkey *a, struct rkey *b, size_t n, unsigned shif
 		count[d] = pos;
 		pos += c;
 	}
-	for (size_t i = 0; i < n; i++)
-		b[count[(a[i].key >> shift) & 0xffff]++] = a[i];
+	for (size_t i = 0; i < n; i++) {
+		const char *x = A + i * stride;
+		memcpy(B + count[(*(const uint64_t *) x >> shift) & 0xffff]++ * stride, x, stride);
+	}
 	return 1;
+}
+
+/* Radix passes over the bits lo..hi of the keys in *a (b: as large);
+ * *a ends with the sorted ones. */
+static void radix_bits(void **a, void **b, size_t n, size_t stride, unsigned lo, unsigned hi,
+		size_t *count)
+{
+	for (unsigned sh = lo; sh < hi; sh += 16)
+		if (radix16(*a, *b, n, stride, sh, count)) {
+			void *x = *a;
+			*a = *b;
+			*b = x;
+		}
 }
 
 static int cmp_int32(const void *a, const void *b)
@@ -1237,11 +1255,36 @@ static unsigned bits_of(uint64_t v)
 	return v == 0 ? 0 : 64u - (unsigned) __builtin_clzll(v);
 }
 
+/* Puts the column *col in the order perm, through *tmp (as large as the
+ * column or larger, already touched: no page of it is new), which ends
+ * with the old column. */
+static void gather64(int64_t **col, void **tmp, const uint32_t *perm, size_t n)
+{
+	int64_t *to = *tmp, *from = *col;
+	for (size_t i = 0; i < n; i++)
+		to[i] = from[perm[i]];
+	*tmp = from;
+	*col = to;
+}
+
+static void gather32(int32_t **col, void **tmp, const uint32_t *perm, size_t n)
+{
+	int32_t *to = *tmp, *from = *col;
+	for (size_t i = 0; i < n; i++)
+		to[i] = from[perm[i]];
+	*tmp = from;
+	*col = to;
+}
+
 /* The raw intervals in the order of their start, then row, then Paraver
- * type (raw_iv gives them as they end): a radix sort of one key, (start -
- * the first) above (row, the type's rank), 16 bits a pass, the passes
- * whose digit is the same for all skipped; then the columns gathered in
- * that order. 0, or -1 when out of memory. */
+ * type (raw_iv gives them as they end): a radix sort, 16 bits a pass, the
+ * passes whose digit is the same for all skipped, of one 64-bit word per
+ * interval, (start - the first) above (row, the type's rank) above its
+ * index, where they fit (a trace of about a minute and a million
+ * intervals), else of a key and an index (by (row, type), then by start);
+ * then the columns gathered in that order, each through the space of the
+ * one before: the close touches no more new memory than the keys (a fault
+ * per 4 KiB page was most of its time). 0, or -1 when out of memory. */
 static int raw_sort(struct ivcol *r, size_t ncat)
 {
 	size_t n = r->n;
@@ -1250,11 +1293,10 @@ static int raw_sort(struct ivcol *r, size_t ncat)
 	if (n > UINT32_MAX)
 		return -1;
 	int32_t *types = malloc((ncat + 1) * sizeof *types);
-	struct rkey *a = malloc(n * sizeof *a), *b = malloc(n * sizeof *b);
 	size_t *count = malloc(65536 * sizeof *count);
-	struct ivcol o = { 0 };
+	void *a = NULL, *b = NULL;
 	int rc = -1;
-	if (types == NULL || a == NULL || b == NULL || count == NULL || ivcol_grow(&o, n) != 0)
+	if (types == NULL || count == NULL)
 		goto out;
 	/* the distinct types (those of catalogue entries: at most ncat) */
 	size_t nt = 0;
@@ -1281,51 +1323,54 @@ static int raw_sort(struct ivcol *r, size_t ncat)
 	qsort(types, nt, sizeof *types, cmp_int32);
 	unsigned lobits = bits_of((uint64_t) maxrow * nt + nt);
 	unsigned hibits = bits_of((uint64_t) t1 - (uint64_t) t0);
-	int one = lobits + hibits <= 64; /* (start, row, type) in one key */
+	unsigned ibits = bits_of(n - 1);
+	int packed = lobits + hibits + ibits <= 64;
+	size_t stride = packed ? sizeof(uint64_t) : sizeof(struct rkey);
+	a = malloc(n * stride);
+	b = malloc(n * stride);
+	if (a == NULL || b == NULL)
+		goto out;
 	for (size_t i = 0; i < n; i++) {
 		const int32_t *t = nt == 1 ? types : bsearch(&r->type[i], types, nt, sizeof *types,
 				cmp_int32);
 		uint64_t lo = (uint64_t) (uint32_t) r->row[i] * nt + (uint64_t) (t - types);
 		uint64_t hi = (uint64_t) r->start[i] - (uint64_t) t0;
-		a[i].key = one ? hi << lobits | lo : lo;
-		a[i].idx = (uint32_t) i;
+		if (packed)
+			((uint64_t *) a)[i] = ((hi << lobits | lo) << ibits) | i;
+		else
+			((struct rkey *) a)[i] = (struct rkey) { lo, (uint32_t) i };
 	}
-	unsigned kbits = one ? lobits + hibits : lobits;
-	for (unsigned sh = 0; sh < kbits; sh += 16)
-		if (radix16(a, b, n, sh, count)) {
-			struct rkey *x = a;
-			a = b;
-			b = x;
-		}
-	if (!one) { /* then by start, stably */
+	uint32_t *perm = b; /* the order, in b once the sort is done */
+	if (packed) {
+		radix_bits(&a, &b, n, stride, ibits, ibits + lobits + hibits, count);
+		perm = b;
+		const uint64_t mask = ((uint64_t) 1 << ibits) - 1;
 		for (size_t i = 0; i < n; i++)
-			a[i].key = (uint64_t) r->start[a[i].idx] - (uint64_t) t0;
-		for (unsigned sh = 0; sh < hibits; sh += 16)
-			if (radix16(a, b, n, sh, count)) {
-				struct rkey *x = a;
-				a = b;
-				b = x;
-			}
+			perm[i] = (uint32_t) (((const uint64_t *) a)[i] & mask);
+	} else {
+		radix_bits(&a, &b, n, stride, 0, lobits, count);
+		struct rkey *k = a; /* then by start, stably */
+		for (size_t i = 0; i < n; i++)
+			k[i].key = (uint64_t) r->start[k[i].idx] - (uint64_t) t0;
+		radix_bits(&a, &b, n, stride, 0, hibits, count);
+		perm = b;
+		k = a;
+		for (size_t i = 0; i < n; i++)
+			perm[i] = k[i].idx;
 	}
-	for (size_t i = 0; i < n; i++) {
-		uint32_t k = a[i].idx;
-		o.row[i] = r->row[k];
-		o.type[i] = r->type[k];
-		o.start[i] = r->start[k];
-		o.end[i] = r->end[k];
-		o.value[i] = r->value[k];
-	}
-	o.n = n;
-	ivcol_free(r);
-	*r = o;
-	o = (struct ivcol) { 0 };
+	/* a, free now, is the first column's new space */
+	gather64(&r->start, &a, perm, n);
+	gather64(&r->end, &a, perm, n);
+	gather64(&r->value, &a, perm, n);
+	gather32(&r->row, &a, perm, n);
+	gather32(&r->type, &a, perm, n);
+	r->cap = n; /* each column holds n at least */
 	rc = 0;
 out:
-	ivcol_free(&o);
 	free(types);
+	free(count);
 	free(a);
 	free(b);
-	free(count);
 	return rc;
 }
 
