@@ -17,7 +17,10 @@
  *     "type", openmp "label"): the running task, a slice named by its type's
  *     label;
  *   - the counter families (nosv hardware counters): a counter track
- *     "<model> <counter>" with each reported value.
+ *     "<model> <counter>" with each reported value;
+ *   - a single mark type without value labels (numbers: "Item size"): a
+ *     counter track under its title with each value set, 0 when unset
+ *     (not slices named "1000", "1500").
  * A thread that lost events (docs/emu.md, "Traces with lost events") has a
  * slice "lost events" on its track over each lost interval (from the
  * thread.prv records of the catalogue's ovni.lost; its state is unknown then, so no
@@ -68,6 +71,8 @@ enum {
 	MODE_SLICE,    /* slices named by the value's label */
 	MODE_DYN,      /* slices named by a task type's label, via the side file */
 	MODE_COUNTER,  /* a counter track */
+	MODE_NUMBERS,  /* a counter track of a single mark type without value
+	                  labels: each value set, 0 when unset */
 };
 
 /* A slice of a task type track, waiting for the labels (side file). */
@@ -466,7 +471,7 @@ static int chan_track(struct perfetto *pf, size_t t, size_t ch)
 	const struct emu_chan_info *c = emu_chan_at(pf->emu, ch);
 	char buf[2 * EMU_LABEL_MAX + 128];
 	return pf_track(pf, chan_uuid(pf, t, ch), thread_uuid(pf, t), chan_name(c, buf, sizeof buf),
-			pf->mode[ch] == MODE_COUNTER ? 3 : 0, 0, 0, 0);
+			pf->mode[ch] == MODE_COUNTER || pf->mode[ch] == MODE_NUMBERS ? 3 : 0, 0, 0, 0);
 }
 
 /* A slice event of a task type track, kept for close. */
@@ -536,6 +541,8 @@ static int raw_rec(struct perfetto *pf, int64_t ts, const struct emu_rec *r)
 	uint64_t u = chan_uuid(pf, t, ch);
 	if (mode == MODE_COUNTER)
 		return r->kind == EMU_REC_RAW_SET && !r->isnull ? pf_counter(pf, ts, u, r->value) : 0;
+	if (mode == MODE_NUMBERS)
+		return r->kind == EMU_REC_RAW_SET ? pf_counter(pf, ts, u, r->isnull ? 0 : r->value) : 0;
 	switch (r->kind) {
 	case EMU_REC_RAW_SET:
 		if (pf->depth[k] > 0) {
@@ -880,6 +887,8 @@ struct out *out_perfetto_open(const char *dir, const struct emu *emu, char *err,
 			pf->mode[i] = MODE_SKIP;
 		else if (ce->track == EMU_CAT_TRACK_COUNTER)
 			pf->mode[i] = MODE_COUNTER;
+		else if (ce->kind == EMU_CAT_MARK && !ce->stack && ce->nvalues == 0)
+			pf->mode[i] = MODE_NUMBERS; /* numbers, not names: "1000" is no slice */
 		else if (c->dyn_values)
 			pf->mode[i] = MODE_DYN;
 		else
