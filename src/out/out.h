@@ -23,6 +23,12 @@ struct out;
 struct out_ops {
 	const char *name;
 	int internal; /* wants the records other than EMU_REC_PRV */
+	/* 1: takes the lost records (emu_batch.lost) as they are; 0: gets
+	 * them as the ovni.lost records of the thread and CPU views, derived
+	 * by out.c (value 1 on the thread's row and on its CPU's while a
+	 * thread is lost there, 0 at the end), the records of each view in
+	 * the order the engine made them. */
+	int lost;
 	int (*records)(void *self, const struct emu_batch *b, char *err, size_t errlen);
 	/* Completes the files (still temporaries) and checks that their final
 	 * names may be replaced; duration = dclock of the last event that
@@ -39,8 +45,11 @@ struct out_ops {
 	void (*discard)(struct out *o);
 };
 
+struct out_lostx; /* out.c: the views with the lost records derived */
+
 struct out {
 	const struct out_ops *ops;
+	struct out_lostx *lostx; /* NULL until needed (an output calloc's it) */
 };
 
 /* thread.{prv,pcf,row} and cpu.{prv,pcf,row} in dir. */

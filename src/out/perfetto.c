@@ -99,10 +99,10 @@ struct perfetto {
 	struct out base;
 	const struct emu *emu;
 	const struct emu_sys *sys;
-	/* the catalogue's thread state and lost intervals: their ids (what
-	 * their records carry), and the states' names */
+	/* the catalogue's thread state: its id (what its records carry) and
+	 * the states' names */
 	const struct emu_cat_entry *state;
-	uint32_t state_id, lost_id;
+	uint32_t state_id;
 	FILE *f;            /* the temporary of file (out_file.h) */
 	struct out_file file;
 	char *path;         /* the final name, for messages */
@@ -582,31 +582,35 @@ static int rsel_rec(struct perfetto *pf, int64_t ts, size_t c, int64_t t)
 	return r;
 }
 
-/* A lost interval of a thread begins (value 1) or ends. */
-static int lost_rec(struct perfetto *pf, const struct emu_prv_rec *x)
+/* A lost interval of a thread begins or ends (a lost record): a slice
+ * "lost events" on the thread's track. */
+static int lost_rec(struct perfetto *pf, const struct emu_lost_rec *l)
 {
-	size_t t = x->row;
-	if (t >= pf->sys->nthreads || (x->value != 0) == pf->lost_open[t])
+	size_t t = l->thread;
+	int begin = l->phase == EMU_LOST_BEGIN;
+	int64_t ts = begin ? l->begin : l->end;
+	if (t >= pf->sys->nthreads || begin == pf->lost_open[t])
 		return 0;
-	pf->lost_open[t] = x->value != 0;
-	if (x->time > pf->last_ts)
-		pf->last_ts = x->time;
-	return pf_slice(pf, x->time, thread_uuid(pf, t), x->value ? SLICE_BEGIN : SLICE_END,
-			x->value ? "lost events" : NULL);
+	pf->lost_open[t] = (uint8_t) begin;
+	if (ts > pf->last_ts)
+		pf->last_ts = ts;
+	return pf_slice(pf, ts, thread_uuid(pf, t), begin ? SLICE_BEGIN : SLICE_END,
+			begin ? "lost events" : NULL);
 }
 
 static int perfetto_records(void *self, const struct emu_batch *b, char *err, size_t errlen)
 {
 	struct perfetto *pf = self;
 	int r = 0;
-	/* Thread states, from the thread.prv state records. */
+	/* Thread states, from the thread.prv state records, and the lost
+	 * intervals where they lie among them. */
+	size_t j = 0;
 	for (size_t i = 0; i < b->nprv[EMU_FILE_THREAD] && r == 0; i++) {
 		const struct emu_prv_rec *x = &b->prv[EMU_FILE_THREAD][i];
-		if (x->chan != pf->state_id) {
-			if (x->chan == pf->lost_id)
-				r |= lost_rec(pf, x);
+		for (; j < b->nlost && b->lost[j].at[0] <= i && r == 0; j++)
+			r |= lost_rec(pf, &b->lost[j]);
+		if (x->chan != pf->state_id)
 			continue;
-		}
 		size_t t = x->row;
 		uint64_t u = thread_uuid(pf, t);
 		if (pf->tstate[t] >= 0)
@@ -620,6 +624,8 @@ static int perfetto_records(void *self, const struct emu_batch *b, char *err, si
 		if (x->time > pf->last_ts)
 			pf->last_ts = x->time;
 	}
+	for (; j < b->nlost && r == 0; j++)
+		r |= lost_rec(pf, &b->lost[j]);
 	/* The running thread of each CPU and the raw channel operations. */
 	for (size_t i = 0; i < b->ninternal && r == 0; i++) {
 		const struct emu_rec *x = &b->internal[i];
@@ -821,6 +827,7 @@ static void perfetto_discard(struct out *o)
 static const struct out_ops perfetto_ops = {
 	.name = "perfetto",
 	.internal = 1,
+	.lost = 1, /* the lost intervals' slices from the lost records */
 	.records = perfetto_records,
 	.close = perfetto_close,
 	.commit = perfetto_commit,
@@ -849,7 +856,6 @@ struct out *out_perfetto_open(const char *dir, const struct emu *emu, char *err,
 	pf->next_iid = 1;
 	pf->state = emu_cat_builtin(emu, EMU_BI_STATE);
 	pf->state_id = (uint32_t) pf->state->id;
-	pf->lost_id = (uint32_t) emu_cat_builtin(emu, EMU_BI_LOST)->id;
 	size_t n = strlen(dir) + 32;
 	pf->path = malloc(n);
 	pf->buf = malloc(PF_BUF);
