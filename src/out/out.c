@@ -1,17 +1,40 @@
 /* SPDX-License-Identifier: MIT */
 /* out.c - the part of the output interface shared by every format. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "out.h"
 
+static const char *const perfetto_layers[] = { "raw", "shown", NULL };
+
+static const struct out_param paraver_params[] = {
+	{ "aux", OUT_PARAM_BOOL, "yes", "also each view's .pcf (labels) and .row (row names); "
+		"no: .prv only", NULL },
+};
+static const struct out_param perfetto_params[] = {
+	{ "layer", OUT_PARAM_ENUM, "raw", "model channel slices: raw (as the models wrote) or "
+		"shown (as Paraver)", perfetto_layers },
+};
+static const struct out_param sqlite_params[] = {
+	{ "file", OUT_PARAM_NAME, "timeline.db", "the database's file name in the output "
+		"directory", NULL },
+};
+
+#define PARAMS(a) a, sizeof a / sizeof a[0]
+
 static const struct out_format formats[] = {
 	{ "paraver", "<view>.prv/.pcf/.row for each view (thread, cpu, breakdowns)",
-		out_paraver_open },
-	{ "perfetto", "perfetto.pftrace (Perfetto protobuf TrackEvents)", out_perfetto_open },
-	{ "sqlite", "timeline.db (SQLite: the system, channels and intervals; weft sql)",
-		out_sqlite_open },
+		out_paraver_open, PARAMS(paraver_params) },
+	{ "perfetto", "perfetto.pftrace (Perfetto protobuf TrackEvents)", out_perfetto_open,
+		PARAMS(perfetto_params) },
+	{ "sqlite", "a SQLite database: the system, channels and intervals (weft sql)",
+		out_sqlite_open, PARAMS(sqlite_params) },
 };
+_Static_assert(sizeof paraver_params / sizeof paraver_params[0] <= OUT_MAX_PARAMS &&
+		sizeof perfetto_params / sizeof perfetto_params[0] <= OUT_MAX_PARAMS &&
+		sizeof sqlite_params / sizeof sqlite_params[0] <= OUT_MAX_PARAMS,
+		"a format has at most OUT_MAX_PARAMS parameters");
 
 size_t out_format_count(void)
 {
@@ -29,6 +52,134 @@ const struct out_format *out_format_by_name(const char *name)
 		if (strcmp(formats[i].name, name) == 0)
 			return &formats[i];
 	return NULL;
+}
+
+struct out *out_open(const struct out_format *f, const char *dir, const struct emu *emu,
+		const struct out_params *p, char *err, size_t errlen)
+{
+	struct out_params def;
+	if (p == NULL) {
+		out_params_default(f, &def);
+		p = &def;
+	}
+	return f->open(dir, emu, p, err, errlen);
+}
+
+/* ---- parameters ---- */
+
+const struct out_param *out_param_find(const struct out_format *f, const char *key)
+{
+	for (size_t i = 0; i < f->nparams; i++)
+		if (strcmp(f->params[i].key, key) == 0)
+			return &f->params[i];
+	return NULL;
+}
+
+int out_param_check(const struct out_format *f, const struct out_param *q, const char *value,
+		char *err, size_t errlen)
+{
+	switch (q->type) {
+	case OUT_PARAM_BOOL:
+		if (strcmp(value, "yes") == 0 || strcmp(value, "no") == 0)
+			return 0;
+		snprintf(err, errlen, "parameter '%s' of format '%s' takes yes or no, not '%s'",
+				q->key, f->name, value);
+		return -1;
+	case OUT_PARAM_ENUM: {
+		size_t n = 0;
+		for (size_t i = 0; q->choices[i] != NULL; i++) {
+			if (strcmp(q->choices[i], value) == 0)
+				return 0;
+			n++;
+		}
+		size_t len = (size_t) snprintf(err, errlen, "parameter '%s' of format '%s' takes ",
+				q->key, f->name);
+		for (size_t i = 0; i < n && len < errlen; i++)
+			len += (size_t) snprintf(err + len, errlen - len, "%s%s", q->choices[i],
+					i + 2 < n ? ", " : i + 2 == n ? " or " : "");
+		if (len < errlen)
+			snprintf(err + len, errlen - len, ", not '%s'", value);
+		return -1;
+	}
+	case OUT_PARAM_NAME:
+		if (value[0] == '\0' || strchr(value, '/') != NULL || strcmp(value, ".") == 0 ||
+				strcmp(value, "..") == 0 || strlen(value) > 255) {
+			snprintf(err, errlen, "parameter '%s' of format '%s' takes a file name (no "
+					"'/'; the file goes into the output directory), not '%s'", q->key,
+					f->name, value);
+			return -1;
+		}
+		return 0;
+	}
+	return -1;
+}
+
+void out_params_default(const struct out_format *f, struct out_params *p)
+{
+	memset(p, 0, sizeof *p);
+	p->format = f;
+	for (size_t i = 0; i < f->nparams && i < OUT_MAX_PARAMS; i++)
+		p->val[i] = f->params[i].def;
+}
+
+int out_params_parse(const struct out_format *f, const char *spec, struct out_params *p,
+		char *err, size_t errlen)
+{
+	out_params_default(f, p);
+	if (spec == NULL || spec[0] == '\0')
+		return 0;
+	if (strlen(spec) >= sizeof p->spec) {
+		snprintf(err, errlen, "the parameters of format '%s' are too long (%zu bytes; at "
+				"most %zu)", f->name, strlen(spec), sizeof p->spec - 1);
+		return -1;
+	}
+	memcpy(p->spec, spec, strlen(spec) + 1);
+	int given[OUT_MAX_PARAMS] = { 0 };
+	char *save = NULL;
+	for (char *kv = strtok_r(p->spec, ",", &save); kv != NULL; kv = strtok_r(NULL, ",", &save)) {
+		char *eq = strchr(kv, '=');
+		if (eq != NULL)
+			*eq = '\0';
+		const struct out_param *q = out_param_find(f, kv);
+		if (q == NULL) {
+			size_t len = (size_t) snprintf(err, errlen, "unknown parameter '%s' of format "
+					"'%s'", kv, f->name);
+			for (size_t i = 0; i < f->nparams && len < errlen; i++)
+				len += (size_t) snprintf(err + len, errlen - len, "%s%s",
+						i == 0 ? " (it takes " : ", ", f->params[i].key);
+			if (f->nparams > 0 && len < errlen)
+				snprintf(err + len, errlen - len, ")");
+			return -1;
+		}
+		size_t i = (size_t) (q - f->params);
+		if (eq == NULL) {
+			snprintf(err, errlen, "parameter '%s' of format '%s' needs a value (%s=VALUE)",
+					kv, f->name, kv);
+			return -1;
+		}
+		if (given[i]) {
+			snprintf(err, errlen, "parameter '%s' of format '%s' is given twice", kv,
+					f->name);
+			return -1;
+		}
+		if (out_param_check(f, q, eq + 1, err, errlen) != 0)
+			return -1;
+		given[i] = 1;
+		p->val[i] = eq + 1;
+	}
+	return 0;
+}
+
+const char *out_params_get(const struct out_params *p, const char *key)
+{
+	const struct out_param *q = out_param_find(p->format, key);
+	return q != NULL ? p->val[q - p->format->params] : NULL;
+}
+
+int out_params_bool(const struct out_params *p, const char *key)
+{
+	const char *v = out_params_get(p, key);
+	return v != NULL && strcmp(v, "yes") == 0;
 }
 
 /* ---- the ovni.lost records of the views, from the lost records ---- */

@@ -6,7 +6,9 @@
  *
  * Tracks: one process track per process; one thread track per thread (its
  * states as slices: Running, Paused, Cooling, Warming); under each thread,
- * one track per model channel it uses, from the raw channel writes:
+ * one track per model channel it uses, from the raw channel writes (the
+ * parameter layer=raw, the default; layer=shown: from the thread view's
+ * records, the values Paraver shows, a view's null closing the slice):
  *   - ovni's channels (flush, each mark type) under their PCF label, the
  *     other models' under "<model> <channel>" ("nosv subsystem", "mpi
  *     function"): a stack as nested slices (push opens a slice named by the
@@ -20,8 +22,8 @@
  *     "<model> <counter>" with each reported value.
  * A thread that lost events (docs/emu.md, "Traces with lost events") has a
  * slice "lost events" on its track over each lost interval (from the
- * thread.prv records of the catalogue's ovni.lost; its state is unknown then, so no
- * state slice is open).
+ * engine's lost records, struct emu_lost_rec; its state is unknown then,
+ * so no state slice is open).
  * One track per CPU (slices named after the running thread), and under it,
  * per single task type channel, "<model> <channel>": the task type of the
  * CPU's running thread, as slices.
@@ -103,6 +105,7 @@ struct perfetto {
 	 * the states' names */
 	const struct emu_cat_entry *state;
 	uint32_t state_id;
+	int shown;          /* layer=shown: model channels from the thread view */
 	FILE *f;            /* the temporary of file (out_file.h) */
 	struct out_file file;
 	char *path;         /* the final name, for messages */
@@ -582,6 +585,16 @@ static int rsel_rec(struct perfetto *pf, int64_t ts, size_t c, int64_t t)
 	return r;
 }
 
+/* layer=shown: a record of the thread view of a model channel, drawn as
+ * the raw channel's set would be (0, the view's null, closes the slice). */
+static int shown_rec(struct perfetto *pf, const struct emu_prv_rec *x)
+{
+	struct emu_rec r = { x->time, x->value, x->row, x->chan, EMU_REC_RAW_SET, x->value == 0 };
+	if (x->time > pf->last_ts)
+		pf->last_ts = x->time;
+	return raw_rec(pf, x->time, &r);
+}
+
 /* A lost interval of a thread begins or ends (a lost record): a slice
  * "lost events" on the thread's track. */
 static int lost_rec(struct perfetto *pf, const struct emu_lost_rec *l)
@@ -609,8 +622,11 @@ static int perfetto_records(void *self, const struct emu_batch *b, char *err, si
 		const struct emu_prv_rec *x = &b->prv[EMU_FILE_THREAD][i];
 		for (; j < b->nlost && b->lost[j].at[0] <= i && r == 0; j++)
 			r |= lost_rec(pf, &b->lost[j]);
-		if (x->chan != pf->state_id)
+		if (x->chan != pf->state_id) {
+			if (pf->shown)
+				r |= shown_rec(pf, x);
 			continue;
+		}
 		size_t t = x->row;
 		uint64_t u = thread_uuid(pf, t);
 		if (pf->tstate[t] >= 0)
@@ -642,7 +658,7 @@ static int perfetto_records(void *self, const struct emu_batch *b, char *err, si
 			}
 			if (x->value < (int64_t) pf->sys->nthreads)
 				r |= rsel_rec(pf, x->time, x->row, x->value);
-		} else if (x->kind >= EMU_REC_RAW_SET) {
+		} else if (x->kind >= EMU_REC_RAW_SET && !pf->shown) {
 			r |= raw_rec(pf, x->time, x);
 		}
 	}
@@ -843,7 +859,8 @@ static const struct emu_cat_entry *chan_entry(const struct emu *emu, size_t i)
 	return NULL;
 }
 
-struct out *out_perfetto_open(const char *dir, const struct emu *emu, char *err, size_t errlen)
+struct out *out_perfetto_open(const char *dir, const struct emu *emu,
+		const struct out_params *params, char *err, size_t errlen)
 {
 	struct perfetto *pf = calloc(1, sizeof *pf);
 	if (pf == NULL)
@@ -856,6 +873,7 @@ struct out *out_perfetto_open(const char *dir, const struct emu *emu, char *err,
 	pf->next_iid = 1;
 	pf->state = emu_cat_builtin(emu, EMU_BI_STATE);
 	pf->state_id = (uint32_t) pf->state->id;
+	pf->shown = strcmp(out_params_get(params, "layer"), "shown") == 0;
 	size_t n = strlen(dir) + 32;
 	pf->path = malloc(n);
 	pf->buf = malloc(PF_BUF);
