@@ -937,14 +937,8 @@ static PyObject *m_describe(PyObject *Py_UNUSED(mod), PyObject *args)
 /* ---- the emulation ---- */
 
 /* The records of one view, as the Paraver output gets them. */
-struct vcol {
-	int32_t *row, *type;
-	int64_t *time, *value;
-	size_t n, cap;
-};
-
-/* The raw intervals of the threads' channels (raw_iv.h). */
-struct rawcol {
+/* An interval table: row, Paraver type, start, end, value. */
+struct ivcol {
 	int32_t *row, *type;
 	int64_t *start, *end, *value;
 	size_t n, cap;
@@ -960,18 +954,36 @@ struct vchan {
 	char **vlabels;
 };
 
+/* A batch queued for the collector's thread: the views' records (the
+ * engine's arrays, valid for EMU_BATCH_KEEP further batches, emu.h) and a
+ * copy of the internal ones (valid only during the call). */
+struct cjob {
+	const struct emu_prv_rec *prv[EMU_MAX_VIEWS];
+	size_t nprv[EMU_MAX_VIEWS];
+	struct emu_rec *in;
+	size_t nin, capin;
+};
+
 /* An output of our own (out.h), given to the driver through its
- * open_output hook: it keeps every view's records in growing arrays (no
- * GIL: plain malloc) and, at the close, the view's channels (from the
+ * open_output hook. It builds each view's intervals as the records arrive,
+ * in a thread of its own beside the emulation (as the Paraver output
+ * writes; no GIL: plain malloc): a record with a value
+ * other than 0 opens an interval, which the next record of its row and
+ * catalogue entry ends (those still open end at the close, at the
+ * emulation's duration); pend holds, per row and entry, the open
+ * interval's index (-1: none). The raw layer (raw_iv.h) comes as intervals
+ * already, sorted at the close. At the close, the view's channels (from the
  * catalogue) and row labels (without Paraver's leading space). Owned by
  * m_emulate, not freed by the close. */
 struct coll {
 	struct out base;
 	const struct emu *emu;
-	size_t nviews;
-	struct vcol v[EMU_MAX_VIEWS];
+	size_t nviews, ncat;
+	struct ivcol v[EMU_MAX_VIEWS];
+	int64_t *pend[EMU_MAX_VIEWS]; /* prow[k] * ncat */
+	size_t prow[EMU_MAX_VIEWS];
 	struct raw_ivs raw;
-	struct rawcol rc;
+	struct ivcol rc;
 	int raw_ok;
 	char *name[EMU_MAX_VIEWS];
 	struct vchan *ch[EMU_MAX_VIEWS];
@@ -980,57 +992,58 @@ struct coll {
 	size_t nrows[EMU_MAX_VIEWS];
 	int64_t duration;
 	int closed;
+	/* the collector's thread and its queue (as paraver_prv.c's writer) */
+	pthread_t th;
+	int th_ok, sync_ok, stop;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct cjob jobs[EMU_BATCH_KEEP];
+	uint64_t pushed, done;
+	int failed;            /* set once, by the thread, with why */
+	char why[256];
 };
 
-static int vcol_grow(struct vcol *c, size_t need)
+static int grow_col(void **p, size_t cap, size_t size)
 {
-	size_t cap = c->cap ? c->cap : 4096;
+	void *q = realloc(*p, cap * size);
+	if (q == NULL)
+		return -1;
+	*p = q;
+	return 0;
+}
+
+/* Room for need intervals (large blocks: realloc remaps, no copy). */
+static int ivcol_grow(struct ivcol *c, size_t need)
+{
+	size_t cap = c->cap ? c->cap : 1 << 16;
 	while (cap < need)
 		cap *= 2;
-	int32_t *row = realloc(c->row, cap * sizeof *row);
-	if (row != NULL)
-		c->row = row;
-	int32_t *type = realloc(c->type, cap * sizeof *type);
-	if (type != NULL)
-		c->type = type;
-	int64_t *time = realloc(c->time, cap * sizeof *time);
-	if (time != NULL)
-		c->time = time;
-	int64_t *value = realloc(c->value, cap * sizeof *value);
-	if (value != NULL)
-		c->value = value;
-	if (row == NULL || type == NULL || time == NULL || value == NULL)
+	if (grow_col((void **) &c->row, cap, sizeof *c->row) != 0 ||
+			grow_col((void **) &c->type, cap, sizeof *c->type) != 0 ||
+			grow_col((void **) &c->start, cap, sizeof *c->start) != 0 ||
+			grow_col((void **) &c->end, cap, sizeof *c->end) != 0 ||
+			grow_col((void **) &c->value, cap, sizeof *c->value) != 0)
 		return -1;
 	c->cap = cap;
 	return 0;
+}
+
+static void ivcol_free(struct ivcol *c)
+{
+	free(c->row);
+	free(c->type);
+	free(c->start);
+	free(c->end);
+	free(c->value);
 }
 
 /* A raw interval (raw_iv_put): kept with its entry's Paraver type. */
 static int raw_keep(void *ctx, uint32_t row, size_t id, int64_t start, int64_t end, int64_t value)
 {
 	struct coll *c = ctx;
-	struct rawcol *r = &c->rc;
-	if (r->n == r->cap) {
-		size_t cap = r->cap ? 2 * r->cap : 4096;
-		int32_t *rw = realloc(r->row, cap * sizeof *rw);
-		if (rw != NULL)
-			r->row = rw;
-		int32_t *ty = realloc(r->type, cap * sizeof *ty);
-		if (ty != NULL)
-			r->type = ty;
-		int64_t *st = realloc(r->start, cap * sizeof *st);
-		if (st != NULL)
-			r->start = st;
-		int64_t *en = realloc(r->end, cap * sizeof *en);
-		if (en != NULL)
-			r->end = en;
-		int64_t *va = realloc(r->value, cap * sizeof *va);
-		if (va != NULL)
-			r->value = va;
-		if (!rw || !ty || !st || !en || !va)
-			return -1;
-		r->cap = cap;
-	}
+	struct ivcol *r = &c->rc;
+	if (r->n == r->cap && ivcol_grow(r, r->n + 1) != 0)
+		return -1;
 	r->row[r->n] = (int32_t) row;
 	r->type[r->n] = emu_cat_at(c->emu, id)->prv_type;
 	r->start[r->n] = start;
@@ -1039,35 +1052,326 @@ static int raw_keep(void *ctx, uint32_t row, size_t id, int64_t start, int64_t e
 	return 0;
 }
 
+/* Room in view k's open-interval table for row `row` (rows grow in
+ * doubling steps; new slots hold none). */
+static int pend_rows(struct coll *c, size_t k, size_t row)
+{
+	size_t n = c->prow[k] ? c->prow[k] : 64;
+	while (n <= row)
+		n *= 2;
+	int64_t *p = realloc(c->pend[k], n * c->ncat * sizeof *p);
+	if (p == NULL)
+		return -1;
+	for (size_t i = c->prow[k] * c->ncat; i < n * c->ncat; i++)
+		p[i] = -1;
+	c->pend[k] = p;
+	c->prow[k] = n;
+	return 0;
+}
+
+/* A batch, in the collector's thread: 0, or -1 with why set. */
+static int coll_job(struct coll *c, const struct cjob *b)
+{
+	for (size_t k = 0; k < c->nviews; k++) {
+		struct ivcol *v = &c->v[k];
+		const struct emu_prv_rec *r = b->prv[k];
+		size_t n = b->nprv[k];
+		if (v->n + n > v->cap && ivcol_grow(v, v->n + n) != 0)
+			goto oom;
+		for (size_t i = 0; i < n; i++) {
+			const struct emu_cat_entry *e = emu_cat_of_prv(c->emu, k, &r[i]);
+			if (e == NULL) {
+				snprintf(c->why, sizeof c->why, "a record of the %s view (row %"
+						PRIu32 ") has no channel in the catalogue",
+						emu_view_at(c->emu, k)->name, r[i].row);
+				return -1;
+			}
+			if (r[i].row >= c->prow[k] && pend_rows(c, k, r[i].row) != 0)
+				goto oom;
+			int64_t *slot = &c->pend[k][(size_t) r[i].row * c->ncat + e->id];
+			if (*slot >= 0)
+				v->end[*slot] = r[i].time;
+			if (r[i].value == 0) {
+				*slot = -1;
+				continue;
+			}
+			size_t j = v->n++;
+			v->row[j] = (int32_t) r[i].row;
+			v->type[j] = e->prv_type;
+			v->start[j] = r[i].time;
+			v->value[j] = r[i].value;
+			*slot = (int64_t) j;
+		}
+	}
+	for (size_t i = 0; i < b->nin; i++)
+		if (raw_ivs_rec(&c->raw, &b->in[i], raw_keep, c) != 0)
+			goto oom;
+	return 0;
+oom:
+	snprintf(c->why, sizeof c->why, "out of memory while keeping the records of the "
+			"emulation");
+	return -1;
+}
+
+/* Under mu (released while working): the oldest batch not done. */
+static void coll_next(struct coll *c)
+{
+	const struct cjob *j = &c->jobs[c->done % EMU_BATCH_KEEP];
+	pthread_mutex_unlock(&c->mu);
+	int r = c->failed ? 0 : coll_job(c, j);
+	pthread_mutex_lock(&c->mu);
+	if (r != 0)
+		c->failed = 1;
+	c->done++;
+	pthread_cond_broadcast(&c->cv);
+}
+
+static void *coll_thread(void *arg)
+{
+	struct coll *c = arg;
+	pthread_mutex_lock(&c->mu);
+	for (;;) {
+		if (c->done < c->pushed) {
+			coll_next(c);
+			continue;
+		}
+		if (c->stop && c->done == c->pushed)
+			break;
+		pthread_cond_wait(&c->cv, &c->mu);
+	}
+	pthread_mutex_unlock(&c->mu);
+	return NULL;
+}
+
+/* Waits for every queued batch and stops the thread (again: nothing). */
+static void coll_stop(struct coll *c)
+{
+	if (!c->th_ok)
+		return;
+	pthread_mutex_lock(&c->mu);
+	c->stop = 1;
+	pthread_cond_broadcast(&c->cv);
+	pthread_mutex_unlock(&c->mu);
+	pthread_join(c->th, NULL);
+	c->th_ok = 0;
+}
+
 static int coll_records(void *self, const struct emu_batch *b, char *err, size_t errlen)
 {
 	struct coll *c = self;
-	for (size_t k = 0; k < c->nviews; k++) {
-		struct vcol *v = &c->v[k];
-		const struct emu_prv_rec *r = b->prv[k];
-		size_t n = b->nprv[k];
-		if (v->n + n > v->cap && vcol_grow(v, v->n + n) != 0) {
-			snprintf(err, errlen, "out of memory while keeping the records of the "
-					"emulation");
-			return -1;
-		}
-		for (size_t i = 0; i < n; i++) {
-			v->row[v->n + i] = (int32_t) r[i].row;
-			const struct emu_cat_entry *e = emu_cat_of_prv(c->emu, k, &r[i]);
-			v->type[v->n + i] = e != NULL ? e->prv_type : 0;
-			v->time[v->n + i] = r[i].time;
-			v->value[v->n + i] = r[i].value;
-		}
-		v->n += n;
+	pthread_mutex_lock(&c->mu);
+	/* at most EMU_BATCH_KEEP batches in flight (emu.h); without the
+	 * thread, none: each is done here */
+	while (c->pushed - c->done == EMU_BATCH_KEEP)
+		pthread_cond_wait(&c->cv, &c->mu);
+	struct cjob *j = &c->jobs[c->pushed % EMU_BATCH_KEEP];
+	pthread_mutex_unlock(&c->mu);
+	for (size_t k = 0; k < EMU_MAX_VIEWS; k++) {
+		j->prv[k] = b->prv[k];
+		j->nprv[k] = k < c->nviews ? b->nprv[k] : 0;
 	}
-	for (size_t i = 0; i < b->ninternal; i++) {
-		if (raw_ivs_rec(&c->raw, &b->internal[i], raw_keep, c) != 0) {
+	j->nin = 0;
+	if (b->ninternal > j->capin) {
+		struct emu_rec *in = realloc(j->in, b->ninternal * sizeof *in);
+		if (in == NULL) {
 			snprintf(err, errlen, "out of memory while keeping the records of the "
 					"emulation");
 			return -1;
 		}
+		j->in = in;
+		j->capin = b->ninternal;
+	}
+	if (b->ninternal > 0)
+		memcpy(j->in, b->internal, b->ninternal * sizeof *j->in);
+	j->nin = b->ninternal;
+	pthread_mutex_lock(&c->mu);
+	c->pushed++;
+	if (!c->th_ok)
+		coll_next(c);
+	else if (c->pushed - c->done >= 3) /* wake it for a few, not each one */
+		pthread_cond_broadcast(&c->cv);
+	int failed = c->failed;
+	pthread_mutex_unlock(&c->mu);
+	if (failed) {
+		snprintf(err, errlen, "%s", c->why);
+		return -1;
 	}
 	return 0;
+}
+
+/* A raw interval's sort key and its index (the sort of wide keys). */
+struct rkey {
+	uint64_t key;
+	uint32_t idx;
+};
+
+/* One stable LSD radix pass on the 16 bits at shift of the keys, from a
+ * into b (n keys of stride bytes, the key their first 8 bytes); 0 when
+ * every key has the same digit there (b untouched). */
+static int radix16(const void *a, void *b, size_t n, size_t stride, unsigned shift,
+		size_t *count)
+{
+	const char *A = a;
+	char *B = b;
+	memset(count, 0, 65536 * sizeof *count);
+	for (size_t i = 0; i < n; i++)
+		count[(*(const uint64_t *) (A + i * stride) >> shift) & 0xffff]++;
+	size_t pos = 0;
+	for (size_t d = 0; d < 65536; d++) {
+		if (count[d] == n)
+			return 0;
+		size_t c = count[d];
+		count[d] = pos;
+		pos += c;
+	}
+	for (size_t i = 0; i < n; i++) {
+		const char *x = A + i * stride;
+		memcpy(B + count[(*(const uint64_t *) x >> shift) & 0xffff]++ * stride, x, stride);
+	}
+	return 1;
+}
+
+/* Radix passes over the bits lo..hi of the keys in *a (b: as large);
+ * *a ends with the sorted ones. */
+static void radix_bits(void **a, void **b, size_t n, size_t stride, unsigned lo, unsigned hi,
+		size_t *count)
+{
+	for (unsigned sh = lo; sh < hi; sh += 16)
+		if (radix16(*a, *b, n, stride, sh, count)) {
+			void *x = *a;
+			*a = *b;
+			*b = x;
+		}
+}
+
+static int cmp_int32(const void *a, const void *b)
+{
+	int32_t x = *(const int32_t *) a, y = *(const int32_t *) b;
+	return (x > y) - (x < y);
+}
+
+static unsigned bits_of(uint64_t v)
+{
+	return v == 0 ? 0 : 64u - (unsigned) __builtin_clzll(v);
+}
+
+/* Puts the column *col in the order perm, through *tmp (as large as the
+ * column or larger, already touched: no page of it is new), which ends
+ * with the old column. */
+static void gather64(int64_t **col, void **tmp, const uint32_t *perm, size_t n)
+{
+	int64_t *to = *tmp, *from = *col;
+	for (size_t i = 0; i < n; i++)
+		to[i] = from[perm[i]];
+	*tmp = from;
+	*col = to;
+}
+
+static void gather32(int32_t **col, void **tmp, const uint32_t *perm, size_t n)
+{
+	int32_t *to = *tmp, *from = *col;
+	for (size_t i = 0; i < n; i++)
+		to[i] = from[perm[i]];
+	*tmp = from;
+	*col = to;
+}
+
+/* The raw intervals in the order of their start, then row, then Paraver
+ * type (raw_iv gives them as they end): a radix sort, 16 bits a pass, the
+ * passes whose digit is the same for all skipped, of one 64-bit word per
+ * interval, (start - the first) above (row, the type's rank) above its
+ * index, where they fit (a trace of about a minute and a million
+ * intervals), else of a key and an index (by (row, type), then by start);
+ * then the columns gathered in that order, each through the space of the
+ * one before: the close touches no more new memory than the keys (a fault
+ * per 4 KiB page was most of its time). 0, or -1 when out of memory. */
+static int raw_sort(struct ivcol *r, size_t ncat)
+{
+	size_t n = r->n;
+	if (n < 2)
+		return 0;
+	if (n > UINT32_MAX)
+		return -1;
+	int32_t *types = malloc((ncat + 1) * sizeof *types);
+	size_t *count = malloc(65536 * sizeof *count);
+	void *a = NULL, *b = NULL;
+	int rc = -1;
+	if (types == NULL || count == NULL)
+		goto out;
+	/* the distinct types (those of catalogue entries: at most ncat) */
+	size_t nt = 0;
+	int64_t t0 = r->start[0], t1 = r->start[0];
+	uint32_t maxrow = 0;
+	for (size_t i = 0; i < n; i++) {
+		if (r->start[i] < t0)
+			t0 = r->start[i];
+		if (r->start[i] > t1)
+			t1 = r->start[i];
+		if ((uint32_t) r->row[i] > maxrow)
+			maxrow = (uint32_t) r->row[i];
+		if (nt > 0 && types[nt - 1] == r->type[i])
+			continue;
+		size_t j = 0;
+		while (j < nt && types[j] != r->type[i])
+			j++;
+		if (j == nt) {
+			if (nt > ncat)
+				goto out;
+			types[nt++] = r->type[i];
+		}
+	}
+	qsort(types, nt, sizeof *types, cmp_int32);
+	unsigned lobits = bits_of((uint64_t) maxrow * nt + nt);
+	unsigned hibits = bits_of((uint64_t) t1 - (uint64_t) t0);
+	unsigned ibits = bits_of(n - 1);
+	int packed = lobits + hibits + ibits <= 64;
+	size_t stride = packed ? sizeof(uint64_t) : sizeof(struct rkey);
+	a = malloc(n * stride);
+	b = malloc(n * stride);
+	if (a == NULL || b == NULL)
+		goto out;
+	for (size_t i = 0; i < n; i++) {
+		const int32_t *t = nt == 1 ? types : bsearch(&r->type[i], types, nt, sizeof *types,
+				cmp_int32);
+		uint64_t lo = (uint64_t) (uint32_t) r->row[i] * nt + (uint64_t) (t - types);
+		uint64_t hi = (uint64_t) r->start[i] - (uint64_t) t0;
+		if (packed)
+			((uint64_t *) a)[i] = ((hi << lobits | lo) << ibits) | i;
+		else
+			((struct rkey *) a)[i] = (struct rkey) { lo, (uint32_t) i };
+	}
+	uint32_t *perm = b; /* the order, in b once the sort is done */
+	if (packed) {
+		radix_bits(&a, &b, n, stride, ibits, ibits + lobits + hibits, count);
+		perm = b;
+		const uint64_t mask = ((uint64_t) 1 << ibits) - 1;
+		for (size_t i = 0; i < n; i++)
+			perm[i] = (uint32_t) (((const uint64_t *) a)[i] & mask);
+	} else {
+		radix_bits(&a, &b, n, stride, 0, lobits, count);
+		struct rkey *k = a; /* then by start, stably */
+		for (size_t i = 0; i < n; i++)
+			k[i].key = (uint64_t) r->start[k[i].idx] - (uint64_t) t0;
+		radix_bits(&a, &b, n, stride, 0, hibits, count);
+		perm = b;
+		k = a;
+		for (size_t i = 0; i < n; i++)
+			perm[i] = k[i].idx;
+	}
+	/* a, free now, is the first column's new space */
+	gather64(&r->start, &a, perm, n);
+	gather64(&r->end, &a, perm, n);
+	gather64(&r->value, &a, perm, n);
+	gather32(&r->row, &a, perm, n);
+	gather32(&r->type, &a, perm, n);
+	r->cap = n; /* each column holds n at least */
+	rc = 0;
+out:
+	free(types);
+	free(count);
+	free(a);
+	free(b);
+	return rc;
 }
 
 static char *dup_or_null(const char *s, int *oom)
@@ -1173,13 +1477,22 @@ static int coll_rows(struct coll *c, size_t k)
 static int coll_close(struct out *o, int64_t duration, char *err, size_t errlen)
 {
 	struct coll *c = (struct coll *) o;
+	coll_stop(c);
+	if (c->failed) {
+		snprintf(err, errlen, "%s", c->why);
+		return -1;
+	}
 	c->duration = duration;
 	c->closed = 1;
-	if (raw_ivs_end(&c->raw, duration, raw_keep, c) != 0) {
+	if (raw_ivs_end(&c->raw, duration, raw_keep, c) != 0 || raw_sort(&c->rc, c->ncat) != 0) {
 		snprintf(err, errlen, "out of memory while keeping the records of the emulation");
 		return -1;
 	}
 	for (size_t k = 0; k < c->nviews; k++) {
+		/* the intervals still open end with the emulation */
+		for (size_t i = 0; i < c->prow[k] * c->ncat; i++)
+			if (c->pend[k][i] >= 0)
+				c->v[k].end[c->pend[k][i]] = duration;
 		c->name[k] = strdup(emu_view_at(c->emu, k)->name);
 		if (c->name[k] == NULL || coll_chans(c, k) != 0 || coll_rows(c, k) != 0) {
 			snprintf(err, errlen, "out of memory while naming the timelines");
@@ -1189,41 +1502,70 @@ static int coll_close(struct out *o, int64_t duration, char *err, size_t errlen)
 	return 0;
 }
 
+/* A failed run: the thread stopped before the engine's arrays go. */
+static void coll_discard(struct out *o)
+{
+	coll_stop((struct coll *) o);
+}
+
 static const struct out_ops coll_ops = {
 	.name = "python", .internal = 1, .records = coll_records, .close = coll_close,
+	.discard = coll_discard,
 };
 
+static void coll_clear(struct coll *c);
+
+/* Opened for each run of the driver: a run given up for one that sorts on
+ * read (weft_emulate) is forgotten. */
 static struct out *coll_open(void *ctx, const struct emu *emu, char *err, size_t errlen)
 {
 	struct coll *c = ctx;
+	coll_clear(c);
 	c->base.ops = &coll_ops;
 	c->emu = emu;
 	c->nviews = emu_nviews(emu);
 	if (c->nviews > EMU_MAX_VIEWS)
 		c->nviews = EMU_MAX_VIEWS;
+	c->ncat = emu_cat_count(emu);
+	for (size_t k = 0; k < c->nviews; k++) {
+		size_t rows = emu_view_at(emu, k)->nrows;
+		if (pend_rows(c, k, rows > 0 ? rows - 1 : 0) != 0) {
+			snprintf(err, errlen, "out of memory opening the emulation's output");
+			return NULL;
+		}
+	}
 	if (raw_ivs_init(&c->raw, emu) != 0) {
 		snprintf(err, errlen, "out of memory opening the emulation's output");
 		raw_ivs_free(&c->raw);
 		return NULL;
 	}
 	c->raw_ok = 1;
+	if (pthread_mutex_init(&c->mu, NULL) != 0 || pthread_cond_init(&c->cv, NULL) != 0) {
+		snprintf(err, errlen, "cannot start the emulation's output: %s", strerror(errno));
+		return NULL;
+	}
+	c->sync_ok = 1;
+	/* without a thread, the batches are done in the emulation's */
+	c->th_ok = pthread_create(&c->th, NULL, coll_thread, c) == 0;
 	return &c->base;
 }
 
-static void coll_free(struct coll *c)
+/* Frees what c holds and empties it. */
+static void coll_clear(struct coll *c)
 {
+	coll_stop(c);
+	if (c->sync_ok) {
+		pthread_mutex_destroy(&c->mu);
+		pthread_cond_destroy(&c->cv);
+	}
+	for (size_t i = 0; i < EMU_BATCH_KEEP; i++)
+		free(c->jobs[i].in);
 	if (c->raw_ok)
 		raw_ivs_free(&c->raw);
-	free(c->rc.row);
-	free(c->rc.type);
-	free(c->rc.start);
-	free(c->rc.end);
-	free(c->rc.value);
+	ivcol_free(&c->rc);
 	for (size_t k = 0; k < EMU_MAX_VIEWS; k++) {
-		free(c->v[k].row);
-		free(c->v[k].type);
-		free(c->v[k].time);
-		free(c->v[k].value);
+		ivcol_free(&c->v[k]);
+		free(c->pend[k]);
 		free(c->name[k]);
 		for (size_t i = 0; i < c->nch[k]; i++) {
 			struct vchan *v = &c->ch[k][i];
@@ -1239,6 +1581,12 @@ static void coll_free(struct coll *c)
 			free(c->rows[k][i]);
 		free(c->rows[k]);
 	}
+	memset(c, 0, sizeof *c);
+}
+
+static void coll_free(struct coll *c)
+{
+	coll_clear(c);
 	free(c);
 }
 
@@ -1317,42 +1665,39 @@ static PyObject *coll_row_list(const struct coll *c, size_t k)
 	return list;
 }
 
-/* The views and the raw layer: ([(name, row, time, type, value, duration,
- * channels, row labels)], (row, type, start, end, value)) (coll_chan_list,
- * coll_row_list). */
+/* An interval table's columns as NumPy arrays that own them: (row, type,
+ * start, end, value). */
+static PyObject *ivcol_arrays(struct ivcol *c)
+{
+	void *row = c->row, *type = c->type, *start = c->start, *end = c->end,
+		*value = c->value;
+	PyObject *x = Py_BuildValue("(NNNNN)",
+			column(&row, c->n, NPY_INT32, sizeof *c->row),
+			column(&type, c->n, NPY_INT32, sizeof *c->type),
+			column(&start, c->n, NPY_INT64, sizeof *c->start),
+			column(&end, c->n, NPY_INT64, sizeof *c->end),
+			column(&value, c->n, NPY_INT64, sizeof *c->value));
+	c->row = row;
+	c->type = type;
+	c->start = start;
+	c->end = end;
+	c->value = value;
+	return x;
+}
+
+/* The views and the raw layer: ([(name, (row, type, start, end, value),
+ * duration, channels, row labels)], (row, type, start, end, value))
+ * (coll_chan_list, coll_row_list). */
 static PyObject *coll_views(struct coll *c)
 {
-	struct rawcol *rc = &c->rc;
-	void *rrow = rc->row, *rtype = rc->type, *rstart = rc->start, *rend = rc->end,
-		*rvalue = rc->value;
-	PyObject *raw = Py_BuildValue("(NNNNN)",
-			column(&rrow, rc->n, NPY_INT32, sizeof *rc->row),
-			column(&rtype, rc->n, NPY_INT32, sizeof *rc->type),
-			column(&rstart, rc->n, NPY_INT64, sizeof *rc->start),
-			column(&rend, rc->n, NPY_INT64, sizeof *rc->end),
-			column(&rvalue, rc->n, NPY_INT64, sizeof *rc->value));
-	rc->row = rrow;
-	rc->type = rtype;
-	rc->start = rstart;
-	rc->end = rend;
-	rc->value = rvalue;
+	PyObject *raw = ivcol_arrays(&c->rc);
 	if (raw == NULL)
 		return NULL;
 	PyObject *list = PyList_New(0);
 	for (size_t k = 0; list != NULL && k < c->nviews; k++) {
-		struct vcol *v = &c->v[k];
-		void *row = v->row, *time = v->time, *type = v->type, *value = v->value;
-		PyObject *arow = column(&row, v->n, NPY_INT32, sizeof *v->row);
-		PyObject *atime = column(&time, v->n, NPY_INT64, sizeof *v->time);
-		PyObject *atype = column(&type, v->n, NPY_INT32, sizeof *v->type);
-		PyObject *avalue = column(&value, v->n, NPY_INT64, sizeof *v->value);
-		v->row = row;
-		v->time = time;
-		v->type = type;
-		v->value = value;
-		PyObject *x = Py_BuildValue("(NNNNNLNN)", str_or_none(c->name[k]),
-				arow, atime, atype, avalue,
-				(long long) c->duration, coll_chan_list(c, k), coll_row_list(c, k));
+		PyObject *x = Py_BuildValue("(NNLNN)", str_or_none(c->name[k]),
+				ivcol_arrays(&c->v[k]), (long long) c->duration,
+				coll_chan_list(c, k), coll_row_list(c, k));
 		if (x == NULL || PyList_Append(list, x) != 0)
 			Py_CLEAR(list);
 		Py_XDECREF(x);

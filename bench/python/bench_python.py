@@ -20,11 +20,13 @@ of 3 each:
   - weft.emulate() against `weft emu --paraver -q -o TMP` (a subprocess,
     its output removed before each run) on the ovni trace that
     `bench_emu -g` writes (--emu-events events, 2,000,000):
-    `emulate/CLI ratio: R` (bar: at most 1.2).
+    `emulate/CLI ratio: R` (bar: at most 1.2); then the CPU time of each
+    (user + system, all threads, best of 3): `emulate/CLI CPU ratio: R`.
 Usage: bench_python [EVENTS]  (run by the bin/bench_python wrapper)
 """
 import argparse
 import os
+import resource
 import shutil
 import subprocess
 import sys
@@ -96,6 +98,25 @@ def emulate_ratio(root):
     pyt = best(lambda: weft.emulate(trace))
     print(f"weft.emulate(), {a.emu_events} events: {pyt:.3f} s; weft emu --paraver: {clit:.3f} s")
     print(f"emulate/CLI ratio: {pyt / clit:.2f}")
+
+    # the CPU time of both (user + system, every thread), best of 3 each:
+    # what the wall ratio is where other processes share the CPUs
+    def cpu(who):
+        r = resource.getrusage(who)
+        return r.ru_utime + r.ru_stime
+
+    def cpu_of(f, who):
+        out = None
+        for _ in range(3):
+            c0 = cpu(who)
+            f()
+            c = cpu(who) - c0
+            out = c if out is None else min(out, c)
+        return out
+    clic = cpu_of(cli, resource.RUSAGE_CHILDREN)
+    pyc = cpu_of(lambda: weft.emulate(trace), resource.RUSAGE_SELF)
+    print(f"CPU time: weft.emulate() {pyc:.3f} s; weft emu --paraver {clic:.3f} s; "
+          f"emulate/CLI CPU ratio: {pyc / clic:.2f}")
 
 
 tmp = tempfile.mkdtemp(prefix="weft-bench-python-")

@@ -538,39 +538,16 @@ class Timeline:
     label} and value_labels {type: {value: label}} name them; channel(i)
     and label(i) for one interval, to_pandas() all of them."""
 
-    def __init__(self, name, row, time, type_, value, duration, chans, rows, intervals=None):
+    def __init__(self, name, intervals, duration, chans, rows):
         self.name = name
         self.duration = duration
         self.row_labels = rows
         self.channels = {t: n for t, n, _, _ in chans}
         self.channel_labels = {t: lab for t, _, lab, _ in chans}
         self.value_labels = {t: vals for t, _, _, vals in chans}
-        if intervals is not None:
-            # made already (the raw layer): (row, type, start, end, value)
-            r, ty, st, en, v = intervals
-            order = np.lexsort((ty, r, st))
-            self.columns = {"row": r[order], "type": ty[order], "start": st[order],
-                            "end": en[order], "value": v[order]}
-            return
-        n = len(row)
-        # an interval ends at the next record of its row and type: the
-        # records grouped by (row, type) with one stable sort of a small
-        # key (a radix sort when it fits 16 bits), the ends put back in
-        # the order of the records (time, then as written)
-        end = np.full(n, duration, dtype=np.int64)
-        if n:
-            types, tdense = _dense(type_)
-            key = row.astype(np.int64) * len(types) + tdense
-            if 0 <= key.min() and key.max() < 1 << 16:
-                key = key.astype(np.uint16)
-            order = np.argsort(key, kind="stable")
-            ks, ts = key[order], time[order]
-            es = np.full(n, duration, dtype=np.int64)
-            es[:-1] = np.where(ks[1:] == ks[:-1], ts[1:], duration)
-            end[order] = es
-        keep = value != 0
-        self.columns = {"row": row[keep], "type": type_[keep], "start": time[keep],
-                        "end": end[keep], "value": value[keep]}
+        # made by the module as the records came (python/_weft.c, coll_records)
+        r, ty, st, en, v = intervals
+        self.columns = {"row": r, "type": ty, "start": st, "end": en, "value": v}
 
     def __len__(self):
         return len(self.columns["row"])
@@ -723,10 +700,9 @@ def emulate(path, models="required", window=None, breakdown=False, lint=False,
     res, raw_iv = res
     views = {}
     raw = None
-    for name, row, time, type_, value, duration, chans, rows in sorted(res, key=lambda v: v[0]):
-        views[name] = Timeline(name, row, time, type_, value, duration, chans, rows)
+    for name, intervals, duration, chans, rows in sorted(res, key=lambda v: v[0]):
+        views[name] = Timeline(name, intervals, duration, chans, rows)
         if name == "thread":
-            raw = Timeline("raw", row[:0], time[:0], type_[:0], value[:0], duration, chans,
-                           rows, intervals=raw_iv)
+            raw = Timeline("raw", raw_iv, duration, chans, rows)
     return Emulation(views, warnings, raw)
 

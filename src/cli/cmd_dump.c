@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_chans.h"
 #include "cli_common.h"
 #include "commands.h"
 #include "model.h"
@@ -34,7 +35,9 @@ static const char usage[] =
 	"              while reading, as `weft sort` would sort the files (which stay\n"
 	"              as they are)\n"
 	"  --model FILE  also decode the events of the model FILE describes\n"
-	"              (repeatable; see docs/models.md)\n"
+	"              (repeatable; see docs/models.md); each of its events is\n"
+	"              followed by the catalogue names of the channels it writes,\n"
+	"              \"  [zeta.phase]\"\n"
 	"  --from T0   start at the first event whose raw clock is T0 or later,\n"
 	"              without reading the trace before it (the stream indexes,\n"
 	"              stream.idx, are used; a stream without a usable one is read\n"
@@ -113,6 +116,10 @@ struct spec_cache {
 	size_t min_size; /* the payload the fields need */
 	int32_t mtype_off; /* a mark event: where its mark type is (-1: none) */
 	enum weft_field_type mtype_t;
+	/* An event of a model given with --model: "  [zeta.phase, ...]", the
+	 * catalogue names of the channels it writes (cli_chans.h); else NULL. */
+	char *chans;
+	size_t chans_len;
 };
 
 /* A piece of a description: text, then a field (or none). */
@@ -290,6 +297,29 @@ static inline size_t put_mcv(char *w, const char *mcv)
 	return n;
 }
 
+/* "  [zeta.phase, zeta.region]": the channels an event of mcv writes when
+ * a model given with --model describes it (cli_chans.h), escaped; NULL
+ * when none. */
+static char *user_chans(const struct weft_registry *models, const char *mcv, size_t *len)
+{
+	const struct weft_model_spec *m;
+	size_t ch[16];
+	size_t n = cli_user_chans(models, mcv, &m, ch, sizeof ch / sizeof *ch);
+	if (n == 0)
+		return NULL;
+	char names[16 * 96 + 8] = "  [";
+	size_t k = 3;
+	for (size_t i = 0; i < n; i++) {
+		char name[96];
+		cli_chan_name(m, ch[i], name, sizeof name);
+		k += (size_t) snprintf(names + k, sizeof names - k, "%s%s", i ? ", " : "", name);
+	}
+	snprintf(names + k, sizeof names - k, "]");
+	char *s = esc_dup(names);
+	*len = strlen(s);
+	return s;
+}
+
 static struct spec_cache *lookup(struct dump *d, const char *mcv)
 {
 	uint32_t key = (uint32_t) (unsigned char) mcv[0] << 16
@@ -301,6 +331,8 @@ static struct spec_cache *lookup(struct dump *d, const char *mcv)
 		c->spec = weft_model_event(d->models, mcv);
 		c->fixed = NULL;
 		c->fixed_len = 0;
+		free(c->chans);
+		c->chans = user_chans(d->models, mcv, &c->chans_len); /* once per MCV */
 		if (c->spec != NULL && c->spec->nfields == 0 && !c->spec->has_placeholders) {
 			c->fixed = c->spec->desc;
 			c->fixed_len = strlen(c->fixed);
@@ -669,6 +701,30 @@ static size_t put_times(struct dump *d, char *w, int64_t c)
 
 #define TIMES_ROOM (TIME_MAX * 36)
 
+/* An event of a model given with --model: its description, then the
+ * channels it writes (c->chans); 0 when it cannot be described (its payload
+ * in hex follows, as for any event). */
+static int describe_user(struct dump *d, const struct spec_cache *c, const struct weft_event *ev)
+{
+	if (c->spec == NULL)
+		return 0;
+	long n = weft_event_describe(c->spec, ev->payload, ev->payload_size, d->desc, d->desccap);
+	if (n >= 0 && (size_t) n >= d->desccap) {
+		d->desccap = (size_t) n + 1;
+		d->desc = realloc(d->desc, d->desccap);
+		if (d->desc == NULL)
+			abort();
+		n = weft_event_describe(c->spec, ev->payload, ev->payload_size, d->desc,
+				d->desccap);
+	}
+	if (n < 0)
+		return 0;
+	cli_out_put(&d->out, d->desc, (size_t) n);
+	cli_out_put(&d->out, c->chans, c->chans_len);
+	cli_out_put(&d->out, "\n", 1);
+	return 1;
+}
+
 static void dump_event(struct dump *d, const struct weft_event *ev)
 {
 	struct cli_out *o = &d->out;
@@ -703,6 +759,8 @@ static void dump_event(struct dump *d, const struct weft_event *ev)
 	}
 	if (!d->hex) {
 		struct spec_cache *c = lookup(d, ev->mcv);
+		if (c->chans != NULL && describe_user(d, c, ev))
+			return;
 		if (c->fixed != NULL) {
 			char *w = cli_out_reserve(o, c->fixed_len + 1);
 			if (c->fixed_len + 1 <= o->cap) {
@@ -786,8 +844,10 @@ static void dump_fini(struct dump *d)
 	for (size_t i = 0; i < d->relcap; i++)
 		free(d->rels[i].rel);
 	free(d->rels);
-	for (size_t i = 0; i < SPEC_CACHE; i++)
+	for (size_t i = 0; i < SPEC_CACHE; i++) {
 		free(d->cache[i].pieces);
+		free(d->cache[i].chans);
+	}
 	for (size_t i = 0; i < d->nmarks; i++) {
 		free(d->marks[i].title);
 		for (size_t k = 0; k < d->marks[i].nlabels; k++)

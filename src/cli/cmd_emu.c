@@ -17,20 +17,49 @@
 #include "cli_common.h"
 #include "commands.h"
 
+#include "driver.h"
+#include "cli_opts.h"
+
+/* The formats of -f and their parameters, from the registry (driver.h). */
+static void formats_help(FILE *f)
+{
+	fprintf(f, "\nOutput formats of -f FORMAT[:KEY=VALUE,...] and their parameters:\n");
+	for (size_t i = 0; i < weft_output_count(); i++) {
+		struct weft_output_info o;
+		if (weft_output_at(i, &o) != 0)
+			continue;
+		fprintf(f, "  %-13s %s\n", o.name, o.what);
+		for (size_t k = 0; k < o.nparams; k++) {
+			struct weft_output_param p;
+			if (weft_output_param(i, k, &p) != 0)
+				continue;
+			fprintf(f, "      %s=", p.key);
+			if (p.type != NULL)
+				fprintf(f, "%s", p.type);
+			for (size_t c = 0; p.choices != NULL && p.choices[c] != NULL; c++)
+				fprintf(f, "%s%s", c ? "|" : "", p.choices[c]);
+			fprintf(f, " (default %s)\n          %s\n", p.def, p.help);
+		}
+	}
+}
+
 static void emu_usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: weft emu [--paraver] [--perfetto] [--no-cfg] [-o DIR] [-b] [-a]\n"
-		"                [--model FILE]... [--lint] [--salvage] [--partial] [--from T0]\n"
-		"                [--to T1] [-q] [-v] PATH\n"
+		"Usage: weft emu [-f FORMAT[:KEY=VALUE,...]]... [--paraver] [--perfetto] [--no-cfg]\n"
+		"                [-o DIR] [-b] [-a] [--model FILE]... [--lint] [--salvage]\n"
+		"                [--partial] [--from T0] [--to T1] [-q] [-v] PATH\n"
 		"\n"
 		"Emulate the trace at PATH (a trace directory) through the models it requires\n"
 		"(ovni always; nosv, nanos6, openmp, mpi, tampi, nodes, kernel and the models\n"
 		"added with --model when a stream's ovni.require names them) and write their\n"
-		"timelines. With neither --paraver nor --perfetto, both are written.\n"
+		"timelines. With no -f, --paraver nor --perfetto, Paraver and Perfetto are\n"
+		"written.\n"
 		"\n"
-		"  --paraver     thread.prv/.pcf/.row and cpu.prv/.pcf/.row (Paraver)\n"
-		"  --perfetto    perfetto.pftrace (Perfetto protobuf TrackEvents)\n"
+		"  -f, --format FORMAT[:KEY=VALUE,...]  write FORMAT with these parameters\n"
+		"                (repeatable, a format once; the formats and parameters below)\n"
+		"  --paraver     -f paraver: thread.prv/.pcf/.row and cpu.prv/.pcf/.row\n"
+		"  --perfetto    -f perfetto: perfetto.pftrace (Perfetto protobuf TrackEvents)\n"
 		"  --no-cfg      with the Paraver files, no cfg/ directory: by default it\n"
 		"                holds a Paraver view file per view of each channel\n"
 		"                (cfg/thread/, cfg/cpu/, cfg/breakdown/; docs/emu.md)\n"
@@ -91,9 +120,9 @@ static void emu_usage(FILE *f)
 		"or SIGHUP stops the run (a second one ends it at once): exit 128 + the\n"
 		"signal's number (130 for SIGINT).\n"
 		"See docs/emu.md and docs/models.md.\n");
+	formats_help(f);
 }
 
-#include "driver.h"
 #include "weft/weft.h"
 #include "model.h"
 #include "cli_escape.h"
@@ -138,15 +167,28 @@ static void arm_stop(void)
 }
 
 /* The end of the summary: where the timelines are and how to open them. */
-static void print_where(const char *dir, int paraver, int perfetto)
+static void print_where(const char *dir, const char *const *formats)
 {
 	const char *sep = dir[0] != '\0' && dir[strlen(dir) - 1] == '/' ? "" : "/";
+	int paraver = 0, perfetto = 0;
+	const char *db = NULL;
+	for (size_t i = 0; formats[i] != NULL; i++) {
+		size_t n = strcspn(formats[i], ":");
+		paraver |= strncmp(formats[i], "paraver", n) == 0 && n == 7;
+		perfetto |= strncmp(formats[i], "perfetto", n) == 0 && n == 8;
+		if (strncmp(formats[i], "sqlite", n) == 0 && n == 6) {
+			const char *f = strstr(formats[i], "file=");
+			db = f != NULL && (f[-1] == ':' || f[-1] == ',') ? f + 5 : "timeline.db";
+		}
+	}
 	if (paraver)
 		printf("Paraver: %s%sthread.prv, %s%scpu.prv (open with: wxparaver %s%sthread.prv)\n",
 				dir, sep, dir, sep, dir, sep);
 	if (perfetto)
 		printf("Perfetto: %s%sperfetto.pftrace (open at https://ui.perfetto.dev, "
 				"Open trace file)\n", dir, sep);
+	if (db != NULL)
+		printf("SQLite: %s%s%.*s\n", dir, sep, (int) strcspn(db, ","), db);
 }
 
 static void list_models(const struct weft_registry *models)
@@ -174,11 +216,12 @@ int weft_cmd_emu(int argc, char **argv)
 }
 
 /* The options of weft emu (cli_opts.h): add one here and in emu_opt. */
-enum { EMU_PARAVER, EMU_NO_CFG, EMU_PERFETTO, EMU_OUTPUT, EMU_BREAKDOWN, EMU_ALL_MODELS, EMU_MODEL,
+enum { EMU_FORMAT, EMU_PARAVER, EMU_NO_CFG, EMU_PERFETTO, EMU_OUTPUT, EMU_BREAKDOWN, EMU_ALL_MODELS, EMU_MODEL,
 	EMU_LIST_MODELS, EMU_LINT, EMU_SALVAGE, EMU_PARTIAL, EMU_FROM, EMU_TO, EMU_QUIET,
 	EMU_VERBOSE, EMU_L };
 
 static const struct cli_opt emu_opts[] = {
+	{ "format", 'f', "FORMAT[:KEY=VALUE,...]", EMU_FORMAT },
 	{ "paraver", 0, NULL, EMU_PARAVER },
 	{ "no-cfg", 0, NULL, EMU_NO_CFG },
 	{ "perfetto", 0, NULL, EMU_PERFETTO },
@@ -198,22 +241,140 @@ static const struct cli_opt emu_opts[] = {
 	{ NULL, 0, NULL, 0 },
 };
 
+#define EMU_MAX_FORMATS 8
+
 struct emu_args {
 	int salvage, partial;
-	int paraver, no_cfg, perfetto, lint, quiet, verbose, bd, all, list;
+	int no_cfg, lint, quiet, verbose, bd, all, list;
+	const char *formats[EMU_MAX_FORMATS + 1]; /* -f, --paraver, --perfetto: the specs */
+	size_t nformats;
 	const char *outdir, *from_arg, *to_arg;
 	struct weft_registry *models;
 };
 
+/* The length of the format name at the start of spec (up to ':'). */
+static size_t spec_name_len(const char *spec)
+{
+	const char *colon = strchr(spec, ':');
+	return colon != NULL ? (size_t) (colon - spec) : strlen(spec);
+}
+
+/* Format i of the registry whose name is the first n bytes of s, or -1. */
+static long format_index(const char *s, size_t n)
+{
+	for (size_t i = 0; i < weft_output_count(); i++) {
+		struct weft_output_info o;
+		if (weft_output_at(i, &o) == 0 && strlen(o.name) == n && strncmp(o.name, s, n) == 0)
+			return (long) i;
+	}
+	return -1;
+}
+
+/* A usage error about -f: "weft emu: WHAT; run `weft emu --help`", exit 2. */
+static int format_error(const char *what)
+{
+	return cli_usage_error("emu", what);
+}
+
+/* Checks -f's spec (a format of the registry and its parameters, the
+ * nearest name suggested for a misspelt one) and adds it: 0, or 2. */
+/* Whether the parameters ":KEY=VALUE,..." of a spec hold kv exactly. */
+static int spec_has(const char *params, const char *kv)
+{
+	size_t n = strlen(kv);
+	for (const char *p = *params == ':' ? params + 1 : NULL; p != NULL;) {
+		size_t len = strcspn(p, ",");
+		if (len == n && strncmp(p, kv, n) == 0)
+			return 1;
+		p = p[len] == ',' ? p + len + 1 : NULL;
+	}
+	return 0;
+}
+
+static int add_format(struct emu_args *a, const char *opt, const char *spec)
+{
+	char what[WEFT_ERR_MAX + 128];
+	size_t nl = spec_name_len(spec);
+	long fi = format_index(spec, nl);
+	if (fi < 0) {
+		const char *names[16] = { NULL };
+		size_t n = weft_output_count() < 16 ? weft_output_count() : 16;
+		for (size_t i = 0; i < n; i++) {
+			struct weft_output_info o;
+			names[i] = weft_output_at(i, &o) == 0 ? o.name : NULL;
+		}
+		char word[64];
+		snprintf(word, sizeof word, "%.*s", (int) (nl < sizeof word ? nl : sizeof word - 1),
+				spec);
+		const char *sugg = nl < sizeof word ? cli_suggest(word, names, n) : NULL;
+		if (sugg != NULL)
+			snprintf(what, sizeof what, "unknown output format '%.*s' for %s (did you mean "
+					"'%s'?)", (int) nl, spec, opt, sugg);
+		else
+			snprintf(what, sizeof what, "unknown output format '%.*s' for %s", (int) nl,
+					spec, opt);
+		return format_error(what);
+	}
+	struct weft_output_info o;
+	weft_output_at((size_t) fi, &o);
+	/* each KEY a parameter of the format (KEY=VALUE, separated by ',') */
+	const char *keys[16] = { NULL };
+	size_t nk = o.nparams < 16 ? o.nparams : 16;
+	for (size_t k = 0; k < nk; k++) {
+		struct weft_output_param p;
+		keys[k] = weft_output_param((size_t) fi, k, &p) == 0 ? p.key : NULL;
+	}
+	for (const char *kv = spec[nl] == ':' ? spec + nl + 1 : NULL; kv != NULL && *kv != '\0';) {
+		size_t len = strcspn(kv, ",");
+		size_t kl = strcspn(kv, ",=");
+		char key[64];
+		snprintf(key, sizeof key, "%.*s", (int) (kl < sizeof key ? kl : sizeof key - 1), kv);
+		int known = 0;
+		for (size_t k = 0; k < nk; k++)
+			known |= keys[k] != NULL && kl < sizeof key && strcmp(keys[k], key) == 0;
+		if (!known && kl > 0) {
+			const char *sugg = kl < sizeof key ? cli_suggest(key, keys, nk) : NULL;
+			if (sugg != NULL)
+				snprintf(what, sizeof what, "unknown parameter '%.*s' of format '%s' (did "
+						"you mean '%s'?)", (int) kl, kv, o.name, sugg);
+			else {
+				size_t w = (size_t) snprintf(what, sizeof what, "unknown parameter '%.*s' "
+						"of format '%s' (it takes", (int) kl, kv, o.name);
+				for (size_t k = 0; k < nk && w < sizeof what; k++)
+					w += (size_t) snprintf(what + w, sizeof what - w, "%s %s",
+							k ? "," : "", keys[k]);
+				if (w < sizeof what)
+					snprintf(what + w, sizeof what - w, ")");
+			}
+			return format_error(what);
+		}
+		kv = kv[len] == ',' ? kv + len + 1 : NULL;
+	}
+	/* the values (and a key given twice or without one): the registry's */
+	char err[WEFT_ERR_MAX];
+	if (weft_output_check(spec, err, sizeof err) != 0)
+		return format_error(err);
+	for (size_t i = 0; i < a->nformats; i++)
+		if (spec_name_len(a->formats[i]) == nl && strncmp(a->formats[i], spec, nl) == 0) {
+			snprintf(what, sizeof what, "output format '%s' given twice (%s once per "
+					"format)", o.name, opt);
+			return format_error(what);
+		}
+	if (a->nformats == EMU_MAX_FORMATS)
+		return format_error("too many output formats");
+	a->formats[a->nformats++] = spec;
+	return 0;
+}
+
 static int emu_opt(void *ctx, int id, const char *opt, const char *val)
 {
-	(void) opt;
 	struct emu_args *a = ctx;
 	char err[WEFT_ERR_MAX];
 	switch (id) {
-	case EMU_PARAVER: a->paraver = 1; break;
+	case EMU_FORMAT: return add_format(a, opt, val);
+	case EMU_PARAVER: return add_format(a, opt, "paraver");
 	case EMU_NO_CFG: a->no_cfg = 1; break;
-	case EMU_PERFETTO: a->perfetto = 1; break;
+	case EMU_PERFETTO: return add_format(a, opt, "perfetto");
 	case EMU_OUTPUT: a->outdir = val; break;
 	case EMU_BREAKDOWN: a->bd = 1; break;
 	case EMU_ALL_MODELS: a->all = 1; break;
@@ -256,7 +417,7 @@ static int cmd_emu(int argc, char **argv, struct weft_registry *models)
 	if (pr != 0)
 		return pr;
 	int salvage = ea.salvage, partial = ea.partial;
-	int paraver = ea.paraver, perfetto = ea.perfetto, lint = ea.lint, quiet = ea.quiet;
+	int lint = ea.lint, quiet = ea.quiet;
 	int verbose = ea.verbose, bd = ea.bd, all = ea.all;
 	const char *outdir = ea.outdir, *from_arg = ea.from_arg, *to_arg = ea.to_arg;
 	char err[WEFT_ERR_MAX];
@@ -268,8 +429,22 @@ static int cmd_emu(int argc, char **argv, struct weft_registry *models)
 		fprintf(stderr, "weft emu: expected one trace PATH; run `weft emu --help`\n");
 		return 2;
 	}
-	if (!paraver && !perfetto)
-		paraver = perfetto = 1;
+	if (ea.nformats == 0) {
+		ea.formats[ea.nformats++] = "paraver";
+		ea.formats[ea.nformats++] = "perfetto";
+	}
+	/* the Paraver files come with their view files (cfg/) unless --no-cfg */
+	int has_paraver = 0, has_cfg = 0;
+	for (size_t i = 0; i < ea.nformats; i++) {
+		size_t nl = spec_name_len(ea.formats[i]);
+		/* paraver:aux=no asks for the .prv files only: no view files either */
+		has_paraver |= nl == 7 && strncmp(ea.formats[i], "paraver", 7) == 0 &&
+				!spec_has(ea.formats[i] + nl, "aux=no");
+		has_cfg |= nl == 11 && strncmp(ea.formats[i], "paraver-cfg", 11) == 0;
+	}
+	if (has_paraver && !has_cfg && !ea.no_cfg && ea.nformats < EMU_MAX_FORMATS)
+		ea.formats[ea.nformats++] = "paraver-cfg";
+	ea.formats[ea.nformats] = NULL;
 	if (outdir != NULL && outdir[0] == '\0') {
 		fprintf(stderr, "weft emu: -o needs a directory, not an empty name; run "
 				"`weft emu --help`\n");
@@ -294,21 +469,12 @@ static int cmd_emu(int argc, char **argv, struct weft_registry *models)
 			return 2;
 		}
 	}
-	const char *formats[4];
-	size_t nf = 0;
-	if (paraver)
-		formats[nf++] = "paraver";
-	if (paraver && !ea.no_cfg)
-		formats[nf++] = "paraver-cfg";
-	if (perfetto)
-		formats[nf++] = "perfetto";
-	formats[nf] = NULL;
 	struct weft_emulate_opts o;
 	memset(&o, 0, sizeof o);
 	o.sz = sizeof o;
 	o.path = path;
 	o.outdir = outdir;
-	o.formats = formats;
+	o.formats = ea.formats;
 	o.lint = lint;
 	o.salvage = salvage;
 	o.has_from = from_arg != NULL;
@@ -344,6 +510,6 @@ static int cmd_emu(int argc, char **argv, struct weft_registry *models)
 		return 1;
 	}
 	if (!quiet)
-		print_where(outdir ? outdir : path, paraver, perfetto);
+		print_where(outdir ? outdir : path, ea.formats);
 	return 0;
 }

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli_chans.h"
 #include "cli_common.h"
 #include "commands.h"
 #include "model.h"
@@ -20,7 +21,10 @@ static const char usage[] =
 	"  --model FILE  add the model FILE describes to the run's models\n"
 	"              (repeatable; see docs/models.md): a malformed file is\n"
 	"              refused (FILE:LINE: reason, exit status 1) before the\n"
-	"              trace is read; the counts are by MCV whatever the models\n"
+	"              trace is read; the counts are by MCV whatever the models;\n"
+	"              then, after a blank line and a title, per channel of\n"
+	"              these models, its catalogue name and how many events\n"
+	"              wrote it (set, push or pop), by name\n"
 	"  --from T0   count from the first event whose raw clock is T0 or later,\n"
 	"              without reading the trace before it (see `weft dump --help`)\n"
 	"  --to T1     stop at the first event whose raw clock is after T1\n"
@@ -128,6 +132,64 @@ static void put_desc(FILE *out, uint32_t key, const struct weft_registry *models
 	free(text);
 }
 
+struct chan_count {
+	char name[96];
+	long count;
+};
+
+static int cmp_chan_count(const void *a, const void *b)
+{
+	return strcmp(((const struct chan_count *) a)->name, ((const struct chan_count *) b)->name);
+}
+
+/* After the table, when events of models given with --model were counted:
+ * a blank line, a title and per channel of those models that an event
+ * writes, its catalogue name (cli_chans.h) and how many events wrote it,
+ * by name. */
+static void put_chans(FILE *out, const struct slot *v, size_t nv,
+		const struct weft_registry *models)
+{
+	struct chan_count *cc = NULL;
+	size_t ncc = 0, cap = 0, width = 0;
+	for (size_t i = 0; i < nv; i++) {
+		char mcv[3] = { (char) (v[i].key >> 16), (char) (v[i].key >> 8), (char) v[i].key };
+		const struct weft_model_spec *m;
+		size_t ch[16];
+		size_t n = cli_user_chans(models, mcv, &m, ch, sizeof ch / sizeof *ch);
+		for (size_t j = 0; j < n; j++) {
+			char name[96];
+			cli_chan_name(m, ch[j], name, sizeof name);
+			size_t k = 0;
+			while (k < ncc && strcmp(cc[k].name, name) != 0)
+				k++;
+			if (k == ncc) {
+				if (ncc == cap) {
+					cap = cap ? 2 * cap : 16;
+					cc = realloc(cc, cap * sizeof *cc);
+					if (cc == NULL)
+						abort();
+				}
+				snprintf(cc[ncc].name, sizeof cc[ncc].name, "%s", name);
+				cc[ncc++].count = 0;
+				if (strlen(name) > width)
+					width = strlen(name);
+			}
+			cc[k].count += v[i].count;
+		}
+	}
+	if (ncc > 0) {
+		qsort(cc, ncc, sizeof *cc, cmp_chan_count);
+		fprintf(out, "\nchannels of the --model models (events that write each):\n");
+		for (size_t k = 0; k < ncc; k++) {
+			char buf[4 * sizeof cc[k].name], *heap;
+			fprintf(out, "%-*s %10ld\n", (int) width,
+					cli_escaped(cc[k].name, buf, sizeof buf, &heap), cc[k].count);
+			free(heap);
+		}
+	}
+	free(cc);
+}
+
 /* The table as ovnitop prints it, into out (with -d, each MCV's
  * description after its count); 0, or -1 on a write error. */
 static int print_table(const struct table *tab, FILE *out, int describe,
@@ -152,6 +214,7 @@ static int print_table(const struct table *tab, FILE *out, int describe,
 			put_desc(out, v[i].key, models);
 		fputc('\n', out);
 	}
+	put_chans(out, v, nv, models);
 	free(v);
 	return fflush(out) != 0 || ferror(out) ? -1 : 0;
 }

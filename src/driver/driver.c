@@ -439,16 +439,34 @@ static int prepare(struct run *R, const struct weft_emulate_opts *o, enum weft_s
 		return -1;
 	}
 	for (size_t i = 0; o->formats != NULL && o->formats[i] != NULL; i++) {
-		const struct out_format *f = out_format_by_name(o->formats[i]);
+		/* "FORMAT" or "FORMAT:KEY=VALUE,..." */
+		const char *spec = o->formats[i];
+		const char *colon = strchr(spec, ':');
+		char name[64];
+		size_t fl = colon != NULL ? (size_t) (colon - spec) : strlen(spec);
+		snprintf(name, sizeof name, "%.*s", (int) (fl < sizeof name ? fl : sizeof name - 1),
+				spec);
+		const struct out_format *f = fl < sizeof name ? out_format_by_name(name) : NULL;
 		if (f == NULL) {
-			snprintf(err, errlen, "unknown output format '%s'", o->formats[i]);
+			snprintf(err, errlen, "unknown output format '%.*s'", (int) fl, spec);
 			return -1;
 		}
 		if (R->nouts == MAX_OUTS) {
 			snprintf(err, errlen, "too many output formats");
 			return -1;
 		}
-		if (add_out(R, f->open(outdir, R->emu, err, errlen), err, errlen) != 0)
+		struct out_params *p = malloc(sizeof *p);
+		if (p == NULL) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		if (out_params_parse(f, colon != NULL ? colon + 1 : NULL, p, err, errlen) != 0) {
+			free(p);
+			return -1;
+		}
+		struct out *out = out_open(f, outdir, R->emu, p, err, errlen);
+		free(p);
+		if (add_out(R, out, err, errlen) != 0)
 			return -1;
 	}
 	if (o->open_output != NULL) {

@@ -24,7 +24,12 @@ struct weft_emulate_opts {
 	size_t sz; /* sizeof(struct weft_emulate_opts) of the caller */
 	const char *path;   /* the trace */
 	const char *outdir; /* NULL: path */
-	const char *const *formats; /* output names (out_formats()), NULL-terminated */
+	/* The outputs, NULL-terminated: each a format of the registry (out.h:
+	 * out_format_at) and its parameters, "FORMAT" or
+	 * "FORMAT:KEY=VALUE,..." (out_params_parse; an unknown format or
+	 * parameter, or a bad value, fails the run before anything is
+	 * written). */
+	const char *const *formats;
 	int lint;           /* weft's own extra checks */
 	int breakdown;      /* -b: the breakdown views */
 	int all_models;     /* -a: every model enabled */
@@ -78,6 +83,29 @@ struct weft_emulate_opts {
 	 * WEFT_PROGRESS_SECONDS). */
 	double progress_every;
 };
+
+/* The output formats (src/out's registry) and their parameters, for a
+ * caller's help and checks: weft_emulate_opts.formats names them. */
+struct weft_output_info {
+	const char *name; /* "paraver" */
+	const char *what; /* what it writes, one line */
+	size_t nparams;
+};
+struct weft_output_param {
+	const char *key;  /* "layer" */
+	const char *type; /* "yes|no", "NAME"; NULL: one of choices */
+	const char *const *choices; /* NULL-terminated, or NULL */
+	const char *def;  /* the default */
+	const char *help; /* one line */
+};
+size_t weft_output_count(void);
+/* Format i (0 <= i < weft_output_count()): 0, or -1 past the end. */
+int weft_output_at(size_t i, struct weft_output_info *info);
+/* Parameter k of format i: 0, or -1 past the end. */
+int weft_output_param(size_t i, size_t k, struct weft_output_param *param);
+/* 0 if spec ("FORMAT" or "FORMAT:KEY=VALUE,...") names a format and
+ * parameters it takes with good values; else -1 with the reason in err. */
+int weft_output_check(const char *spec, char *err, size_t errlen);
 
 /* 0 on success; -1 with the reason in err. Every output file is written
  * aside and renamed over its final name only when the whole run succeeded

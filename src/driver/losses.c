@@ -38,7 +38,7 @@ int driver_losses(struct weft_trace *t, struct emu *e, const struct emu_sys *sys
 			if (!weft_stream_lost_run(t, i, k, &r))
 				break;
 			runs[n++] = (struct emu_lost_run) { r.first_sclock, r.last_sclock, r.events,
-				r.has_offset, r.offset };
+				r.has_offset, r.offset, r.bytes };
 		}
 		int rc = emu_thread_lost(e, th, runs, n, l.dropped);
 		free(runs);

@@ -29,6 +29,21 @@ int emu_irec_add(struct emu *e, int kind, size_t row, uint32_t chan, int64_t val
 	return 0;
 }
 
+int emu_lost_add(struct emu *e, const struct emu_lost_rec *r)
+{
+	struct batches *B = &e->batch;
+	if (e->muted)
+		return 0;
+	if (B->nlrecs == B->lreccap &&
+			emu_grow((void **) &B->lrecs, &B->lreccap, B->nlrecs + 1, sizeof *B->lrecs) != 0)
+		return emu_fail(e, "out of memory");
+	struct emu_lost_rec *x = &B->lrecs[B->nlrecs++];
+	*x = *r;
+	x->at[0] = (uint32_t) B->nprv[EMU_FILE_THREAD];
+	x->at[1] = (uint32_t) B->nprv[EMU_FILE_CPU];
+	return 0;
+}
+
 int emu_prv_grow(struct emu *e, size_t file, size_t n)
 {
 	/* A batch (EMU_FLUSH_RECS records in all) fits at once: no array is
@@ -57,6 +72,8 @@ int emu_add_sink(struct emu *e, const struct emu_sink *sink)
 	B->sinks[B->nsinks++] = *sink;
 	if (sink->internal)
 		B->internal = 1;
+	if (sink->lost)
+		B->lost = 1;
 	return 0;
 }
 
@@ -70,7 +87,7 @@ void emu_batch_mark_bd(const struct emu *e, size_t *nb)
 int emu_flush(struct emu *e)
 {
 	struct batches *B = &e->batch;
-	size_t nv = 2 + e->nbd, total = B->nirecs;
+	size_t nv = 2 + e->nbd, total = B->nirecs + B->nlrecs;
 	for (size_t f = 0; f < nv; f++)
 		total += B->nprv[f];
 	if (total == 0)
@@ -83,14 +100,21 @@ int emu_flush(struct emu *e)
 	}
 	b.internal = B->irecs;
 	b.ninternal = B->nirecs;
-	struct emu_batch bp = b;
-	bp.internal = NULL;
-	bp.ninternal = 0;
+	b.lost = B->lrecs;
+	b.nlost = B->nlrecs;
 	int r = 0;
 	for (size_t s = 0; s < B->nsinks; s++) {
 		char err[WEFT_ERR_MAX];
-		if (B->sinks[s].records(B->sinks[s].self, B->sinks[s].internal ? &b : &bp,
-				err, sizeof err) != 0) {
+		struct emu_batch bs = b;
+		if (!B->sinks[s].internal) {
+			bs.internal = NULL;
+			bs.ninternal = 0;
+		}
+		if (!B->sinks[s].lost) {
+			bs.lost = NULL;
+			bs.nlost = 0;
+		}
+		if (B->sinks[s].records(B->sinks[s].self, &bs, err, sizeof err) != 0) {
 			if (!e->failed)
 				snprintf(e->err, sizeof e->err, "%s", err);
 			e->failed = 1;
@@ -113,6 +137,7 @@ int emu_flush(struct emu *e)
 		B->nprv[f] = 0;
 	}
 	B->nirecs = 0;
+	B->nlrecs = 0;
 	return r != 0 || e->failed ? -1 : 0;
 }
 
@@ -125,4 +150,5 @@ void emu_batch_destroy(struct emu *e)
 			free(B->prv_kept[k][f]);
 	}
 	free(B->irecs);
+	free(B->lrecs);
 }

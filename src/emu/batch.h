@@ -38,6 +38,10 @@ struct batches {
 	size_t prvcap_kept[EMU_BATCH_KEEP][EMU_MAX_VIEWS];
 	struct emu_rec *irecs;
 	size_t nirecs, ireccap;
+	int lost;  /* some sink wants the lost records */
+	struct emu_lost_rec *lrecs; /* the lost records (made outside the steps
+	                               that emu_batch_undo takes back) */
+	size_t nlrecs, lreccap;
 };
 
 /* Where a step's records begin: taken back when the step is refused
@@ -50,6 +54,9 @@ struct batch_mark {
 int emu_prv_grow(struct emu *e, size_t file, size_t n);
 /* An internal record (emu_irec) when a sink wants them. */
 int emu_irec_add(struct emu *e, int kind, size_t row, uint32_t chan, int64_t value, int isnull);
+/* A lost record (loss.c) of thread t, placed after the view records made so
+ * far; nothing while muted (a window's T0 not reached). */
+int emu_lost_add(struct emu *e, const struct emu_lost_rec *r);
 /* Where the step's records of the breakdown files begin (nb[EMU_MAX_BD]). */
 void emu_batch_mark_bd(const struct emu *e, size_t *nb) __attribute__((noinline, cold));
 void emu_batch_destroy(struct emu *e);

@@ -168,11 +168,43 @@ struct emu_rec {
  * medians of 9 alternate runs: wall 0.360 -> 0.340 s, emulation thread
  * 0.353 -> 0.328 s of CPU; 31: no better). */
 #define EMU_BATCH_KEEP 15
+/* A lost interval of a thread (docs/emu.md, TRACES WITH LOST EVENTS), a
+ * record kind of its own, as babeltrace2's discarded-events message: the
+ * thread, when the interval begins and ends, and what was lost in it. The
+ * engine makes two: EMU_LOST_BEGIN where the interval begins (end -1; the
+ * events and bytes of the runs known then) and EMU_LOST_END where it ends
+ * (the whole interval: begin, end, and every run it covers). The ovni.lost
+ * channel of the thread and CPU views is derived from them by the outputs
+ * (src/out: value 1 on the thread's row, and on the row of the CPU it had
+ * when the interval began while a thread is lost there, from BEGIN; 0 at
+ * END), placed among the views' records by `at`. */
+enum emu_lost_phase {
+	EMU_LOST_BEGIN = 0,
+	EMU_LOST_END = 1,
+};
+struct emu_lost_rec {
+	int64_t begin, end;     /* record times (dclocks, a window's T0 as 0) */
+	uint64_t events, bytes; /* lost in its runs (weft_lost_run) */
+	uint32_t thread;        /* its row in the thread view */
+	int32_t cpu;            /* the CPU's row when it began, or -1 */
+	uint32_t chan;          /* ovni.lost's catalogue id, for the records
+	                           derived from it */
+	/* It comes after the first at[0] records of the batch's thread view
+	 * and at[1] of its CPU view (and before the others). */
+	uint32_t at[2];
+	uint8_t phase;          /* enum emu_lost_phase */
+	uint8_t snapshot;       /* a BEGIN made at a window's T0: the state
+	                           there (its CPU rows go in CPU order) */
+};
+
 struct emu_batch {
 	const struct emu_prv_rec *prv[EMU_MAX_VIEWS]; /* per view */
 	size_t nprv[EMU_MAX_VIEWS];
 	const struct emu_rec *internal;
 	size_t ninternal;
+	/* the lost intervals (sinks with .lost), valid during the call only */
+	const struct emu_lost_rec *lost;
+	size_t nlost;
 };
 
 struct emu_sink {
@@ -180,6 +212,9 @@ struct emu_sink {
 	int (*records)(void *self, const struct emu_batch *b, char *err, size_t errlen);
 	/* 1: also fill emu_batch.internal for this sink. */
 	int internal;
+	/* 1: also fill emu_batch.lost (the views have no ovni.lost records:
+	 * out.c derives them for the outputs that want them). */
+	int lost;
 };
 
 /* ---- the engine ---- */
@@ -302,10 +337,11 @@ int emu_thread_close(struct emu *e, size_t t, int64_t sclock);
 /* ---- threads that lost events (loss.c; docs/emu.md, "Traces with lost
  * events") ---- */
 
-/* The lost intervals are the catalogue's built-in channel ovni.lost
- * (src/model/builtin_chans.c), in the thread and CPU views (only when a
- * thread has a run of lost events: emu_has_lost()). Value 1 from the first
- * lost clock of a run to the first event written after it. */
+/* The lost intervals are records of their own (struct emu_lost_rec, to
+ * the sinks with emu_sink.lost), from the first lost clock of a run to the
+ * first event written after it; the outputs show them as the catalogue's
+ * built-in channel ovni.lost (src/model/builtin_chans.c) in the thread and
+ * CPU views (only when a thread has a run of lost events: emu_has_lost()). */
 
 /* A run of consecutive lost events of a thread (weft_lost_run). */
 struct emu_lost_run {
@@ -313,6 +349,7 @@ struct emu_lost_run {
 	uint64_t events;
 	int has_offset;  /* it lies before the first event at offset >= offset */
 	uint64_t offset; /* (else before the first with a clock >= last_sclock) */
+	uint64_t bytes;  /* the bytes of its events */
 };
 /* Thread t (row order) lost events: runs (in stream order) overwritten by
  * a flight recorder, and `dropped` events dropped (when is not known). It

@@ -20,9 +20,11 @@
  *     thread of a CPU goes back to the unknown state;
  *   - the end checks (stacks empty, thread Dead) are waived for it;
  *   - the lost intervals, from C0 (at the earliest the trace's first event)
- *     to the first event written after the run, are the Paraver type
- *     the built-in ovni.lost (value 1) of the thread, and of the CPU it had when
- *     the interval began.
+ *     to the first event written after the run, are lost records (struct
+ *     emu_lost_rec: a BEGIN and an END, with the events and bytes of the
+ *     runs it covers), which the outputs show as the built-in ovni.lost
+ *     (value 1) of the thread, and of the CPU it had when the interval
+ *     began.
  * Threads that lost no events are emulated exactly as before.
  */
 #include <inttypes.h>
@@ -47,6 +49,8 @@ struct lthr {
 	uint64_t skipped;
 	int on;              /* inside a lost interval */
 	int64_t cpu;         /* the CPU marked with it, or -1 */
+	int64_t begin;       /* the interval's: its start (record time) */
+	uint64_t events, bytes; /* ... and what its runs lost */
 };
 
 struct sched {
@@ -61,7 +65,6 @@ struct rule {
 
 struct emu_loss {
 	struct lthr *thr;
-	uint32_t *cpu_on; /* per CPU: threads in a lost interval marked on it */
 	struct sched *sched;
 	size_t nsched, schedcap, head;
 	int sorted;
@@ -80,11 +83,9 @@ static struct emu_loss *loss_get(struct emu *e)
 	if (L == NULL)
 		return NULL;
 	L->thr = calloc(e->nthreads + 1, sizeof *L->thr);
-	L->cpu_on = calloc(e->ncpus + 1, sizeof *L->cpu_on);
 	e->lossy = calloc(e->nthreads + 1, 1);
-	if (L->thr == NULL || L->cpu_on == NULL || e->lossy == NULL) {
+	if (L->thr == NULL || e->lossy == NULL) {
 		free(L->thr);
-		free(L->cpu_on);
 		free(L);
 		free(e->lossy);
 		e->lossy = NULL;
@@ -103,7 +104,6 @@ void emu_loss_destroy(struct emu *e)
 		for (size_t t = 0; t < e->nthreads; t++)
 			free(L->thr[t].runs);
 		free(L->thr);
-		free(L->cpu_on);
 		free(L->sched);
 		free(L);
 	}
@@ -235,13 +235,35 @@ static int forget(struct emu *e, size_t t, int64_t d)
 	return emu_settle(e);
 }
 
-/* A lost interval of thread t begins at dclock d. */
-static int interval_begin(struct emu *e, size_t t, int64_t d)
+/* Thread t's lost record of this phase (its interval as it stands). */
+static int lost_rec(struct emu *e, size_t t, enum emu_lost_phase phase, int snapshot)
+{
+	const struct lthr *T = &e->loss->thr[t];
+	struct emu_lost_rec r = {
+		.begin = T->begin,
+		.end = phase == EMU_LOST_END ? e->dclock - e->rbase : -1,
+		.events = T->events,
+		.bytes = T->bytes,
+		.thread = (uint32_t) t,
+		.cpu = (int32_t) T->cpu,
+		.chan = EMU_BT(EMU_BI_LOST),
+		.phase = (uint8_t) phase,
+		.snapshot = (uint8_t) snapshot,
+	};
+	return emu_lost_add(e, &r);
+}
+
+/* A lost interval of thread t begins at dclock d (run R). */
+static int interval_begin(struct emu *e, size_t t, int64_t d, const struct emu_lost_run *R)
 {
 	struct emu_loss *L = e->loss;
 	struct lthr *T = &L->thr[t];
-	if (T->on)
-		return 0; /* runs with no event between them: one interval */
+	if (T->on) {
+		/* runs with no event between them: one interval */
+		T->events += R->events;
+		T->bytes += R->bytes;
+		return 0;
+	}
 	if (e->thr[t].state == EMU_ST_DEAD)
 		return 0;
 	int64_t c = e->thr[t].cpu;
@@ -249,11 +271,10 @@ static int interval_begin(struct emu *e, size_t t, int64_t d)
 		return -1;
 	T->on = 1;
 	T->cpu = c;
-	if (emu_rec(e, EMU_FILE_THREAD, t, EMU_BT(EMU_BI_LOST), 1) != 0)
-		return -1;
-	if (c >= 0 && L->cpu_on[c]++ == 0)
-		return emu_rec(e, EMU_FILE_CPU, (size_t) c, EMU_BT(EMU_BI_LOST), 1);
-	return 0;
+	T->begin = e->dclock - e->rbase;
+	T->events = R->events;
+	T->bytes = R->bytes;
+	return lost_rec(e, t, EMU_LOST_BEGIN, 0);
 }
 
 /* ... and ends at dclock d (the first event written after it). */
@@ -265,13 +286,9 @@ static int interval_end(struct emu *e, size_t t, int64_t d)
 		return 0;
 	step(e, d);
 	T->on = 0;
-	if (emu_rec(e, EMU_FILE_THREAD, t, EMU_BT(EMU_BI_LOST), 0) != 0)
-		return -1;
-	int64_t c = T->cpu;
+	int r = lost_rec(e, t, EMU_LOST_END, 0);
 	T->cpu = -1;
-	if (c >= 0 && --L->cpu_on[c] == 0)
-		return emu_rec(e, EMU_FILE_CPU, (size_t) c, EMU_BT(EMU_BI_LOST), 0);
-	return 0;
+	return r;
 }
 
 /* Event ev of thread t comes after run r (its position in the stream). */
@@ -315,7 +332,7 @@ int emu_loss_before(struct emu *e, size_t t, const struct weft_event *ev, int64_
 		if (R->started || s->run < L->thr[s->thread].next)
 			continue;
 		R->started = 1;
-		r = interval_begin(e, s->thread, clamp_dclock(e, s->c0, dclock));
+		r = interval_begin(e, s->thread, clamp_dclock(e, s->c0, dclock), &R->r);
 	}
 	/* this thread's runs that lie before this event */
 	struct lthr *T = &L->thr[t];
@@ -324,7 +341,7 @@ int emu_loss_before(struct emu *e, size_t t, const struct weft_event *ev, int64_
 			struct lrun *R = &T->runs[T->next++];
 			if (!R->started) {
 				R->started = 1;
-				r = interval_begin(e, t, clamp_dclock(e, R->r.first_sclock, dclock));
+				r = interval_begin(e, t, clamp_dclock(e, R->r.first_sclock, dclock), &R->r);
 			}
 		}
 		if (r == 0)
@@ -416,12 +433,14 @@ int emu_loss_snapshot(struct emu *e)
 {
 	struct emu_loss *L = e->loss;
 	int r = 0;
-	for (size_t t = 0; t < e->nthreads; t++)
-		if (L->thr[t].on)
-			r |= emu_rec(e, EMU_FILE_THREAD, t, EMU_BT(EMU_BI_LOST), 1);
-	for (size_t c = 0; c < e->ncpus; c++)
-		if (L->cpu_on[c] > 0)
-			r |= emu_rec(e, EMU_FILE_CPU, c, EMU_BT(EMU_BI_LOST), 1);
+	for (size_t t = 0; t < e->nthreads; t++) {
+		struct lthr *T = &L->thr[t];
+		if (!T->on)
+			continue;
+		/* the window begins inside it: shown from T0 */
+		T->begin = e->dclock - e->rbase;
+		r |= lost_rec(e, t, EMU_LOST_BEGIN, 1);
+	}
 	return r ? -1 : 0;
 }
 

@@ -1,8 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * out.h - the output formats of the emulator. Each format is an emu_sink
- * (records of every accepted event) plus an open, a close, a commit and a
- * discard step; one file per format: Paraver (paraver_prv.c, paraver_pcf.c,
+ * out.h - the output formats of the emulator, as sinks (docs/architecture.md,
+ * "Outputs as sinks"). Each format is found by name in a registry that
+ * declares its parameters (struct out_param: name, type, default, help);
+ * its life is: open (the directory, the catalogue of the run's channels,
+ * the parsed parameters) before the first record; the records of every
+ * accepted event (an emu_sink, batch by batch); then close, and commit or
+ * discard. One file per format: Paraver (paraver_prv.c, paraver_pcf.c,
  * paraver_row.c), Perfetto (perfetto.c) and SQLite (sqlite.c).
  *
  * Every file an output writes is a temporary beside its final name
@@ -41,6 +45,12 @@ struct out_input {
 struct out_ops {
 	const char *name;
 	int internal; /* wants the records other than EMU_REC_PRV */
+	/* 1: takes the lost records (emu_batch.lost) as they are; 0: gets
+	 * them as the ovni.lost records of the thread and CPU views, derived
+	 * by out.c (value 1 on the thread's row and on its CPU's while a
+	 * thread is lost there, 0 at the end), the records of each view in
+	 * the order the engine made them. */
+	int lost;
 	int (*records)(void *self, const struct emu_batch *b, char *err, size_t errlen);
 	/* Completes the files (still temporaries) and checks that their final
 	 * names may be replaced; duration = dclock of the last event that
@@ -64,31 +74,95 @@ struct out_ops {
 			size_t errlen);
 };
 
+struct out_lostx; /* out.c: the views with the lost records derived */
+
 struct out {
 	const struct out_ops *ops;
+	struct out_lostx *lostx; /* NULL until needed (an output calloc's it) */
 };
 
-/* thread.{prv,pcf,row} and cpu.{prv,pcf,row} in dir. */
-struct out *out_paraver_open(const char *dir, const struct emu *emu, char *err, size_t errlen);
-/* cfg/: the Paraver view files, one per view of each channel
- * (paraver_cfg.c), in dir. */
-struct out *out_paraver_cfg_open(const char *dir, const struct emu *emu, char *err,
-		size_t errlen);
-/* perfetto.pftrace (protobuf TrackEvent) in dir. */
-struct out *out_perfetto_open(const char *dir, const struct emu *emu, char *err, size_t errlen);
-/* timeline.db (SQLite: system, channels, intervals, streams and events) in
- * dir (sqlite.c, sqlite_events.c). */
-struct out *out_sqlite_open(const char *dir, const struct emu *emu, char *err, size_t errlen);
+/* ---- parameters ---- */
 
-/* The output registry: every format by name. */
+enum out_param_type {
+	OUT_PARAM_BOOL, /* yes or no */
+	OUT_PARAM_ENUM, /* one of choices */
+	OUT_PARAM_NAME, /* a file name: not empty, no '/', not "." or "..", < 256 bytes */
+};
+
+/* A parameter of a format, given as `-f FORMAT:KEY=VALUE,...` (weft emu). */
+struct out_param {
+	const char *key;
+	enum out_param_type type;
+	const char *def;  /* the default value, as it would be written */
+	const char *help; /* one line, for --help */
+	const char *const *choices; /* OUT_PARAM_ENUM: NULL-terminated */
+};
+
+#define OUT_MAX_PARAMS 8
+#define OUT_SPEC_MAX 1024
+
+/* The values of a format's parameters: val[i] is that of params[i], its
+ * default when not given (pointers into spec, or to the defaults). */
+struct out_params {
+	const struct out_format *format;
+	const char *val[OUT_MAX_PARAMS];
+	char spec[OUT_SPEC_MAX];
+};
+
+/* The parameter `key` of format f, or NULL. */
+const struct out_param *out_param_find(const struct out_format *f, const char *key);
+/* 0 if value is one param q takes; else -1 with the reason in err
+ * ("parameter 'layer' of format 'perfetto' takes raw or shown, not 'x'"). */
+int out_param_check(const struct out_format *f, const struct out_param *q, const char *value,
+		char *err, size_t errlen);
+/* Parses "KEY=VALUE,..." (NULL or "": every default) for format f into p:
+ * 0, or -1 with the reason in err (an unknown key, a key without a value
+ * or given twice, a bad value). */
+int out_params_parse(const struct out_format *f, const char *spec, struct out_params *p,
+		char *err, size_t errlen);
+/* Every default of format f. */
+void out_params_default(const struct out_format *f, struct out_params *p);
+/* The value of a parameter of p's format (the key must be one of its). */
+const char *out_params_get(const struct out_params *p, const char *key);
+/* ... a boolean's: 1 for yes. */
+int out_params_bool(const struct out_params *p, const char *key);
+
+/* ---- the formats ---- */
+
+/* thread.{prv,pcf,row} and cpu.{prv,pcf,row} in dir (aux=no: the .prv only). */
+struct out *out_paraver_open(const char *dir, const struct emu *emu, const struct out_params *p,
+		char *err, size_t errlen);
+/* cfg/: the Paraver view files, one per view of each channel
+ * (paraver_cfg.c), in dir; no parameters. */
+struct out *out_paraver_cfg_open(const char *dir, const struct emu *emu,
+		const struct out_params *p, char *err, size_t errlen);
+/* perfetto.pftrace (protobuf TrackEvent) in dir; layer: the raw channels
+ * (what models wrote) or the shown ones (the thread view's values). */
+struct out *out_perfetto_open(const char *dir, const struct emu *emu, const struct out_params *p,
+		char *err, size_t errlen);
+/* <file> (timeline.db: SQLite, the system, channels, intervals, streams,
+ * events and payload fields) in dir (sqlite.c, sqlite_events.c,
+ * sqlite_payload.c). */
+struct out *out_sqlite_open(const char *dir, const struct emu *emu, const struct out_params *p,
+		char *err, size_t errlen);
+
+/* The output registry: every format by name, with its parameters. open is
+ * given the run's catalogue (emu: catalogue.h) before the first record, and
+ * its parameters parsed (out_params_parse; NULL: every default). */
 struct out_format {
 	const char *name;
 	const char *what; /* for --help */
-	struct out *(*open)(const char *dir, const struct emu *emu, char *err, size_t errlen);
+	struct out *(*open)(const char *dir, const struct emu *emu, const struct out_params *p,
+			char *err, size_t errlen);
+	const struct out_param *params;
+	size_t nparams;
 };
 size_t out_format_count(void);
 const struct out_format *out_format_at(size_t i);
 const struct out_format *out_format_by_name(const char *name);
+/* Opens format f (p: its parameters, NULL for the defaults). */
+struct out *out_open(const struct out_format *f, const char *dir, const struct emu *emu,
+		const struct out_params *p, char *err, size_t errlen);
 
 /* The sink to give to emu_add_sink(). */
 struct emu_sink out_sink(struct out *o);

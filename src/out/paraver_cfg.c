@@ -273,9 +273,10 @@ static const struct out_ops pcfg_ops = {
 	.discard = pcfg_discard,
 };
 
-struct out *out_paraver_cfg_open(const char *dir, const struct emu *emu, char *err,
-		size_t errlen)
+struct out *out_paraver_cfg_open(const char *dir, const struct emu *emu,
+		const struct out_params *p, char *err, size_t errlen)
 {
+	(void) p;
 	struct pcfg *pc = calloc(1, sizeof *pc);
 	if (pc == NULL || (pc->dir = strdup(dir)) == NULL) {
 		free(pc);

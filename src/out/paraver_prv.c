@@ -107,6 +107,7 @@ struct paraver {
 	char *dir;
 	struct prv prv[EMU_MAX_VIEWS]; /* thread, cpu, breakdowns */
 	struct out_file aux[EMU_MAX_VIEWS][2]; /* their .pcf and .row */
+	int write_aux; /* the aux parameter: write the .pcf and .row files */
 	int nfiles;
 	pthread_t th;
 	int th_ok;
@@ -667,7 +668,7 @@ static int paraver_close(struct out *o, int64_t duration, char *err, size_t errl
 	for (int k = 0; k < pv->nfiles; k++)
 		if (prv_close(&pv->prv[k], duration, r ? e2 : err, r ? sizeof e2 : errlen) != 0)
 			r = -1;
-	for (int k = 0; k < pv->nfiles && r == 0; k++) {
+	for (int k = 0; k < pv->nfiles && r == 0 && pv->write_aux; k++) {
 		const char *stem = emu_view_at(pv->emu, (size_t) k)->name;
 		if (write_aux(&pv->aux[k][0], pv->dir, stem, pv->emu, (size_t) k, 1, err,
 				errlen) != 0 || write_aux(&pv->aux[k][1], pv->dir, stem, pv->emu,
@@ -676,9 +677,9 @@ static int paraver_close(struct out *o, int64_t duration, char *err, size_t errl
 	}
 	/* the final names may still be replaced (none became a link) */
 	for (int k = 0; k < pv->nfiles && r == 0; k++)
-		if (out_file_check(&pv->prv[k].f, err, errlen) != 0 ||
-				out_file_check(&pv->aux[k][0], err, errlen) != 0 ||
-				out_file_check(&pv->aux[k][1], err, errlen) != 0)
+		if (out_file_check(&pv->prv[k].f, err, errlen) != 0 || (pv->write_aux &&
+				(out_file_check(&pv->aux[k][0], err, errlen) != 0 ||
+				out_file_check(&pv->aux[k][1], err, errlen) != 0)))
 			r = -1;
 	return r;
 }
@@ -725,7 +726,8 @@ static const struct out_ops paraver_ops = {
 	.discard = paraver_discard,
 };
 
-struct out *out_paraver_open(const char *dir, const struct emu *emu, char *err, size_t errlen)
+struct out *out_paraver_open(const char *dir, const struct emu *emu, const struct out_params *p,
+		char *err, size_t errlen)
 {
 	struct paraver *pv = calloc(1, sizeof *pv);
 	if (pv == NULL || (pv->dir = strdup(dir)) == NULL) {
@@ -735,6 +737,7 @@ struct out *out_paraver_open(const char *dir, const struct emu *emu, char *err, 
 	}
 	pv->base.ops = &paraver_ops;
 	pv->emu = emu;
+	pv->write_aux = out_params_bool(p, "aux");
 	pv->nfiles = (int) emu_nviews(emu);
 	for (int k = 0; k < EMU_MAX_VIEWS; k++) {
 		out_file_init(&pv->prv[k].f);

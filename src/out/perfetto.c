@@ -6,7 +6,9 @@
  *
  * Tracks: one process track per process; one thread track per thread (its
  * states as slices: Running, Paused, Cooling, Warming); under each thread,
- * one track per model channel it uses, from the raw channel writes:
+ * one track per model channel it uses, from the raw channel writes (the
+ * parameter layer=raw, the default; layer=shown: from the thread view's
+ * records, the values Paraver shows, a view's null closing the slice):
  *   - ovni's channels (flush, each mark type) under their PCF label, the
  *     other models' under "<model> <channel>" ("nosv subsystem", "mpi
  *     function"): a stack as nested slices (push opens a slice named by the
@@ -17,11 +19,14 @@
  *     "type", openmp "label"): the running task, a slice named by its type's
  *     label;
  *   - the counter families (nosv hardware counters): a counter track
- *     "<model> <counter>" with each reported value.
+ *     "<model> <counter>" with each reported value;
+ *   - a single mark type without value labels (numbers: "Item size"): a
+ *     counter track under its title with each value set, 0 when unset
+ *     (not slices named "1000", "1500").
  * A thread that lost events (docs/emu.md, "Traces with lost events") has a
  * slice "lost events" on its track over each lost interval (from the
- * thread.prv records of the catalogue's ovni.lost; its state is unknown then, so no
- * state slice is open).
+ * engine's lost records, struct emu_lost_rec; its state is unknown then,
+ * so no state slice is open).
  * One track per CPU (slices named after the running thread), and under it,
  * per single task type channel, "<model> <channel>": the task type of the
  * CPU's running thread, as slices.
@@ -68,6 +73,8 @@ enum {
 	MODE_SLICE,    /* slices named by the value's label */
 	MODE_DYN,      /* slices named by a task type's label, via the side file */
 	MODE_COUNTER,  /* a counter track */
+	MODE_NUMBERS,  /* a counter track of a single mark type without value
+	                  labels: each value set, 0 when unset */
 };
 
 /* A slice of a task type track, waiting for the labels (side file). */
@@ -99,10 +106,11 @@ struct perfetto {
 	struct out base;
 	const struct emu *emu;
 	const struct emu_sys *sys;
-	/* the catalogue's thread state and lost intervals: their ids (what
-	 * their records carry), and the states' names */
+	/* the catalogue's thread state: its id (what its records carry) and
+	 * the states' names */
 	const struct emu_cat_entry *state;
-	uint32_t state_id, lost_id;
+	uint32_t state_id;
+	int shown;          /* layer=shown: model channels from the thread view */
 	FILE *f;            /* the temporary of file (out_file.h) */
 	struct out_file file;
 	char *path;         /* the final name, for messages */
@@ -466,7 +474,7 @@ static int chan_track(struct perfetto *pf, size_t t, size_t ch)
 	const struct emu_chan_info *c = emu_chan_at(pf->emu, ch);
 	char buf[2 * EMU_LABEL_MAX + 128];
 	return pf_track(pf, chan_uuid(pf, t, ch), thread_uuid(pf, t), chan_name(c, buf, sizeof buf),
-			pf->mode[ch] == MODE_COUNTER ? 3 : 0, 0, 0, 0);
+			pf->mode[ch] == MODE_COUNTER || pf->mode[ch] == MODE_NUMBERS ? 3 : 0, 0, 0, 0);
 }
 
 /* A slice event of a task type track, kept for close. */
@@ -536,6 +544,8 @@ static int raw_rec(struct perfetto *pf, int64_t ts, const struct emu_rec *r)
 	uint64_t u = chan_uuid(pf, t, ch);
 	if (mode == MODE_COUNTER)
 		return r->kind == EMU_REC_RAW_SET && !r->isnull ? pf_counter(pf, ts, u, r->value) : 0;
+	if (mode == MODE_NUMBERS)
+		return r->kind == EMU_REC_RAW_SET ? pf_counter(pf, ts, u, r->isnull ? 0 : r->value) : 0;
 	switch (r->kind) {
 	case EMU_REC_RAW_SET:
 		if (pf->depth[k] > 0) {
@@ -582,29 +592,46 @@ static int rsel_rec(struct perfetto *pf, int64_t ts, size_t c, int64_t t)
 	return r;
 }
 
-/* A lost interval of a thread begins (value 1) or ends. */
-static int lost_rec(struct perfetto *pf, const struct emu_prv_rec *x)
+/* layer=shown: a record of the thread view of a model channel, drawn as
+ * the raw channel's set would be (0, the view's null, closes the slice). */
+static int shown_rec(struct perfetto *pf, const struct emu_prv_rec *x)
 {
-	size_t t = x->row;
-	if (t >= pf->sys->nthreads || (x->value != 0) == pf->lost_open[t])
-		return 0;
-	pf->lost_open[t] = x->value != 0;
+	struct emu_rec r = { x->time, x->value, x->row, x->chan, EMU_REC_RAW_SET, x->value == 0 };
 	if (x->time > pf->last_ts)
 		pf->last_ts = x->time;
-	return pf_slice(pf, x->time, thread_uuid(pf, t), x->value ? SLICE_BEGIN : SLICE_END,
-			x->value ? "lost events" : NULL);
+	return raw_rec(pf, x->time, &r);
+}
+
+/* A lost interval of a thread begins or ends (a lost record): a slice
+ * "lost events" on the thread's track. */
+static int lost_rec(struct perfetto *pf, const struct emu_lost_rec *l)
+{
+	size_t t = l->thread;
+	int begin = l->phase == EMU_LOST_BEGIN;
+	int64_t ts = begin ? l->begin : l->end;
+	if (t >= pf->sys->nthreads || begin == pf->lost_open[t])
+		return 0;
+	pf->lost_open[t] = (uint8_t) begin;
+	if (ts > pf->last_ts)
+		pf->last_ts = ts;
+	return pf_slice(pf, ts, thread_uuid(pf, t), begin ? SLICE_BEGIN : SLICE_END,
+			begin ? "lost events" : NULL);
 }
 
 static int perfetto_records(void *self, const struct emu_batch *b, char *err, size_t errlen)
 {
 	struct perfetto *pf = self;
 	int r = 0;
-	/* Thread states, from the thread.prv state records. */
+	/* Thread states, from the thread.prv state records, and the lost
+	 * intervals where they lie among them. */
+	size_t j = 0;
 	for (size_t i = 0; i < b->nprv[EMU_FILE_THREAD] && r == 0; i++) {
 		const struct emu_prv_rec *x = &b->prv[EMU_FILE_THREAD][i];
+		for (; j < b->nlost && b->lost[j].at[0] <= i && r == 0; j++)
+			r |= lost_rec(pf, &b->lost[j]);
 		if (x->chan != pf->state_id) {
-			if (x->chan == pf->lost_id)
-				r |= lost_rec(pf, x);
+			if (pf->shown)
+				r |= shown_rec(pf, x);
 			continue;
 		}
 		size_t t = x->row;
@@ -620,6 +647,8 @@ static int perfetto_records(void *self, const struct emu_batch *b, char *err, si
 		if (x->time > pf->last_ts)
 			pf->last_ts = x->time;
 	}
+	for (; j < b->nlost && r == 0; j++)
+		r |= lost_rec(pf, &b->lost[j]);
 	/* The running thread of each CPU and the raw channel operations. */
 	for (size_t i = 0; i < b->ninternal && r == 0; i++) {
 		const struct emu_rec *x = &b->internal[i];
@@ -636,7 +665,7 @@ static int perfetto_records(void *self, const struct emu_batch *b, char *err, si
 			}
 			if (x->value < (int64_t) pf->sys->nthreads)
 				r |= rsel_rec(pf, x->time, x->row, x->value);
-		} else if (x->kind >= EMU_REC_RAW_SET) {
+		} else if (x->kind >= EMU_REC_RAW_SET && !pf->shown) {
 			r |= raw_rec(pf, x->time, x);
 		}
 	}
@@ -821,6 +850,7 @@ static void perfetto_discard(struct out *o)
 static const struct out_ops perfetto_ops = {
 	.name = "perfetto",
 	.internal = 1,
+	.lost = 1, /* the lost intervals' slices from the lost records */
 	.records = perfetto_records,
 	.close = perfetto_close,
 	.commit = perfetto_commit,
@@ -836,7 +866,8 @@ static const struct emu_cat_entry *chan_entry(const struct emu *emu, size_t i)
 	return NULL;
 }
 
-struct out *out_perfetto_open(const char *dir, const struct emu *emu, char *err, size_t errlen)
+struct out *out_perfetto_open(const char *dir, const struct emu *emu,
+		const struct out_params *params, char *err, size_t errlen)
 {
 	struct perfetto *pf = calloc(1, sizeof *pf);
 	if (pf == NULL)
@@ -849,7 +880,7 @@ struct out *out_perfetto_open(const char *dir, const struct emu *emu, char *err,
 	pf->next_iid = 1;
 	pf->state = emu_cat_builtin(emu, EMU_BI_STATE);
 	pf->state_id = (uint32_t) pf->state->id;
-	pf->lost_id = (uint32_t) emu_cat_builtin(emu, EMU_BI_LOST)->id;
+	pf->shown = strcmp(out_params_get(params, "layer"), "shown") == 0;
 	size_t n = strlen(dir) + 32;
 	pf->path = malloc(n);
 	pf->buf = malloc(PF_BUF);
@@ -880,6 +911,8 @@ struct out *out_perfetto_open(const char *dir, const struct emu *emu, char *err,
 			pf->mode[i] = MODE_SKIP;
 		else if (ce->track == EMU_CAT_TRACK_COUNTER)
 			pf->mode[i] = MODE_COUNTER;
+		else if (ce->kind == EMU_CAT_MARK && !ce->stack && ce->nvalues == 0)
+			pf->mode[i] = MODE_NUMBERS; /* numbers, not names: "1000" is no slice */
 		else if (c->dyn_values)
 			pf->mode[i] = MODE_DYN;
 		else

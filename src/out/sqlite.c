@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * sqlite.c - the emulated timelines as a SQLite database: <dir>/timeline.db
+ * sqlite.c - the emulated timelines as a SQLite database: <dir>/<file> (the
+ * parameter file, SQLITE_DB_NAME by default: out.c's registry)
  * with the system (loom, process, thread, cpu), the channels and their value
  * labels, the intervals of every view row, and (sqlite_events.c) the
  * streams and every event the run reads (docs/sql.md): every table of
@@ -516,7 +517,8 @@ static int trace_tx(unsigned type, void *ctx, void *p, void *x)
 	return 0;
 }
 
-struct out *out_sqlite_open(const char *dir, const struct emu *emu, char *err, size_t errlen)
+struct out *out_sqlite_open(const char *dir, const struct emu *emu, const struct out_params *p,
+		char *err, size_t errlen)
 {
 	struct sq *s = calloc(1, sizeof *s);
 	if (s == NULL) {
@@ -528,17 +530,18 @@ struct out *out_sqlite_open(const char *dir, const struct emu *emu, char *err, s
 	s->emu = emu;
 	s->timing = getenv("WEFT_SQL_TIMING") != NULL;
 	s->t_open = now_s();
-	size_t n = strlen(dir) + sizeof "/" SQLITE_DB_NAME;
+	const char *name = out_params_get(p, "file"); /* SQLITE_DB_NAME by default */
+	size_t n = strlen(dir) + strlen(name) + 2;
 	s->path = malloc(n);
 	if (s->path == NULL) {
 		free(s);
 		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
-	snprintf(s->path, n, "%s/%s", dir, SQLITE_DB_NAME);
+	snprintf(s->path, n, "%s/%s", dir, name);
 	/* SQLite opens the empty temporary made beside the final name (never
 	 * through a link); the journal is off, so it makes no other file. */
-	if (out_file_open(&s->file, dir, SQLITE_DB_NAME, err, errlen) != 0) {
+	if (out_file_open(&s->file, dir, name, err, errlen) != 0) {
 		sq_free(s);
 		return NULL;
 	}

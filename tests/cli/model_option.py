@@ -8,10 +8,12 @@ work items each, into a temporary OVNI_TRACEDIR; model byte 'Z', described by
 examples/zeta/zeta.yaml) is read by each command with the model:
   - dump --model (and --model=FILE): every line is the line of `weft dump -x`
     (clock, MCV, stream) with, for a Z event, the description zeta.yaml gives
-    its payload ("enters region 2", "processes a work item of 128 bytes"),
+    its payload ("enters region 2", "processes a work item of 128 bytes")
+    and the catalogue name of the channel it writes ("  [zeta.region]"),
     exactly; without the model the Z lines are the payload bytes;
   - top --model: the exact lines of weft top without it (counts by MCV: the
-    40 ZWi, the 7 ZR[ of the program);
+    40 ZWi, the 7 ZR[ of the program), then a blank line, the title and the
+    events per zeta channel (zeta.item 40, zeta.phase, zeta.region);
   - check --model: the exact verdict line of check without it (3 streams, 3
     threads, the events);
   - index --model: the exact lines of index without it (one stream.idx per
@@ -81,15 +83,17 @@ PHASE = {"ZPs": "enters the setup phase", "ZPc": "enters the compute phase",
 
 
 def z_desc(mcv, hexpay):
-    """zeta.yaml's description of a Z event with these payload bytes (:xx...)."""
+    """zeta.yaml's description of a Z event with these payload bytes (:xx...),
+    then the catalogue name of the channel it writes, as weft dump --model
+    prints them."""
     if mcv in PHASE:
-        return PHASE[mcv]
+        return PHASE[mcv] + "  [zeta.phase]"
     value = int.from_bytes(bytes(int(b, 16) for b in hexpay.split(":")[1:]), "little")
     if mcv == "ZR[":
-        return f"enters region {value}"
+        return f"enters region {value}  [zeta.region]"
     if mcv == "ZR]":
-        return f"leaves region {value}"
-    return f"processes a work item of {value} bytes"
+        return f"leaves region {value}  [zeta.region]"
+    return f"processes a work item of {value} bytes  [zeta.item]"
 
 
 def check_dump(trace):
@@ -222,7 +226,17 @@ def main():
             return 1
         check_refusals(trace, tmp)
         check_dump(trace)
-        top = check_same(trace, "top")
+        plain = weft("top", trace).stdout.splitlines()
+        p = weft("top", "--model", MODEL, trace)
+        eq((p.returncode, p.stderr), (0, ""), "top --model")
+        top = p.stdout.splitlines()
+        # the counts by MCV as without the model, then the zeta channels
+        # phase: ZPs ZPc ZPt ZPe; region: the 7 ZR[ and 7 ZR]; item: ZWi
+        nchan = [(NWORKERS + 1) + NWORKERS + (NWORKERS + 1) + (NWORKERS + 2), 2 * 7,
+                 NWORKERS * ITEMS]
+        eq(top, plain + ["", "channels of the --model models (events that write each):",
+                         f"zeta.item   {nchan[2]:10d}", f"zeta.phase  {nchan[0]:10d}",
+                         f"zeta.region {nchan[1]:10d}"], "top --model: MCVs, then channels")
         eq([ln for ln in top if ln.startswith("Z")],
            [f"ZWi {NWORKERS * ITEMS:10d}", f"ZR[ {7:10d}", f"ZR] {7:10d}",
             f"ZPe {NWORKERS + 2:10d}", f"ZPs {NWORKERS + 1:10d}", f"ZPt {NWORKERS + 1:10d}",

@@ -235,7 +235,7 @@ def test_ring(tmp):
     tracks, events = decode((out / "perfetto.pftrace").read_bytes())
     tid_of = {u: t["tid"] for u, t in tracks.items() if t["kind"] == "thread"}
     lost, open_ = [], {}
-    for ts, typ, trk, name in events:
+    for ts, typ, trk, name, _ in events:
         if trk not in tid_of:
             continue
         if typ == 1:

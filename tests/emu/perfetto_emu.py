@@ -12,7 +12,12 @@ from the reference outputs (emu/thread.prv, emu/cpu.prv) and dump-x.txt:
   - slices per thread track = thread.prv state records other than Dead;
   - slices per CPU track = cpu.prv records of type 2 with a tid (a thread runs);
   - flush slices = thread.prv type 7 records of value 1;
-  - mark slices = OM[ events (stack types) and OM= events (single types);
+  - mark slices = OM[ events (stack types) and OM= events of single types
+    with value labels;
+  - a single mark type without value labels (numbers: "Progress") is a
+    counter track (a CounterDescriptor) under its thread named by the type's
+    title, whose samples are exactly (time, value) of the thread's OM=
+    events of that type, in order (time = clock - the trace's first clock);
   - every SLICE_BEGIN is ended on its track, slice names resolve;
 and run ../shared/tools/perfetto_check.py (if present) on the same file,
 which must report it valid with the same track and slice counts.
@@ -20,6 +25,7 @@ Exit 77 when the corpus is absent (unless CI=true).
 """
 import collections
 import gzip
+import json
 import os
 import re
 import struct
@@ -34,7 +40,7 @@ CASES = ["multi-thread", "marks", "flush-auto", "two-looms", "suite-ovni-libovni
 
 
 # ------------------------------------------------------------ a protobuf decoder
-from protobuf_wire import checker_path, fields, text  # noqa: E402
+from protobuf_wire import checker_path, fields, signed, text  # noqa: E402
 sys.dont_write_bytecode = True  # keep the source tree clean
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
 from wefttest import skip_note  # noqa: E402
@@ -42,7 +48,7 @@ from wefttest import skip_note  # noqa: E402
 
 def decode(data):
     tracks = {}   # uuid -> dict(kind, name, parent, pid, tid)
-    events = []   # (ts, type, track, name)
+    events = []   # (ts, type, track, name, counter value or None)
     names = {}
     for fno, wt, span in fields(data, 0, len(data)):
         assert fno == 1 and wt == 2, "Trace has only packets"
@@ -56,7 +62,8 @@ def decode(data):
                         names[ent[1]] = text(data, ent[2])
         if 60 in pkt:
             d = {f: v for f, _, v in fields(data, *pkt[60])}
-            t = {"parent": d.get(5, 0), "kind": "track", "name": text(data, d[2]) if 2 in d else ""}
+            t = {"parent": d.get(5, 0), "kind": "counter" if 8 in d else "track",
+                 "name": text(data, d[2]) if 2 in d else ""}
             if 3 in d:
                 p = {f: v for f, _, v in fields(data, *d[3])}
                 t.update(kind="process", pid=p[1], name=text(data, p[6]))
@@ -69,14 +76,15 @@ def decode(data):
             e = {f: v for f, _, v in fields(data, *pkt[11])}
             name = names.get(e[10]) if 10 in e else (text(data, e[23]) if 23 in e else None)
             assert e[11] in tracks, f"event on undeclared track {e[11]}"
-            events.append((pkt.get(8, 0), e[9], e[11], name))
+            events.append((pkt.get(8, 0), e[9], e[11], name,
+                           signed(e[30]) if 30 in e else None))
     return tracks, events
 
 
 def slices_per_track(events):
     per = collections.Counter()
     open_ = collections.defaultdict(list)
-    for ts, typ, trk, name in sorted(events, key=lambda x: x[0]):  # stable
+    for ts, typ, trk, name, _ in sorted(events, key=lambda x: x[0]):  # stable
         if typ == 1:
             assert name, f"slice without a name on track {trk}"
             open_[trk].append(name)
@@ -105,20 +113,31 @@ def expected(case):
     ncpus = len((case / "emu" / "cpu.row").read_text().splitlines()) - 4
     chans = set()
     mark_slices = 0
+    # the mark types: {type: (title, numbers)}, numbers = single without labels
+    mtypes = {}
+    for sj in (case / "ovni").rglob("stream.json"):
+        for k, m in json.loads(sj.read_text()).get("ovni", {}).get("mark", {}).items():
+            mtypes[int(k)] = (m["title"], m.get("chan_type") == "single" and not m.get("labels"))
+    numbers = collections.defaultdict(list)  # (thread, title) -> [(time, value)]
     dump = case / "dump-x.txt"
     raw = dump.read_bytes() if dump.exists() else gzip.decompress((case / "dump-x.txt.gz").read_bytes())
+    t0 = None
     for line in raw.decode(errors="replace").splitlines():
         f = line.split()
         if len(f) < 3:
             continue
         mcv, rel = f[1], f[2]
+        t0 = int(f[0]) if t0 is None else t0
         if mcv == "OF[":
             chans.add((rel, "flush"))
         if mcv in ("OM[", "OM="):
             payload = bytes(int(x, 16) for x in f[3].strip(":").split(":"))
-            mtype = struct.unpack_from("<i", payload, 8)[0]
+            value, mtype = struct.unpack_from("<qi", payload, 0)
             chans.add((rel, f"mark{mtype}"))
-            mark_slices += 1
+            if mcv == "OM=" and mtypes[mtype][1]:
+                numbers[(rel.split("/")[-1], mtypes[mtype][0])].append((int(f[0]) - t0, value))
+            else:
+                mark_slices += 1
     # processes: count stream dirs' parents
     nprocs = len({sj.parent.parent for sj in (case / "ovni").rglob("stream.json")})
     return {
@@ -130,6 +149,7 @@ def expected(case):
         "nthreads": nthreads,
         "ncpus": ncpus,
         "nprocs": nprocs,
+        "numbers": dict(numbers),
     }
 
 
@@ -173,8 +193,15 @@ def main():
             kinds = collections.Counter(t["kind"] for t in tracks.values())
             thread_uuids = {u for u, t in tracks.items() if t["kind"] == "thread"}
             cpu_uuids = {u for u, t in tracks.items() if t["kind"] == "track" and t["parent"] == 0}
-            chan_uuids = {u for u, t in tracks.items() if t["kind"] == "track" and t["parent"] != 0}
+            chan_uuids = {u for u, t in tracks.items()
+                          if t["kind"] in ("track", "counter") and t["parent"] != 0}
             flush_uuids = {u for u in chan_uuids if tracks[u]["name"].startswith("Flushing")}
+            # the counter tracks of numeric marks: (thread track's tid, title) -> samples
+            numbers = collections.defaultdict(list)
+            for ts, typ, trk, _, val in events:
+                if typ == 4:
+                    th = tracks[tracks[trk]["parent"]]
+                    numbers[(f"thread.{th['tid']}", tracks[trk]["name"])].append((ts, val))
             got = {
                 "tracks": len(tracks),
                 "state": sum(per[u] for u in thread_uuids),
@@ -184,6 +211,7 @@ def main():
                 "nthreads": kinds["thread"],
                 "ncpus": len(cpu_uuids),
                 "nprocs": kinds["process"],
+                "numbers": dict(numbers),
             }
             bad = {k: (got[k], want[k]) for k in want if got[k] != want[k]}
             if bad:
@@ -191,7 +219,10 @@ def main():
                 failures += 1
                 continue
             total = sum(per.values())
-            msg = f"ok   {name}: {len(data)} bytes, {got['tracks']} tracks, {total} slices {got}"
+            nsamples = sum(len(v) for v in numbers.values())
+            del got["numbers"]
+            msg = (f"ok   {name}: {len(data)} bytes, {got['tracks']} tracks, {total} slices, "
+                   f"{nsamples} counter samples on {len(numbers)} numeric mark tracks {got}")
             if checker is not None:
                 c = subprocess.run([sys.executable, str(checker), str(pf)], capture_output=True,
                                    text=True)

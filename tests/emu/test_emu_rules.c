@@ -129,7 +129,7 @@ static struct fx *fx_new(int lint)
 	o.model_name = model_name;
 	f->e = emu_create(&f->sys, models, 1, &o, err, sizeof err);
 	assert_non_null(f->e);
-	struct emu_sink s = { f, capture, 1 };
+	struct emu_sink s = { f, capture, 1, 0 };
 	assert_int_equal(emu_add_sink(f->e, &s), 0);
 	return f;
 }

@@ -5,7 +5,9 @@
  * states and CPUs driven by the model's own events (threads.c), dispatch,
  * guards, flags and raw channels with their views and policies
  * (engine.c), the task machinery (tasks.c), the breakdown view
- * (breakdown.c), the end of a run (finish.c) and the summary (summary.c).
+ * (breakdown.c), the end of a run (finish.c), the summary (summary.c),
+ * and the lost intervals as records of their own (loss.c) with the
+ * ovni.lost view records out.c derives from them.
  *
  * System: loom "vm" with CPUs 0:0 and 1:1 (then the vCPU), process 7
  * (rank 0) with threads 70 and 71.
@@ -22,6 +24,7 @@
 
 #include "emu.h"
 #include "model.h"
+#include "out.h"
 
 static const char tiny_yaml[] =
 	"weft-model: 1\n"
@@ -131,7 +134,7 @@ static struct fx *fx_new(int breakdown)
 	o.warn_ctx = f;
 	f->e = emu_create(&f->sys, models, 1, &o, err, sizeof err);
 	assert_non_null(f->e);
-	struct emu_sink s = { f, capture, 0 };
+	struct emu_sink s = { f, capture, 0, 0 };
 	assert_int_equal(emu_add_sink(f->e, &s), 0);
 	return f;
 }
@@ -435,6 +438,115 @@ static void test_summary(void **state)
 	fx_free(f);
 }
 
+
+/* ---- loss.c: lost intervals, a record kind of their own ---- */
+
+struct lostcap {
+	struct emu_lost_rec recs[8];
+	size_t n;
+	int ovni_lost_in_views; /* view records of ovni.lost (there must be none) */
+	const struct emu *e;
+};
+
+static int lost_capture(void *self, const struct emu_batch *b, char *err, size_t errlen)
+{
+	struct lostcap *c = self;
+	(void) err;
+	(void) errlen;
+	for (size_t i = 0; i < b->nlost && c->n < 8; i++)
+		c->recs[c->n++] = b->lost[i];
+	uint32_t lost = (uint32_t) emu_cat_builtin(c->e, EMU_BI_LOST)->id;
+	for (int v = 0; v < 2; v++)
+		for (size_t i = 0; i < b->nprv[v]; i++)
+			c->ovni_lost_in_views += b->prv[v][i].chan == lost;
+	return 0;
+}
+
+/* An output that takes no lost records: out.c derives its ovni.lost ones. */
+struct derived {
+	struct out base;
+	const struct emu *e;
+	char text[512]; /* "view:row:time:value" of its ovni.lost records */
+	size_t len;
+};
+
+static int derived_records(void *self, const struct emu_batch *b, char *err, size_t errlen)
+{
+	struct derived *d = self;
+	(void) err;
+	(void) errlen;
+	assert_null(b->lost);
+	for (int v = 0; v < 2; v++)
+		for (size_t i = 0; i < b->nprv[v]; i++) {
+			const struct emu_prv_rec *r = &b->prv[v][i];
+			if (emu_cat_of_prv(d->e, (size_t) v, r)->builtin != EMU_BI_LOST)
+				continue;
+			d->len += (size_t) snprintf(d->text + d->len, sizeof d->text - d->len,
+					"%s%d:%u:%lld:%lld", d->len ? " " : "", v, r->row,
+					(long long) r->time, (long long) r->value);
+		}
+	return 0;
+}
+
+static const struct out_ops derived_ops = { .name = "derived", .records = derived_records };
+
+static void test_lost_records(void **state)
+{
+	(void) state;
+	struct fx *f = fx_new(0);
+	struct lostcap c = { .e = f->e };
+	struct emu_sink s = { &c, lost_capture, 0, 1 };
+	assert_int_equal(emu_add_sink(f->e, &s), 0);
+	struct derived d = { .base = { &derived_ops, NULL }, .e = f->e };
+	struct emu_sink ds = out_sink(&d.base);
+	assert_int_equal(ds.lost, 1);
+	assert_int_equal(emu_add_sink(f->e, &ds), 0);
+	/* thread 70 lost 3 events (48 bytes) at clocks 104..106 and then 2
+	 * (40 bytes) at 107..108, with no event between: one interval */
+	const struct emu_lost_run runs[2] = {
+		{ .first_sclock = 104, .last_sclock = 106, .events = 3, .bytes = 48 },
+		{ .first_sclock = 107, .last_sclock = 108, .events = 2, .bytes = 40 },
+	};
+	assert_int_equal(emu_thread_lost(f->e, 0, runs, 2, 0), 0);
+	assert_true(emu_has_lost(f->e));
+	assert_int_equal(ev32(f, 0, "QHx", 100, 1), 0);
+	/* thread 71 runs on CPU 0 meanwhile: the interval begins at its
+	 * event at 105 (the first after clock 104) */
+	assert_int_equal(ev32(f, 1, "QHx", 105, 0), 0);
+	assert_int_equal(c.n, 1);
+	/* thread 70's next event (after both runs) ends it */
+	assert_int_equal(ev0(f, 0, "QIr", 110), 0);
+	assert_int_equal(emu_finish(f->e, 0), 0);
+	assert_int_equal(c.n, 2);
+	uint32_t lost = (uint32_t) emu_cat_builtin(f->e, EMU_BI_LOST)->id;
+	const struct emu_lost_rec *b = &c.recs[0], *e = &c.recs[1];
+	/* BEGIN: at 4 ns (clock 104), on CPU 1, the first run's loss known */
+	assert_int_equal(b->phase, EMU_LOST_BEGIN);
+	assert_int_equal(b->thread, 0);
+	assert_int_equal(b->cpu, 1);
+	assert_int_equal(b->begin, 4);
+	assert_int_equal(b->end, -1);
+	assert_int_equal(b->events, 3);
+	assert_int_equal(b->bytes, 48);
+	assert_int_equal(b->chan, lost);
+	assert_int_equal(b->snapshot, 0);
+	/* END: the whole interval, 4 to 10 ns, both runs */
+	assert_int_equal(e->phase, EMU_LOST_END);
+	assert_int_equal(e->thread, 0);
+	assert_int_equal(e->cpu, 1);
+	assert_int_equal(e->begin, 4);
+	assert_int_equal(e->end, 10);
+	assert_int_equal(e->events, 5);
+	assert_int_equal(e->bytes, 88);
+	/* the engine's views hold no ovni.lost record ... */
+	assert_int_equal(c.ovni_lost_in_views, 0);
+	/* ... an output without .lost gets them derived: the thread's row and
+	 * its CPU's (row 1), 1 at 4 ns, 0 at 10 ns */
+	assert_string_equal(d.text, "0:0:4:1 1:1:4:1 0:0:10:0 1:1:10:0");
+	out_discard(&d.base); /* frees what out.c made for it */
+	fx_free(f);
+}
+
 static int group_setup(void **state)
 {
 	(void) state;
@@ -463,6 +575,7 @@ int main(void)
 		cmocka_unit_test(test_breakdown),
 		cmocka_unit_test(test_finish),
 		cmocka_unit_test(test_summary),
+		cmocka_unit_test(test_lost_records),
 	};
 	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

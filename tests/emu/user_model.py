@@ -7,7 +7,8 @@ trace with events of its own model byte 'Z', described by examples/zeta/zeta.yam
 This test runs it with 2 workers and 25 work items each (into a temporary
 OVNI_TRACEDIR), then checks:
   - `weft dump --model zeta.yaml`: every thread's events in the order the program
-    emits them, the Z events decoded by the descriptions of the model file; and
+    emits them, the Z events decoded by the descriptions of the model file (then
+    the catalogue name of the channel each writes, "  [zeta.phase]"); and
     `weft dump` without the model: the Z events undecoded (payload bytes);
   - `weft emu --model zeta.yaml --paraver --perfetto -q -o OUT`: the exact
     records of the zeta channels (types 700 phase, 701 region, 702 work item
@@ -140,14 +141,15 @@ def program_events(k):
 
 
 def z_desc(mcv, value):
-    """What `weft dump --model zeta.yaml` prints for a Z event."""
+    """What `weft dump --model zeta.yaml` prints for a Z event: its
+    description, then the catalogue name of the channel it writes."""
     if mcv in PHASE_DESC:
-        return PHASE_DESC[mcv]
+        return PHASE_DESC[mcv] + "  [zeta.phase]"
     if mcv == "ZR[":
-        return f"enters region {value}"
+        return f"enters region {value}  [zeta.region]"
     if mcv == "ZR]":
-        return f"leaves region {value}"
-    return f"processes a work item of {value} bytes"
+        return f"leaves region {value}  [zeta.region]"
+    return f"processes a work item of {value} bytes  [zeta.item]"
 
 
 def z_raw(mcv, value):
@@ -372,7 +374,7 @@ def check_emu(trace, out, threads):
             depth = sum(1 if e[1] == "B" else -1 for e in want)
             want = want + [(end, "E")] * depth  # still open at the end of the trace
             got = [(ts, "B", n) if typ == 1 else (ts, "E")
-                   for ts, typ, trk, n in events if trk == mine[f"zeta {c}"] and typ in (1, 2)]
+                   for ts, typ, trk, n, _ in events if trk == mine[f"zeta {c}"] and typ in (1, 2)]
             check(got == want, f"perfetto: thread {tid} {c} slices:\n  got  {got}\n  want {want}")
     checker = perfetto_emu.checker_path()
     if checker is not None:

@@ -139,7 +139,8 @@ try:
         m = re.match(r"^ *-?\d+  (...)  \S+  (.*)$", ln)
         c.expect(m is not None, f"weft dump line {ln!r}")
         if m and m.group(1).startswith("Z"):
-            zdumped.append(m.group(2))
+            # the description, without the channels dump --model names after it
+            zdumped.append(re.sub(r"  \[zeta\.[a-z.]+\]$", "", m.group(2)))
     with weft.open(zeta_trace, clock="raw", model=[MODEL]) as t:
         ev = t.read_all()
         got = [ev.describe(i) for i in range(len(ev))]
