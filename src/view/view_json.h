@@ -1,0 +1,24 @@
+/* SPDX-License-Identifier: MIT */
+/* view_json.h - the JSON of the page and of the server's answers (page.c). */
+#ifndef WEFT_VIEW_JSON_H
+#define WEFT_VIEW_JSON_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#include "view_internal.h"
+
+struct vj {
+	FILE *f;
+	uint64_t n;  /* bytes written */
+	int failed;
+};
+
+void vj_raw(struct vj *j, const char *s, size_t n);
+void vj_s(struct vj *j, const char *s);
+void vj_int(struct vj *j, int64_t v);
+/* A JSON string that no HTML parser reads as markup (page.c). */
+void vj_str(struct vj *j, const char *s);
+void vj_ivs(struct vj *j, const struct view_track *t, size_t a, size_t b, int64_t prev);
+
+#endif
