@@ -202,7 +202,9 @@ class Browser:
                 f"--user-data-dir={self.profile}", "--no-first-run", "--no-default-browser-check",
                 "--disable-gpu", "--disable-extensions", "--disable-background-networking",
                 "--disable-component-update", "--disable-sync", "--no-sandbox",
-                "--proxy-server=127.0.0.1:9", "--proxy-bypass-list=<-loopback>",
+                # a proxy that does not exist: no request can leave (the
+                # loopback, the server of weft view --serve, bypasses it)
+                "--proxy-server=127.0.0.1:9",
                 *extra_args, "about:blank"]
         self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
                                      start_new_session=True)

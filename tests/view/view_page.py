@@ -21,6 +21,8 @@ trace with lost intervals (tests/emu/loss_emu.py's), and a user model
     channel (weft.setChannel);
   - with a small --budget: the page says so, is at most the budget, and
     still reaches ready with the same counts.
+Against `weft view --serve --budget 1` (the page holds the pyramids only):
+the same checks, the intervals coming from the server's tiles.
 The attacker's trace: a mark type whose labels hold <script>, quotes and
 </, in a directory whose path holds </script><script>: the page is ready,
 no script of the trace ran, the texts show as text (the title element,
@@ -42,6 +44,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "cli"))
 sys.path.insert(0, os.path.join(HERE, "..", "emu"))
 sys.dont_write_bytecode = True
 import cdp  # noqa: E402
+from serve_util import Server  # noqa: E402
 from wefttest import SKIP, Checker, conformance_dir, skip_note, weft_bin  # noqa: E402
 from tracegen import ev, meta, thread_rel, write_stream  # noqa: E402
 
@@ -223,6 +226,24 @@ def budget_case(browser, tmp, trace):
          "budget: a bad size")
 
 
+def serve_case(browser, tmp, name, trace):
+    """The same checks against weft view --serve with --budget 1: every
+    interval the page shows or hovers comes from the server's tiles."""
+    tab = Table(trace, tmp)
+    srv = Server(weft_bin(), ["--budget", "1", trace])
+    try:
+        base = f"http://127.0.0.1:{srv.port}/"
+        p = open_page(browser, base, "serve " + name)
+        if p is not None:
+            c.expect(not p.eval("weft.complete"), f"serve {name}: the page lacks intervals")
+            check_page(p, tab, "serve " + name, lambda u: u.startswith(base))
+            c.expect(any("/tile?" in u for u in p.requests), f"serve {name}: tiles asked for")
+            p.close()
+    finally:
+        rc, err = srv.stop()
+    c.eq((rc, err), (0, ""), f"serve {name}: SIGINT ends it, exit 0")
+
+
 EVIL = "<script>window.pwned=1</script>\"'</"
 
 
@@ -298,6 +319,8 @@ def main():
                 tab = case(b, tmp, "zeta", ztrace, [zmodel])
                 c.expect(any(k.startswith("zeta.") for k in tab.ivs), "zeta: its channels")
             budget_case(b, tmp, os.path.join(corpus, "models/mix-0/ovni"))
+            serve_case(b, tmp, "mix-0", os.path.join(corpus, "models/mix-0/ovni"))
+            serve_case(b, tmp, "multi-thread", os.path.join(corpus, "v3/multi-thread/ovni"))
             attacker(b, tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
