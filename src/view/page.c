@@ -47,11 +47,29 @@ void vj_int(struct vj *j, int64_t v)
 	vj_raw(j, p, (size_t) (buf + sizeof buf - p));
 }
 
+int vj_flush(struct vj *j)
+{
+	if (j->f != NULL && j->len > 0 && fwrite(j->buf, 1, j->len, j->f) != j->len)
+		j->failed = 1;
+	j->len = 0;
+	return j->failed ? -1 : 0;
+}
+
 void vj_raw(struct vj *j, const char *s, size_t n)
 {
-	if (n > 0 && fwrite(s, 1, n, j->f) != n)
-		j->failed = 1;
 	j->n += n;
+	if (j->f == NULL)
+		return;
+	if (j->len + n > VJ_BUF) {
+		vj_flush(j);
+		if (n > VJ_BUF) {
+			if (fwrite(s, 1, n, j->f) != n)
+				j->failed = 1;
+			return;
+		}
+	}
+	memcpy(j->buf + j->len, s, n);
+	j->len += n;
 }
 
 void vj_s(struct vj *j, const char *s)
@@ -268,21 +286,24 @@ int view_write_page(const struct view_data *vd, const struct view_page_opts *o, 
 		return -1;
 	}
 	/* the size of all but the intervals */
-	FILE *nul = fopen("/dev/null", "w");
-	if (nul == NULL) {
-		snprintf(err, errlen, "weft view: /dev/null: %s", strerror(errno));
+	struct vj *cnt = malloc(sizeof *cnt), *jw = malloc(sizeof *jw);
+	if (cnt == NULL || jw == NULL) {
+		free(cnt);
+		free(jw);
+		snprintf(err, errlen, "weft view: out of memory");
 		return -1;
 	}
-	struct vj cnt = { nul, 0, 0 };
-	head(&cnt, vd, o);
-	fclose(nul);
-	uint64_t used = cnt.n + view_page_len - strlen(DATA_MARK) + 64;
+	vj_init(cnt, NULL);
+	head(cnt, vd, o);
+	uint64_t used = cnt->n + view_page_len - strlen(DATA_MARK) + 64;
 	size_t nt = vd->nrows * vd->nchans;
 	struct tsize *ts = calloc(nt + 1, sizeof *ts);
 	char *take = calloc(nt + 1, 1);
+	free(cnt);
 	if (ts == NULL || take == NULL) {
 		free(ts);
 		free(take);
+		free(jw);
 		snprintf(err, errlen, "weft view: out of memory");
 		return -1;
 	}
@@ -300,30 +321,32 @@ int view_write_page(const struct view_data *vd, const struct view_page_opts *o, 
 		take[ts[k].track] = 1;
 		ntake++;
 	}
-	struct vj j = { f, 0, 0 };
-	vj_raw(&j, view_page_text, (size_t) (mark - view_page_text));
-	head(&j, vd, o);
-	vj_s(&j, ",\"complete\":");
-	vj_s(&j, ntake == n ? "true" : "false");
+	vj_init(jw, f);
+	vj_raw(jw, view_page_text, (size_t) (mark - view_page_text));
+	head(jw, vd, o);
+	vj_s(jw, ",\"complete\":");
+	vj_s(jw, ntake == n ? "true" : "false");
 	if (o->complete != NULL)
 		*o->complete = ntake == n;
-	vj_s(&j, ",\"detail\":{");
+	vj_s(jw, ",\"detail\":{");
 	int first = 1;
 	for (size_t i = 0; i < nt; i++) {
 		if (!take[i])
 			continue;
-		vj_s(&j, first ? "\"" : ",\"");
+		vj_s(jw, first ? "\"" : ",\"");
 		first = 0;
-		vj_int(&j, (int64_t) i);
-		vj_s(&j, "\":");
-		vj_ivs(&j, &vd->tracks[i], 0, vd->tracks[i].n, 0);
+		vj_int(jw, (int64_t) i);
+		vj_s(jw, "\":");
+		vj_ivs(jw, &vd->tracks[i], 0, vd->tracks[i].n, 0);
 	}
-	vj_s(&j, "}}");
+	vj_s(jw, "}}");
 	const char *rest = mark + strlen(DATA_MARK);
-	vj_raw(&j, rest, view_page_len - (size_t) (rest - view_page_text));
+	vj_raw(jw, rest, view_page_len - (size_t) (rest - view_page_text));
+	int failed = vj_flush(jw) != 0;
+	free(jw);
 	free(ts);
 	free(take);
-	if (j.failed || ferror(f)) {
+	if (failed || ferror(f)) {
 		snprintf(err, errlen, "weft view: cannot write the page: %s", strerror(errno));
 		return -1;
 	}

@@ -89,28 +89,34 @@ static char *tile(const struct view_data *vd, const char *q, size_t *len)
 	FILE *f = open_memstream(&buf, len);
 	if (f == NULL)
 		return NULL;
-	struct vj j = { f, 0, 0 };
-	vj_s(&j, "{\"c\":");
-	vj_int(&j, c);
-	vj_s(&j, ",\"l\":");
-	vj_int(&j, l);
-	vj_s(&j, ",\"i\":");
-	vj_int(&j, i);
-	vj_s(&j, ",\"rows\":[");
+	struct vj *jp = malloc(sizeof *jp);
+	if (jp == NULL) {
+		fclose(f);
+		free(buf);
+		return NULL;
+	}
+	vj_init(jp, f);
+	vj_s(jp, "{\"c\":");
+	vj_int(jp, c);
+	vj_s(jp, ",\"l\":");
+	vj_int(jp, l);
+	vj_s(jp, ",\"i\":");
+	vj_int(jp, i);
+	vj_s(jp, ",\"rows\":[");
 	for (int64_t r = r0; r <= r1; r++) {
 		const struct view_track *t = &vd->tracks[(size_t) r * vd->nchans + (size_t) c];
 		size_t a = view_track_find(t, t0), b = a;
 		while (b < t->n && t->iv[b].start < t1)
 			b++;
-		vj_s(&j, r > r0 ? ",[" : "[");
-		vj_int(&j, r);
+		vj_s(jp, r > r0 ? ",[" : "[");
+		vj_int(jp, r);
 		if (b - a <= TILE_MAX_EXACT) {
-			vj_s(&j, ",0,");
-			vj_ivs(&j, t, a, b, 0);
+			vj_s(jp, ",0,");
+			vj_ivs(jp, t, a, b, 0);
 		} else {
 			/* one interval per bucket: the one at the bucket's start,
 			 * else the first in it */
-			vj_s(&j, ",1,[");
+			vj_s(jp, ",1,[");
 			int64_t prev = 0;
 			size_t last = SIZE_MAX;
 			int first = 1;
@@ -120,21 +126,23 @@ static char *tile(const struct view_data *vd, const char *q, size_t *len)
 					continue;
 				last = x;
 				const struct view_iv *v = &t->iv[x];
-				vj_s(&j, first ? "" : ",");
+				vj_s(jp, first ? "" : ",");
 				first = 0;
-				vj_int(&j, v->start - prev);
-				vj_raw(&j, ",", 1);
-				vj_int(&j, v->end - v->start);
-				vj_raw(&j, ",", 1);
-				vj_int(&j, v->value);
+				vj_int(jp, v->start - prev);
+				vj_raw(jp, ",", 1);
+				vj_int(jp, v->end - v->start);
+				vj_raw(jp, ",", 1);
+				vj_int(jp, v->value);
 				prev = v->end;
 			}
-			vj_raw(&j, "]", 1);
+			vj_raw(jp, "]", 1);
 		}
-		vj_raw(&j, "]", 1);
+		vj_raw(jp, "]", 1);
 	}
-	vj_s(&j, "]}");
-	if (fclose(f) != 0 || j.failed) {
+	vj_s(jp, "]}");
+	int failed = vj_flush(jp) != 0;
+	free(jp);
+	if (fclose(f) != 0 || failed) {
 		free(buf);
 		return NULL;
 	}
@@ -153,19 +161,27 @@ static char *at(const struct view_data *vd, const char *q, size_t *len)
 	FILE *f = open_memstream(&buf, len);
 	if (f == NULL)
 		return NULL;
-	struct vj j = { f, 0, 0 };
-	if (x < tr->n && tr->iv[x].start <= t) {
-		vj_s(&j, "{\"iv\":[");
-		vj_int(&j, tr->iv[x].start);
-		vj_raw(&j, ",", 1);
-		vj_int(&j, tr->iv[x].end);
-		vj_raw(&j, ",", 1);
-		vj_int(&j, tr->iv[x].value);
-		vj_s(&j, "]}");
-	} else {
-		vj_s(&j, "{\"iv\":null}");
+	struct vj *jp = malloc(sizeof *jp);
+	if (jp == NULL) {
+		fclose(f);
+		free(buf);
+		return NULL;
 	}
-	if (fclose(f) != 0 || j.failed) {
+	vj_init(jp, f);
+	if (x < tr->n && tr->iv[x].start <= t) {
+		vj_s(jp, "{\"iv\":[");
+		vj_int(jp, tr->iv[x].start);
+		vj_raw(jp, ",", 1);
+		vj_int(jp, tr->iv[x].end);
+		vj_raw(jp, ",", 1);
+		vj_int(jp, tr->iv[x].value);
+		vj_s(jp, "]}");
+	} else {
+		vj_s(jp, "{\"iv\":null}");
+	}
+	int failed = vj_flush(jp) != 0;
+	free(jp);
+	if (fclose(f) != 0 || failed) {
 		free(buf);
 		return NULL;
 	}
