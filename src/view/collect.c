@@ -258,7 +258,35 @@ struct cnt {
 	int64_t covered;
 };
 
-static int pyramid(struct view_track *t, int64_t dur, int counter)
+/* The scratch of the pyramids, one for every track (VIEW_PYR_BUCKETS
+ * buckets: fresh memory per track cost a third of weft view's time in page
+ * faults). */
+struct pyr_scratch {
+	struct pv *b;   /* VIEW_PYR_BUCKETS * 2 * VIEW_PYR_VALUES */
+	int *bn;
+	struct cnt *cb;
+	int64_t *out;   /* the levels, before their copy into the track */
+};
+
+static int scratch_init(struct pyr_scratch *S)
+{
+	S->b = malloc((size_t) VIEW_PYR_BUCKETS * 2 * VIEW_PYR_VALUES * sizeof *S->b);
+	S->bn = malloc(VIEW_PYR_BUCKETS * sizeof *S->bn);
+	S->cb = malloc(VIEW_PYR_BUCKETS * sizeof *S->cb);
+	/* every level: at most 2 * VIEW_PYR_BUCKETS buckets in all */
+	S->out = malloc((size_t) 2 * VIEW_PYR_BUCKETS * (1 + 2 * VIEW_PYR_VALUES) * sizeof *S->out);
+	return S->b != NULL && S->bn != NULL && S->cb != NULL && S->out != NULL ? 0 : -1;
+}
+
+static void scratch_free(struct pyr_scratch *S)
+{
+	free(S->b);
+	free(S->bn);
+	free(S->cb);
+	free(S->out);
+}
+
+static int pyramid(struct view_track *t, int64_t dur, int counter, struct pyr_scratch *S)
 {
 	if (t->n == 0 || dur <= 0)
 		return 0;
@@ -276,21 +304,15 @@ static int pyramid(struct view_track *t, int64_t dur, int counter)
 	t->kmin = kmin;
 	t->nlev = ktop - kmin + 1;
 	size_t nb = (size_t) (((dur - 1) >> kmin) + 1);
-	/* worst case per level: nb buckets of 1 + 2 * VIEW_PYR_VALUES */
-	size_t cap = 0;
-	for (int j = 0; j < t->nlev; j++)
-		cap += (((nb - 1) >> j) + 1) * (1 + 2 * VIEW_PYR_VALUES);
-	t->pyr = malloc(cap * sizeof *t->pyr);
 	t->off = malloc(((size_t) t->nlev + 1) * sizeof *t->off);
-	struct pv *b = calloc(nb * 2 * VIEW_PYR_VALUES, sizeof *b);
-	int *bn = calloc(nb, sizeof *bn);
-	struct cnt *cb = calloc(nb, sizeof *cb);
-	if (t->pyr == NULL || t->off == NULL || b == NULL || bn == NULL || cb == NULL) {
-		free(b);
-		free(bn);
-		free(cb);
+	if (t->off == NULL)
 		return -1;
-	}
+	struct pv *b = S->b;
+	int *bn = S->bn;
+	struct cnt *cb = S->cb;
+	int64_t *out = S->out;
+	memset(bn, 0, nb * sizeof *bn);
+	memset(cb, 0, nb * sizeof *cb);
 	/* the finest level from the intervals */
 	for (size_t i = 0; i < t->n; i++) {
 		const struct view_iv *x = &t->iv[i];
@@ -349,14 +371,14 @@ static int pyramid(struct view_track *t, int64_t dur, int counter)
 		for (size_t k = 0; k < n; k++) {
 			if (counter) {
 				if (cb[k].covered == 0) {
-					t->pyr[w++] = 0;
+					out[w++] = 0;
 					continue;
 				}
-				t->pyr[w++] = 3;
-				t->pyr[w++] = cb[k].min;
-				t->pyr[w++] = cb[k].max;
+				out[w++] = 3;
+				out[w++] = cb[k].min;
+				out[w++] = cb[k].max;
 				double mean = cb[k].sum / (double) cb[k].covered;
-				t->pyr[w++] = (int64_t) (mean < 0 ? mean - 0.5 : mean + 0.5);
+				out[w++] = (int64_t) (mean < 0 ? mean - 0.5 : mean + 0.5);
 				continue;
 			}
 			struct pv tmp[2 * VIEW_PYR_VALUES];
@@ -365,17 +387,18 @@ static int pyramid(struct view_track *t, int64_t dur, int counter)
 			qsort(tmp, (size_t) tn, sizeof *tmp, cmp_pv_desc);
 			if (tn > VIEW_PYR_VALUES)
 				tn = VIEW_PYR_VALUES;
-			t->pyr[w++] = tn;
+			out[w++] = tn;
 			for (int q = 0; q < tn; q++) {
-				t->pyr[w++] = tmp[q].v;
-				t->pyr[w++] = tmp[q].t;
+				out[w++] = tmp[q].v;
+				out[w++] = tmp[q].t;
 			}
 		}
 	}
 	t->off[t->nlev] = w;
-	free(b);
-	free(bn);
-	free(cb);
+	t->pyr = malloc((w + 1) * sizeof *t->pyr);
+	if (t->pyr == NULL)
+		return -1;
+	memcpy(t->pyr, out, w * sizeof *out);
 	return 0;
 }
 
@@ -407,11 +430,14 @@ static int vo_close(struct out *out, int64_t duration, char *err, size_t errlen)
 				goto oom;
 		sort_labels(vc);
 	}
-	for (size_t r = 0; r < vd->nrows; r++)
-		for (size_t c = 0; c < vd->nchans; c++)
-			if (pyramid(&vd->tracks[r * vd->nchans + c], duration,
-					vd->chans[c].counter) != 0)
-				goto oom;
+	struct pyr_scratch S;
+	int pr = scratch_init(&S);
+	for (size_t r = 0; r < vd->nrows && pr == 0; r++)
+		for (size_t c = 0; c < vd->nchans && pr == 0; c++)
+			pr = pyramid(&vd->tracks[r * vd->nchans + c], duration, vd->chans[c].counter, &S);
+	scratch_free(&S);
+	if (pr != 0)
+		goto oom;
 	vd->complete = 1;
 	return 0;
 oom:

@@ -34,17 +34,40 @@ static size_t digits(int64_t v)
 	return v < 0 ? 1 + digits_u((uint64_t) 0 - (uint64_t) v) : digits_u((uint64_t) v);
 }
 
-void vj_int(struct vj *j, int64_t v)
+/* v's digits at p; returns the end. */
+static inline char *put_int(char *p, int64_t v)
 {
-	char buf[24], *p = buf + sizeof buf;
+	char tmp[24], *q = tmp + sizeof tmp;
 	uint64_t u = v < 0 ? (uint64_t) 0 - (uint64_t) v : (uint64_t) v;
 	do {
-		*--p = (char) ('0' + u % 10);
+		*--q = (char) ('0' + u % 10);
 		u /= 10;
 	} while (u != 0);
 	if (v < 0)
-		*--p = '-';
-	vj_raw(j, p, (size_t) (buf + sizeof buf - p));
+		*p++ = '-';
+	size_t n = (size_t) (tmp + sizeof tmp - q);
+	memcpy(p, q, n);
+	return p + n;
+}
+
+/* Room for n bytes in the buffer (n <= VJ_BUF). */
+static inline char *room(struct vj *j, size_t n)
+{
+	if (j->len + n > VJ_BUF)
+		vj_flush(j);
+	return j->buf + j->len;
+}
+
+static inline void used(struct vj *j, char *end)
+{
+	size_t n = (size_t) (end - (j->buf + j->len));
+	j->n += n;
+	j->len = j->f != NULL ? j->len + n : 0;
+}
+
+void vj_int(struct vj *j, int64_t v)
+{
+	used(j, put_int(room(j, 24), v));
 }
 
 int vj_flush(struct vj *j)
@@ -153,13 +176,15 @@ void vj_ivs(struct vj *j, const struct view_track *t, size_t a, size_t b, int64_
 	vj_raw(j, "[", 1);
 	for (size_t i = a; i < b; i++) {
 		const struct view_iv *x = &t->iv[i];
+		char *p = room(j, 3 * 24);
 		if (i > a)
-			vj_raw(j, ",", 1);
-		vj_int(j, x->start - prev);
-		vj_raw(j, ",", 1);
-		vj_int(j, x->end - x->start);
-		vj_raw(j, ",", 1);
-		vj_int(j, x->value);
+			*p++ = ',';
+		p = put_int(p, x->start - prev);
+		*p++ = ',';
+		p = put_int(p, x->end - x->start);
+		*p++ = ',';
+		p = put_int(p, x->value);
+		used(j, p);
 		prev = x->end;
 	}
 	vj_raw(j, "]", 1);
@@ -182,9 +207,10 @@ static void pyr(struct vj *j, const struct view_track *t)
 	for (int l = 0; l < t->nlev; l++) {
 		vj_s(j, l ? ",[" : "[");
 		for (size_t k = t->off[l]; k < t->off[l + 1]; k++) {
+			char *p = room(j, 25);
 			if (k > t->off[l])
-				vj_raw(j, ",", 1);
-			vj_int(j, t->pyr[k]);
+				*p++ = ',';
+			used(j, put_int(p, t->pyr[k]));
 		}
 		vj_raw(j, "]", 1);
 	}
