@@ -5,17 +5,36 @@
  * (emu_cat_of_prv), as `weft sql`'s interval table holds them; at the
  * close, the labels known at the end and the summary pyramids.
  */
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "out.h"
 #include "view_internal.h"
+
+/* The collection runs on a thread of its own beside the emulation (when
+ * there is a second CPU): the engine keeps a batch's record arrays for
+ * EMU_BATCH_KEEP further calls (emu.h), so records() queues the batch
+ * without copying it and returns, waiting only when that many are queued
+ * (the collection took half of weft view's emulation thread). */
+struct job {
+	const struct emu_prv_rec *prv[2];
+	size_t n[2];
+};
 
 struct vout {
 	struct out base;
 	struct view_data *vd;
 	const struct emu *emu;
 	size_t nthreads;
+	pthread_t th;
+	int th_ok;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct job q[EMU_BATCH_KEEP];
+	uint64_t pushed, done; /* batches queued, collected */
+	int waiting, stop;     /* the thread waits for a batch; it is to end */
 };
 
 static char *dup_s(const char *s)
@@ -147,15 +166,15 @@ static int put(struct view_data *vd, struct view_track *t, int64_t start, int64_
 	return 0;
 }
 
-static int vo_records(void *self, const struct emu_batch *b, char *err, size_t errlen)
+/* The records of one batch into the tracks: 0, or -1 when out of memory. */
+static int collect(struct vout *o, const struct job *jb)
 {
-	struct vout *o = self;
 	struct view_data *vd = o->vd;
 	for (size_t v = 0; v < 2; v++) {
 		size_t base = v == 0 ? 0 : o->nthreads;
 		size_t nrows = v == 0 ? o->nthreads : vd->nrows - o->nthreads;
-		for (size_t i = 0; i < b->nprv[v]; i++) {
-			const struct emu_prv_rec *r = &b->prv[v][i];
+		for (size_t i = 0; i < jb->n[v]; i++) {
+			const struct emu_prv_rec *r = &jb->prv[v][i];
 			const struct emu_cat_entry *e = emu_cat_of_prv(o->emu, v, r);
 			if (e == NULL || e->id >= vd->ncat || r->row >= nrows)
 				continue;
@@ -165,14 +184,81 @@ static int vo_records(void *self, const struct emu_batch *b, char *err, size_t e
 			struct view_track *t = &vd->tracks[(base + r->row) * vd->nchans + c];
 			if (t->ovalue == r->value)
 				continue;
-			if (t->ovalue != 0 && put(vd, t, t->ostart, r->time, t->ovalue) != 0) {
-				snprintf(err, errlen, "weft view: out of memory");
-				vd->failed = 1;
+			if (t->ovalue != 0 && put(vd, t, t->ostart, r->time, t->ovalue) != 0)
 				return -1;
-			}
 			t->ovalue = r->value;
 			t->ostart = r->time;
 		}
+	}
+	return 0;
+}
+
+static void *collector(void *arg)
+{
+	struct vout *o = arg;
+	pthread_mutex_lock(&o->mu);
+	for (;;) {
+		if (o->done == o->pushed) {
+			if (o->stop)
+				break;
+			o->waiting = 1;
+			pthread_cond_wait(&o->cv, &o->mu);
+			o->waiting = 0;
+			continue;
+		}
+		struct job jb = o->q[o->done % EMU_BATCH_KEEP];
+		int failed = o->vd->failed;
+		pthread_mutex_unlock(&o->mu);
+		int r = failed ? 0 : collect(o, &jb);
+		pthread_mutex_lock(&o->mu);
+		if (r != 0)
+			o->vd->failed = 1;
+		o->done++;
+		pthread_cond_broadcast(&o->cv);
+	}
+	pthread_mutex_unlock(&o->mu);
+	return NULL;
+}
+
+/* Every queued batch collected, the thread ended. */
+static void collector_stop(struct vout *o)
+{
+	if (!o->th_ok)
+		return;
+	pthread_mutex_lock(&o->mu);
+	o->stop = 1;
+	pthread_cond_broadcast(&o->cv);
+	pthread_mutex_unlock(&o->mu);
+	pthread_join(o->th, NULL);
+	pthread_mutex_destroy(&o->mu);
+	pthread_cond_destroy(&o->cv);
+	o->th_ok = 0;
+}
+
+static int vo_records(void *self, const struct emu_batch *b, char *err, size_t errlen)
+{
+	struct vout *o = self;
+	struct job jb = { { b->prv[0], b->prv[1] }, { b->nprv[0], b->nprv[1] } };
+	int failed;
+	if (!o->th_ok) {
+		failed = o->vd->failed || collect(o, &jb) != 0;
+	} else {
+		pthread_mutex_lock(&o->mu);
+		o->q[o->pushed % EMU_BATCH_KEEP] = jb;
+		o->pushed++;
+		if (o->waiting)
+			pthread_cond_broadcast(&o->cv);
+		/* the arrays of the batch EMU_BATCH_KEEP calls back must be
+		 * collected before this call returns */
+		while (o->pushed - o->done >= EMU_BATCH_KEEP)
+			pthread_cond_wait(&o->cv, &o->mu);
+		failed = o->vd->failed;
+		pthread_mutex_unlock(&o->mu);
+	}
+	if (failed) {
+		o->vd->failed = 1;
+		snprintf(err, errlen, "weft view: out of memory");
+		return -1;
 	}
 	return 0;
 }
@@ -406,6 +492,7 @@ static int vo_close(struct out *out, int64_t duration, char *err, size_t errlen)
 {
 	struct vout *o = (struct vout *) out;
 	struct view_data *vd = o->vd;
+	collector_stop(o);
 	if (vd->failed) {
 		snprintf(err, errlen, "weft view: out of memory");
 		return -1;
@@ -450,12 +537,14 @@ static int vo_commit(struct out *out, char *err, size_t errlen)
 {
 	(void) err;
 	(void) errlen;
+	collector_stop((struct vout *) out);
 	free(out);
 	return 0;
 }
 
 static void vo_discard(struct out *out)
 {
+	collector_stop((struct vout *) out);
 	free(out);
 }
 
@@ -546,5 +635,18 @@ struct out *view_out_open(struct view_data *vd, const struct emu *emu, char *err
 	o->vd = vd;
 	o->emu = emu;
 	o->nthreads = emu_system(emu)->nthreads;
+	/* WEFT_VIEW_THREAD=off: the collection inline (tests compare both) */
+	const char *env = getenv("WEFT_VIEW_THREAD");
+	int want = env != NULL ? strcmp(env, "off") != 0 : sysconf(_SC_NPROCESSORS_ONLN) > 1;
+	if (want && pthread_mutex_init(&o->mu, NULL) == 0) {
+		if (pthread_cond_init(&o->cv, NULL) != 0) {
+			pthread_mutex_destroy(&o->mu);
+		} else if (pthread_create(&o->th, NULL, collector, o) != 0) {
+			pthread_cond_destroy(&o->cv);
+			pthread_mutex_destroy(&o->mu);
+		} else {
+			o->th_ok = 1;
+		}
+	}
 	return &o->base;
 }

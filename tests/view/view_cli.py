@@ -10,7 +10,8 @@ renamed (no temporary left; a symbolic link at -o refused, exit 1, nothing
 written); the server: listening on 127.0.0.1 only (/proc/net/tcp), GET /
 the page, GET /tile and /at the intervals of weft sql's table, any other
 path (../, /etc/passwd, /tile/x) 404, any method but GET 405, bad
-parameters 400, and SIGINT ends it with exit 0.
+parameters 400, and SIGINT ends it with exit 0. The collection's thread
+gives the page it gives inline, on a trace that cycles the engine's batches.
 """
 import json
 import os
@@ -162,6 +163,31 @@ def serving(tmp, t):
     c.eq((rc, err), (0, ""), "SIGINT: exit 0")
 
 
+def threaded(tmp):
+    """The collection on its thread (batches queued while the emulation goes
+    on) and inline (WEFT_VIEW_THREAD=off) give the same page, on a trace
+    large enough to cycle the engine's batches (bench_emu's runtime trace),
+    and as many intervals as weft sql's table."""
+    gen = os.path.join(os.environ.get("WEFT_BINARY_DIR", ""), "bin", "bench_emu")
+    c.expect(os.path.exists(gen), "bench_emu built")
+    if not os.path.exists(gen):
+        return
+    subprocess.run([gen, "-g", os.path.join(tmp, "g"), "-n", "300000"], check=True,
+                   stdout=subprocess.DEVNULL, timeout=300)
+    t = os.path.join(tmp, "g", "rt-trace")
+    pages = []
+    for env in ("on", "off"):
+        out = os.path.join(tmp, f"thr-{env}.html")
+        p = subprocess.run([weft_bin(), "view", "-o", out, t], capture_output=True, text=True,
+                           timeout=300, env=dict(os.environ, WEFT_VIEW_THREAD=env))
+        c.eq((p.returncode, p.stderr), (0, ""), f"WEFT_VIEW_THREAD={env}")
+        with open(out, "rb") as f:
+            pages.append((f.read(), p.stdout.split(" rows, ")[1].split(" ")[0]))
+    c.expect(pages[0][0] == pages[1][0], "the same page with and without the thread")
+    rc, so, err = weft(["sql", "--csv", t, "SELECT count(*) FROM interval"])
+    c.eq(pages[0][1], so.splitlines()[-1], "as many intervals as weft sql's table")
+
+
 def main():
     tmp = tempfile.mkdtemp(prefix="weft-view-cli-")
     try:
@@ -169,6 +195,7 @@ def main():
         usage(tmp, t)
         writing(tmp, t)
         serving(tmp, t)
+        threaded(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     c.done()
