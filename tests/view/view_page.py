@@ -249,10 +249,11 @@ EVIL = "<script>window.pwned=1</script>\"'</"
 
 def attacker(browser, tmp):
     root = os.path.join(tmp, "x</script><script>window.pwned=2</script>\"'", "ovni")
-    m = meta(1, 1)
+    loom = "<img src=x onerror=window.pwned=3><script>\"'"  # no '/': a directory name
+    m = meta(1, 1, loom=loom)
     m["ovni"]["mark"] = {"7": {"title": EVIL + "title", "chan_type": "single",
                                "labels": {"5": EVIL + "label"}}}
-    write_stream(root, thread_rel("vm", 1, 1), m, [
+    write_stream(root, thread_rel(loom, 1, 1), m, [
         ev("OHx", 1000, struct.pack("<iiQ", 0, -1, 0)),
         ev("OM=", 1100, struct.pack("<qi", 5, 7)),
         ev("OHe", 2000),
@@ -272,6 +273,8 @@ def attacker(browser, tmp):
     c.eq(p.eval("document.scripts.length"), 2, "attacker: two script elements")
     c.eq(p.eval("document.getElementById('title').textContent"), root,
          "attacker: the title shows the path as text")
+    c.eq(p.eval("JSON.parse(document.getElementById('weft-data').textContent).rows[0].loom"),
+         loom, "attacker: the loom's name reaches the page as it is")
     p.eval("weft.setChannel('ovni.mark.7')")
     c.eq(p.eval("weft.hoverAt(0, 500)"),
          f"{EVIL}label: begin 100 ns, end 1000 ns, duration 900 ns",
