@@ -35,6 +35,7 @@ struct vout {
 	struct job q[EMU_BATCH_KEEP];
 	uint64_t pushed, done; /* batches queued, collected */
 	int waiting, stop;     /* the thread waits for a batch; it is to end */
+	int th_ok_cpus;        /* a second CPU: the pyramids on two threads */
 };
 
 static char *dup_s(const char *s)
@@ -150,7 +151,9 @@ static int put(struct view_data *vd, struct view_track *t, int64_t start, int64_
 	if (end <= start)
 		return 0;
 	if (t->n > 0 && t->iv[t->n - 1].end == start && t->iv[t->n - 1].value == value) {
-		t->iv[t->n - 1].end = end;
+		struct view_iv *x = &t->iv[t->n - 1];
+		t->jlen += view_digits(end - x->start) - view_digits(x->end - x->start);
+		x->end = end;
 		return 0;
 	}
 	if (t->n == t->cap) {
@@ -161,6 +164,9 @@ static int put(struct view_data *vd, struct view_track *t, int64_t start, int64_
 		t->iv = iv;
 		t->cap = cap;
 	}
+	/* gap after the previous end, duration, value and their commas */
+	t->jlen += view_digits(start - (t->n > 0 ? t->iv[t->n - 1].end : 0))
+		+ view_digits(end - start) + view_digits(value) + 3;
 	t->iv[t->n++] = (struct view_iv) { start, end, value };
 	vd->nintervals++;
 	return 0;
@@ -488,6 +494,26 @@ static int pyramid(struct view_track *t, int64_t dur, int counter, struct pyr_sc
 	return 0;
 }
 
+/* The pyramids of tracks first, first + step, ... (every track's own:
+ * threads share nothing but vd, read only). */
+struct pyr_job {
+	struct view_data *vd;
+	size_t first, step;
+	int r;
+};
+
+static void *pyr_run(void *arg)
+{
+	struct pyr_job *j = arg;
+	struct view_data *vd = j->vd;
+	struct pyr_scratch S;
+	j->r = scratch_init(&S);
+	for (size_t i = j->first; i < vd->nrows * vd->nchans && j->r == 0; i += j->step)
+		j->r = pyramid(&vd->tracks[i], vd->duration, vd->chans[i % vd->nchans].counter, &S);
+	scratch_free(&S);
+	return NULL;
+}
+
 static int vo_close(struct out *out, int64_t duration, char *err, size_t errlen)
 {
 	struct vout *o = (struct vout *) out;
@@ -517,13 +543,16 @@ static int vo_close(struct out *out, int64_t duration, char *err, size_t errlen)
 				goto oom;
 		sort_labels(vc);
 	}
-	struct pyr_scratch S;
-	int pr = scratch_init(&S);
-	for (size_t r = 0; r < vd->nrows && pr == 0; r++)
-		for (size_t c = 0; c < vd->nchans && pr == 0; c++)
-			pr = pyramid(&vd->tracks[r * vd->nchans + c], duration, vd->chans[c].counter, &S);
-	scratch_free(&S);
-	if (pr != 0)
+	/* the pyramids: every other track on a second thread, if any */
+	struct pyr_job pj[2] = { { vd, 0, 2, 0 }, { vd, 1, 2, 0 } };
+	pthread_t th;
+	int two = o->th_ok_cpus && pthread_create(&th, NULL, pyr_run, &pj[1]) == 0;
+	if (!two)
+		pj[0].step = 1;
+	pyr_run(&pj[0]);
+	if (two)
+		pthread_join(th, NULL);
+	if (pj[0].r != 0 || (two && pj[1].r != 0))
 		goto oom;
 	vd->complete = 1;
 	return 0;
@@ -638,6 +667,7 @@ struct out *view_out_open(struct view_data *vd, const struct emu *emu, char *err
 	/* WEFT_VIEW_THREAD=off: the collection inline (tests compare both) */
 	const char *env = getenv("WEFT_VIEW_THREAD");
 	int want = env != NULL ? strcmp(env, "off") != 0 : sysconf(_SC_NPROCESSORS_ONLN) > 1;
+	o->th_ok_cpus = want;
 	if (want && pthread_mutex_init(&o->mu, NULL) == 0) {
 		if (pthread_cond_init(&o->cv, NULL) != 0) {
 			pthread_mutex_destroy(&o->mu);

@@ -19,21 +19,6 @@
 
 #define DATA_MARK "__WEFT_DATA__"
 
-static size_t digits_u(uint64_t v)
-{
-	size_t n = 1;
-	while (v >= 10) {
-		v /= 10;
-		n++;
-	}
-	return n;
-}
-
-static size_t digits(int64_t v)
-{
-	return v < 0 ? 1 + digits_u((uint64_t) 0 - (uint64_t) v) : digits_u((uint64_t) v);
-}
-
 /* v's digits at p; returns the end. */
 static inline char *put_int(char *p, int64_t v)
 {
@@ -190,17 +175,6 @@ void vj_ivs(struct vj *j, const struct view_track *t, size_t a, size_t b, int64_
 	vj_raw(j, "]", 1);
 }
 
-static uint64_t ivs_len(const struct view_track *t)
-{
-	uint64_t n = 2, prev = 0;
-	for (size_t i = 0; i < t->n; i++) {
-		const struct view_iv *x = &t->iv[i];
-		n += digits(x->start - (int64_t) prev) + digits(x->end - x->start) + digits(x->value) + 3;
-		prev = (uint64_t) x->end;
-	}
-	return n;
-}
-
 static void pyr(struct vj *j, const struct view_track *t)
 {
 	vj_raw(j, "[", 1);
@@ -337,7 +311,7 @@ int view_write_page(const struct view_data *vd, const struct view_page_opts *o, 
 	for (size_t i = 0; i < nt; i++)
 		if (vd->tracks[i].n > 0) {
 			ts[n].track = i;
-			ts[n++].len = ivs_len(&vd->tracks[i]) + digits((int64_t) i) + 4;
+			ts[n++].len = vd->tracks[i].jlen + 2 + view_digits((int64_t) i) + 4;
 		}
 	qsort(ts, n, sizeof *ts, cmp_tsize);
 	for (size_t k = 0; k < n; k++) {

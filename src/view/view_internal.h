@@ -41,6 +41,7 @@ struct view_iv {
 struct view_track {
 	struct view_iv *iv;
 	size_t n, cap;
+	uint64_t jlen;          /* the JSON of the intervals (page.c): bytes */
 	int64_t ostart, ovalue; /* the open interval (ovalue 0: none) */
 	/* the pyramid: levels kmin..kmin+nlev-1; level j's buckets are the
 	 * int64s pyr[off[j] .. off[j+1]): per bucket n, then n (value, time)
@@ -62,6 +63,18 @@ struct view_data {
 	int complete;
 	int failed;
 };
+
+/* The decimal digits of v (and its sign). */
+static inline size_t view_digits(int64_t v)
+{
+	uint64_t u = v < 0 ? (uint64_t) 0 - (uint64_t) v : (uint64_t) v;
+	size_t n = v < 0 ? 2 : 1;
+	while (u >= 10) {
+		u /= 10;
+		n++;
+	}
+	return n;
+}
 
 const char *view_label_of(const struct view_chan *c, int64_t v);
 /* The track's first interval ending after t (n when none). */
