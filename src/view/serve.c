@@ -105,9 +105,17 @@ static char *tile(const struct view_data *vd, const char *q, size_t *len)
 	vj_s(jp, ",\"rows\":[");
 	for (int64_t r = r0; r <= r1; r++) {
 		const struct view_track *t = &vd->tracks[(size_t) r * vd->nchans + (size_t) c];
-		size_t a = view_track_find(t, t0), b = a;
-		while (b < t->n && t->iv[b].start < t1)
-			b++;
+		/* [a, b): the intervals ending after t0 and starting before t1
+		 * (binary searches: a row may hold 10^8 intervals) */
+		size_t a = view_track_find(t, t0), lo = a, hi = t->n;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (t->iv[mid].start < t1)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		size_t b = lo;
 		vj_s(jp, r > r0 ? ",[" : "[");
 		vj_int(jp, r);
 		if (b - a <= TILE_MAX_EXACT) {
