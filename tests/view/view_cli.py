@@ -11,8 +11,12 @@ written); the server: listening on 127.0.0.1 only (/proc/net/tcp), GET /
 the page, GET /tile and /at the intervals of weft sql's table, any other
 path (../, /etc/passwd, /tile/x) 404, any method but GET 405, bad
 parameters 400, and SIGINT ends it with exit 0. The collection's thread
-gives the page it gives inline, on a trace that cycles the engine's batches.
+gives the page it gives inline, on a trace that cycles the engine's batches;
+on that trace, a tile of the whole run holds, for rows of more than 4096
+intervals, the interval at each of its 1024 buckets' start, and a tile at
+level 0 exactly the table's intervals.
 """
+import bisect
 import json
 import os
 import sqlite3
@@ -186,6 +190,67 @@ def threaded(tmp):
     c.expect(pages[0][0] == pages[1][0], "the same page with and without the thread")
     rc, so, err = weft(["sql", "--csv", t, "SELECT count(*) FROM interval"])
     c.eq(pages[0][1], so.splitlines()[-1], "as many intervals as weft sql's table")
+    sampled_tiles(tmp, t)
+
+
+def decode(flat):
+    out, prev = [], 0
+    for k in range(0, len(flat), 3):
+        s = prev + flat[k]
+        prev = s + flat[k + 1]
+        out.append((s, prev, flat[k + 2]))
+    return out
+
+
+def sampled_tiles(tmp, t):
+    """A tile of the whole run, whose rows hold more than 4096 intervals:
+    per row at most one interval per bucket (1024), each one of weft sql's,
+    the one at the bucket's start; a tile at level 0: exactly the table's."""
+    db = os.path.join(tmp, "big.db")
+    weft(["sql", "-o", db, t])
+    con = sqlite3.connect(db)
+    ivs = {}
+    for r, s, e, v in con.execute("SELECT i.row, i.start, i.end, i.value FROM interval i JOIN "
+                                  "channel c ON c.id = i.channel WHERE i.view = 'thread' AND "
+                                  "c.name = 'ovni.thread.state' ORDER BY i.row, i.start"):
+        ivs.setdefault(r, []).append((s, e, v))
+    dur = max(e for r in ivs.values() for _, e, _ in r)
+    con.close()
+    srv = Server(weft_bin(), ["--budget", "1", t])
+    try:
+        st, body = srv.request("GET", "/")
+        data = json.loads(body.split(b'type="application/json">')[1].split(b"</script>")[0])
+        ch = [x["name"] for x in data["chans"]].index("ovni.thread.state")
+        lv = max(0, (dur - 1).bit_length() - 10)
+        st, body = srv.request("GET", f"/tile?c={ch}&r0=0&r1={len(ivs) - 1}&l={lv}&i=0")
+        c.eq(st, 200, "the tile of the whole run")
+        nsampled = 0
+        for r, sampled, flat in json.loads(body)["rows"]:
+            got = decode(flat)
+            want = ivs.get(r, [])
+            c.eq(sampled, int(len(want) > 4096), f"row {r}: sampled when over 4096 intervals")
+            nsampled += sampled
+            if sampled:
+                c.expect(len(got) <= 1024, f"row {r}: at most one interval per bucket")
+                pick, ends = [], [e for _, e, _ in want]
+                for k in range(1024):
+                    b0 = k << lv
+                    i = bisect.bisect_right(ends, b0)
+                    x = want[i] if i < len(want) else None
+                    if x is not None and x[0] < b0 + (1 << lv) and (not pick or pick[-1] != x):
+                        pick.append(x)
+                c.eq(got, pick, f"row {r}: the interval at each bucket's start")
+            else:
+                c.eq(got, want, f"row {r}: every interval")
+        c.expect(nsampled > 0, "some rows sampled")
+        st, body = srv.request("GET", f"/tile?c={ch}&r0=0&r1={len(ivs) - 1}&l=0&i=7")
+        for r, sampled, flat in json.loads(body)["rows"]:
+            c.eq((sampled, decode(flat)),
+                 (0, [iv for iv in ivs.get(r, []) if iv[0] < 8 * 1024 and iv[1] > 7 * 1024]),
+                 f"row {r}: the tile [7168, 8192) at level 0, exactly")
+    finally:
+        rc, err = srv.stop()
+    c.eq((rc, err), (0, ""), "SIGINT: exit 0")
 
 
 def main():
