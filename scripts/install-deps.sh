@@ -12,7 +12,8 @@
 #               libopenmpi-dev openmpi-bin, and the tools
 #               the tests call: util-linux (unshare, setpriv), gzip, diffutils,
 #               binutils (nm, readelf)
-#   --ci        also clang libclang-rt-14-dev (sanitizer and fuzz builds);
+#   --ci        also clang libclang-rt-14-dev (sanitizer and fuzz builds) and
+#               chromium chromium-driver (weft view's page tests, tests/view);
 #               the same as WEFT_DEPS_CI=1
 #   --dry-run   only say what is missing (exit 0), install nothing
 #
@@ -43,7 +44,8 @@ pkgs=(
   libopenmpi-dev openmpi-bin             # MPI clock-sync tool; its tests need mpirun
   util-linux gzip diffutils binutils     # tools the tests call (unshare, setpriv, nm, readelf)
 )
-[ "$ci" = 1 ] && pkgs+=(clang libclang-rt-14-dev)  # sanitizer and fuzz builds
+[ "$ci" = 1 ] && pkgs+=(clang libclang-rt-14-dev  # sanitizer and fuzz builds
+                        chromium chromium-driver)  # weft view's page tests (tests/view)
 
 if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
   echo "$me: needs a Debian-like system (dpkg-query, apt-get); install by hand: ${pkgs[*]}" >&2

@@ -1,60 +1,91 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * cmd_view.c - `weft view TRACE --png/--svg/--pdf FILE`: pictures of a
- * window of the timeline (view_picture.h). A minimal front end for the
- * pictures; the HTML page of weft view has its own.
+ * cmd_view.c - `weft view`: the emulated timelines as one self-contained
+ * HTML page (src/view), served over HTTP on the loopback (--serve), or
+ * drawn as pictures (--png/--svg/--pdf: view_picture.h). docs/view.md.
  */
+#include <errno.h>
+#include <inttypes.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli_common.h"
-#include "cli_opts.h"
 #include "commands.h"
+#include "driver.h"
+#include "model.h"
+#include "view.h"
 #include "view_picture.h"
+
+#define VIEW_DEFAULT_BUDGET ((uint64_t) 64 << 20)
 
 static void view_usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: weft view [--png FILE] [--svg FILE] [--pdf FILE] [--size WxH]\n"
-		"                 [--channel NAME] [--from T0] [--to T1] [--model FILE]... TRACE\n"
+		"Usage: weft view [-o FILE.html] [--from T0] [--to T1] [--model FILE]...\n"
+		"                 [--budget SIZE] [--channel NAME] [-q] TRACE\n"
+		"       weft view --serve [--port N] [--bind 127.0.0.1] [...] TRACE\n"
+		"       weft view --png FILE | --svg FILE | --pdf FILE [--size WxH] [...] TRACE\n"
 		"\n"
-		"Draw a window of the trace's timeline: a row per thread, then per CPU, each\n"
-		"interval in the colour of its value, a time axis, a legend and the time per\n"
-		"value in the window.\n"
+		"Emulate the trace at TRACE (as weft emu does, through the models it requires)\n"
+		"and write its timelines as one HTML page that any browser opens from disk,\n"
+		"with no network: every thread and CPU row (labelled as the .row files),\n"
+		"coloured by a channel of the catalogue chosen on the page, counters as line\n"
+		"tracks, lost intervals marked; zoom, pan, hover, selection, time per value\n"
+		"and search. The page holds a summary pyramid of every row (drawing costs\n"
+		"the pixels, not the events) and the intervals themselves up to the budget.\n"
 		"\n"
-		"  --png FILE, --svg FILE, --pdf FILE  the pictures to write (one or more)\n"
-		"  --size WxH      the size in pixels (default 1600x900; each side 200 to\n"
-		"                  16384, at most 67108864 pixels)\n"
-		"  --channel NAME  the channel drawn, a catalogue name (default\n"
-		"                  ovni.thread.state; e.g. nosv.subsystem, cpu.running.pid)\n"
-		"  --from T0, --to T1  the window, as weft emu takes it\n"
-		"  --model FILE    add the model described by FILE (repeatable)\n"
-		"  -h, --help      this help\n"
-		"Each file is written aside and renamed over FILE once every picture is\n"
-		"drawn. Exit status: 0, 1 when the trace or a file fails, 2 on usage errors.\n"
-		"See docs/pictures.md.\n");
+		"  -o, --output FILE  the page (default: TRACE/view.html); written aside and\n"
+		"                renamed over FILE once complete\n"
+		"  --from T0, --to T1  the window [T0, T1] only (times as weft emu's)\n"
+		"  --model FILE  add the model described by FILE (repeatable; docs/models.md)\n"
+		"  --budget SIZE the page's largest size (default 64MiB; SIZE in bytes, or with\n"
+		"                K, M, G (KiB, MiB, GiB) or kB, MB, GB): beyond it the page holds\n"
+		"                the summary of the largest rows only, and says so\n"
+		"  --channel NAME  the colour channel shown first (default ovni.thread.state)\n"
+		"  --serve       serve the page on http://127.0.0.1:PORT/ instead of writing\n"
+		"                it: the page asks the server for the intervals it lacks, so\n"
+		"                it stays exact at every zoom whatever the budget; stops on\n"
+		"                SIGINT (Ctrl-C) or SIGTERM, exit 0\n"
+		"  --port N      the server's port (default 0: a free one, printed)\n"
+		"  --bind ADDR   only 127.0.0.1 (or localhost) is accepted: the server never\n"
+		"                listens beyond the loopback\n"
+		"  --png FILE, --svg FILE, --pdf FILE  draw the window as a picture instead\n"
+		"  --size WxH    the picture's size in pixels\n"
+		"  -q, --quiet   no line about the page written\n"
+		"  -h, --help    this help\n"
+		"\n"
+		"Exit status: 0 on success, 1 when the trace or a model is refused (the\n"
+		"message names the file) or a file cannot be written, 2 for usage errors,\n"
+		"130 when SIGINT stops the emulation. See docs/view.md.\n");
 }
 
-enum { V_PNG, V_SVG, V_PDF, V_SIZE, V_CHANNEL, V_FROM, V_TO, V_MODEL };
+enum { V_OUTPUT, V_FROM, V_TO, V_MODEL, V_BUDGET, V_CHANNEL, V_SERVE, V_PORT, V_BIND, V_PNG,
+	V_SVG, V_PDF, V_SIZE, V_QUIET };
 
 static const struct cli_opt view_opts[] = {
+	{ "output", 'o', "FILE", V_OUTPUT },
+	{ "from", 0, "a time", V_FROM },
+	{ "to", 0, "a time", V_TO },
+	{ "model", 0, "FILE", V_MODEL },
+	{ "budget", 0, "SIZE", V_BUDGET },
+	{ "channel", 0, "NAME", V_CHANNEL },
+	{ "serve", 0, NULL, V_SERVE },
+	{ "port", 0, "N", V_PORT },
+	{ "bind", 0, "ADDR", V_BIND },
 	{ "png", 0, "FILE", V_PNG },
 	{ "svg", 0, "FILE", V_SVG },
 	{ "pdf", 0, "FILE", V_PDF },
 	{ "size", 0, "WxH", V_SIZE },
-	{ "channel", 0, "NAME", V_CHANNEL },
-	{ "from", 0, "a time", V_FROM },
-	{ "to", 0, "a time", V_TO },
-	{ "model", 0, "FILE", V_MODEL },
+	{ "quiet", 'q', NULL, V_QUIET },
 	{ NULL, 0, NULL, 0 },
 };
 
 struct view_args {
-	struct view_picture_req req;
-	const char *size;
-	const char **models;
-	int nmodels;
+	const char *output, *from, *to, *budget, *channel, *port, *bind, *png, *svg, *pdf, *size;
+	int serve, quiet;
+	struct cli_models models;
 };
 
 static int view_opt(void *ctx, int id, const char *opt, const char *val)
@@ -62,53 +93,300 @@ static int view_opt(void *ctx, int id, const char *opt, const char *val)
 	(void) opt;
 	struct view_args *a = ctx;
 	switch (id) {
-	case V_PNG: a->req.png = val; break;
-	case V_SVG: a->req.svg = val; break;
-	case V_PDF: a->req.pdf = val; break;
+	case V_OUTPUT: a->output = val; break;
+	case V_FROM: a->from = val; break;
+	case V_TO: a->to = val; break;
+	case V_MODEL: a->models.files[a->models.n++] = val; break;
+	case V_BUDGET: a->budget = val; break;
+	case V_CHANNEL: a->channel = val; break;
+	case V_SERVE: a->serve = 1; break;
+	case V_PORT: a->port = val; break;
+	case V_BIND: a->bind = val; break;
+	case V_PNG: a->png = val; break;
+	case V_SVG: a->svg = val; break;
+	case V_PDF: a->pdf = val; break;
 	case V_SIZE: a->size = val; break;
-	case V_CHANNEL: a->req.channel = val; break;
-	case V_FROM: a->req.from = val; break;
-	case V_TO: a->req.to = val; break;
-	case V_MODEL: a->models[a->nmodels++] = val; break;
+	case V_QUIET: a->quiet = 1; break;
 	default: abort();
 	}
 	return 0;
+}
+
+/* SIZE: bytes, or with a unit. 0, or 2 after the message. */
+static int parse_size(const char *s, uint64_t *out)
+{
+	static const struct { const char *u; uint64_t m; } units[] = {
+		{ "", 1 }, { "B", 1 }, { "K", 1ull << 10 }, { "KiB", 1ull << 10 },
+		{ "M", 1ull << 20 }, { "MiB", 1ull << 20 }, { "G", 1ull << 30 },
+		{ "GiB", 1ull << 30 }, { "kB", 1000 }, { "MB", 1000000 }, { "GB", 1000000000 },
+	};
+	char *end;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	if (end != s && s[0] != '-' && errno == 0)
+		for (size_t i = 0; i < sizeof units / sizeof units[0]; i++)
+			if (strcmp(end, units[i].u) == 0 && v <= UINT64_MAX / units[i].m) {
+				*out = v * units[i].m;
+				return 0;
+			}
+	fprintf(stderr, "weft view: --budget '%s' is not a size (bytes, or a number with K, M, "
+			"G, KiB, MiB, GiB, kB, MB or GB); run `weft view --help`\n", s);
+	return 2;
+}
+
+static void warn_cb(void *ctx, const char *msg)
+{
+	(void) ctx;
+	cli_message_over("view", "warning: ", msg);
+}
+
+static volatile sig_atomic_t stop_sig;
+
+static void on_stop(int sig)
+{
+	if (stop_sig != 0) {
+		signal(sig, SIG_DFL);
+		raise(sig);
+		return;
+	}
+	stop_sig = sig;
+}
+
+static struct out *open_view(void *ctx, const struct emu *emu, char *err, size_t errlen)
+{
+	return view_out_open(ctx, emu, err, errlen);
+}
+
+static void on_bound(void *ctx, int port)
+{
+	printf("weft view: serving %s at http://127.0.0.1:%d/ (Ctrl-C to stop)\n",
+			(const char *) ctx, port);
+	fflush(stdout);
+}
+
+/* --channel NAME is one of the run's channels: 0, or 2 after the message. */
+static int check_channel(const struct view_data *vd, const char *name)
+{
+	if (name == NULL || view_has_channel(vd, name))
+		return 0;
+	size_t n = view_nchans(vd);
+	const char **names = calloc(n + 1, sizeof *names);
+	for (size_t i = 0; names != NULL && i < n; i++)
+		names[i] = view_chan_name(vd, i);
+	const char *s = names != NULL ? cli_suggest(name, names, n) : NULL;
+	if (s != NULL)
+		fprintf(stderr, "weft view: --channel '%s' is not a channel of this trace (did you "
+				"mean '%s'?); `weft sql TRACE \"SELECT name FROM channel\"` lists them\n",
+				name, s);
+	else
+		fprintf(stderr, "weft view: --channel '%s' is not a channel of this trace; `weft sql "
+				"TRACE \"SELECT name FROM channel\"` lists them\n", name);
+	free(names);
+	return 2;
+}
+
+static int pictures(const struct view_args *a, const char *path)
+{
+	struct view_picture_req r;
+	memset(&r, 0, sizeof r);
+	r.trace = path;
+	a->models.files[a->models.n] = NULL;
+	r.models = a->models.n > 0 ? a->models.files : NULL;
+	r.from = a->from;
+	r.to = a->to;
+	r.channel = a->channel;
+	r.png = a->png;
+	r.svg = a->svg;
+	r.pdf = a->pdf;
+	char err[WEFT_ERR_MAX];
+	if (a->size != NULL && view_picture_parse_size(a->size, &r.width, &r.height, err,
+			sizeof err) != 0) {
+		fprintf(stderr, "weft view: %s\n", err);
+		return 2;
+	}
+	if (view_picture_run(&r, err, sizeof err) != 0) {
+		cli_message("view", "", err);
+		return 1;
+	}
+	return 0;
+}
+
+static int cmd_view(int argc, char **argv, struct view_args *a)
+{
+	const char **pos = cli_operands(argc);
+	int npos = 0;
+	int pr = cli_opts_parse("view", view_opts, argc, argv, view_opt, a, pos, &npos);
+	const char *path = pos[0];
+	free(pos);
+	if (pr == CLI_OPTS_HELP) {
+		view_usage(stdout);
+		return 0;
+	}
+	if (pr != 0)
+		return pr;
+	if (npos != 1) {
+		fprintf(stderr, "weft view: expected one TRACE; run `weft view --help`\n");
+		return 2;
+	}
+	int picture = a->png != NULL || a->svg != NULL || a->pdf != NULL;
+	if (picture && (a->serve || a->output != NULL))
+		return cli_usage_error("view", "--png, --svg and --pdf draw pictures: give neither "
+				"--serve nor -o with them");
+	if (a->size != NULL && !picture)
+		return cli_usage_error("view", "--size is the size of a picture: give it with --png, "
+				"--svg or --pdf");
+	if (a->serve && a->output != NULL)
+		return cli_usage_error("view", "--serve serves the page instead of writing it: give "
+				"either --serve or -o");
+	if ((a->port != NULL || a->bind != NULL) && !a->serve)
+		return cli_usage_error("view", "--port and --bind are options of --serve");
+	if (a->bind != NULL && strcmp(a->bind, "127.0.0.1") != 0
+			&& strcmp(a->bind, "localhost") != 0) {
+		fprintf(stderr, "weft view: --bind '%s' refused: the server listens on the loopback "
+				"only (127.0.0.1)\n", a->bind);
+		return 2;
+	}
+	long port = 0;
+	if (a->port != NULL) {
+		char *e;
+		errno = 0;
+		port = strtol(a->port, &e, 10);
+		if (e == a->port || *e != '\0' || errno != 0 || port < 0 || port > 65535) {
+			fprintf(stderr, "weft view: --port '%s' is not a port number (0 to 65535); run "
+					"`weft view --help`\n", a->port);
+			return 2;
+		}
+	}
+	uint64_t budget = VIEW_DEFAULT_BUDGET;
+	if (a->budget != NULL && parse_size(a->budget, &budget) != 0)
+		return 2;
+	if (a->output != NULL && a->output[0] == '\0')
+		return cli_usage_error("view", "-o needs a FILE, not an empty name");
+	int64_t from = 0, to = 0;
+	int from_rel = 0, to_rel = 0;
+	if (a->from != NULL && cli_parse_time("view", "--from", a->from, &from, &from_rel) != 0)
+		return 2;
+	if (a->to != NULL && cli_parse_time("view", "--to", a->to, &to, &to_rel) != 0)
+		return 2;
+	if (a->from != NULL && a->to != NULL) {
+		if (from_rel != to_rel) {
+			fprintf(stderr, "weft view: --from '%s' and --to '%s' are of different kinds: "
+					"give both as clocks (nanoseconds, no unit) or both with a unit (after "
+					"the trace's first event)\n", a->from, a->to);
+			return 2;
+		}
+		if (to <= from) {
+			fprintf(stderr, "weft view: --to '%s' is not after --from '%s': the window "
+					"would be empty\n", a->to, a->from);
+			return 2;
+		}
+	}
+	if (picture)
+		return pictures(a, path);
+	struct weft_registry *models = cli_registry("view", &a->models);
+	if (models == NULL)
+		return 1;
+	struct view_data *vd = view_data_new();
+	if (vd == NULL) {
+		weft_registry_free(models);
+		fprintf(stderr, "weft view: out of memory\n");
+		return 1;
+	}
+	static const char *const no_formats[] = { NULL };
+	struct weft_emulate_opts o;
+	memset(&o, 0, sizeof o);
+	o.sz = sizeof o;
+	o.path = path;
+	o.formats = no_formats;
+	o.models = models;
+	o.warn = warn_cb;
+	o.has_from = a->from != NULL;
+	o.has_to = a->to != NULL;
+	o.from = from;
+	o.to = to;
+	o.from_rel = from_rel;
+	o.to_rel = to_rel;
+	o.from_arg = a->from;
+	o.to_arg = a->to;
+	o.open_output = open_view;
+	o.hook_ctx = vd;
+	o.stop = &stop_sig;
+	o.progress = cli_progress_emulate;
+	o.progress_every = cli_progress_every();
+	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
+	cli_catch_stop(on_stop, sigs, sizeof sigs / sizeof sigs[0]);
+	char err[WEFT_ERR_MAX];
+	struct cli_progress prog;
+	cli_progress_start(&prog, "view", cli_obs_total_dir(path));
+	int r = weft_emulate(&o, err, sizeof err);
+	cli_progress_end(&prog);
+	weft_registry_free(models);
+	int status = 0;
+	if (r != 0 && stop_sig != 0) {
+		fprintf(stderr, "weft view: interrupted by %s; nothing written\n",
+				stop_sig == SIGINT ? "SIGINT" : stop_sig == SIGTERM ? "SIGTERM" : "SIGHUP");
+		status = 128 + stop_sig;
+	} else if (r != 0) {
+		cli_message("view", "", err);
+		status = 1;
+	} else {
+		status = check_channel(vd, a->channel);
+	}
+	if (status != 0) {
+		view_data_free(vd);
+		return status;
+	}
+	int complete = 0;
+	struct view_page_opts po = { path, budget, a->channel, a->serve, 0, &complete };
+	if (a->serve) {
+		stop_sig = 0;
+		r = view_serve(vd, &po, (int) port, &stop_sig, on_bound, (void *) path, err,
+				sizeof err);
+		view_data_free(vd);
+		if (r != 0) {
+			cli_message("view", "", err);
+			return 1;
+		}
+		return 0;
+	}
+	char *def = NULL;
+	const char *out = a->output;
+	if (out == NULL) {
+		size_t n = strlen(path) + sizeof "/view.html";
+		def = malloc(n);
+		if (def == NULL) {
+			view_data_free(vd);
+			fprintf(stderr, "weft view: out of memory\n");
+			return 1;
+		}
+		snprintf(def, n, "%s/view.html", path);
+		out = def;
+	}
+	uint64_t size = 0;
+	r = view_write_file(vd, &po, out, &size, err, sizeof err);
+	if (r != 0) {
+		cli_message("view", "", err);
+		status = 1;
+	} else if (!a->quiet) {
+		char sz[32], bud[32];
+		cli_size(sz, sizeof sz, (double) size);
+		cli_size(bud, sizeof bud, (double) budget);
+		printf("%s: %zu rows, %" PRIu64 " intervals, %s (budget %s)%s\n", out,
+				view_nrows(vd), view_nintervals(vd), sz, bud,
+				complete ? "" : "; beyond the budget the page holds the summary of the "
+				"largest rows only (weft view --serve shows every interval)");
+	}
+	free(def);
+	view_data_free(vd);
+	return status;
 }
 
 int weft_cmd_view(int argc, char **argv)
 {
 	struct view_args a;
 	memset(&a, 0, sizeof a);
-	a.models = calloc((size_t) argc + 1, sizeof *a.models);
-	const char **pos = cli_operands(argc);
-	if (a.models == NULL)
-		abort();
-	int npos = 0;
-	int pr = cli_opts_parse("view", view_opts, argc, argv, view_opt, &a, pos, &npos);
-	const char *trace = pos[0];
-	free(pos);
-	int rc = 0;
-	char err[WEFT_ERR_MAX];
-	if (pr == CLI_OPTS_HELP) {
-		view_usage(stdout);
-	} else if (pr != 0) {
-		rc = pr;
-	} else if (npos != 1) {
-		rc = cli_usage_error("view", "expected one TRACE");
-	} else if (a.size != NULL && view_picture_parse_size(a.size, &a.req.width, &a.req.height,
-				err, sizeof err) != 0) {
-		fprintf(stderr, "weft view: %s\n", err);
-		rc = 2;
-	} else if (!a.req.png && !a.req.svg && !a.req.pdf) {
-		rc = cli_usage_error("view", "no picture asked for: give --png, --svg or --pdf FILE");
-	} else {
-		a.req.trace = trace;
-		a.req.models = a.models;
-		if (view_picture_run(&a.req, err, sizeof err) != 0) {
-			cli_message("view", "", err);
-			rc = 1;
-		}
-	}
-	free(a.models);
-	return rc;
+	cli_models_init(&a.models, argc);
+	int r = cmd_view(argc, argv, &a);
+	free(a.models.files);
+	return r;
 }

@@ -24,7 +24,7 @@ static const struct command commands[] = {
 	{ "index", weft_cmd_index, "write the index of every stream (for seeking: dump/top --from)" },
 	{ "sort", weft_cmd_sort, "sort the unordered regions of every stream (ovnisort)" },
 	{ "sql", weft_cmd_sql, "write a trace as a SQLite database and query it" },
-	{ "view", weft_cmd_view, "draw a window of the timeline as PNG, SVG or PDF pictures" },
+	{ "view", weft_cmd_view, "the timelines as one HTML page (or served), or pictures (PNG, SVG, PDF)" },
 	{ "version", weft_cmd_version, "weft's version and the libovni programs would load" },
 };
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * view_picture.h - `weft view --png/--svg/--pdf`: a picture of a window of
- * a trace's timeline (src/view/picture.h; docs/pictures.md). cmd_view.c
+ * a trace's timeline (src/view/picture.h; docs/view.md, "Pictures"). cmd_view.c
  * parses the options and calls view_picture_run.
  */
 #ifndef WEFT_CLI_VIEW_PICTURE_H

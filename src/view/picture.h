@@ -3,7 +3,7 @@
  * picture.h - a picture of a window of a timeline (cairo): rows (threads,
  * then CPUs) x time, each interval in its value's colour, a time axis with
  * units, a legend (value label and colour) and a bar chart of the time each
- * value holds in the window; as PNG, SVG or PDF (docs/pictures.md).
+ * value holds in the window; as PNG, SVG or PDF (docs/view.md, "Pictures").
  *
  * The timeline comes from picture_sink.h (the emulation's records of one
  * channel); this file only draws.

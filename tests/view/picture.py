@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
-"""picture.py - weft view's pictures (--png, --svg, --pdf; docs/pictures.md).
+"""picture.py - weft view's pictures (--png, --svg, --pdf; docs/view.md, "Pictures").
 
 On corpus traces (a nosv run, its nosv.subsystem channel in thread and CPU
 rows, also in a window --from/--to; the default channel, the thread state),
@@ -8,7 +8,7 @@ against weft emu's .prv of the same trace (and window):
   - the PNG (read here with zlib: no imaging library) has the size asked for;
     every row band holds, at the middle of each interval of the channel at
     least 4 pixels wide, exactly that value's colour (the fixed palette,
-    computed here as docs/pictures.md gives it), and a row whose channel is
+    computed here as docs/view.md, "Pictures" gives it), and a row whose channel is
     never set is blank; each legend value's colour is in the image;
   - the SVG is XML (xml.etree) with the title, the row labels and the legend's
     value labels as <text>;

@@ -1,0 +1,165 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""bench_view - `weft view` on a runtime-shaped trace (docs/view.md, "Cost").
+
+Writes with bench_emu -g (same bin directory) a trace of N events (8 threads
+on 4 CPUs, nosv and mpi: bench_emu's runtime trace) into a temporary
+directory it removes, then prints, in one run:
+  - the best of R runs of `weft emu --paraver -q` and of `weft view -q` (wall
+    and CPU time, user + system), and `view/emu time: X` (target at most 1.5);
+  - the page's size against the budget (--budget, default 64 MiB);
+  - headless Chromium (tests/view/cdp.py): the time from navigation to
+    data-weft-state="ready" against the time a blank page of the same size
+    takes to load, and `ready/blank: X` (target at most 3);
+  - `weft view --serve`: the time to the port line (the emulation), the time
+    of the first tile (the whole run on 1024 px) and of each zoom step (the
+    window halved around its middle down to 1 us: the tiles a 1024 px
+    window needs, every channel the page shows first), `first tile: X ms`,
+    `zoom step: median X ms, max Y ms` (target at most 100 ms).
+Usage: bench_view [-n EVENTS] [-r RUNS] [--budget SIZE] [-k]
+  (10^7 events by default; -k keeps the directory)
+"""
+import argparse
+import json
+import os
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+BIN = os.path.dirname(os.path.abspath(__file__))
+SRC = "@WEFT_SOURCE_DIR@"
+sys.path.insert(0, os.path.join(SRC, "tests", "view"))
+sys.dont_write_bytecode = True
+
+
+def best_of(runs, argv):
+    """(best wall time, median wall time, least CPU time: user + system)."""
+    times, cpus = [], []
+    for _ in range(runs):
+        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        t = time.monotonic()
+        subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, timeout=3600)
+        times.append(time.monotonic() - t)
+        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpus.append(r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime)
+    return min(times), statistics.median(times), min(cpus)
+
+
+def browser_times(page, size, tmp):
+    import cdp
+    blank = os.path.join(tmp, "blank.html")
+    head = b'<!DOCTYPE html><html><head><meta charset="utf-8"></head><body><script type="application/json">'
+    tail = b"</script></body></html>"
+    with open(blank, "wb") as f:
+        f.write(head + b"0" * max(0, size - len(head) - len(tail)) + tail)
+    out = {}
+    with cdp.Browser(timeout=600) as b:
+        for what, path, attr, want in (("blank", blank, None, None),
+                                       ("view", page, "data-weft-state", "ready"),
+                                       ("blank", blank, None, None),
+                                       ("view", page, "data-weft-state", "ready")):
+            p = b.page()
+            t = time.monotonic()
+            p.navigate("file://" + path)
+            if attr is None:
+                while p.eval("document.readyState") != "complete":
+                    time.sleep(0.005)
+            else:
+                st = p.wait_attr(attr, (want, "error"), timeout=600)
+                if st != want:
+                    raise SystemExit(f"bench_view: the page did not reach {want}: {st}")
+            dt = time.monotonic() - t
+            out[what] = min(out.get(what, dt), dt)
+            p.close()
+    return out["view"], out["blank"]
+
+
+def serve_times(weft, trace, budget):
+    from serve_util import Server
+    t = time.monotonic()
+    srv = Server(weft, ["--budget", budget, trace], timeout=3600)
+    started = time.monotonic() - t
+    try:
+        st, body = srv.request("GET", "/")
+        data = json.loads(body.split(b'type="application/json">')[1].split(b"</script>")[0])
+        names = [c["name"] for c in data["chans"]]
+        chans = [names.index(n) for n in ("ovni.thread.state", "cpu.running.tid") if n in names]
+        nrows, dur = len(data["rows"]), max(1, data["duration"])
+
+        def window(t0, t1):
+            px = max(1.0, (t1 - t0) / 1024)
+            lv = max(0, int(px).bit_length() - 1)
+            span = 1024 << lv
+            t = time.monotonic()
+            for c in chans:
+                i = max(0, int(t0) // span)
+                while i * span < min(t1, dur):
+                    st, _ = srv.request("GET", f"/tile?c={c}&r0=0&r1={nrows - 1}&l={lv}&i={i}")
+                    if st != 200:
+                        raise SystemExit(f"bench_view: tile refused: {st}")
+                    i += 1
+            return time.monotonic() - t
+
+        first = window(0, dur)
+        steps = []
+        t0, t1 = 0.0, float(dur)
+        while t1 - t0 > 1000:
+            mid = (t0 + t1) / 2
+            half = (t1 - t0) / 4
+            t0, t1 = mid - half, mid + half
+            steps.append(window(t0, t1))
+    finally:
+        srv.stop()
+    return started, first, steps
+
+
+def main():
+    ap = argparse.ArgumentParser(prog="bench_view")
+    ap.add_argument("-n", type=int, default=10_000_000, help="events (10^7)")
+    ap.add_argument("-r", type=int, default=3, help="runs of each timing (3)")
+    ap.add_argument("--budget", default="64MiB")
+    ap.add_argument("-k", action="store_true", help="keep the directory")
+    a = ap.parse_args()
+    weft = os.path.join(BIN, "weft")
+    tmp = tempfile.mkdtemp(prefix="bench-view-")
+    try:
+        subprocess.run([os.path.join(BIN, "bench_emu"), "-g", os.path.join(tmp, "g"), "-n",
+                        str(a.n)], check=True, timeout=3600, stdout=subprocess.DEVNULL)
+        shutil.rmtree(os.path.join(tmp, "g", "trace"))
+        trace = os.path.join(tmp, "g", "rt-trace")
+        page = os.path.join(tmp, "view.html")
+        print(f"trace: {a.n} events asked (bench_emu's runtime trace: 8 threads, 4 CPUs, nosv "
+              f"and mpi)")
+        emu_b, emu_m, emu_c = best_of(a.r, [weft, "emu", "--paraver", "-q", "-o",
+                                     os.path.join(tmp, "out"), trace])
+        view_b, view_m, view_c = best_of(a.r, [weft, "view", "-q", "--budget", a.budget, "-o", page,
+                                       trace])
+        print(f"weft emu --paraver: best {emu_b:.3f} s, median {emu_m:.3f} s, CPU {emu_c:.3f} s")
+        print(f"weft view: best {view_b:.3f} s, median {view_m:.3f} s, CPU {view_c:.3f} s")
+        print(f"view/emu time: {view_b / emu_b:.2f} (target at most 1.5); CPU time: "
+              f"{view_c / emu_c:.2f}")
+        line = subprocess.run([weft, "view", "--budget", a.budget, "-o", page, trace],
+                              check=True, capture_output=True, text=True, timeout=3600).stdout
+        size = os.path.getsize(page)
+        print(f"page: {size} bytes, budget {a.budget} ({line.strip()})")
+        ready, blank = browser_times(page, size, tmp)
+        print(f"chromium: ready in {ready:.3f} s, a blank page of the same size loads in "
+              f"{blank:.3f} s: ready/blank: {ready / blank:.2f} (target at most 3)")
+        started, first, steps = serve_times(weft, trace, a.budget)
+        print(f"serve: listening after {started:.3f} s (the emulation); first tile: "
+              f"{first * 1000:.1f} ms; zoom step ({len(steps)} steps to 1 us): median "
+              f"{statistics.median(steps) * 1000:.1f} ms, max {max(steps) * 1000:.1f} ms "
+              f"(target at most 100 ms)")
+    finally:
+        if a.k:
+            print(f"kept: {tmp}")
+        else:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,682 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * collect.c - the output of `weft view` (view.h): every row's intervals of
+ * every channel of the thread and CPU views, named through the catalogue
+ * (emu_cat_of_prv), as `weft sql`'s interval table holds them; at the
+ * close, the labels known at the end and the summary pyramids.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "out.h"
+#include "view_internal.h"
+
+/* The collection runs on a thread of its own beside the emulation (when
+ * there is a second CPU): the engine keeps a batch's record arrays for
+ * EMU_BATCH_KEEP further calls (emu.h), so records() queues the batch
+ * without copying it and returns, waiting only when that many are queued
+ * (the collection took half of weft view's emulation thread). */
+struct job {
+	const struct emu_prv_rec *prv[2];
+	size_t n[2];
+};
+
+struct vout {
+	struct out base;
+	struct view_data *vd;
+	const struct emu *emu;
+	size_t nthreads;
+	pthread_t th;
+	int th_ok;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	struct job q[EMU_BATCH_KEEP];
+	uint64_t pushed, done; /* batches queued, collected */
+	int waiting, stop;     /* the thread waits for a batch; it is to end */
+	int th_ok_cpus;        /* a second CPU: the pyramids on two threads */
+};
+
+static char *dup_s(const char *s)
+{
+	return strdup(s != NULL ? s : "");
+}
+
+struct view_data *view_data_new(void)
+{
+	return calloc(1, sizeof(struct view_data));
+}
+
+void view_data_free(struct view_data *vd)
+{
+	if (vd == NULL)
+		return;
+	for (size_t i = 0; i < vd->nrows; i++) {
+		free(vd->rows[i].label);
+		free(vd->rows[i].loom);
+	}
+	for (size_t i = 0; i < vd->nchans; i++) {
+		struct view_chan *c = &vd->chans[i];
+		free(c->name);
+		free(c->model);
+		for (size_t k = 0; k < c->nlabels; k++)
+			free(c->llabel[k]);
+		free(c->lvalue);
+		free(c->llabel);
+	}
+	if (vd->tracks != NULL)
+		for (size_t i = 0; i < vd->nrows * vd->nchans; i++) {
+			free(vd->tracks[i].iv);
+			free(vd->tracks[i].pyr);
+			free(vd->tracks[i].off);
+		}
+	free(vd->tracks);
+	free(vd->rows);
+	free(vd->chans);
+	free(vd->chan_of_id);
+	free(vd);
+}
+
+size_t view_nrows(const struct view_data *vd)
+{
+	return vd->nrows;
+}
+
+uint64_t view_nintervals(const struct view_data *vd)
+{
+	return vd->nintervals;
+}
+
+size_t view_nchans(const struct view_data *vd)
+{
+	return vd->nchans;
+}
+
+const char *view_chan_name(const struct view_data *vd, size_t i)
+{
+	return vd->chans[i].name;
+}
+
+int view_has_channel(const struct view_data *vd, const char *name)
+{
+	for (size_t i = 0; i < vd->nchans; i++)
+		if (strcmp(vd->chans[i].name, name) == 0)
+			return 1;
+	return 0;
+}
+
+const char *view_label_of(const struct view_chan *c, int64_t v)
+{
+	size_t lo = 0, hi = c->nlabels;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (c->lvalue[mid] < v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < c->nlabels && c->lvalue[lo] == v ? c->llabel[lo] : NULL;
+}
+
+size_t view_track_find(const struct view_track *t, int64_t time)
+{
+	size_t lo = 0, hi = t->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (t->iv[mid].end <= time)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static const char *kind_name(const struct emu_cat_entry *e)
+{
+	switch (e->kind) {
+	case EMU_CAT_STATE: return "state";
+	case EMU_CAT_SINGLE: return "single";
+	case EMU_CAT_STACK: return "stack";
+	case EMU_CAT_COUNTER: return "counter";
+	default: return "mark";
+	}
+}
+
+/* An interval of a track; one that starts where the last ended with the
+ * same value continues it (as weft sql's). */
+static int put(struct view_data *vd, struct view_track *t, int64_t start, int64_t end,
+		int64_t value)
+{
+	if (end <= start)
+		return 0;
+	if (t->n > 0 && t->iv[t->n - 1].end == start && t->iv[t->n - 1].value == value) {
+		struct view_iv *x = &t->iv[t->n - 1];
+		t->jlen += view_digits(end - x->start) - view_digits(x->end - x->start);
+		x->end = end;
+		return 0;
+	}
+	if (t->n == t->cap) {
+		size_t cap = t->cap ? 2 * t->cap : 16;
+		struct view_iv *iv = realloc(t->iv, cap * sizeof *iv);
+		if (iv == NULL)
+			return -1;
+		t->iv = iv;
+		t->cap = cap;
+	}
+	/* gap after the previous end, duration, value and their commas */
+	t->jlen += view_digits(start - (t->n > 0 ? t->iv[t->n - 1].end : 0))
+		+ view_digits(end - start) + view_digits(value) + 3;
+	t->iv[t->n++] = (struct view_iv) { start, end, value };
+	vd->nintervals++;
+	return 0;
+}
+
+/* The records of one batch into the tracks: 0, or -1 when out of memory. */
+static int collect(struct vout *o, const struct job *jb)
+{
+	struct view_data *vd = o->vd;
+	for (size_t v = 0; v < 2; v++) {
+		size_t base = v == 0 ? 0 : o->nthreads;
+		size_t nrows = v == 0 ? o->nthreads : vd->nrows - o->nthreads;
+		for (size_t i = 0; i < jb->n[v]; i++) {
+			const struct emu_prv_rec *r = &jb->prv[v][i];
+			const struct emu_cat_entry *e = emu_cat_of_prv(o->emu, v, r);
+			if (e == NULL || e->id >= vd->ncat || r->row >= nrows)
+				continue;
+			size_t c = vd->chan_of_id[e->id];
+			if (c == SIZE_MAX)
+				continue;
+			struct view_track *t = &vd->tracks[(base + r->row) * vd->nchans + c];
+			if (t->ovalue == r->value)
+				continue;
+			if (t->ovalue != 0 && put(vd, t, t->ostart, r->time, t->ovalue) != 0)
+				return -1;
+			t->ovalue = r->value;
+			t->ostart = r->time;
+		}
+	}
+	return 0;
+}
+
+static void *collector(void *arg)
+{
+	struct vout *o = arg;
+	pthread_mutex_lock(&o->mu);
+	for (;;) {
+		if (o->done == o->pushed) {
+			if (o->stop)
+				break;
+			o->waiting = 1;
+			pthread_cond_wait(&o->cv, &o->mu);
+			o->waiting = 0;
+			continue;
+		}
+		struct job jb = o->q[o->done % EMU_BATCH_KEEP];
+		int failed = o->vd->failed;
+		pthread_mutex_unlock(&o->mu);
+		int r = failed ? 0 : collect(o, &jb);
+		pthread_mutex_lock(&o->mu);
+		if (r != 0)
+			o->vd->failed = 1;
+		o->done++;
+		pthread_cond_broadcast(&o->cv);
+	}
+	pthread_mutex_unlock(&o->mu);
+	return NULL;
+}
+
+/* Every queued batch collected, the thread ended. */
+static void collector_stop(struct vout *o)
+{
+	if (!o->th_ok)
+		return;
+	pthread_mutex_lock(&o->mu);
+	o->stop = 1;
+	pthread_cond_broadcast(&o->cv);
+	pthread_mutex_unlock(&o->mu);
+	pthread_join(o->th, NULL);
+	pthread_mutex_destroy(&o->mu);
+	pthread_cond_destroy(&o->cv);
+	o->th_ok = 0;
+}
+
+static int vo_records(void *self, const struct emu_batch *b, char *err, size_t errlen)
+{
+	struct vout *o = self;
+	struct job jb = { { b->prv[0], b->prv[1] }, { b->nprv[0], b->nprv[1] } };
+	int failed;
+	if (!o->th_ok) {
+		failed = o->vd->failed || collect(o, &jb) != 0;
+	} else {
+		pthread_mutex_lock(&o->mu);
+		o->q[o->pushed % EMU_BATCH_KEEP] = jb;
+		o->pushed++;
+		if (o->waiting)
+			pthread_cond_broadcast(&o->cv);
+		/* the arrays of the batch EMU_BATCH_KEEP calls back must be
+		 * collected before this call returns */
+		while (o->pushed - o->done >= EMU_BATCH_KEEP)
+			pthread_cond_wait(&o->cv, &o->mu);
+		failed = o->vd->failed;
+		pthread_mutex_unlock(&o->mu);
+	}
+	if (failed) {
+		o->vd->failed = 1;
+		snprintf(err, errlen, "weft view: out of memory");
+		return -1;
+	}
+	return 0;
+}
+
+static int add_label(struct view_chan *c, size_t *cap, int64_t v, const char *l)
+{
+	for (size_t k = 0; k < c->nlabels; k++)
+		if (c->lvalue[k] == v)
+			return 0; /* the first label of a value stays (weft sql's) */
+	if (c->nlabels == *cap) {
+		size_t n = *cap ? 2 * *cap : 8;
+		int64_t *lv = realloc(c->lvalue, n * sizeof *lv);
+		if (lv == NULL)
+			return -1;
+		c->lvalue = lv;
+		char **ll = realloc(c->llabel, n * sizeof *ll);
+		if (ll == NULL)
+			return -1;
+		c->llabel = ll;
+		*cap = n;
+	}
+	c->llabel[c->nlabels] = dup_s(l);
+	if (c->llabel[c->nlabels] == NULL)
+		return -1;
+	c->lvalue[c->nlabels++] = v;
+	return 0;
+}
+
+/* Sorts a channel's labels by value (parallel arrays). */
+static void sort_labels(struct view_chan *c)
+{
+	for (size_t i = 1; i < c->nlabels; i++) {
+		int64_t v = c->lvalue[i];
+		char *l = c->llabel[i];
+		size_t j = i;
+		for (; j > 0 && c->lvalue[j - 1] > v; j--) {
+			c->lvalue[j] = c->lvalue[j - 1];
+			c->llabel[j] = c->llabel[j - 1];
+		}
+		c->lvalue[j] = v;
+		c->llabel[j] = l;
+	}
+}
+
+struct pv {
+	int64_t v, t;
+};
+
+static int cmp_pv_desc(const void *a, const void *b)
+{
+	const struct pv *x = a, *y = b;
+	if (x->t != y->t)
+		return (x->t < y->t) - (x->t > y->t);
+	return (x->v > y->v) - (x->v < y->v);
+}
+
+/* Adds time t of value v to a bucket of up to 2 * VIEW_PYR_VALUES values. */
+static void bucket_add(struct pv *b, int *n, int64_t v, int64_t t)
+{
+	for (int k = 0; k < *n; k++)
+		if (b[k].v == v) {
+			b[k].t += t;
+			return;
+		}
+	if (*n < 2 * VIEW_PYR_VALUES) {
+		b[*n].v = v;
+		b[*n].t = t;
+		(*n)++;
+		return;
+	}
+	/* full: the smallest goes (the bucket keeps the largest shares) */
+	int m = 0;
+	for (int k = 1; k < *n; k++)
+		if (b[k].t < b[m].t)
+			m = k;
+	if (b[m].t < t)
+		b[m] = (struct pv) { v, t };
+}
+
+struct cnt {
+	int64_t min, max;
+	double sum;
+	int64_t covered;
+};
+
+/* The scratch of the pyramids, one for every track (VIEW_PYR_BUCKETS
+ * buckets: fresh memory per track cost a third of weft view's time in page
+ * faults). */
+struct pyr_scratch {
+	struct pv *b;   /* VIEW_PYR_BUCKETS * 2 * VIEW_PYR_VALUES */
+	int *bn;
+	struct cnt *cb;
+	int64_t *out;   /* the levels, before their copy into the track */
+};
+
+static int scratch_init(struct pyr_scratch *S)
+{
+	S->b = malloc((size_t) VIEW_PYR_BUCKETS * 2 * VIEW_PYR_VALUES * sizeof *S->b);
+	S->bn = malloc(VIEW_PYR_BUCKETS * sizeof *S->bn);
+	S->cb = malloc(VIEW_PYR_BUCKETS * sizeof *S->cb);
+	/* every level: at most 2 * VIEW_PYR_BUCKETS buckets in all */
+	S->out = malloc((size_t) 2 * VIEW_PYR_BUCKETS * (1 + 2 * VIEW_PYR_VALUES) * sizeof *S->out);
+	return S->b != NULL && S->bn != NULL && S->cb != NULL && S->out != NULL ? 0 : -1;
+}
+
+static void scratch_free(struct pyr_scratch *S)
+{
+	free(S->b);
+	free(S->bn);
+	free(S->cb);
+	free(S->out);
+}
+
+static int pyramid(struct view_track *t, int64_t dur, int counter, struct pyr_scratch *S)
+{
+	if (t->n == 0 || dur <= 0)
+		return 0;
+	/* the finest level: no more buckets than intervals (rounded up to a
+	 * power of two), at most VIEW_PYR_BUCKETS */
+	int64_t most = 1;
+	while (most < VIEW_PYR_BUCKETS && (size_t) most < t->n)
+		most *= 2;
+	int kmin = 0;
+	while (((dur - 1) >> kmin) + 1 > most)
+		kmin++;
+	int ktop = kmin;
+	while (((dur - 1) >> ktop) + 1 > 1)
+		ktop++;
+	t->kmin = kmin;
+	t->nlev = ktop - kmin + 1;
+	size_t nb = (size_t) (((dur - 1) >> kmin) + 1);
+	t->off = malloc(((size_t) t->nlev + 1) * sizeof *t->off);
+	if (t->off == NULL)
+		return -1;
+	struct pv *b = S->b;
+	int *bn = S->bn;
+	struct cnt *cb = S->cb;
+	int64_t *out = S->out;
+	memset(bn, 0, nb * sizeof *bn);
+	memset(cb, 0, nb * sizeof *cb);
+	/* the finest level from the intervals */
+	for (size_t i = 0; i < t->n; i++) {
+		const struct view_iv *x = &t->iv[i];
+		int64_t s = x->start < 0 ? 0 : x->start, e = x->end > dur ? dur : x->end;
+		for (int64_t k = s >> kmin; s < e && (size_t) k < nb; k++) {
+			int64_t be = (k + 1) << kmin;
+			int64_t part = (e < be ? e : be) - s;
+			if (counter) {
+				struct cnt *c = &cb[k];
+				if (c->covered == 0 || x->value < c->min)
+					c->min = x->value;
+				if (c->covered == 0 || x->value > c->max)
+					c->max = x->value;
+				c->sum += (double) x->value * (double) part;
+				c->covered += part;
+			} else {
+				bucket_add(&b[(size_t) k * 2 * VIEW_PYR_VALUES], &bn[k], x->value, part);
+			}
+			s = be;
+		}
+	}
+	size_t w = 0;
+	for (int j = 0; j < t->nlev; j++) {
+		size_t n = ((nb - 1) >> j) + 1;
+		if (j > 0) {
+			/* this level from the one below: bucket k of pairs 2k, 2k+1 */
+			for (size_t k = 0; k < n; k++) {
+				size_t a = 2 * k, c = 2 * k + 1;
+				size_t below = ((nb - 1) >> (j - 1)) + 1;
+				if (counter) {
+					struct cnt m = cb[a];
+					if (c < below && cb[c].covered > 0) {
+						if (m.covered == 0 || cb[c].min < m.min)
+							m.min = cb[c].min;
+						if (m.covered == 0 || cb[c].max > m.max)
+							m.max = cb[c].max;
+						m.sum += cb[c].sum;
+						m.covered += cb[c].covered;
+					}
+					cb[k] = m;
+				} else {
+					struct pv tmp[2 * VIEW_PYR_VALUES];
+					int tn = 0;
+					for (int q = 0; q < bn[a]; q++)
+						bucket_add(tmp, &tn, b[a * 2 * VIEW_PYR_VALUES + (size_t) q].v,
+								b[a * 2 * VIEW_PYR_VALUES + (size_t) q].t);
+					for (int q = 0; c < below && q < bn[c]; q++)
+						bucket_add(tmp, &tn, b[c * 2 * VIEW_PYR_VALUES + (size_t) q].v,
+								b[c * 2 * VIEW_PYR_VALUES + (size_t) q].t);
+					memcpy(&b[k * 2 * VIEW_PYR_VALUES], tmp, (size_t) tn * sizeof *tmp);
+					bn[k] = tn;
+				}
+			}
+		}
+		t->off[j] = w;
+		for (size_t k = 0; k < n; k++) {
+			if (counter) {
+				if (cb[k].covered == 0) {
+					out[w++] = 0;
+					continue;
+				}
+				out[w++] = 3;
+				out[w++] = cb[k].min;
+				out[w++] = cb[k].max;
+				double mean = cb[k].sum / (double) cb[k].covered;
+				out[w++] = (int64_t) (mean < 0 ? mean - 0.5 : mean + 0.5);
+				continue;
+			}
+			struct pv tmp[2 * VIEW_PYR_VALUES];
+			int tn = bn[k];
+			memcpy(tmp, &b[k * 2 * VIEW_PYR_VALUES], (size_t) tn * sizeof *tmp);
+			qsort(tmp, (size_t) tn, sizeof *tmp, cmp_pv_desc);
+			if (tn > VIEW_PYR_VALUES)
+				tn = VIEW_PYR_VALUES;
+			out[w++] = tn;
+			for (int q = 0; q < tn; q++) {
+				out[w++] = tmp[q].v;
+				out[w++] = tmp[q].t;
+			}
+		}
+	}
+	t->off[t->nlev] = w;
+	t->pyr = malloc((w + 1) * sizeof *t->pyr);
+	if (t->pyr == NULL)
+		return -1;
+	memcpy(t->pyr, out, w * sizeof *out);
+	return 0;
+}
+
+/* The pyramids of tracks first, first + step, ... (every track's own:
+ * threads share nothing but vd, read only). */
+struct pyr_job {
+	struct view_data *vd;
+	size_t first, step;
+	int r;
+};
+
+static void *pyr_run(void *arg)
+{
+	struct pyr_job *j = arg;
+	struct view_data *vd = j->vd;
+	struct pyr_scratch S;
+	j->r = scratch_init(&S);
+	for (size_t i = j->first; i < vd->nrows * vd->nchans && j->r == 0; i += j->step)
+		j->r = pyramid(&vd->tracks[i], vd->duration, vd->chans[i % vd->nchans].counter, &S);
+	scratch_free(&S);
+	return NULL;
+}
+
+static int vo_close(struct out *out, int64_t duration, char *err, size_t errlen)
+{
+	struct vout *o = (struct vout *) out;
+	struct view_data *vd = o->vd;
+	collector_stop(o);
+	if (vd->failed) {
+		snprintf(err, errlen, "weft view: out of memory");
+		return -1;
+	}
+	vd->duration = duration;
+	for (size_t i = 0; i < vd->nrows * vd->nchans; i++) {
+		struct view_track *t = &vd->tracks[i];
+		if (t->ovalue != 0 && put(vd, t, t->ostart, duration, t->ovalue) != 0)
+			goto oom;
+		t->ovalue = 0;
+	}
+	/* the labels known at the end (task types) */
+	for (size_t id = 0; id < vd->ncat; id++) {
+		size_t c = vd->chan_of_id[id];
+		const struct emu_cat_entry *e = emu_cat_at(o->emu, id);
+		if (c == SIZE_MAX || e->info == NULL || !e->info->dyn_values)
+			continue;
+		struct view_chan *vc = &vd->chans[c];
+		size_t cap = vc->nlabels;
+		for (size_t k = 0; k < e->info->ndyn; k++)
+			if (add_label(vc, &cap, e->info->dyn[k].value, e->info->dyn[k].label) != 0)
+				goto oom;
+		sort_labels(vc);
+	}
+	/* the pyramids: every other track on a second thread, if any */
+	struct pyr_job pj[2] = { { vd, 0, 2, 0 }, { vd, 1, 2, 0 } };
+	pthread_t th;
+	int two = o->th_ok_cpus && pthread_create(&th, NULL, pyr_run, &pj[1]) == 0;
+	if (!two)
+		pj[0].step = 1;
+	pyr_run(&pj[0]);
+	if (two)
+		pthread_join(th, NULL);
+	if (pj[0].r != 0 || (two && pj[1].r != 0))
+		goto oom;
+	vd->complete = 1;
+	return 0;
+oom:
+	vd->failed = 1;
+	snprintf(err, errlen, "weft view: out of memory");
+	return -1;
+}
+
+static int vo_commit(struct out *out, char *err, size_t errlen)
+{
+	(void) err;
+	(void) errlen;
+	collector_stop((struct vout *) out);
+	free(out);
+	return 0;
+}
+
+static void vo_discard(struct out *out)
+{
+	collector_stop((struct vout *) out);
+	free(out);
+}
+
+static const struct out_ops vo_ops = {
+	.name = "view",
+	.internal = 0,
+	.records = vo_records,
+	.close = vo_close,
+	.commit = vo_commit,
+	.discard = vo_discard,
+};
+
+/* The rows and channels, from the system and the catalogue. */
+static int setup(struct view_data *vd, const struct emu *emu)
+{
+	const struct emu_sys *sys = emu_system(emu);
+	vd->nrows = sys->nthreads + sys->ncpus;
+	vd->rows = calloc(vd->nrows + 1, sizeof *vd->rows);
+	vd->ncat = emu_cat_count(emu);
+	vd->chans = calloc(vd->ncat + 1, sizeof *vd->chans);
+	vd->chan_of_id = malloc((vd->ncat + 1) * sizeof *vd->chan_of_id);
+	if (vd->rows == NULL || vd->chans == NULL || vd->chan_of_id == NULL)
+		return -1;
+	for (size_t i = 0; i < sys->nthreads; i++) {
+		const struct emu_sys_thread *t = &sys->threads[i];
+		struct view_row *r = &vd->rows[i];
+		r->view = 0;
+		r->index = i;
+		r->label = dup_s(t->label);
+		r->loom = dup_s(sys->looms[t->loom].name);
+		r->pid = sys->procs[t->proc].pid;
+		if (r->label == NULL || r->loom == NULL)
+			return -1;
+	}
+	for (size_t i = 0; i < sys->ncpus; i++) {
+		const struct emu_sys_cpu *c = &sys->cpus[i];
+		struct view_row *r = &vd->rows[sys->nthreads + i];
+		r->view = 1;
+		r->index = i;
+		r->label = dup_s(c->label);
+		r->loom = dup_s(sys->looms[c->loom].name);
+		if (r->label == NULL || r->loom == NULL)
+			return -1;
+	}
+	for (size_t id = 0; id < vd->ncat; id++) {
+		vd->chan_of_id[id] = SIZE_MAX;
+		const struct emu_cat_entry *e = emu_cat_at(emu, id);
+		/* as weft sql's channel table: a Paraver type, a thread or CPU view */
+		if (e->prv_type == 0 || !(e->scope & (EMU_SCOPE_THREAD | EMU_SCOPE_CPU)))
+			continue;
+		struct view_chan *c = &vd->chans[vd->nchans];
+		c->name = dup_s(e->name);
+		c->model = dup_s(e->model);
+		c->kind = kind_name(e);
+		c->scope = e->scope & (EMU_SCOPE_THREAD | EMU_SCOPE_CPU);
+		c->counter = e->kind == EMU_CAT_COUNTER;
+		if (c->name == NULL || c->model == NULL)
+			return -1;
+		vd->chan_of_id[id] = vd->nchans++;
+		size_t cap = 0;
+		for (size_t k = 0; k < e->nvalues; k++) {
+			int64_t v = e->values != NULL ? e->values[k].value : e->mvalues[k].value;
+			const char *l = e->values != NULL ? e->values[k].label : e->mvalues[k].label;
+			if (add_label(c, &cap, v, l) != 0)
+				return -1;
+		}
+		sort_labels(c);
+	}
+	vd->tracks = calloc(vd->nrows * vd->nchans + 1, sizeof *vd->tracks);
+	return vd->tracks != NULL ? 0 : -1;
+}
+
+struct out *view_out_open(struct view_data *vd, const struct emu *emu, char *err,
+		size_t errlen)
+{
+	struct vout *o = calloc(1, sizeof *o);
+	if (vd->rows != NULL) {
+		free(o);
+		snprintf(err, errlen, "weft view: one collection per run");
+		return NULL;
+	}
+	if (o == NULL || setup(vd, emu) != 0) {
+		free(o);
+		snprintf(err, errlen, "weft view: out of memory");
+		return NULL;
+	}
+	o->base.ops = &vo_ops;
+	o->vd = vd;
+	o->emu = emu;
+	o->nthreads = emu_system(emu)->nthreads;
+	/* WEFT_VIEW_THREAD=off: the collection inline (tests compare both) */
+	const char *env = getenv("WEFT_VIEW_THREAD");
+	int want = env != NULL ? strcmp(env, "off") != 0 : sysconf(_SC_NPROCESSORS_ONLN) > 1;
+	o->th_ok_cpus = want;
+	if (want && pthread_mutex_init(&o->mu, NULL) == 0) {
+		if (pthread_cond_init(&o->cv, NULL) != 0) {
+			pthread_mutex_destroy(&o->mu);
+		} else if (pthread_create(&o->th, NULL, collector, o) != 0) {
+			pthread_cond_destroy(&o->cv);
+			pthread_mutex_destroy(&o->mu);
+		} else {
+			o->th_ok = 1;
+		}
+	}
+	return &o->base;
+}

@@ -1,0 +1,313 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * serve.c - `weft view --serve` (view.h): the page and its tiles over HTTP
+ * on the loopback only, one request per connection, from the collected
+ * timelines. The API: GET / (the page), GET /tile (a row range's intervals
+ * of one channel in one time tile of one level), GET /at (the interval of
+ * a row at a time). Any other path is 404, any other method 405, a bad
+ * parameter 400; the server answers nothing else.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "view_internal.h"
+#include "view_json.h"
+
+/* A tile with more intervals per row than this: one per bucket (the one at
+ * its start), as a pixel shows one. */
+#define TILE_MAX_EXACT (4 * VIEW_TILE_BUCKETS)
+
+static void send_all(int fd, const char *p, size_t n)
+{
+	while (n > 0) {
+		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return;
+		p += w;
+		n -= (size_t) w;
+	}
+}
+
+static void reply(int fd, int code, const char *what, const char *type, const char *body,
+		size_t len)
+{
+	char h[512];
+	int n = snprintf(h, sizeof h, "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
+			"Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n"
+			"Content-Security-Policy: default-src 'none'; script-src 'unsafe-inline'; "
+			"style-src 'unsafe-inline'; img-src data:; connect-src 'self'\r\n"
+			"Connection: close\r\n\r\n", code, what, type, len);
+	send_all(fd, h, (size_t) n);
+	send_all(fd, body, len);
+}
+
+static void reply_text(int fd, int code, const char *what, const char *msg)
+{
+	reply(fd, code, what, "text/plain; charset=utf-8", msg, strlen(msg));
+}
+
+/* The value of key in the query q ("a=1&b=2") as an int64: 0, or -1. */
+static int param(const char *q, const char *key, int64_t *v)
+{
+	size_t kl = strlen(key);
+	for (const char *p = q; p != NULL && *p != '\0';) {
+		if (strncmp(p, key, kl) == 0 && p[kl] == '=') {
+			char *end;
+			errno = 0;
+			long long x = strtoll(p + kl + 1, &end, 10);
+			if (errno != 0 || end == p + kl + 1 || (*end != '&' && *end != '\0'))
+				return -1;
+			*v = x;
+			return 0;
+		}
+		p = strchr(p, '&');
+		if (p != NULL)
+			p++;
+	}
+	return -1;
+}
+
+static char *tile(const struct view_data *vd, const char *q, size_t *len)
+{
+	int64_t c, r0, r1, l, i;
+	if (param(q, "c", &c) || param(q, "r0", &r0) || param(q, "r1", &r1) || param(q, "l", &l)
+			|| param(q, "i", &i) || c < 0 || (uint64_t) c >= vd->nchans || r0 < 0
+			|| r1 < r0 || (uint64_t) r1 >= vd->nrows || l < 0 || l > 50 || i < 0
+			|| i > (INT64_MAX >> (l + 11)))
+		return NULL;
+	int64_t w = (int64_t) 1 << l;
+	int64_t t0 = i * VIEW_TILE_BUCKETS * w, t1 = t0 + VIEW_TILE_BUCKETS * w;
+	char *buf = NULL;
+	FILE *f = open_memstream(&buf, len);
+	if (f == NULL)
+		return NULL;
+	struct vj *jp = malloc(sizeof *jp);
+	if (jp == NULL) {
+		fclose(f);
+		free(buf);
+		return NULL;
+	}
+	vj_init(jp, f);
+	vj_s(jp, "{\"c\":");
+	vj_int(jp, c);
+	vj_s(jp, ",\"l\":");
+	vj_int(jp, l);
+	vj_s(jp, ",\"i\":");
+	vj_int(jp, i);
+	vj_s(jp, ",\"rows\":[");
+	for (int64_t r = r0; r <= r1; r++) {
+		const struct view_track *t = &vd->tracks[(size_t) r * vd->nchans + (size_t) c];
+		/* [a, b): the intervals ending after t0 and starting before t1
+		 * (binary searches: a row may hold 10^8 intervals) */
+		size_t a = view_track_find(t, t0), lo = a, hi = t->n;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+			if (t->iv[mid].start < t1)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		size_t b = lo;
+		vj_s(jp, r > r0 ? ",[" : "[");
+		vj_int(jp, r);
+		if (b - a <= TILE_MAX_EXACT) {
+			vj_s(jp, ",0,");
+			vj_ivs(jp, t, a, b, 0);
+		} else {
+			/* one interval per bucket: the one at the bucket's start,
+			 * else the first in it */
+			vj_s(jp, ",1,[");
+			int64_t prev = 0;
+			size_t last = SIZE_MAX;
+			int first = 1;
+			for (int64_t k = 0; k < VIEW_TILE_BUCKETS; k++) {
+				size_t x = view_track_find(t, t0 + k * w);
+				if (x >= t->n || t->iv[x].start >= t0 + (k + 1) * w || x == last)
+					continue;
+				last = x;
+				const struct view_iv *v = &t->iv[x];
+				vj_s(jp, first ? "" : ",");
+				first = 0;
+				vj_int(jp, v->start - prev);
+				vj_raw(jp, ",", 1);
+				vj_int(jp, v->end - v->start);
+				vj_raw(jp, ",", 1);
+				vj_int(jp, v->value);
+				prev = v->end;
+			}
+			vj_raw(jp, "]", 1);
+		}
+		vj_raw(jp, "]", 1);
+	}
+	vj_s(jp, "]}");
+	int failed = vj_flush(jp) != 0;
+	free(jp);
+	if (fclose(f) != 0 || failed) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+static char *at(const struct view_data *vd, const char *q, size_t *len)
+{
+	int64_t c, r, t;
+	if (param(q, "c", &c) || param(q, "r", &r) || param(q, "t", &t) || c < 0
+			|| (uint64_t) c >= vd->nchans || r < 0 || (uint64_t) r >= vd->nrows)
+		return NULL;
+	const struct view_track *tr = &vd->tracks[(size_t) r * vd->nchans + (size_t) c];
+	size_t x = view_track_find(tr, t);
+	char *buf = NULL;
+	FILE *f = open_memstream(&buf, len);
+	if (f == NULL)
+		return NULL;
+	struct vj *jp = malloc(sizeof *jp);
+	if (jp == NULL) {
+		fclose(f);
+		free(buf);
+		return NULL;
+	}
+	vj_init(jp, f);
+	if (x < tr->n && tr->iv[x].start <= t) {
+		vj_s(jp, "{\"iv\":[");
+		vj_int(jp, tr->iv[x].start);
+		vj_raw(jp, ",", 1);
+		vj_int(jp, tr->iv[x].end);
+		vj_raw(jp, ",", 1);
+		vj_int(jp, tr->iv[x].value);
+		vj_s(jp, "]}");
+	} else {
+		vj_s(jp, "{\"iv\":null}");
+	}
+	int failed = vj_flush(jp) != 0;
+	free(jp);
+	if (fclose(f) != 0 || failed) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+/* One request on fd (read with a deadline), answered. */
+static void handle(int fd, const struct view_data *vd, const char *page, size_t plen)
+{
+	char req[8192];
+	size_t n = 0;
+	while (n < sizeof req - 1) {
+		struct pollfd p = { fd, POLLIN, 0 };
+		if (poll(&p, 1, 5000) <= 0)
+			return;
+		ssize_t r = recv(fd, req + n, sizeof req - 1 - n, 0);
+		if (r <= 0)
+			return;
+		n += (size_t) r;
+		req[n] = '\0';
+		if (strstr(req, "\r\n\r\n") != NULL || strstr(req, "\n\n") != NULL)
+			break;
+	}
+	req[n] = '\0';
+	char *sp = strchr(req, ' ');
+	if (sp == NULL) {
+		reply_text(fd, 400, "Bad Request", "bad request\n");
+		return;
+	}
+	*sp = '\0';
+	char *target = sp + 1;
+	char *sp2 = strchr(target, ' ');
+	if (sp2 == NULL) {
+		reply_text(fd, 400, "Bad Request", "bad request\n");
+		return;
+	}
+	*sp2 = '\0';
+	if (strcmp(req, "GET") != 0) {
+		reply_text(fd, 405, "Method Not Allowed", "only GET\n");
+		return;
+	}
+	char *q = strchr(target, '?');
+	if (q != NULL)
+		*q++ = '\0';
+	if (strcmp(target, "/") == 0 || strcmp(target, "/index.html") == 0) {
+		reply(fd, 200, "OK", "text/html; charset=utf-8", page, plen);
+		return;
+	}
+	int is_tile = strcmp(target, "/tile") == 0, is_at = strcmp(target, "/at") == 0;
+	if (!is_tile && !is_at) {
+		reply_text(fd, 404, "Not Found", "not found\n");
+		return;
+	}
+	size_t len = 0;
+	char *body = is_tile ? tile(vd, q, &len) : at(vd, q, &len);
+	if (body == NULL) {
+		reply_text(fd, 400, "Bad Request", "bad parameters\n");
+		return;
+	}
+	reply(fd, 200, "OK", "application/json", body, len);
+	free(body);
+}
+
+int view_serve(const struct view_data *vd, const struct view_page_opts *o, int port,
+		const volatile sig_atomic_t *stop, void (*bound)(void *ctx, int port), void *ctx,
+		char *err, size_t errlen)
+{
+	char *page = NULL;
+	size_t plen = 0;
+	FILE *f = open_memstream(&page, &plen);
+	if (f == NULL) {
+		snprintf(err, errlen, "weft view: out of memory");
+		return -1;
+	}
+	int r = view_write_page(vd, o, f, err, errlen);
+	if (fclose(f) != 0 && r == 0) {
+		snprintf(err, errlen, "weft view: out of memory");
+		r = -1;
+	}
+	if (r != 0) {
+		free(page);
+		return -1;
+	}
+	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (s < 0) {
+		snprintf(err, errlen, "weft view: socket: %s", strerror(errno));
+		free(page);
+		return -1;
+	}
+	int one = 1;
+	setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one);
+	struct sockaddr_in a;
+	memset(&a, 0, sizeof a);
+	a.sin_family = AF_INET;
+	a.sin_port = htons((uint16_t) port);
+	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	socklen_t al = sizeof a;
+	if (bind(s, (struct sockaddr *) &a, sizeof a) != 0 || listen(s, 16) != 0
+			|| getsockname(s, (struct sockaddr *) &a, &al) != 0) {
+		snprintf(err, errlen, "weft view: cannot listen on 127.0.0.1:%d: %s", port,
+				strerror(errno));
+		close(s);
+		free(page);
+		return -1;
+	}
+	bound(ctx, ntohs(a.sin_port));
+	while (stop == NULL || *stop == 0) {
+		struct pollfd p = { s, POLLIN, 0 };
+		int pr = poll(&p, 1, 200);
+		if (pr <= 0)
+			continue;
+		int c = accept4(s, NULL, NULL, SOCK_CLOEXEC);
+		if (c < 0)
+			continue;
+		handle(c, vd, page, plen);
+		close(c);
+	}
+	close(s);
+	free(page);
+	return 0;
+}

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: MIT */
+/* view_internal.h - the collected timelines, shared by collect.c (which
+ * fills them), page.c (which writes the page) and serve.c. */
+#ifndef WEFT_VIEW_INTERNAL_H
+#define WEFT_VIEW_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "view.h"
+
+/* The finest pyramid level has at most this many buckets. */
+#define VIEW_PYR_BUCKETS 1024
+/* Values kept per bucket (the largest times). */
+#define VIEW_PYR_VALUES 8
+/* A tile: this many buckets of its level. */
+#define VIEW_TILE_BUCKETS 1024
+
+struct view_chan {
+	char *name, *model;
+	const char *kind;    /* "state", "single", "stack", "counter", "mark" */
+	unsigned scope;      /* EMU_SCOPE_THREAD | EMU_SCOPE_CPU bits */
+	size_t nlabels;
+	int64_t *lvalue;     /* sorted */
+	char **llabel;
+	int counter;
+};
+
+struct view_row {
+	int view;            /* 0: thread, 1: CPU */
+	size_t index;        /* within its view (the row of `weft sql`'s interval) */
+	char *label;
+	char *loom;          /* its loom's name */
+	int pid;             /* a thread's process, else 0 */
+};
+
+struct view_iv {
+	int64_t start, end, value;
+};
+
+struct view_track {
+	struct view_iv *iv;
+	size_t n, cap;
+	uint64_t jlen;          /* the JSON of the intervals (page.c): bytes */
+	int64_t ostart, ovalue; /* the open interval (ovalue 0: none) */
+	/* the pyramid: levels kmin..kmin+nlev-1; level j's buckets are the
+	 * int64s pyr[off[j] .. off[j+1]): per bucket n, then n (value, time)
+	 * pairs, the largest time first (a counter: n = 3, min, max, mean) */
+	int kmin, nlev;
+	int64_t *pyr;
+	size_t *off;
+};
+
+struct view_data {
+	size_t nrows, nchans;
+	struct view_row *rows;
+	struct view_chan *chans;
+	struct view_track *tracks; /* row * nchans + chan */
+	size_t *chan_of_id;        /* catalogue id -> chan (SIZE_MAX: none) */
+	size_t ncat;
+	int64_t duration;
+	uint64_t nintervals;
+	int complete;
+	int failed;
+};
+
+/* The decimal digits of v (and its sign). */
+static inline size_t view_digits(int64_t v)
+{
+	uint64_t u = v < 0 ? (uint64_t) 0 - (uint64_t) v : (uint64_t) v;
+	size_t n = v < 0 ? 2 : 1;
+	while (u >= 10) {
+		u /= 10;
+		n++;
+	}
+	return n;
+}
+
+const char *view_label_of(const struct view_chan *c, int64_t v);
+/* The track's first interval ending after t (n when none). */
+size_t view_track_find(const struct view_track *t, int64_t time);
+
+#endif

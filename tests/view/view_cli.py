@@ -1,0 +1,270 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""view_cli.py - `weft view`'s command line and `--serve`'s HTTP API, with no
+browser (a synthetic trace written by the test: no corpus needed).
+
+Checked: the usage errors' exact messages and exit 2 (--bind other than the
+loopback refused, a bad --port, --serve with -o, --size without a picture,
+--channel misspelt with its suggestion); the page written aside and
+renamed (no temporary left; a symbolic link at -o refused, exit 1, nothing
+written); the server: listening on 127.0.0.1 only (/proc/net/tcp), GET /
+the page, GET /tile and /at the intervals of weft sql's table, any other
+path (../, /etc/passwd, /tile/x) 404, any method but GET 405, bad
+parameters 400, and SIGINT ends it with exit 0. The collection's thread
+gives the page it gives inline, on a trace that cycles the engine's batches;
+on that trace, a tile of the whole run holds, for rows of more than 4096
+intervals, the interval at each of its 1024 buckets' start, and a tile at
+level 0 exactly the table's intervals.
+"""
+import bisect
+import json
+import os
+import sqlite3
+import struct
+import subprocess
+import sys
+import tempfile
+import shutil
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+sys.path.insert(0, os.path.join(HERE, "..", "cli"))
+sys.dont_write_bytecode = True
+from serve_util import Server  # noqa: E402
+from tracegen import ev, meta, thread_rel, write_stream  # noqa: E402
+from wefttest import Checker, weft_bin  # noqa: E402
+
+c = Checker()
+
+
+def weft(args, timeout=120):
+    p = subprocess.run([weft_bin()] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       timeout=timeout)
+    return p.returncode, p.stdout.decode(), p.stderr.decode()
+
+
+def trace(root):
+    for tid, cpu in ((1, 0), (2, 1)):
+        write_stream(root, thread_rel("vm", 1, tid), meta(tid, 1, cpus=((0, 0), (1, 1))), [
+            ev("OHx", 1000 + tid, struct.pack("<iiQ", cpu, -1, 0)),
+            ev("OHp", 1200 + tid), ev("OHr", 1400 + tid), ev("OHe", 2000 + tid)])
+    return root
+
+
+def usage(tmp, t):
+    cases = [
+        (["--serve", "--bind", "0.0.0.0", t],
+         "weft view: --bind '0.0.0.0' refused: the server listens on the loopback only "
+         "(127.0.0.1)\n"),
+        (["--serve", "--port", "70000", t],
+         "weft view: --port '70000' is not a port number (0 to 65535); run `weft view --help`\n"),
+        (["--serve", "-o", "x.html", t],
+         "weft view: --serve serves the page instead of writing it: give either --serve or -o; "
+         "run `weft view --help`\n"),
+        (["--size", "10x10", t],
+         "weft view: --size is the size of a picture: give it with --png, --svg or --pdf; run "
+         "`weft view --help`\n"),
+        (["--port", "8000", t],
+         "weft view: --port and --bind are options of --serve; run `weft view --help`\n"),
+        (["--png", "a.png", "--size", "10y10", t],
+         "weft view: --size '10y10' is not a size: give WIDTHxHEIGHT in pixels (e.g. "
+         "1600x900)\n"),
+        ([t, t], "weft view: expected one TRACE; run `weft view --help`\n"),
+        (["--from", "1us", "--to", "5", t],
+         "weft view: --from '1us' and --to '5' are of different kinds: give both as clocks "
+         "(nanoseconds, no unit) or both with a unit (after the trace's first event)\n"),
+        (["--channel", "ovni.thread.stat", "-o", os.path.join(tmp, "c.html"), t],
+         "weft view: --channel 'ovni.thread.stat' is not a channel of this trace (did you mean "
+         "'ovni.thread.state'?); `weft sql TRACE \"SELECT name FROM channel\"` lists them\n"),
+    ]
+    for args, want in cases:
+        c.eq(weft(["view", *args]), (2, "", want), f"weft view {' '.join(args)}")
+    c.expect(not os.path.exists(os.path.join(tmp, "c.html")), "a bad --channel writes nothing")
+
+
+def writing(tmp, t):
+    out = os.path.join(tmp, "out", "v.html")
+    os.mkdir(os.path.dirname(out))
+    rc, so, err = weft(["view", "-o", out, t])
+    c.eq((rc, err), (0, ""), "weft view -o")
+    size = os.path.getsize(out)
+    c.expect(so.startswith(f"{out}: 5 rows, "), f"the line names the page and its rows: {so!r}")
+    c.eq(os.listdir(os.path.dirname(out)), ["v.html"], "no temporary left")
+    c.expect(size > 1000, "the page has a size")
+    rc, so, err = weft(["view", "-q", "-o", out, t])
+    c.eq((rc, so, err), (0, "", ""), "-q: no line")
+    link = os.path.join(tmp, "out", "link.html")
+    os.symlink(out, link)
+    rc, so, err = weft(["view", "-o", link, t])
+    c.eq(rc, 1, "-o a symbolic link: exit 1")
+    c.expect(err.startswith(f"weft view: {link}: is a symbolic link"), f"its message: {err!r}")
+    c.eq(sorted(os.listdir(os.path.dirname(out))), ["link.html", "v.html"], "nothing else written")
+    c.eq(os.path.getsize(out), size, "the link's target untouched")
+
+
+def listening_addrs(port):
+    addrs = []
+    for name in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            with open(name) as f:
+                for line in f.readlines()[1:]:
+                    parts = line.split()
+                    local, state = parts[1], parts[3]
+                    a, p = local.split(":")
+                    if int(p, 16) == port and state == "0A":
+                        addrs.append(a)
+        except OSError:
+            pass
+    return addrs
+
+
+def serving(tmp, t):
+    db = os.path.join(tmp, "t.db")
+    rc, _, err = weft(["sql", "-o", db, t])
+    con = sqlite3.connect(db)
+    ivs = con.execute("SELECT i.row, c.id, i.start, i.end, i.value FROM interval i JOIN channel c "
+                      "ON c.id = i.channel WHERE i.view = 'thread' AND c.name = "
+                      "'ovni.thread.state' ORDER BY i.row, i.start").fetchall()
+    names = [n for (n,) in con.execute("SELECT name FROM channel ORDER BY id")]
+    con.close()
+    srv = Server(weft_bin(), ["--budget", "1", t])
+    try:
+        c.eq(listening_addrs(srv.port), ["0100007F"], "listens on 127.0.0.1 only")
+        st, body = srv.request("GET", "/")
+        c.expect(st == 200 and body.startswith(b"<!DOCTYPE html>") and b'"serve":true' in body,
+                 f"GET /: the page ({st})")
+        st, body = srv.request("GET", "/index.html")
+        c.eq(st, 200, "GET /index.html")
+        # the page's channel index of ovni.thread.state
+        data = json.loads(body.split(b'type="application/json">')[1].split(b"</script>")[0])
+        ch = [x["name"] for x in data["chans"]].index("ovni.thread.state")
+        c.expect(set(x["name"] for x in data["chans"]) <= set(names), "the page's channels")
+        st, body = srv.request("GET", f"/tile?c={ch}&r0=0&r1=1&l=0&i=0")
+        c.eq(st, 200, "GET /tile")
+        got = []
+        for r, sampled, flat in json.loads(body)["rows"]:
+            prev = 0
+            for k in range(0, len(flat), 3):
+                s = prev + flat[k]
+                prev = s + flat[k + 1]
+                got.append((r, s, prev, flat[k + 2]))
+        c.eq(got, [(r, s, e, v) for r, _, s, e, v in ivs], "the tile: weft sql's intervals")
+        r, _, s, e, v = ivs[1]
+        c.eq(srv.request("GET", f"/at?c={ch}&r={r}&t={s}"),
+             (200, json.dumps({"iv": [s, e, v]}, separators=(",", ":")).encode()), "GET /at")
+        c.eq(srv.request("GET", f"/at?c={ch}&r=0&t=99999999"), (200, b'{"iv":null}'),
+             "GET /at after the end")
+        for path in ("/../../etc/passwd", "/etc/passwd", "/tile/x", "/%2e%2e/", "//", "/ti"):
+            c.eq(srv.request("GET", path)[0], 404, f"GET {path}: 404")
+        for q in ("c=999&r0=0&r1=0&l=0&i=0", "c=0&r0=1&r1=0&l=0&i=0", "c=0&r0=0&r1=99&l=0&i=0",
+                  "c=0&r0=0&r1=0&l=-1&i=0", "c=0&r0=0&r1=0&l=0&i=-1", "c=x", ""):
+            c.eq(srv.request("GET", "/tile?" + q)[0], 400, f"GET /tile?{q}: 400")
+        for m in ("POST", "PUT", "DELETE", "HEAD", "OPTIONS"):
+            c.eq(srv.request(m, "/", body=b"x" if m in ("POST", "PUT") else None)[0], 405,
+                 f"{m} /: 405")
+    finally:
+        rc, err = srv.stop()
+    c.eq((rc, err), (0, ""), "SIGINT: exit 0")
+
+
+def threaded(tmp):
+    """The collection on its thread (batches queued while the emulation goes
+    on) and inline (WEFT_VIEW_THREAD=off) give the same page, on a trace
+    large enough to cycle the engine's batches (bench_emu's runtime trace),
+    and as many intervals as weft sql's table."""
+    gen = os.path.join(os.environ.get("WEFT_BINARY_DIR", ""), "bin", "bench_emu")
+    c.expect(os.path.exists(gen), "bench_emu built")
+    if not os.path.exists(gen):
+        return
+    subprocess.run([gen, "-g", os.path.join(tmp, "g"), "-n", "300000"], check=True,
+                   stdout=subprocess.DEVNULL, timeout=300)
+    t = os.path.join(tmp, "g", "rt-trace")
+    pages = []
+    for env in ("on", "off"):
+        out = os.path.join(tmp, f"thr-{env}.html")
+        p = subprocess.run([weft_bin(), "view", "-o", out, t], capture_output=True, text=True,
+                           timeout=300, env=dict(os.environ, WEFT_VIEW_THREAD=env))
+        c.eq((p.returncode, p.stderr), (0, ""), f"WEFT_VIEW_THREAD={env}")
+        with open(out, "rb") as f:
+            pages.append((f.read(), p.stdout.split(" rows, ")[1].split(" ")[0]))
+    c.expect(pages[0][0] == pages[1][0], "the same page with and without the thread")
+    rc, so, err = weft(["sql", "--csv", t, "SELECT count(*) FROM interval"])
+    c.eq(pages[0][1], so.splitlines()[-1], "as many intervals as weft sql's table")
+    sampled_tiles(tmp, t)
+
+
+def decode(flat):
+    out, prev = [], 0
+    for k in range(0, len(flat), 3):
+        s = prev + flat[k]
+        prev = s + flat[k + 1]
+        out.append((s, prev, flat[k + 2]))
+    return out
+
+
+def sampled_tiles(tmp, t):
+    """A tile of the whole run, whose rows hold more than 4096 intervals:
+    per row at most one interval per bucket (1024), each one of weft sql's,
+    the one at the bucket's start; a tile at level 0: exactly the table's."""
+    db = os.path.join(tmp, "big.db")
+    weft(["sql", "-o", db, t])
+    con = sqlite3.connect(db)
+    ivs = {}
+    for r, s, e, v in con.execute("SELECT i.row, i.start, i.end, i.value FROM interval i JOIN "
+                                  "channel c ON c.id = i.channel WHERE i.view = 'thread' AND "
+                                  "c.name = 'ovni.thread.state' ORDER BY i.row, i.start"):
+        ivs.setdefault(r, []).append((s, e, v))
+    dur = max(e for r in ivs.values() for _, e, _ in r)
+    con.close()
+    srv = Server(weft_bin(), ["--budget", "1", t])
+    try:
+        st, body = srv.request("GET", "/")
+        data = json.loads(body.split(b'type="application/json">')[1].split(b"</script>")[0])
+        ch = [x["name"] for x in data["chans"]].index("ovni.thread.state")
+        lv = max(0, (dur - 1).bit_length() - 10)
+        st, body = srv.request("GET", f"/tile?c={ch}&r0=0&r1={len(ivs) - 1}&l={lv}&i=0")
+        c.eq(st, 200, "the tile of the whole run")
+        nsampled = 0
+        for r, sampled, flat in json.loads(body)["rows"]:
+            got = decode(flat)
+            want = ivs.get(r, [])
+            c.eq(sampled, int(len(want) > 4096), f"row {r}: sampled when over 4096 intervals")
+            nsampled += sampled
+            if sampled:
+                c.expect(len(got) <= 1024, f"row {r}: at most one interval per bucket")
+                pick, ends = [], [e for _, e, _ in want]
+                for k in range(1024):
+                    b0 = k << lv
+                    i = bisect.bisect_right(ends, b0)
+                    x = want[i] if i < len(want) else None
+                    if x is not None and x[0] < b0 + (1 << lv) and (not pick or pick[-1] != x):
+                        pick.append(x)
+                c.eq(got, pick, f"row {r}: the interval at each bucket's start")
+            else:
+                c.eq(got, want, f"row {r}: every interval")
+        c.expect(nsampled > 0, "some rows sampled")
+        st, body = srv.request("GET", f"/tile?c={ch}&r0=0&r1={len(ivs) - 1}&l=0&i=7")
+        for r, sampled, flat in json.loads(body)["rows"]:
+            c.eq((sampled, decode(flat)),
+                 (0, [iv for iv in ivs.get(r, []) if iv[0] < 8 * 1024 and iv[1] > 7 * 1024]),
+                 f"row {r}: the tile [7168, 8192) at level 0, exactly")
+    finally:
+        rc, err = srv.stop()
+    c.eq((rc, err), (0, ""), "SIGINT: exit 0")
+
+
+def main():
+    tmp = tempfile.mkdtemp(prefix="weft-view-cli-")
+    try:
+        t = trace(os.path.join(tmp, "ovni"))
+        usage(tmp, t)
+        writing(tmp, t)
+        serving(tmp, t)
+        threaded(tmp)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    c.done()
+
+
+if __name__ == "__main__":
+    main()
