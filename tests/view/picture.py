@@ -5,7 +5,7 @@
 On corpus traces (a nosv run, its nosv.subsystem channel in thread and CPU
 rows, also in a window --from/--to; the default channel, the thread state),
 against weft emu's .prv of the same trace (and window):
-  - the PNG (read here with zlib: no imaging library) has the size asked for;
+  - the PNG (read with png.py: zlib, no imaging library) has the size asked for;
     every row band holds, at the middle of each interval of the channel at
     least 4 pixels wide, exactly that value's colour (the fixed palette,
     computed here as docs/view.md, "Pictures" gives it), and a row whose channel is
@@ -26,13 +26,16 @@ against weft emu's .prv of the same trace (and window):
 import os
 import re
 import shutil
-import struct
 import subprocess
 import sys
 import tempfile
 import zlib
 import xml.etree.ElementTree as ET
 from pathlib import Path
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.dont_write_bytecode = True
+import png  # noqa: E402
 
 WEFT = os.environ.get("WEFT_BIN")
 SRC = Path(os.environ.get("WEFT_SOURCE_DIR", Path(__file__).resolve().parents[2]))
@@ -59,45 +62,7 @@ def weft(*args, cwd=None):
 
 def read_png(path):
     """(width, height, rows of (r, g, b) tuples)."""
-    data = Path(path).read_bytes()
-    if data[:8] != b"\x89PNG\r\n\x1a\n":
-        raise ValueError("not a PNG")
-    pos, idat, w = 8, b"", None
-    while pos < len(data):
-        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
-        body = data[pos + 8:pos + 8 + n]
-        if kind == b"IHDR":
-            w, h, depth, ctype, _, _, interlace = struct.unpack(">IIBBBBB", body)
-            if depth != 8 or ctype not in (2, 6) or interlace != 0:
-                raise ValueError(f"PNG depth {depth} type {ctype} interlace {interlace}")
-            bpp = 3 if ctype == 2 else 4
-        elif kind == b"IDAT":
-            idat += body
-        pos += 12 + n
-    raw = zlib.decompress(idat)
-    stride = w * bpp
-    rows, prev = [], bytearray(stride)
-    for y in range(h):
-        f = raw[y * (stride + 1)]
-        line = bytearray(raw[y * (stride + 1) + 1:(y + 1) * (stride + 1)])
-        for i in range(stride):
-            a = line[i - bpp] if i >= bpp else 0
-            b = prev[i]
-            c = prev[i - bpp] if i >= bpp else 0
-            if f == 1:
-                line[i] = (line[i] + a) & 255
-            elif f == 2:
-                line[i] = (line[i] + b) & 255
-            elif f == 3:
-                line[i] = (line[i] + (a + b) // 2) & 255
-            elif f == 4:
-                p = a + b - c
-                pa, pb, pc = abs(p - a), abs(p - b), abs(p - c)
-                pr = a if pa <= pb and pa <= pc else b if pb <= pc else c
-                line[i] = (line[i] + pr) & 255
-        prev = line
-        rows.append([tuple(line[x * bpp:x * bpp + 3]) for x in range(w)])
-    return w, h, rows
+    return png.decode(Path(path).read_bytes())
 
 
 # ------------------------------------------------------------------ the palette (picture.c)

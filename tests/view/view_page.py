@@ -44,6 +44,7 @@ sys.path.insert(0, os.path.join(HERE, "..", "cli"))
 sys.path.insert(0, os.path.join(HERE, "..", "emu"))
 sys.dont_write_bytecode = True
 import cdp  # noqa: E402
+import png  # noqa: E402
 from serve_util import Server  # noqa: E402
 from wefttest import SKIP, Checker, conformance_dir, skip_note, weft_bin  # noqa: E402
 from tracegen import ev, meta, thread_rel, write_stream  # noqa: E402
@@ -283,6 +284,287 @@ def attacker(browser, tmp):
     p.close()
 
 
+
+# ------------------------------------------------------------------ the page's features
+
+def fresh(browser, url, what, width=1200, height=1600):
+    """A new tab of the given size on url (a fragment loads with the page)."""
+    p = browser.page()
+    p.call("Emulation.setDeviceMetricsOverride", width=width, height=height,
+           deviceScaleFactor=1, mobile=False)
+    p.navigate(url)
+    st = p.wait_attr("data-weft-state", ("ready", "error"))
+    if st != "ready":
+        c.eq(st, "ready", f"{what}: state")
+        p.close()
+        return None
+    return p
+
+
+def wait_hash(p, want, seconds=5.0):
+    """location.hash once it is want (the page writes it 200 ms after a draw)."""
+    got = None
+    for _ in range(int(seconds / 0.05)):
+        got = p.eval("location.hash")
+        if got == want:
+            break
+        p.pump(0.05)
+    return got
+
+
+def frag(t0, t1, ch, rows, sel):
+    f = f"#t0={t0}&t1={t1}&c={ch}"
+    if rows:
+        f += "&rows=" + ",".join(str(r) for r in rows)
+    if sel:
+        f += f"&sel={sel[0]}:{sel[1]}"
+    return f
+
+
+def label_of(iv):
+    return iv[5] if iv[5] is not None else str(iv[4])
+
+
+def panel_want(tab, ch, rows, t0, t1):
+    """{(channel, value): ns} of the rows' shown intervals in [t0, t1)."""
+    want = {}
+    for r, chn, s, e, v, _ in tab.shown(ch):
+        if r in rows and s < t1 and e > t0:
+            want[(chn, v)] = want.get((chn, v), 0) + min(e, t1) - max(s, t0)
+    return want
+
+
+def features(browser, tmp, trace):
+    """The fragment, the search, the groups, the panel and a 1 ns window."""
+    tab = Table(trace, tmp)
+    out = os.path.join(tmp, "features.html")
+    rc, _, err = weft(["view", "-o", out, trace])
+    c.eq((rc, err), (0, ""), "features: weft view")
+    url = "file://" + out
+    nrows = tab.nthreads + tab.ncpus
+    ch = "nosv.subsystem"
+    c.expect(ch in tab.chans, "features: the trace has nosv.subsystem")
+    shown = tab.shown(ch)
+    byrow = {}
+    for iv in shown:
+        byrow.setdefault(iv[0], []).append(iv)
+    rs = sorted(byrow, key=lambda r: -len(byrow[r]))
+    r1, r2 = rs[0], rs[1]
+    iv = byrow[r1][len(byrow[r1]) // 2]
+
+    # the URL fragment: a link restores the window, the channel, the rows
+    # and the selected interval, and the page writes it back as it is
+    t0, t1 = iv[2] - 500, iv[3] + 500
+    f = frag(t0, t1, ch, [r2, r1], (r1, iv[2]))
+    p = fresh(browser, url + f, "fragment")
+    if p is None:
+        return
+    c.eq(p.eval("weft.window()"), [t0, t1], "fragment: the window restored")
+    c.eq(p.eval("weft.channel()"), ch, "fragment: the channel restored")
+    c.eq(p.eval("document.getElementById('chan').selectedOptions[0].textContent"), ch,
+         "fragment: the channel's list shows it")
+    c.eq(p.eval("weft.selectedRows()"), [r2, r1], "fragment: the rows restored")
+    c.eq(p.eval("weft.selection()"), {"r": r1, "s": iv[2], "e": iv[3]},
+         "fragment: the selected interval restored")
+    c.eq(wait_hash(p, f), f, "fragment: written back unchanged")
+    # changing the window and the selection changes the fragment
+    iv3 = byrow[r2][0]
+    p.eval(f"weft.setWindow({iv3[2] - 100}, {iv3[3] + 100})")
+    c.eq(p.eval(f"weft.select({r2}, {(iv3[2] + iv3[3]) // 2})"),
+         {"r": r2, "s": iv3[2], "e": iv3[3]}, "fragment: select")
+    f2 = frag(iv3[2] - 100, iv3[3] + 100, ch, [r2, r1], (r2, iv3[2]))
+    c.eq(wait_hash(p, f2), f2, "fragment: follows the window and the selection")
+    p.eval("weft.setChannel('ovni.thread.state')")
+    p.eval(f"weft.toggleRow({r1})")
+    f3 = frag(iv3[2] - 100, iv3[3] + 100, "ovni.thread.state", [r2], (r2, iv3[2]))
+    c.eq(wait_hash(p, f3), f3, "fragment: follows the channel and the rows")
+    # a fragment changed by hand (a pasted link) moves the page
+    p.eval(f"location.hash = {json.dumps(f[1:])}")
+    for _ in range(40):
+        if p.eval("weft.window()") == [t0, t1]:
+            break
+        p.pump(0.05)
+    c.eq([p.eval("weft.window()"), p.eval("weft.channel()"), p.eval("weft.selectedRows()"),
+          p.eval("weft.selection()")], [[t0, t1], ch, [r2, r1], {"r": r1, "s": iv[2], "e": iv[3]}],
+         "fragment: a link pasted into the open page")
+    c.eq(p.exceptions, [], "fragment: no JavaScript exception")
+    p.close()
+    # a fragment that names nothing known: the whole run, no selection
+    p = fresh(browser, url + "#t0=x&t1=5&c=nope&rows=999&sel=abc", "bad fragment")
+    if p is not None:
+        dur = p.eval("weft.window()")[1]
+        c.expect(dur > 0, "bad fragment: the whole run")
+        c.eq([p.eval("weft.window()")[0], p.eval("weft.channel()"), p.eval("weft.selectedRows()"),
+              p.eval("weft.selection()")], [0, "ovni.thread.state", [], None],
+             "bad fragment: ignored")
+        c.eq(p.exceptions, [], "bad fragment: no JavaScript exception")
+        p.close()
+
+    p = fresh(browser, url, "features")
+    if p is None:
+        return
+    dur = p.eval("weft.window()")[1]
+    # search by value label: the intervals whose label holds the text
+    for chn in ("ovni.thread.state", ch):
+        p.eval(f"weft.setChannel({json.dumps(chn)})")
+        ivs = tab.shown(chn)
+        labels = sorted({label_of(x) for x in ivs if x[1] == chn})
+        c.expect(len(labels) >= 2, f"search {chn}: several labels")
+        for text in labels + [labels[0][1:3].upper(), "no such label"]:
+            want = sum(1 for x in ivs if text.lower() in label_of(x).lower())
+            c.eq(p.eval(f"weft.search({json.dumps(text)})"), want, f"search {chn}: {text!r}")
+        # Enter: the first match after the window's middle, selected
+        text = labels[-1]
+        p.eval(f"weft.search({json.dumps(text)})")
+        p.eval(f"weft.setWindow(0, {dur})")
+        mid = dur / 2
+        after = sorted((x[2], x[0], x[3]) for x in ivs
+                       if x[2] > mid and text.lower() in label_of(x).lower())
+        got = p.eval("weft.searchNext()")
+        want = {"r": after[0][1], "s": after[0][0], "e": after[0][2]} if after else None
+        c.eq(got, want, f"search {chn}: Enter selects the next {text!r} after the middle")
+        if want:
+            w = p.eval("weft.window()")
+            c.expect(w[0] <= want["s"] and want["e"] <= w[1], f"search {chn}: the window shows it")
+    p.eval("weft.search('')")
+    p.eval("weft.setChannel('ovni.thread.state')")
+
+    # groups: a folded loom/process draws none of its rows
+    groups = p.eval("weft.groups()")
+    c.eq(sum(g["rows"] for g in groups), nrows, "groups: every row in one")
+    c.expect(len(groups) >= 2, "groups: a process and the CPUs at least")
+    c.eq(p.eval("weft.drawnRows()"), nrows, "groups: all rows drawn")
+    c.eq(p.eval(f"weft.fold({json.dumps(groups[0]['key'])})"), nrows - groups[0]["rows"],
+         "groups: the first folded")
+    c.eq(p.eval(f"weft.fold({json.dumps(groups[-1]['key'])})"),
+         nrows - groups[0]["rows"] - groups[-1]["rows"], "groups: the last folded too")
+    c.eq([g["folded"] for g in p.eval("weft.groups()")],
+         [True] + [False] * (len(groups) - 2) + [True], "groups: folded ones")
+    c.eq(p.eval(f"weft.fold({json.dumps(groups[0]['key'])})"), nrows - groups[-1]["rows"],
+         "groups: the first unfolded")
+    # a real click on the last group's bar unfolds it
+    lay = p.eval("weft.layout()")
+    bars = [y for r, y, h in lay["rows"] if r < 0]
+    top = p.eval("document.getElementById('tl').getBoundingClientRect().top")
+    for kind in ("mousePressed", "mouseReleased"):
+        p.call("Input.dispatchMouseEvent", type=kind, x=30, y=top + bars[-1] + 6,
+               button="left", clickCount=1)
+    c.eq(p.eval("weft.drawnRows()"), nrows, "groups: a click on the bar unfolds it")
+    c.eq(p.eval("document.getElementById('tl').height"),
+         24 + 16 * len(groups) + 18 * nrows, "groups: the canvas holds every row")
+
+    # the time per value in the window, for the selected rows
+    for chn in ("ovni.thread.state", ch):
+        p.eval(f"weft.setChannel({json.dumps(chn)})")
+        for a, b in ((0, dur), (iv[2] - 33, iv[3] + 77), (dur // 3, dur // 3 + 100)):
+            a, b = p.eval(f"weft.setWindow({a}, {b})")
+            for rows in ([], [r1], list(dict.fromkeys([r1, r2, nrows - 1]))):
+                for r in p.eval("weft.selectedRows()"):
+                    p.eval(f"weft.toggleRow({r})")
+                for r in rows:
+                    p.eval(f"weft.toggleRow({r})")
+                got = p.eval("weft.panel()")
+                want = panel_want(tab, chn, set(rows) if rows else set(range(nrows)), a, b)
+                c.eq(got["exact"], True, f"panel {chn} [{a}, {b}) rows {rows}: exact")
+                c.eq({(x[0], x[1]): x[2] for x in got["values"]}, want,
+                     f"panel {chn} [{a}, {b}) rows {rows}: time per value")
+                c.expect(len(want) > 0, f"panel {chn} [{a}, {b}): values")
+    for r in p.eval("weft.selectedRows()"):
+        p.eval(f"weft.toggleRow({r})")
+    p.eval("weft.setChannel('ovni.thread.state')")
+
+    # zoom down to 1 ns: no narrower, a ruler without NaN
+    p.eval(f"weft.setWindow(0, {dur})")
+    w = None
+    for _ in range(80):
+        w = p.eval("weft.zoom(0.5)")
+    c.eq(w[1] - w[0], 1, "zoom: the window reaches 1 ns and stays there")
+    t = iv[2] + 7
+    c.eq(p.eval(f"weft.setWindow({t}, {t} + 0.25)"), [t, t + 1], "zoom: a narrower window is 1 ns")
+    ticks = p.eval("weft.ruler()")
+    c.expect(len(ticks) >= 1 and not any("NaN" in x or "Infinity" in x for x in ticks),
+             f"zoom: the ruler at 1 ns {ticks}")
+    c.eq(len(set(ticks)), len(ticks), f"zoom: ruler ticks differ at 1 ns {ticks}")
+    win = p.eval("document.getElementById('win').textContent")
+    c.expect("NaN" not in win and win.endswith("(1 ns)"), f"zoom: the window's text {win!r}")
+    got = sorted(tuple(x) for x in p.eval("weft.visibleIntervals()"))
+    want = sorted((r, chn, s, e, v) for r, chn, s, e, v, _ in tab.shown("ovni.thread.state")
+                  if s < t + 1 and e > t)
+    c.eq(got, want, "zoom: the 1 ns window shows the intervals there")
+    c.eq(p.eval("weft.setWindow(NaN, 5)"), [t, t + 1], "zoom: NaN refused")
+    c.eq(p.exceptions, [], "features: no JavaScript exception")
+    p.close()
+
+
+def screenshot(browser, tmp, name, trace, chan):
+    """A screenshot of the page (Page.captureScreenshot, decoded by png.py):
+    every row with intervals in the window has pixels drawn in its band, a
+    row without is blank, the middle pixel of every interval at least 4
+    pixels wide is its value's colour, and the colours of the panel's bars
+    (its legend) are in the picture."""
+    tab = Table(trace, tmp)
+    out = os.path.join(tmp, name + "-shot.html")
+    rc, _, err = weft(["view", "--channel", chan, "-o", out, trace])
+    c.eq((rc, err), (0, ""), f"shot {name}: weft view")
+    p = fresh(browser, "file://" + out, "shot " + name)
+    if p is None:
+        return
+    p.pump(0.3)
+    dur = p.eval("weft.window()")[1]
+    lay = p.eval("weft.layout()")
+    box = p.eval("(() => { const r = document.getElementById('tl').getBoundingClientRect(); "
+                 "return [r.left, r.top, r.width, r.height]; })()")
+    shot = p.call("Page.captureScreenshot", format="png",
+                  clip={"x": box[0], "y": box[1], "width": box[2], "height": box[3], "scale": 1},
+                  captureBeyondViewport=True)
+    import base64
+    w, h, px = png.decode(base64.b64decode(shot["data"]))
+    c.eq((w, h), (lay["width"], box[3]), f"shot {name}: the canvas's size")
+    bg = (250, 250, 250)
+    L, W = lay["labelWidth"], lay["width"] - lay["labelWidth"]
+    ivs = tab.shown(chan)
+    rgb = {}
+
+    def css_rgb(chn, v):
+        if (chn, v) not in rgb:
+            s = p.eval("(() => { const d = document.createElement('div'); d.style.color = "
+                       f"weft.colour({json.dumps(chn)}, {v}); document.body.appendChild(d); "
+                       "const c = getComputedStyle(d).color; d.remove(); return c; })()")
+            rgb[(chn, v)] = tuple(int(x) for x in s[s.index("(") + 1:s.index(")")].split(","))
+        return rgb[(chn, v)]
+
+    nrows = drawn = checked = 0
+    for r, y, hh in lay["rows"]:
+        if r < 0:
+            continue
+        nrows += 1
+        band = [px[yy][L:L + W] for yy in range(y + 2, y + hh - 2)]
+        inked = sum(1 for line in band for q in line if q != bg)
+        mine = [x for x in ivs if x[0] == r and x[2] < dur and x[3] > 0]
+        if mine:
+            drawn += 1
+            c.expect(inked > 0, f"shot {name}: row {r} drawn")
+        else:
+            c.eq(inked, 0, f"shot {name}: row {r} without intervals is blank")
+        for _, chn, s, e, v, _ in mine:
+            x0, x1 = (s / dur) * W, (e / dur) * W
+            if x1 - x0 < 4:
+                continue
+            xm = L + int((x0 + x1) / 2)
+            c.eq(px[y + hh // 2][xm], css_rgb(chn, v), f"shot {name}: row {r} at {(s + e) // 2}")
+            checked += 1
+    c.eq(nrows, tab.nthreads + tab.ncpus, f"shot {name}: every row laid out")
+    c.expect(drawn > 0 and checked > 0, f"shot {name}: {drawn} rows, {checked} intervals checked")
+    colours = {q for line in px for q in line}
+    legend = p.eval("Array.from(document.querySelectorAll('#bars .sw')).map("
+                    "function (e) { return getComputedStyle(e).backgroundColor; })")
+    c.expect(len(legend) > 1, f"shot {name}: the panel has bars")
+    for s in legend:
+        q = tuple(int(x) for x in s[s.index("(") + 1:s.index(")")].split(",")[:3])
+        c.expect(q in colours, f"shot {name}: the legend's colour {s} in the timeline")
+    c.eq(p.exceptions, [], f"shot {name}: no JavaScript exception")
+    p.close()
+
 def lost_trace(tmp):
     import loss_emu
     root = os.path.join(tmp, "ring")
@@ -325,6 +607,10 @@ def main():
             serve_case(b, tmp, "mix-0", os.path.join(corpus, "models/mix-0/ovni"))
             serve_case(b, tmp, "multi-thread", os.path.join(corpus, "v3/multi-thread/ovni"))
             attacker(b, tmp)
+            features(b, tmp, os.path.join(corpus, "models/mix-0/ovni"))
+            screenshot(b, tmp, "mix-0", os.path.join(corpus, "models/mix-0/ovni"), "nosv.subsystem")
+            screenshot(b, tmp, "multi-thread", os.path.join(corpus, "v3/multi-thread/ovni"),
+                       "ovni.thread.state")
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     c.done()
