@@ -191,7 +191,7 @@ static int start(struct weft_trace *t)
 	for (size_t i = 0; i < t->nstreams; i++) {
 		struct weft_wstream *s = t->streams[i];
 		/* an index's keys know no drift: such a stream reads from its start */
-		if (t->seek && t->sort == WEFT_SORT_NONE && !mp.use && s->drift_ppb == 0) {
+		if (t->seek && t->sort == WEFT_SORT_NONE && !mp.use && !s->keydrift) {
 			uint64_t off;
 			int found = weft_index_seek(t, s, t->seek_clock, &off);
 			if (found < 0)
