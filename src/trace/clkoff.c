@@ -167,8 +167,10 @@ static int parse_drift(const char *text, size_t len, size_t pos, int line, const
 		}
 		memcpy(buf, l, llen);
 		buf[llen] = '\0';
-		char *f[5];
+		char *f[5] = { NULL };
 		int nf = split_fields(buf, f, 4);
+		if (nf == 0)
+			continue; /* not reached: the line holds a non-blank */
 		if (!in) {
 			if (strcmp(f[0], "drift") != 0)
 				return 0; /* not a drift section: ignored, as before */
