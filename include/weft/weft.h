@@ -301,7 +301,8 @@ struct weft_stream {
 	size_t nreqs;
 	const struct weft_model_req *reqs; /* ovni.require, in file order */
 	/* The clock offset of the stream's loom (clock-offsets.txt; 0 without
-	 * one): sclock = rclock + clock_offset. Set by weft_open. (Addition.) */
+	 * one): sclock = rclock + clock_offset, unless the host has a drift
+	 * (docs/sync.md, "Drift"). Set by weft_open. (Addition.) */
 	int64_t clock_offset;
 };
 
@@ -342,7 +343,7 @@ struct weft_event {
 	char mcv[4];          /* model, category, value, NUL */
 	uint8_t flags;        /* as in the file (jumbo bit 0x10, size nibble, reserved bits) */
 	int64_t rclock;       /* the clock in the file, read as signed 64-bit */
-	int64_t sclock;       /* rclock + the loom's clock offset */
+	int64_t sclock;       /* rclock + the loom's clock offset (and drift: docs/sync.md) */
 	/* The payload as in the file: for a normal event 0 or 2..16 bytes; for
 	 * a jumbo event the u32 size field followed by the jumbo data. Valid
 	 * until the next weft_next() call. */

@@ -17,6 +17,13 @@
  *
  * Only rank 0 writes, into a temporary file next to FILE, renamed over FILE
  * once complete: a reader never sees half a table.
+ *
+ * --drift measures twice, -w seconds apart, and writes the table of the
+ * first measurement followed, after a line of blanks (where the reference's
+ * reader stops), by each host's drift: "drift HOST T0 PPB", T0 the host's
+ * clock at the first measurement and PPB the change of its offset per 10^9
+ * ns of its clock, so that libweft corrects a clock c of the host to
+ * c + offset + floor(PPB * (c - T0) / 10^9).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -54,6 +61,7 @@ struct options {
 	int ndrift;
 	int wait; /* seconds between two drift measurements */
 	int verbose;
+	int drift; /* --drift: measure at the start and after wait seconds */
 };
 
 /* One rank's offset against rank 0, in ns. */
@@ -61,6 +69,7 @@ struct offset {
 	double median;
 	double mean;
 	double std;
+	int64_t at; /* the rank's clock at the middle sample */
 };
 
 static const char *progname = "weft-sync";
@@ -82,8 +91,8 @@ static void err_msg(const char *fmt, ...)
 
 static void print_usage(FILE *f)
 {
-	fprintf(f, "Usage: mpirun -np N %s [-o FILE] [-n NSAMPLES] [-d NDRIFT [-w SECONDS]] [-v]\n",
-			progname);
+	fprintf(f, "Usage: mpirun -np N %s [-o FILE] [-n NSAMPLES] [-d NDRIFT | --drift] "
+			"[-w SECONDS] [-v]\n", progname);
 }
 
 static void print_help(void)
@@ -102,6 +111,9 @@ static void print_help(void)
 		"  -d NDRIFT    drift mode when NDRIFT > 1: measure NDRIFT times and write the\n"
 		"               drift table (wall clock, then each rank's offset), which\n"
 		"               weft emu does not load (default 1, 1..%d)\n"
+		"  --drift      measure at the start and again after -w SECONDS, and write\n"
+		"               the table of the first measurement plus each host's drift,\n"
+		"               which weft emu applies (ovniemu reads the offsets only)\n"
 		"  -w SECONDS   wait between two drift measurements (default %d, 0..%d)\n"
 		"  -v           print every sample and each rank's result on stdout\n"
 		"  -h, --help   print this help and exit\n"
@@ -145,6 +157,7 @@ static int parse_options(int argc, char **argv, struct options *o, int quiet)
 {
 	static const struct option longopts[] = {
 		{ "help", no_argument, NULL, 'h' },
+		{ "drift", no_argument, NULL, 'D' },
 		{ NULL, 0, NULL, 0 },
 	};
 	o->output = DEFAULT_OUTPUT;
@@ -152,6 +165,7 @@ static int parse_options(int argc, char **argv, struct options *o, int quiet)
 	o->ndrift = 1;
 	o->wait = DEFAULT_WAIT;
 	o->verbose = 0;
+	o->drift = 0;
 	int wait_given = 0;
 	quiet_errors = quiet;
 	int r = 0;
@@ -184,6 +198,9 @@ static int parse_options(int argc, char **argv, struct options *o, int quiet)
 		case 'v':
 			o->verbose = 1;
 			break;
+		case 'D':
+			o->drift = 1;
+			break;
 		case ':':
 			err_msg("option '%s' needs an argument; run `%s -h`", argv[optind - 1], progname);
 			r = -1;
@@ -202,8 +219,13 @@ static int parse_options(int argc, char **argv, struct options *o, int quiet)
 				argv[optind], progname);
 		r = -1;
 	}
-	if (r == 0 && wait_given && o->ndrift == 1)
-		err_msg("warning: -w has no effect without -d NDRIFT (NDRIFT > 1)");
+	if (r == 0 && o->drift && o->ndrift > 1) {
+		err_msg("--drift and -d NDRIFT cannot be combined (--drift measures twice, -w "
+				"SECONDS apart); run `%s -h`", progname);
+		r = -1;
+	}
+	if (r == 0 && wait_given && o->ndrift == 1 && !o->drift)
+		err_msg("warning: -w has no effect without -d NDRIFT (NDRIFT > 1) or --drift");
 	quiet_errors = 0;
 	return r;
 }
@@ -279,6 +301,8 @@ static void measure_rank(int r, int nsamples, double *samples, int verbose, stru
 		int64_t t2 = now_ns();
 		if (i < warm)
 			continue;
+		if (i - warm == nsamples / 2)
+			out->at = t1;
 		/* (t0 + t2) / 2 - t1 without overflow or loss of precision */
 		double d = (double) (t0 - t1) + (double) (t2 - t0) / 2.0;
 		samples[i - warm] = d;
@@ -435,6 +459,48 @@ static void write_table(FILE *f, int nranks, char (*hosts)[HOST_LEN], const stru
 	}
 }
 
+/* The drift of every host (its first rank) between the measurements a and
+ * b, after the table of a (docs/sync.md, "Drift"). 0, or -1 when a drift
+ * cannot be written (an error printed). */
+static int write_drift_section(FILE *f, int nranks, char (*hosts)[HOST_LEN],
+		const struct offset *a, const struct offset *b, int verbose)
+{
+	fprintf(f, " \n%-10s %-20s %-20s %-20s\n", "drift", "hostname", "t0", "drift_ppb");
+	for (int r = 0; r < nranks; r++) {
+		int seen = 0;
+		for (int q = 0; q < r && !seen; q++)
+			seen = strcmp(hosts[q], hosts[r]) == 0;
+		if (seen)
+			continue;
+		int64_t ppb = 0;
+		if (r > 0) {
+			int64_t span = b[r].at - a[r].at;
+			if (span <= 0) {
+				err_msg("rank %d (%s): its clock did not advance between the two "
+						"measurements (%" PRId64 " then %" PRId64 ")", r, hosts[r],
+						a[r].at, b[r].at);
+				return -1;
+			}
+			/* (offset change) * 10^9 / span, rounded half away from zero */
+			__int128 num = ((__int128) applied(&b[r]) - applied(&a[r])) * 1000000000;
+			__int128 q = (num < 0 ? num - span / 2 : num + span / 2) / span;
+			if (q <= -1000000000 || q >= 1000000000) {
+				err_msg("rank %d (%s): the offset moved by %" PRId64 " ns in %" PRId64
+						" ns: a drift out of range (-999999999 to 999999999 ppb)",
+						r, hosts[r], applied(&b[r]) - applied(&a[r]), span);
+				return -1;
+			}
+			ppb = (int64_t) q;
+		}
+		if (verbose)
+			printf("rank %d (%s): drift %" PRId64 " ppb over %" PRId64 " ns\n", r,
+					hosts[r], ppb, b[r].at - a[r].at);
+		fprintf(f, "%-10s %-20s %-20" PRId64 " %-20" PRId64 "\n", "drift", hosts[r],
+				a[r].at, ppb);
+	}
+	return 0;
+}
+
 static void write_drift_header(FILE *f, int nranks, char (*hosts)[HOST_LEN])
 {
 	fprintf(f, "%-20s", "wallclock");
@@ -497,15 +563,16 @@ int main(int argc, char **argv)
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	}
 	char (*hosts)[HOST_LEN] = NULL;
-	struct offset *off = NULL;
+	struct offset *off = NULL, *first = NULL;
 	double *samples = NULL;
 	int status = 0;
 	struct outfile out = { 0 };
 	if (rank == 0) {
 		hosts = calloc((size_t) nranks, sizeof *hosts);
 		off = calloc((size_t) nranks, sizeof *off);
+		first = calloc((size_t) nranks, sizeof *first);
 		samples = malloc((size_t) opt.nsamples * sizeof *samples);
-		if (hosts == NULL || off == NULL || samples == NULL) {
+		if (hosts == NULL || off == NULL || first == NULL || samples == NULL) {
 			err_msg("out of memory (%d ranks, %d samples)", nranks, opt.nsamples);
 			MPI_Abort(MPI_COMM_WORLD, 1);
 		}
@@ -526,21 +593,31 @@ int main(int argc, char **argv)
 	/* Everyone learns whether rank 0 can go on. */
 	MPI_Bcast(&status, 1, MPI_INT, 0, MPI_COMM_WORLD);
 
-	for (int round = 0; status == 0 && round < opt.ndrift; round++) {
+	int rounds = opt.drift ? 2 : opt.ndrift;
+	for (int round = 0; status == 0 && round < rounds; round++) {
 		if (rank != 0) {
 			answer_pings(opt.nsamples);
 			continue;
 		}
 		if (round > 0 && opt.wait > 0)
 			sleep((unsigned) opt.wait);
-		off[0] = (struct offset) { 0.0, 0.0, 0.0 };
+		off[0] = (struct offset) { 0.0, 0.0, 0.0, now_ns() };
 		for (int r = 1; r < nranks; r++) {
 			measure_rank(r, opt.nsamples, samples, opt.verbose, &off[r]);
 			if (opt.verbose)
 				printf("rank %d (%s): median %" PRId64 " ns, mean %f ns, std %f ns\n", r,
 						hosts[r], applied(&off[r]), off[r].mean, off[r].std);
 		}
-		if (opt.ndrift > 1) {
+		if (opt.drift) {
+			if (round == 0) {
+				memcpy(first, off, (size_t) nranks * sizeof *off);
+			} else {
+				write_table(out.f, nranks, hosts, first);
+				if (write_drift_section(out.f, nranks, hosts, first, off,
+							opt.verbose) != 0)
+					status = 1;
+			}
+		} else if (opt.ndrift > 1) {
 			if (round == 0)
 				write_drift_header(out.f, nranks, hosts);
 			write_drift_row(out.f, nranks, wall_seconds(), off);
@@ -550,6 +627,8 @@ int main(int argc, char **argv)
 		if (opt.verbose)
 			fflush(stdout);
 	}
+	if (rank == 0 && status != 0)
+		out_discard(&out);
 	if (rank == 0 && status == 0) {
 		if (out_commit(&out) != 0)
 			status = 1;
@@ -559,6 +638,7 @@ int main(int argc, char **argv)
 	barrier_sleeping();
 	free(hosts);
 	free(off);
+	free(first);
 	free(samples);
 	MPI_Finalize();
 	return rank == 0 ? status : 0;

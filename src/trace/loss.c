@@ -179,11 +179,16 @@ void weft_meta_free_loss(struct weft_meta *m)
 
 /* raw + off, the sum kept inside int64 (the clocks of a loss are only
  * reported, never ordered by). */
-static int64_t to_sclock(int64_t raw, int64_t off)
+static int64_t to_sclock(int64_t raw, const struct weft_wstream *w)
 {
 	int64_t s;
-	if (__builtin_add_overflow(raw, off, &s))
-		return off > 0 ? INT64_MAX : INT64_MIN;
+	if (w->drift_ppb != 0) {
+		if (!weft_clk_drift(raw, w->clkoff, w->drift_t0, w->drift_ppb, &s))
+			return raw > w->drift_t0 ? INT64_MAX : INT64_MIN;
+		return s;
+	}
+	if (__builtin_add_overflow(raw, w->clkoff, &s))
+		return w->clkoff > 0 ? INT64_MAX : INT64_MIN;
 	return s;
 }
 
@@ -197,7 +202,7 @@ int weft_stream_loss(const struct weft_trace *t, size_t i, struct weft_loss *out
 		memset(out, 0, sizeof *out);
 		out->end_by = m->end_by;
 		out->end_signal = m->end_signal;
-		out->end_sclock = to_sclock(m->end_clock, s->clkoff);
+		out->end_sclock = to_sclock(m->end_clock, s);
 		out->dropped = m->dropped;
 		out->ring = m->ring;
 		out->ring_size = m->ring_size;
@@ -215,8 +220,8 @@ int weft_stream_lost_run(const struct weft_trace *t, size_t i, size_t k,
 		return 0;
 	const struct weft_wstream *s = t->streams[i];
 	*out = s->meta.runs[k];
-	out->first_sclock = to_sclock(out->first, s->clkoff);
-	out->last_sclock = to_sclock(out->last, s->clkoff);
+	out->first_sclock = to_sclock(out->first, s);
+	out->last_sclock = to_sclock(out->last, s);
 	return 1;
 }
 

@@ -90,7 +90,7 @@ static void fill_event(const struct weft_wstream *s, const uint8_t *p, uint64_t 
 {
 	weft_event_fill(p, size, ev);
 	ev->offset = s->cbase + (uint64_t) (uintptr_t) p;
-	ev->sclock = (int64_t) ((uint64_t) ev->rclock + (uint64_t) s->clkoff);
+	ev->sclock = weft_sclock_of(s, ev->rclock);
 	ev->stream = &s->pub;
 }
 
@@ -112,6 +112,8 @@ static inline __attribute__((always_inline)) void put(void *out, size_t k,
 		if (__builtin_expect(!(head & 0xf0u), 1)) { /* no jumbo or reserved bits */
 			fill_normal(ev, p, head, (int64_t) weft_load_u64(p + WEFT_EV_OFF_CLOCK),
 					(uint64_t) s->clkoff, s->cbase, &s->pub);
+			if (__builtin_expect(s->drift_ppb != 0, 0))
+				ev->sclock = weft_sclock_of(s, ev->rclock);
 			return;
 		}
 		fill_event(s, p, s->evsize, ev);
@@ -181,13 +183,15 @@ static int start(struct weft_trace *t)
 	for (size_t i = 0; i < t->nstreams; i++) {
 		t->streams[i]->index = i;
 		t->streams[i]->keyoff = t->raw_order ? 0 : t->streams[i]->clkoff;
+		t->streams[i]->keydrift = !t->raw_order && t->streams[i]->drift_ppb != 0;
 	}
 	struct weft_midx_plan mp;
 	if (weft_midx_plan(t, &mp) < 0)
 		return -1;
 	for (size_t i = 0; i < t->nstreams; i++) {
 		struct weft_wstream *s = t->streams[i];
-		if (t->seek && t->sort == WEFT_SORT_NONE && !mp.use) {
+		/* an index's keys know no drift: such a stream reads from its start */
+		if (t->seek && t->sort == WEFT_SORT_NONE && !mp.use && !s->keydrift) {
 			uint64_t off;
 			int found = weft_index_seek(t, s, t->seek_clock, &off);
 			if (found < 0)
@@ -348,8 +352,8 @@ static inline __attribute__((always_inline)) size_t lead_run(struct weft_trace *
 {
 	while (k < max && !t->failed) {
 		struct weft_wstream *s = t->cur;
-		if (s == NULL)
-			break;
+		if (s == NULL || s->drift_ppb != 0)
+			break; /* a drift: the clocks are corrected one by one in next_one() */
 		size_t nheap = t->nheap;
 		if (nheap > 0 && (t->no_fast
 					|| !(t->fast_known ? t->fast_ok : weft_heap_fast_ok(t))))
@@ -404,7 +408,7 @@ static inline __attribute__((always_inline)) size_t lead_run(struct weft_trace *
 		s->evp = p;
 		s->evsize = WEFT_EV_HEADER_SIZE + weft_ev_payload_size(p[WEFT_EV_OFF_FLAGS]);
 		s->last_clock = clock;
-		s->key = (int64_t) ((uint64_t) clock + (uint64_t) s->keyoff);
+		s->key = weft_key_of(s, clock);
 		s->ci = i + 1;
 		struct weft_wstream *top = weft_heap_pushpop(t, s);
 		t->cur = top;
@@ -487,10 +491,10 @@ int weft_stream_first_sclock(const struct weft_trace *t, size_t i, int64_t *cloc
 		if (r <= 0)
 			return 0;
 		if (clock != NULL)
-			*clock = (int64_t) ((uint64_t) c + (uint64_t) s->clkoff);
+			*clock = weft_sclock_of(ws, c);
 		return 1;
 	}
 	if (clock != NULL)
-		*clock = (int64_t) ((uint64_t) s->peek_clock + (uint64_t) s->clkoff);
+		*clock = weft_sclock_of(s, s->peek_clock);
 	return 1;
 }

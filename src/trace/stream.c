@@ -361,7 +361,7 @@ int weft_stream_special(struct weft_trace *t, struct weft_wstream *s, uint32_t x
 	s->evp = p;
 	s->evsize = need;
 	s->last_clock = clock;
-	s->key = (int64_t) ((uint64_t) clock + (uint64_t) s->keyoff);
+	s->key = weft_key_of(s, clock);
 	s->ci++;
 	s->si++;
 	s->stop = s->si < s->nspos ? s->spos[s->si] : s->cn;

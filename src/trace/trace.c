@@ -204,6 +204,8 @@ struct weft_trace *weft_open(const char *path, const struct weft_open_opts *user
 	for (size_t i = 0; i < t->nstreams; i++) {
 		struct weft_wstream *s = t->streams[i];
 		s->pub.clock_offset = s->clkoff;
+		if (s->drift_ppb != 0)
+			continue; /* clk_lo and clk_hi set by weft_load_clock_offsets */
 		s->clk_lo = s->clkoff < 0 ? INT64_MIN - s->clkoff : INT64_MIN;
 		s->clk_hi = s->clkoff > 0 ? INT64_MAX - s->clkoff : INT64_MAX;
 	}
@@ -334,7 +336,7 @@ int64_t weft_first_clock(const struct weft_trace *t)
 	for (size_t i = 0; i < t->nstreams; i++) {
 		const struct weft_wstream *s = t->streams[i];
 		if (s->has_first) {
-			int64_t c = (int64_t) ((uint64_t) s->first_clock + (uint64_t) s->clkoff);
+			int64_t c = weft_sclock_of(s, s->first_clock);
 			if (!any || c < v)
 				v = c;
 			any = 1;
@@ -350,7 +352,7 @@ int64_t weft_last_clock(const struct weft_trace *t)
 	for (size_t i = 0; i < t->nstreams; i++) {
 		const struct weft_wstream *s = t->streams[i];
 		if (s->has_first) {
-			int64_t c = (int64_t) ((uint64_t) s->last_clock + (uint64_t) s->clkoff);
+			int64_t c = weft_sclock_of(s, s->last_clock);
 			if (!any || c > v)
 				v = c;
 			any = 1;
@@ -377,8 +379,7 @@ int weft_stream_cut(const struct weft_trace *t, size_t i, struct weft_cut_info *
 		snprintf(info->why, sizeof info->why, "%s", s->cut_why);
 		info->has_last = s->has_first;
 		if (s->has_first)
-			info->last_sclock = (int64_t) ((uint64_t) s->last_clock
-					+ (uint64_t) s->clkoff);
+			info->last_sclock = weft_sclock_of(s, s->last_clock);
 	}
 	return 1;
 }
@@ -389,7 +390,7 @@ int weft_stream_last_sclock(const struct weft_trace *t, size_t i, int64_t *clock
 		return 0;
 	const struct weft_wstream *s = t->streams[i];
 	if (clock != NULL)
-		*clock = (int64_t) ((uint64_t) s->last_clock + (uint64_t) s->clkoff);
+		*clock = weft_sclock_of(s, s->last_clock);
 	return 1;
 }
 

@@ -126,7 +126,20 @@ struct weft_clkoff_row {
 	char *host;
 	int64_t offset; /* the median, truncated */
 	int line;
+	/* the drift section's row of the host (dline 0: none): the clocks c
+	 * become c + offset + floor(ppb * (c - t0) / WEFT_DRIFT_SCALE) */
+	int64_t t0, ppb;
+	int dline;
 };
+
+#define WEFT_DRIFT_SCALE 1000000000 /* drift in parts per 10^9 (ns per s) */
+
+/* *out = c + off + floor(ppb * (c - t0) / 10^9), computed exactly in 128
+ * bits; returns 0 (out untouched) when that is not an int64. */
+int weft_clk_drift(int64_t c, int64_t off, int64_t t0, int64_t ppb, int64_t *out);
+/* The clocks c whose weft_clk_drift is an int64 (|ppb| < 10^9): [lo, hi];
+ * returns 0 when there is none. */
+int weft_clk_drift_range(int64_t off, int64_t t0, int64_t ppb, int64_t *lo, int64_t *hi);
 
 /* Parses clock-offsets.txt text. Returns -1 with the reason in err; -2 out
  * of memory (err says so). */
@@ -326,6 +339,11 @@ struct weft_wstream {
 	uint64_t evsize;
 	int64_t key;    /* the ordering clock of the pending event */
 	int64_t keyoff; /* key = rclock + keyoff (0 or clkoff) */
+	/* A clock drift (clkoff.c): when drift_ppb != 0, sclock =
+	 * weft_clk_drift(rclock, clkoff, drift_t0, drift_ppb), and the key too
+	 * unless keydrift is 0 (raw order). */
+	int64_t drift_ppb, drift_t0;
+	int keydrift;
 	int64_t first_clock; /* rclock of the first event (when has_first) */
 	/* The rclocks that stay an int64 once the clock offset is added
 	 * (clk_lo <= rclock <= clk_hi; the whole range when clkoff is 0):
@@ -359,6 +377,23 @@ struct weft_wstream {
 	int64_t mtime_sec, mtime_nsec; /* of the stream file at open (a stale index) */
 };
 
+/* The synchronized clock of rclock c of s (c within [clk_lo, clk_hi]). */
+static inline int64_t weft_sclock_of(const struct weft_wstream *s, int64_t c)
+{
+	int64_t v = (int64_t) ((uint64_t) c + (uint64_t) s->clkoff);
+	if (__builtin_expect(s->drift_ppb != 0, 0))
+		(void) weft_clk_drift(c, s->clkoff, s->drift_t0, s->drift_ppb, &v);
+	return v;
+}
+
+/* The merge key of rclock c of s. */
+static inline int64_t weft_key_of(const struct weft_wstream *s, int64_t c)
+{
+	if (__builtin_expect(s->keydrift, 0))
+		return weft_sclock_of(s, c);
+	return (int64_t) ((uint64_t) c + (uint64_t) s->keyoff);
+}
+
 struct weft_sorter;
 
 struct weft_ra;
@@ -368,6 +403,7 @@ struct weft_trace {
 	char errbuf[WEFT_ERR_MAX];
 	char *path;
 	int raw_order;
+	int drifted;      /* a stream has a clock drift (clkoff.c) */
 	int no_fast; /* tests: always go through the heap */
 	int follow_links; /* weft_open_opts.follow_links (discover.c) */
 
@@ -583,7 +619,7 @@ static inline int weft_stream_step(struct weft_trace *t, struct weft_wstream *s,
 			s->evp = p;
 			s->evsize = WEFT_EV_HEADER_SIZE + weft_ev_payload_size(p[WEFT_EV_OFF_FLAGS]);
 			s->last_clock = clock;
-			s->key = (int64_t) ((uint64_t) clock + (uint64_t) s->keyoff);
+			s->key = weft_key_of(s, clock);
 			s->ci++;
 			return 1;
 		}

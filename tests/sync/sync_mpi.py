@@ -27,6 +27,12 @@ Checks:
     clock about 1 s apart, then each rank's offset), which weft emu refuses as
     ovniemu does (exit 1: line 2 has 3 fields, not 5); -d 3 -w 0 over 3 ranks in
     namespaces (nodeA, nodeA, nodeB) gives 3 rows of 3 columns;
+  - --drift: `mpirun --oversubscribe -np 4 ovnisync --drift -w 1` (each rank in
+    its namespaces when allowed, else all on this host) writes the table of the
+    first measurement in the reference's format, a line of one blank, then
+    "drift HOST T0 PPB" for each host (rank 0's drift 0), and weft emu applies it
+    exactly: thread.prv start times are clock + median + floor(PPB x (clock - T0)
+    / 10^9), minus the earliest;
   - errors: -h exits 0 (usage on stdout, also as ovnisync); -n 0, an unknown
     option, an extra argument exit 2; -o naming a directory, or a file that cannot
     be created, exits 1 with the file and the reason, and writes nothing.
@@ -385,6 +391,85 @@ def test_drift(tmp, corpus, mode):
                       f"-d 3: offsets {offs}")
 
 
+DRIFT_HEADER = "%-10s %-20s %-20s %-20s\n" % ("drift", "hostname", "t0", "drift_ppb")
+
+
+def split_drift(text, what):
+    """(the table's text, [(host, t0, ppb)]) of a file written by --drift,
+    every drift line exactly printf-formatted; None (and a failure) if not."""
+    table, sep, rest = text.partition("\n \n")
+    if not check(sep != "" and rest.startswith(DRIFT_HEADER) and rest.endswith("\n"),
+                 f"{what}: the table, a line of one blank, the drift header: {text!r}"):
+        return None
+    rows = []
+    for line in rest[len(DRIFT_HEADER):-1].split("\n"):
+        f = line.split()
+        ok = len(f) == 4 and f[0] == "drift" and re.fullmatch(r"-?\d+", f[2]) \
+            and re.fullmatch(r"-?\d+", f[3])
+        if not check(ok and line == "%-10s %-20s %-20d %-20d" % ("drift", f[1], int(f[2]),
+                                                                  int(f[3])),
+                     f"{what}: drift line {line!r} is 'drift HOST T0 PPB', printf-formatted"):
+            return None
+        rows.append((f[1], int(f[2]), int(f[3])))
+    return table + "\n", rows
+
+
+def test_drift_option(tmp, mode):
+    """--drift under mpirun -np 4, read back by weft emu."""
+    host = socket.gethostname()
+    hosts = ["node0", "node1", "node2", "node3"] if mode else [host] * 4
+    out = tmp / "drift4.txt"
+    ovnisync = BINDIR / "ovnisync"
+    prog = ovnisync if ovnisync.exists() else SYNC
+    p = mpirun(4, [prog, "--drift", "-w", "1", "-n", "20", "-o", out], tmp,
+               wrap=ns_wrap(mode, hosts))
+    if not check(p.returncode == 0 and out.is_file(),
+                 f"--drift -np 4: exit {p.returncode}: {p.stderr[-2000:]}"):
+        return
+    r = split_drift(out.read_text(), "--drift -np 4")
+    if r is None:
+        return
+    table, drifts = r
+    rows = parse_table(table, "--drift -np 4 table")
+    if rows is None:
+        return
+    uniq = list(dict.fromkeys(hosts))
+    check([h for _, h, *_ in rows] == uniq and [h for h, _, _ in drifts] == uniq,
+          f"--drift: one offset row and one drift row per host: {rows} {drifts}")
+    check(drifts[0][2] == 0, f"--drift: rank 0's drift is 0: {drifts[0]}")
+    # one physical clock: whatever is measured is noise, far below 1000 ppm
+    check(all(abs(ppb) < 1_000_000 for _, _, ppb in drifts), f"--drift: drifts {drifts}")
+    print(f"--drift -np 4 ({mode or 'one host'}): drifts (ppb) {[d[2] for d in drifts]}")
+    if "." in host and mode is None:
+        print(f"note: host name {host!r} has a '.': weft emu part of --drift skipped")
+        return
+    looms = [f"{h}.{k}" for k, h in enumerate(hosts)]
+    shifts = [shift_ns(mode, hosts, k) if mode else 0 for k in range(4)]
+    tr = tmp / "drift4-trace"
+    starts = make_trace(tr, looms, shifts)
+    shutil.copy(out, tr / "clock-offsets.txt")
+    emu = tmp / "drift4-emu"
+    p = subprocess.run([WEFT, "emu", "-q", "--paraver", "-o", str(emu), str(tr)],
+                       capture_output=True, text=True, timeout=TIMEOUT)
+    if not check(p.returncode == 0 and p.stderr == "",
+                 f"--drift: weft emu with the file: exit {p.returncode}: {p.stderr!r}"):
+        return
+    got = first_times((emu / "thread.prv").read_text())
+    off = {h: med for _, h, med, _, _ in rows}
+    dr = {h: (t0, ppb) for h, t0, ppb in drifts}
+
+    def synced(pid):
+        h = looms[pid - 100].split(".")[0]
+        c = starts[pid]
+        t0, ppb = dr[h]
+        return c + off[h] + (ppb * (c - t0)) // 10**9  # floor, as docs/sync.md
+
+    s = {pid: synced(pid) for pid in starts}
+    want = {pid: v - min(s.values()) for pid, v in s.items()}
+    check(got == want, f"--drift: thread.prv start times {got} are clock + median + "
+          f"drift {want}")
+
+
 def test_errors(tmp):
     for prog in (SYNC, BINDIR / "ovnisync"):
         if not prog.exists():
@@ -396,6 +481,8 @@ def test_errors(tmp):
                       (["-z"], "weft-sync: unknown option '-z'"),
                       (["-d", "x"], "weft-sync: -d needs an integer from 1 to 1000000, not 'x'"),
                       (["out.txt"], "weft-sync: unexpected argument 'out.txt'"),
+                      (["--drift", "-d", "2"], "weft-sync: --drift and -d NDRIFT cannot be "
+                       "combined (--drift measures twice, -w SECONDS apart)"),
                       (["-o"], "weft-sync: option '-o' needs an argument")):
         p = subprocess.run([str(SYNC), *args], capture_output=True, text=True, cwd=tmp)
         check(p.returncode == 2 and p.stderr.startswith(msg) and p.stdout == "",
@@ -440,6 +527,7 @@ def main():
             test_four_hosts(tmp, mode)
             test_shared_hosts(tmp, mode)
         test_drift(tmp, corpus, mode)
+        test_drift_option(tmp, mode)
     if failures:
         print(f"{len(failures)} check(s) failed")
         return 1
