@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* driver.c - runs an emulation: trace -> models -> engine -> outputs. */
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -779,14 +780,43 @@ static int parallel_fits(const struct weft_emulate_opts *o)
 
 #define RUN_SERIAL 3
 
+static void note_warning(void *ctx, const char *msg)
+{
+	(void) msg;
+	*(int *) ctx = 1;
+}
+
+/* Whether dir holds two loom.* entries or more (else -j changes nothing,
+ * and the trace is not opened twice). */
+static int several_looms(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (d == NULL)
+		return 0;
+	int n = 0;
+	struct dirent *de;
+	while (n < 2 && (de = readdir(d)) != NULL)
+		n += strncmp(de->d_name, "loom.", 5) == 0 && de->d_name[5] != '\0';
+	closedir(d);
+	return n >= 2;
+}
+
 /* weft emu -j: the run by workers (parallel.h); RUN_SERIAL when it must be
  * made serially (the trace has one loom, or a worker met what could make
  * its result differ), 0, or -1 with err. */
 static int run_parallel(const struct weft_emulate_opts *o, char *err, size_t errlen)
 {
+	if (!several_looms(o->path))
+		return RUN_SERIAL;
+	/* the whole trace, without outputs; a warning makes the run serial
+	 * (which says it) */
+	int warned = 0;
 	struct weft_emulate_opts mo = *o;
 	mo.formats = NULL;
-	mo.warn = NULL;
+	mo.warn = note_warning;
+	mo.info = NULL;
+	mo.progress = NULL;
+	mo.ctx = &warned;
 	struct run R;
 	memset(&R, 0, sizeof R);
 	char e2[WEFT_ERR_MAX];
@@ -794,6 +824,8 @@ static int run_parallel(const struct weft_emulate_opts *o, char *err, size_t err
 	const char *why = NULL;
 	if (prepare(&R, &mo, WEFT_SORT_NONE, e2, sizeof e2) != 0)
 		why = "the trace is refused";
+	else if (warned)
+		why = "a warning";
 	else if (R.sys.nlooms < 2)
 		why = "one loom";
 	else if (emu_has_lost(R.emu))
