@@ -61,8 +61,8 @@ def emu(args, out):
                        timeout=120, env=env)
     timing = [ln for ln in p.stderr.splitlines() if ln.startswith("weft emu: ") and
               (" CPU " in ln or re.match(r"weft emu: (-j \d+: |\d+ events in )", ln))]
-    rest = [ln for ln in p.stderr.splitlines() if ln not in timing]
-    return p.returncode, "\n".join(rest), "\n".join(timing), p.stdout
+    rest = [ln.replace(str(out), "OUT") for ln in p.stderr.splitlines() if ln not in timing]
+    return p.returncode, "\n".join(rest), "\n".join(timing), p.stdout.replace(str(out), "OUT")
 
 
 def files(d):
@@ -83,9 +83,11 @@ def files(d):
     return got
 
 
-def compare(name, trace, args, tmp, expect):
-    """expect: ("workers", nlooms) or ("serial", reason) for every -j > 1."""
+def compare(name, trace, args, tmp, expect, ok=True):
+    """expect: ("workers", nlooms) or ("serial", reason) for every -j > 1;
+    ok: -j 1 must succeed (the generated traces)."""
     rc1, err1, _, out1 = emu(["-j", "1"] + args + [str(trace)], tmp / "j1")
+    check(rc1 == 0 or not ok, f"{name}: -j 1 exit {rc1}: {err1!r}")
     ref = files(tmp / "j1")
     check(rc1 != 0 or any(k.endswith(".prv") or k.endswith(".db") or k.endswith(".pftrace")
                           for k in ref), f"{name}: -j 1 wrote nothing")
@@ -126,7 +128,7 @@ def gen_trace(root, nlooms, ties=False):
             for it in range(40):
                 evs.append(tracegen.ev("ZPs", c(step)))
                 evs.append(tracegen.ev("ZR[", c(step + 1), struct.pack("<I", 1 + it % 3)))
-                evs.append(tracegen.ev("ZWi", c(step + 2), struct.pack("<Q", 64 * (it + L))))
+                evs.append(tracegen.ev("ZWi", c(step + 2), struct.pack("<Q", 64 * (it + L + 1))))
                 evs.append(tracegen.ev("ZPc", c(step + 3)))
                 evs.append(tracegen.ev("OHp", c(step + 4)))
                 evs.append(tracegen.ev("OHr", c(step + 5 + (it + L) % 4)))
@@ -156,7 +158,7 @@ def main():
                 continue
             why = SERIAL.get(case.name)
             compare(case.name, trace, ["--paraver", "-q"], tmp,
-                    ("serial", why) if why else ("workers", len(looms)))
+                    ("serial", why) if why else ("workers", len(looms)), ok=False)
             n += 1
         if c:
             check(n >= 15, f"only {n} multi-loom corpus cases found")
@@ -180,6 +182,16 @@ def main():
         gen_trace(str(ties), 16, ties=True)
         compare("ties", ties, m + ["--paraver", "-q"], tmp,
                 ("serial", TIES))
+        # a warning (a link out of the trace, passed over) makes the run serial,
+        # which says it once
+        warn = tmp / "warn"
+        gen_trace(str(warn), 2)
+        outside = tmp / "outside"
+        outside.mkdir()
+        (warn / "loom.link").symlink_to(outside)
+        compare("warning", warn, m + ["--paraver", "-q"], tmp, ("serial", "a warning"))
+        rc, err, _, _ = emu(["-j", "2", "--paraver", "-q"] + m + [str(warn)], tmp / "w")
+        check(rc == 0 and err.count("loom.link") == 1, f"warning: {rc} {err!r}")
         # -j's value is checked
         p = subprocess.run([WEFT, "emu", "-j", "0", str(trace)], capture_output=True,
                            text=True, timeout=60)
