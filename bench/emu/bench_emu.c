@@ -611,9 +611,10 @@ static void time_trace(const char *weft, const char *trace, const char *out, int
 
 /* One run of `weft emu --paraver -q -j jobs` with WEFT_EMU_TIMING: its
  * wall time; *serial_cpu: the emulation thread's CPU (user + system) of a
- * serial run; cpu[k]: worker k's CPU (*nw of them) of a parallel one. */
+ * serial run; cpu[k]: worker k's CPU (*nw of them) of a parallel one;
+ * *proc_cpu: the whole process's CPU. */
 static double par_pass(const char *weft, const char *trace, const char *out, int jobs,
-		double *serial_cpu, double *cpu, int *nw)
+		double *serial_cpu, double *cpu, int *nw, double *proc_cpu)
 {
 	char cmd[1200];
 	snprintf(cmd, sizeof cmd, "WEFT_EMU_TIMING=1 '%s' emu --paraver -q -j %d -o '%s' '%s' "
@@ -634,12 +635,21 @@ static double par_pass(const char *weft, const char *trace, const char *out, int
 				*nw = (int) k + 1;
 		} else if (strstr(line, " workers, ") != NULL) {
 			parallel = 1;
+			const char *pc = strstr(line, "process CPU ");
+			if (pc != NULL)
+				sscanf(pc, "process CPU %lf", proc_cpu);
+			if (jobs == 2)
+				fputs(line, stdout);
 		} else if (strstr(line, "serial run (") != NULL) {
 			fprintf(stderr, "bench_emu: -j %d: %s", jobs, line);
 		} else {
 			const char *e = strstr(line, "emulation thread ");
+			const char *pc = strstr(line, "process ");
+			double pu, ps;
 			if (e != NULL && sscanf(e, "emulation thread %lf + %lf", &u, &sy) == 2)
 				*serial_cpu = u + sy;
+			if (e != NULL && pc != NULL && sscanf(pc, "process %lf + %lf", &pu, &ps) == 2)
+				*proc_cpu = pu + ps;
 			else
 				fputs(line, stderr);
 		}
@@ -681,14 +691,14 @@ static int parallel_bench(const char *weft, const char *root, uint64_t want, int
 	gstep = 1;
 	printf("parallel trace: %" PRIu64 " events, %d looms of %d threads on %d CPUs (runtime "
 			"models), written in %.2f s\n", all, PAR_LOOMS, NTHREADS, NCPUS, now_s() - t0);
-	double best_serial = 0, best_crit = 0, best_over = 0, w1 = 0, w2 = 0;
+	double best_serial = 0, best_crit = 0, best_over = 0, best_proc = 0, w1 = 0, w2 = 0;
 	double cpu[64], wc[64] = { 0 };
 	int nw = 0, bnw = 0;
 	for (int i = 0; i < runs; i++) {
-		double sc = 0, dummy = 0;
-		double d1 = par_pass(weft, trace, out, 1, &sc, cpu, &nw);
-		double d2 = par_pass(weft, trace, out, 2, &dummy, cpu, &nw);
-		par_pass(weft, trace, out, PAR_LOOMS, &dummy, cpu, &nw);
+		double sc = 0, dummy = 0, p1 = 0, p8 = 0;
+		double d1 = par_pass(weft, trace, out, 1, &sc, cpu, &nw, &p1);
+		double d2 = par_pass(weft, trace, out, 2, &dummy, cpu, &nw, &dummy);
+		par_pass(weft, trace, out, PAR_LOOMS, &dummy, cpu, &nw, &p8);
 		if (i == 0 || d1 < w1)
 			w1 = d1;
 		if (i == 0 || d2 < w2)
@@ -703,6 +713,7 @@ static int parallel_bench(const char *weft, const char *root, uint64_t want, int
 			best_crit = mx / sc;
 			best_over = sum / sc;
 			best_serial = sc;
+			best_proc = p1 > 0 ? p8 / p1 : 0;
 			bnw = nw;
 			memcpy(wc, cpu, sizeof wc);
 		}
@@ -712,6 +723,8 @@ static int parallel_bench(const char *weft, const char *root, uint64_t want, int
 		printf("worker %d (-j %d): CPU %.3f s\n", k, PAR_LOOMS, wc[k]);
 	printf("parallel critical path (max worker CPU / serial CPU): %.3f\n", best_crit);
 	printf("parallel overhead (sum of worker CPU / serial CPU): %.3f\n", best_over);
+	printf("process CPU -j %d / -j 1 (every thread: the reading ahead, the merge and the "
+			"Paraver writer too): %.3f\n", PAR_LOOMS, best_proc);
 	printf("wall -j 2 / -j 1: %.3f (%.3f s / %.3f s, best of %d)\n", w2 / w1, w2, w1, runs);
 	nftw(trace, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	return 0;

@@ -866,6 +866,7 @@ static int run_parallel(const struct weft_emulate_opts *o, char *err, size_t err
 		run_free(&R);
 		return r > 0 ? RUN_SERIAL : -1;
 	}
+	double t1 = now_s();
 	int status = open_outputs(&R, o, P.emu, err, errlen);
 	struct emu_batch b;
 	for (size_t f = 0; f < P.nviews && status == 0; f++) {
@@ -888,8 +889,10 @@ static int run_parallel(const struct weft_emulate_opts *o, char *err, size_t err
 	else
 		outs_discard(&R);
 	if (timing)
-		fprintf(stderr, "weft emu: -j %d: %zu workers, %" PRIu64 " events in %.2f s\n",
-				o->jobs, P.nworkers, P.nevents, now_s() - t0);
+		fprintf(stderr, "weft emu: -j %d: %zu workers, %" PRIu64 " events in %.2f s (the "
+				"workers and the merge %.2f s, the outputs %.2f s); process CPU %.3f s\n", o->jobs,
+				P.nworkers, P.nevents, now_s() - t0, t1 - t0, now_s() - t1,
+				cpu_s(RUSAGE_SELF, 0) + cpu_s(RUSAGE_SELF, 1));
 	par_free(&P);
 	run_free(&R);
 	return status;
