@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 
 #include "parallel.h"
 #include "weft/weft.h"
@@ -43,6 +44,8 @@ struct par_worker {
 	uint8_t *own[2]; /* per row of the thread and CPU views: its looms' */
 	struct rvec v[EMU_MAX_VIEWS];
 	size_t nviews;
+	size_t budget; /* the bytes of records it may hold */
+	size_t held;
 	int fail; /* 1: the serial run is needed (why) */
 	char why[256];
 	double cpu;
@@ -81,10 +84,18 @@ static int vpush(struct rvec *v, const struct emu_prv_rec *r, size_t n)
 	return 0;
 }
 
-/* The worker's sink: the records of its looms' rows, kept. */
+/* The worker's sink: the records of its looms' rows, kept (within its
+ * budget: beyond it, the run is given up and made serially). */
 static int w_records(void *self, const struct emu_batch *b, char *err, size_t errlen)
 {
 	struct par_worker *w = self;
+	for (size_t f = 0; f < w->nviews; f++)
+		w->held += b->nprv[f] * sizeof *b->prv[f];
+	if (w->held > w->budget) {
+		wfail(w, "the records would exceed the memory given to them", NULL);
+		snprintf(err, errlen, "over budget");
+		return -1;
+	}
 	for (size_t f = 0; f < w->nviews; f++) {
 		const struct emu_prv_rec *r = b->prv[f];
 		size_t n = b->nprv[f], i = 0;
@@ -469,6 +480,15 @@ int par_run(const struct par_in *in, struct par_out *out, char *err, size_t errl
 	}
 	free(order);
 	free(weight);
+	/* the records held until the merge, and their merged copy: a quarter
+	 * of the memory in all (WEFT_EMU_PAR_BUDGET, in MiB, sets it) */
+	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+	double budget = pages > 0 && psz > 0 ? (double) pages * (double) psz / 4 : 1e9;
+	const char *bs = getenv("WEFT_EMU_PAR_BUDGET");
+	if (bs != NULL && atof(bs) > 0)
+		budget = atof(bs) * 1048576.0;
+	for (size_t k = 0; k < nw; k++)
+		out->w[k].budget = (size_t) (budget / 2 / (double) nw);
 	for (size_t k = 0; k < nw; k++)
 		out->w[k].started = pthread_create(&out->w[k].th, NULL, worker_main,
 				&out->w[k]) == 0;
@@ -508,8 +528,8 @@ int par_run(const struct par_in *in, struct par_out *out, char *err, size_t errl
 	for (size_t f = 0; f < out->nviews; f++) {
 		int m = merge_view(out, f);
 		if (m < 0) {
-			snprintf(err, errlen, "out of memory");
-			return -1;
+			snprintf(out->why, sizeof out->why, "out of memory for the merge");
+			return 1;
 		}
 		if (m > 0)
 			return 1;

@@ -54,9 +54,9 @@ def check(cond, what):
         print("FAIL:", what)
 
 
-def emu(args, out):
+def emu(args, out, extra_env=None):
     shutil.rmtree(out, ignore_errors=True)
-    env = dict(os.environ, WEFT_EMU_TIMING="1")
+    env = dict(os.environ, WEFT_EMU_TIMING="1", **(extra_env or {}))
     p = subprocess.run([WEFT, "emu", "-o", str(out)] + args, capture_output=True, text=True,
                        timeout=120, env=env)
     timing = [ln for ln in p.stderr.splitlines() if ln.startswith("weft emu: ") and
@@ -83,7 +83,7 @@ def files(d):
     return got
 
 
-def compare(name, trace, args, tmp, expect, ok=True):
+def compare(name, trace, args, tmp, expect, ok=True, extra_env=None):
     """expect: ("workers", nlooms) or ("serial", reason) for every -j > 1;
     ok: -j 1 must succeed (the generated traces)."""
     rc1, err1, _, out1 = emu(["-j", "1"] + args + [str(trace)], tmp / "j1")
@@ -92,7 +92,8 @@ def compare(name, trace, args, tmp, expect, ok=True):
     check(rc1 != 0 or any(k.endswith(".prv") or k.endswith(".db") or k.endswith(".pftrace")
                           for k in ref), f"{name}: -j 1 wrote nothing")
     for j in JOBS:
-        rc, err, timing, out = emu(["-j", str(j)] + args + [str(trace)], tmp / f"j{j}")
+        rc, err, timing, out = emu(["-j", str(j)] + args + [str(trace)], tmp / f"j{j}",
+                                   extra_env)
         check(rc == rc1, f"{name} -j {j}: exit {rc}, -j 1 exit {rc1}")
         check(err == err1, f"{name} -j {j}: stderr {err!r}, -j 1 {err1!r}")
         check(out == out1, f"{name} -j {j}: stdout differs")
@@ -178,6 +179,10 @@ def main():
                                             "--to", "1200000"], tmp, None)
         compare("gen16 --salvage", trace, m + ["--paraver", "-q", "--salvage"], tmp, None)
         compare("gen16 summary", trace, m + ["--paraver"], tmp, None)
+        # more records than the memory given to them (here 10 KiB): serial
+        compare("gen16 budget", trace, m + ["--paraver", "-q"], tmp,
+                ("serial", "the records would exceed the memory given to them"),
+                extra_env={"WEFT_EMU_PAR_BUDGET": "0.01"})
         ties = tmp / "ties"
         gen_trace(str(ties), 16, ties=True)
         compare("ties", ties, m + ["--paraver", "-q"], tmp,
