@@ -14,10 +14,27 @@
 
 #define PAR_BATCH 256
 
+/* A worker's records of a view: chunks of RV_CHUNK records, never moved
+ * (growing a single array copied hundreds of MB at each doubling). */
+#define RV_SHIFT 16
+#define RV_CHUNK ((size_t) 1 << RV_SHIFT)
 struct rvec {
-	struct emu_prv_rec *p;
-	size_t n, cap;
+	struct emu_prv_rec **c;
+	size_t n, nc, capc;
 };
+
+static inline const struct emu_prv_rec *rv_at(const struct rvec *v, size_t i)
+{
+	return &v->c[i >> RV_SHIFT][i & (RV_CHUNK - 1)];
+}
+
+static void rv_free(struct rvec *v)
+{
+	for (size_t k = 0; k < v->nc; k++)
+		free(v->c[k]);
+	free(v->c);
+	memset(v, 0, sizeof *v);
+}
 
 /* A loom's reader: the trace opened at the loom's directory. */
 struct reader {
@@ -59,7 +76,8 @@ static void wfail(struct par_worker *w, const char *why, const char *a)
 	if (w->fail)
 		return;
 	w->fail = 1;
-	snprintf(w->why, sizeof w->why, "%s%s%s%s", why, a ? " (" : "", a ? a : "", a ? ")" : "");
+	snprintf(w->why, sizeof w->why, "%.60s%s%.180s%s", why, a ? " (" : "", a ? a : "",
+			a ? ")" : "");
 }
 
 static void w_warn(void *ctx, const char *msg)
@@ -69,18 +87,27 @@ static void w_warn(void *ctx, const char *msg)
 
 static int vpush(struct rvec *v, const struct emu_prv_rec *r, size_t n)
 {
-	if (v->n + n > v->cap) {
-		size_t cap = v->cap ? v->cap : 4096;
-		while (cap < v->n + n)
-			cap *= 2;
-		struct emu_prv_rec *p = realloc(v->p, cap * sizeof *p);
-		if (p == NULL)
-			return -1;
-		v->p = p;
-		v->cap = cap;
+	while (n > 0) {
+		size_t off = v->n & (RV_CHUNK - 1);
+		if (off == 0 && (v->n >> RV_SHIFT) == v->nc) {
+			if (v->nc == v->capc) {
+				size_t capc = v->capc ? v->capc * 2 : 16;
+				struct emu_prv_rec **c = realloc(v->c, capc * sizeof *c);
+				if (c == NULL)
+					return -1;
+				v->c = c;
+				v->capc = capc;
+			}
+			if ((v->c[v->nc] = malloc(RV_CHUNK * sizeof **v->c)) == NULL)
+				return -1;
+			v->nc++;
+		}
+		size_t k = RV_CHUNK - off < n ? RV_CHUNK - off : n;
+		memcpy(&v->c[v->n >> RV_SHIFT][off], r, k * sizeof *r);
+		v->n += k;
+		r += k;
+		n -= k;
 	}
-	memcpy(v->p + v->n, r, n * sizeof *r);
-	v->n += n;
 	return 0;
 }
 
@@ -396,7 +423,7 @@ static int merge_view(struct par_out *out, size_t f)
 		for (size_t k = 0; k < nw; k++) {
 			if (pos[k] == w[k].v[f].n)
 				continue;
-			int64_t t = w[k].v[f].p[pos[k]].time;
+			int64_t t = rv_at(&w[k].v[f], pos[k])->time;
 			if (best == nw || t < bt) {
 				if (best != nw)
 					second = bt;
@@ -415,10 +442,8 @@ static int merge_view(struct par_out *out, size_t f)
 		}
 		const struct rvec *v = &w[best].v[f];
 		size_t i = pos[best];
-		while (i < v->n && v->p[i].time < second)
-			i++;
-		memcpy(out->rec[f] + m, v->p + pos[best], (i - pos[best]) * sizeof *v->p);
-		m += i - pos[best];
+		while (i < v->n && rv_at(v, i)->time < second)
+			out->rec[f][m++] = *rv_at(v, i++);
 		pos[best] = i;
 	}
 	free(pos);
@@ -535,8 +560,7 @@ int par_run(const struct par_in *in, struct par_out *out, char *err, size_t errl
 			return 1;
 		/* the workers' copies are no longer needed */
 		for (size_t k = 0; k < nw; k++) {
-			free(out->w[k].v[f].p);
-			memset(&out->w[k].v[f], 0, sizeof out->w[k].v[f]);
+			rv_free(&out->w[k].v[f]);
 		}
 	}
 	return 0;
@@ -558,7 +582,7 @@ void par_free(struct par_out *out)
 		free(w->own[1]);
 		free(w->looms);
 		for (size_t f = 0; f < EMU_MAX_VIEWS; f++)
-			free(w->v[f].p);
+			rv_free(&w->v[f]);
 	}
 	free(out->w);
 	for (size_t f = 0; f < EMU_MAX_VIEWS; f++)

@@ -112,7 +112,7 @@ def compare(name, trace, args, tmp, expect, ok=True, extra_env=None):
                   f"{name} -j {j}: not serial ({expect[1]}): {timing!r}")
 
 
-def gen_trace(root, nlooms, ties=False):
+def gen_trace(root, nlooms, ties=False, iters=40):
     """nlooms looms, each a process of 2 threads on CPUs 0 and 1, requiring
     zeta; clocks distinct across streams unless ties."""
     for L in range(nlooms):
@@ -126,7 +126,7 @@ def gen_trace(root, nlooms, ties=False):
                 return 1_000_000 + step * 1000 + off
             evs = [tracegen.ev("OHx", c(0), struct.pack("<iiQ", k, -1, 0))]
             step = 1
-            for it in range(40):
+            for it in range(iters):
                 evs.append(tracegen.ev("ZPs", c(step)))
                 evs.append(tracegen.ev("ZR[", c(step + 1), struct.pack("<I", 1 + it % 3)))
                 evs.append(tracegen.ev("ZWi", c(step + 2), struct.pack("<Q", 64 * (it + L + 1))))
@@ -183,6 +183,11 @@ def main():
         compare("gen16 budget", trace, m + ["--paraver", "-q"], tmp,
                 ("serial", "the records would exceed the memory given to them"),
                 extra_env={"WEFT_EMU_PAR_BUDGET": "0.01"})
+        # more records than a worker's chunk of them (65536 a view)
+        big = tmp / "big"
+        gen_trace(str(big), 16, iters=1200)
+        compare("big", big, m + ["--paraver", "-q", "--no-cfg"], tmp, work)
+        shutil.rmtree(big)
         ties = tmp / "ties"
         gen_trace(str(ties), 16, ties=True)
         compare("ties", ties, m + ["--paraver", "-q"], tmp,
