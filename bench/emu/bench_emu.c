@@ -29,6 +29,16 @@
  * `emu/read ratio (runtime models): R`. The first trace is removed before the
  * second is written (unless -k), so the disk use stays that of one trace.
  *
+ * Last (alone with -P), weft emu -j (docs/emu.md, PARALLEL): an 8-loom
+ * runtime trace of the same size in all (each loom a process as above, its
+ * clocks one residue mod 8, so no two looms share a clock), emulated with
+ * `--paraver -q` and WEFT_EMU_TIMING, -r times each with -j 1, -j 2 and -j 8;
+ * prints the serial run's emulation thread CPU and each worker's of -j 8,
+ * `parallel critical path (max worker CPU / serial CPU): R` (the bar: 0.2),
+ * `parallel overhead (sum of worker CPU / serial CPU): O` (the bar: 1.15),
+ * from the run with the best critical path, and `wall -j 2 / -j 1` (best
+ * against best).
+ *
  * Usage: bench_emu [-n EVENTS] [-r RUNS] [-k] [-c CPUS] [-g DIR]
  *   -n events a trace (10000000), -r runs (5), -k keeps the directory, -c CPUs
  *   of the layout (4; two threads each), -g DIR only writes the two traces
@@ -66,6 +76,10 @@ struct wstream {
 
 static struct wstream ws[2 * MAX_CPUS];
 static uint64_t gclock = 1000;
+/* The parallel bench's looms: loom `loom_name`, clocks gstart + k * gstep
+ * (one residue per loom: no two looms share a clock). */
+static const char *loom_name = "bench";
+static uint64_t gstart = 1000, gstep = 1;
 static uint64_t total;
 
 static void die(const char *what)
@@ -79,7 +93,8 @@ static void emit(int t, const char *mcv, const void *payload, unsigned size)
 	uint8_t b[WEFT_EV_MAX_NORMAL_SIZE];
 	b[WEFT_EV_OFF_FLAGS] = weft_ev_size_code(size);
 	memcpy(b + WEFT_EV_OFF_MODEL, mcv, 3);
-	weft_store_u64(b + WEFT_EV_OFF_CLOCK, gclock++);
+	weft_store_u64(b + WEFT_EV_OFF_CLOCK, gclock);
+	gclock += gstep;
 	if (size > 0)
 		memcpy(b + WEFT_EV_OFF_PAYLOAD, payload, size);
 	if (fwrite(b, 1, WEFT_EV_HEADER_SIZE + size, ws[t].f) != WEFT_EV_HEADER_SIZE + size)
@@ -118,8 +133,8 @@ static void write_json(const char *dir, int tid, int runtime)
 	if (f == NULL)
 		die(path);
 	fprintf(f, "{\"version\": 3, \"ovni\": {\"lib\": {\"version\": \"1.14.0\", \"commit\": "
-		"\"bench\"}, \"part\": \"thread\", \"tid\": %d, \"pid\": %d, \"loom\": \"bench\", "
-		"\"app_id\": 1, ", tid, PID);
+		"\"bench\"}, \"part\": \"thread\", \"tid\": %d, \"pid\": %d, \"loom\": \"%s\", "
+		"\"app_id\": 1, ", tid, PID, loom_name);
 	if (runtime)
 		fprintf(f, "\"require\": {\"ovni\": \"1.1.0\", \"nosv\": \"2.7.0\", "
 			"\"mpi\": \"1.0.0\"}, ");
@@ -140,16 +155,17 @@ static void open_streams(const char *root, int runtime)
 {
 	char dir[512];
 	total = 0;
-	gclock = 1000;
+	gclock = gstart;
 	memset(ws, 0, sizeof ws);
-	snprintf(dir, sizeof dir, "%s/loom.bench", root);
+	snprintf(dir, sizeof dir, "%s/loom.%s", root, loom_name);
 	if (mkdir(dir, 0777) != 0)
 		die(dir);
-	snprintf(dir, sizeof dir, "%s/loom.bench/proc.%d", root, PID);
+	snprintf(dir, sizeof dir, "%s/loom.%s/proc.%d", root, loom_name, PID);
 	if (mkdir(dir, 0777) != 0)
 		die(dir);
 	for (int t = 0; t < NTHREADS; t++) {
-		snprintf(dir, sizeof dir, "%s/loom.bench/proc.%d/thread.%d", root, PID, PID + t);
+		snprintf(dir, sizeof dir, "%s/loom.%s/proc.%d/thread.%d", root, loom_name, PID,
+				PID + t);
 		if (mkdir(dir, 0777) != 0)
 			die(dir);
 		write_json(dir, PID + t, runtime);
@@ -252,7 +268,8 @@ static void emit_jumbo(int t, const char *mcv, const void *data, uint32_t size)
 	uint8_t h[WEFT_EV_HEADER_SIZE + WEFT_EV_JUMBO_SIZE_FIELD];
 	h[WEFT_EV_OFF_FLAGS] = WEFT_EV_FLAG_JUMBO | WEFT_EV_JUMBO_NIBBLE;
 	memcpy(h + WEFT_EV_OFF_MODEL, mcv, 3);
-	weft_store_u64(h + WEFT_EV_OFF_CLOCK, gclock++);
+	weft_store_u64(h + WEFT_EV_OFF_CLOCK, gclock);
+	gclock += gstep;
 	weft_store_u32(h + WEFT_EV_OFF_PAYLOAD, size);
 	if (fwrite(h, 1, sizeof h, ws[t].f) != sizeof h || fwrite(data, 1, size, ws[t].f) != size)
 		die("write");
@@ -588,6 +605,131 @@ static void time_trace(const char *weft, const char *trace, const char *out, int
 /* -g DIR: the two traces, written into DIR/trace and DIR/rt-trace (DIR is
  * created; neither may exist), nothing timed: the training workload of the
  * profile-guided build (cmake/pgo.cmake). */
+/* ---- weft emu -j (docs/emu.md, PARALLEL) ---- */
+
+#define PAR_LOOMS 8
+
+/* One run of `weft emu --paraver -q -j jobs` with WEFT_EMU_TIMING: its
+ * wall time; *serial_cpu: the emulation thread's CPU (user + system) of a
+ * serial run; cpu[k]: worker k's CPU (*nw of them) of a parallel one;
+ * *proc_cpu: the whole process's CPU. */
+static double par_pass(const char *weft, const char *trace, const char *out, int jobs,
+		double *serial_cpu, double *cpu, int *nw, double *proc_cpu)
+{
+	char cmd[1200];
+	snprintf(cmd, sizeof cmd, "WEFT_EMU_TIMING=1 '%s' emu --paraver -q -j %d -o '%s' '%s' "
+			"2>&1 >/dev/null", weft, jobs, out, trace);
+	double t0 = now_s();
+	FILE *p = popen(cmd, "r");
+	if (p == NULL)
+		die("popen");
+	char line[1024];
+	*nw = 0;
+	int parallel = 0;
+	while (fgets(line, sizeof line, p) != NULL) {
+		unsigned k;
+		double c, u, sy;
+		if (sscanf(line, "weft emu: worker %u CPU %lf s", &k, &c) == 2 && k < 64) {
+			cpu[k] = c;
+			if ((int) k + 1 > *nw)
+				*nw = (int) k + 1;
+		} else if (strstr(line, " workers, ") != NULL) {
+			parallel = 1;
+			const char *pc = strstr(line, "process CPU ");
+			if (pc != NULL)
+				sscanf(pc, "process CPU %lf", proc_cpu);
+			if (jobs == 2)
+				fputs(line, stdout);
+		} else if (strstr(line, "serial run (") != NULL) {
+			fprintf(stderr, "bench_emu: -j %d: %s", jobs, line);
+		} else {
+			const char *e = strstr(line, "emulation thread ");
+			const char *pc = strstr(line, "process ");
+			double pu, ps;
+			if (e != NULL && sscanf(e, "emulation thread %lf + %lf", &u, &sy) == 2)
+				*serial_cpu = u + sy;
+			if (e != NULL && pc != NULL && sscanf(pc, "process %lf + %lf", &pu, &ps) == 2)
+				*proc_cpu = pu + ps;
+			else
+				fputs(line, stderr);
+		}
+	}
+	int st = pclose(p);
+	double dt = now_s() - t0;
+	if (st != 0 || (jobs > 1 && !parallel)) {
+		fprintf(stderr, "bench_emu: weft emu -j %d failed or ran serially\n", jobs);
+		exit(1);
+	}
+	nftw(out, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	return dt;
+}
+
+/* An 8-loom runtime trace of `want` events (each loom a process as the
+ * runtime trace's, its clocks one residue mod 8), then: each worker's CPU
+ * with -j 8 and the serial run's, their ratios (best of runs), and the
+ * wall time of -j 2 over -j 1. */
+static int parallel_bench(const char *weft, const char *root, uint64_t want, int runs)
+{
+	char trace[256], out[256];
+	snprintf(trace, sizeof trace, "%s/par-trace", root);
+	snprintf(out, sizeof out, "%s/out", root);
+	if (mkdir(trace, 0777) != 0)
+		die(trace);
+	double t0 = now_s();
+	uint64_t all = 0;
+	char names[PAR_LOOMS][16];
+	for (int L = 0; L < PAR_LOOMS; L++) {
+		snprintf(names[L], sizeof names[L], "node%d", L);
+		loom_name = names[L];
+		gstart = 1000 + (uint64_t) L;
+		gstep = PAR_LOOMS;
+		make_rt_trace(trace, want / PAR_LOOMS);
+		all += total;
+	}
+	loom_name = "bench";
+	gstart = 1000;
+	gstep = 1;
+	printf("parallel trace: %" PRIu64 " events, %d looms of %d threads on %d CPUs (runtime "
+			"models), written in %.2f s\n", all, PAR_LOOMS, NTHREADS, NCPUS, now_s() - t0);
+	double best_serial = 0, best_crit = 0, best_over = 0, best_proc = 0, w1 = 0, w2 = 0;
+	double cpu[64], wc[64] = { 0 };
+	int nw = 0, bnw = 0;
+	for (int i = 0; i < runs; i++) {
+		double sc = 0, dummy = 0, p1 = 0, p8 = 0;
+		double d1 = par_pass(weft, trace, out, 1, &sc, cpu, &nw, &p1);
+		double d2 = par_pass(weft, trace, out, 2, &dummy, cpu, &nw, &dummy);
+		par_pass(weft, trace, out, PAR_LOOMS, &dummy, cpu, &nw, &p8);
+		if (i == 0 || d1 < w1)
+			w1 = d1;
+		if (i == 0 || d2 < w2)
+			w2 = d2;
+		double mx = 0, sum = 0;
+		for (int k = 0; k < nw; k++) {
+			mx = cpu[k] > mx ? cpu[k] : mx;
+			sum += cpu[k];
+		}
+		/* the run with the best critical path, and its figures */
+		if (sc > 0 && (i == 0 || mx / sc < best_crit)) {
+			best_crit = mx / sc;
+			best_over = sum / sc;
+			best_serial = sc;
+			best_proc = p1 > 0 ? p8 / p1 : 0;
+			bnw = nw;
+			memcpy(wc, cpu, sizeof wc);
+		}
+	}
+	printf("serial run (-j 1): emulation thread CPU %.3f s\n", best_serial);
+	for (int k = 0; k < bnw; k++)
+		printf("worker %d (-j %d): CPU %.3f s\n", k, PAR_LOOMS, wc[k]);
+	printf("parallel critical path (max worker CPU / serial CPU): %.3f\n", best_crit);
+	printf("parallel overhead (sum of worker CPU / serial CPU): %.3f\n", best_over);
+	printf("process CPU -j %d / -j 1 (every thread: the reading ahead, the merge and the "
+			"Paraver writer too): %.3f\n", PAR_LOOMS, best_proc);
+	printf("wall -j 2 / -j 1: %.3f (%.3f s / %.3f s, best of %d)\n", w2 / w1, w2, w1, runs);
+	nftw(trace, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	return 0;
+}
+
 static int write_only(const char *dir, uint64_t want)
 {
 	char trace[PATH_MAX], rtrace[PATH_MAX];
@@ -613,9 +755,9 @@ static int write_only(const char *dir, uint64_t want)
 int main(int argc, char **argv)
 {
 	uint64_t want = 10000000;
-	int runs = 5, keep = 0, opt;
+	int runs = 5, keep = 0, opt, par_only = 0;
 	const char *gen = NULL;
-	while ((opt = getopt(argc, argv, "n:r:kc:g:")) != -1) {
+	while ((opt = getopt(argc, argv, "n:r:kc:g:P")) != -1) {
 		switch (opt) {
 		case 'n': want = strtoull(optarg, NULL, 10); break;
 		case 'r': runs = atoi(optarg); break;
@@ -628,8 +770,9 @@ int main(int argc, char **argv)
 			}
 			break;
 		case 'g': gen = optarg; break;
+		case 'P': par_only = 1; break;
 		default:
-			fprintf(stderr, "usage: bench_emu [-n EVENTS] [-r RUNS] [-k] [-c CPUS] [-g DIR]\n");
+			fprintf(stderr, "usage: bench_emu [-n EVENTS] [-r RUNS] [-k] [-c CPUS] [-g DIR] [-P]\n");
 			return 2;
 		}
 	}
@@ -657,6 +800,11 @@ int main(int argc, char **argv)
 	}
 	if (mkdtemp(root) == NULL)
 		die("mkdtemp");
+	if (par_only) {
+		int r = parallel_bench(weft, root, want, runs);
+		nftw(root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+		return r;
+	}
 	char trace[256], out[256];
 	snprintf(trace, sizeof trace, "%s/trace", root);
 	snprintf(out, sizeof out, "%s/out", root);
@@ -716,5 +864,10 @@ int main(int argc, char **argv)
 	else
 		nftw(root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	printf("emu/read ratio (runtime models): %.3f\n", rt_emu / rt_read);
+	if (!keep && mkdir(root, 0700) == 0) {
+		int r = parallel_bench(weft, root, want, runs);
+		nftw(root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+		return r;
+	}
 	return 0;
 }

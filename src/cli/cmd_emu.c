@@ -48,7 +48,7 @@ static void emu_usage(FILE *f)
 	fprintf(f,
 		"Usage: weft emu [-f FORMAT[:KEY=VALUE,...]]... [--paraver] [--perfetto] [--no-cfg]\n"
 		"                [-o DIR] [-b] [-a] [--model FILE]... [--lint] [--salvage]\n"
-		"                [--partial] [--from T0] [--to T1] [-q] [-v] PATH\n"
+		"                [--partial] [--from T0] [--to T1] [-j N] [-q] [-v] PATH\n"
 		"\n"
 		"Emulate the trace at PATH (a trace directory) through the models it requires\n"
 		"(ovni always; nosv, nanos6, openmp, mpi, tampi, nodes, kernel and the models\n"
@@ -96,6 +96,10 @@ static void emu_usage(FILE *f)
 		"                are of one kind; either may be left out (the start, the end)\n"
 		"  --partial     when the models refuse an event, still write the timelines\n"
 		"                up to it (as the reference does); the exit status is still 1\n"
+		"  -j, --jobs N  emulate the looms with N workers at once (default: the online\n"
+		"                CPUs; 1: serially), the outputs the same whatever N; used\n"
+		"                for the Paraver output with -q, no window, -b or --salvage\n"
+		"                (docs/emu.md, PARALLEL); any other run is serial\n"
 		"  -q, --quiet   no summary on stdout\n"
 		"  -v, --verbose information lines on stderr (burst statistics)\n"
 		"  -h, --help    this help\n"
@@ -217,7 +221,7 @@ int weft_cmd_emu(int argc, char **argv)
 
 /* The options of weft emu (cli_opts.h): add one here and in emu_opt. */
 enum { EMU_FORMAT, EMU_PARAVER, EMU_NO_CFG, EMU_PERFETTO, EMU_OUTPUT, EMU_BREAKDOWN, EMU_ALL_MODELS, EMU_MODEL,
-	EMU_LIST_MODELS, EMU_LINT, EMU_SALVAGE, EMU_PARTIAL, EMU_FROM, EMU_TO, EMU_QUIET,
+	EMU_LIST_MODELS, EMU_LINT, EMU_SALVAGE, EMU_PARTIAL, EMU_FROM, EMU_TO, EMU_JOBS, EMU_QUIET,
 	EMU_VERBOSE, EMU_L };
 
 static const struct cli_opt emu_opts[] = {
@@ -235,6 +239,7 @@ static const struct cli_opt emu_opts[] = {
 	{ "partial", 0, NULL, EMU_PARTIAL },
 	{ "from", 0, "a time", EMU_FROM },
 	{ "to", 0, "a time", EMU_TO },
+	{ "jobs", 'j', "N", EMU_JOBS },
 	{ "quiet", 'q', NULL, EMU_QUIET },
 	{ "verbose", 'v', NULL, EMU_VERBOSE },
 	{ NULL, 'l', NULL, EMU_L },
@@ -246,6 +251,7 @@ static const struct cli_opt emu_opts[] = {
 struct emu_args {
 	int salvage, partial;
 	int no_cfg, lint, quiet, verbose, bd, all, list;
+	int jobs; /* -j; 0: the online CPUs */
 	const char *formats[EMU_MAX_FORMATS + 1]; /* -f, --paraver, --perfetto: the specs */
 	size_t nformats;
 	const char *outdir, *from_arg, *to_arg;
@@ -385,6 +391,19 @@ static int emu_opt(void *ctx, int id, const char *opt, const char *val)
 	case EMU_PARTIAL: a->partial = 1; break;
 	case EMU_FROM: a->from_arg = val; break;
 	case EMU_TO: a->to_arg = val; break;
+	case EMU_JOBS: {
+		char *end;
+		errno = 0;
+		long j = strtol(val, &end, 10);
+		if (end == val || *end != '\0' || errno != 0 || j < 1 || j > 4096) {
+			snprintf(err, sizeof err, "%s takes a number of workers from 1 to 4096, not '%s'",
+					opt, val);
+			cli_message("emu", "", err);
+			return 2;
+		}
+		a->jobs = (int) j;
+		break;
+	}
 	case EMU_QUIET: a->quiet = 1; break;
 	case EMU_VERBOSE: a->verbose = 1; break;
 	case EMU_MODEL:
@@ -495,6 +514,11 @@ static int cmd_emu(int argc, char **argv, struct weft_registry *models)
 	o.summary = quiet ? NULL : stdout;
 	o.stop = &stop_sig;
 	o.keep_partial = partial;
+	if (ea.jobs == 0) {
+		long nc = sysconf(_SC_NPROCESSORS_ONLN);
+		ea.jobs = nc > 0 && nc < 4096 ? (int) nc : 1;
+	}
+	o.jobs = ea.jobs;
 	arm_stop();
 	struct cli_progress prog;
 	cli_progress_start(&prog, "emu", cli_obs_total_dir(path));

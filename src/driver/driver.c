@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: MIT */
 /* driver.c - runs an emulation: trace -> models -> engine -> outputs. */
+#include <dirent.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -16,6 +17,7 @@
 #include "model.h"
 #include "opts_size.h"
 #include "out.h"
+#include "parallel.h"
 
 #define EMU_BATCH 256
 #define MAX_OUTS 4
@@ -65,6 +67,7 @@ struct run {
 	const struct weft_loom **looms;
 	struct weft_mark_type *marks;
 	const struct emu_model_desc **models;
+	size_t nmodels;
 	int64_t *first;
 	int *has;
 	/* the batch of events read (the run's own: runs may go on at once in
@@ -339,6 +342,74 @@ static int add_out(struct run *R, struct out *out, char *err, size_t errlen)
 	return 0;
 }
 
+/* The outputs of o, given the catalogue of emu. */
+static int open_outputs(struct run *R, const struct weft_emulate_opts *o, const struct emu *emu,
+		char *err, size_t errlen)
+{
+	const char *outdir = o->outdir ? o->outdir : o->path;
+	int files = o->formats != NULL && o->formats[0] != NULL; /* else nothing is written */
+	if (files && mkdir_p(outdir) != 0) {
+		snprintf(err, errlen, "cannot create %s: %s", outdir, strerror(errno));
+		return -1;
+	}
+	if (files && access(outdir, W_OK | X_OK) != 0) {
+		int e = errno;
+		if (o->outdir == NULL)
+			snprintf(err, errlen, "%s: cannot write the timelines into the trace directory "
+					"(%s); give a directory to write them into with -o DIR", outdir,
+					strerror(e));
+		else
+			snprintf(err, errlen, "%s: cannot write the timelines there (%s)", outdir,
+					strerror(e));
+		return -1;
+	}
+	for (size_t i = 0; o->formats != NULL && o->formats[i] != NULL; i++) {
+		/* "FORMAT" or "FORMAT:KEY=VALUE,..." */
+		const char *spec = o->formats[i];
+		const char *colon = strchr(spec, ':');
+		char name[64];
+		size_t fl = colon != NULL ? (size_t) (colon - spec) : strlen(spec);
+		snprintf(name, sizeof name, "%.*s", (int) (fl < sizeof name ? fl : sizeof name - 1),
+				spec);
+		const struct out_format *f = fl < sizeof name ? out_format_by_name(name) : NULL;
+		if (f == NULL) {
+			snprintf(err, errlen, "unknown output format '%.*s'", (int) fl, spec);
+			return -1;
+		}
+		if (R->nouts == MAX_OUTS) {
+			snprintf(err, errlen, "too many output formats");
+			return -1;
+		}
+		struct out_params *p = malloc(sizeof *p);
+		if (p == NULL) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		if (out_params_parse(f, colon != NULL ? colon + 1 : NULL, p, err, errlen) != 0) {
+			free(p);
+			return -1;
+		}
+		struct out *out = out_open(f, outdir, emu, p, err, errlen);
+		free(p);
+		if (add_out(R, out, err, errlen) != 0)
+			return -1;
+	}
+	if (o->open_output != NULL) {
+		if (R->nouts == MAX_OUTS) {
+			snprintf(err, errlen, "too many output formats");
+			return -1;
+		}
+		if (add_out(R, o->open_output(o->hook_ctx, emu, err, errlen), err,
+				errlen) != 0)
+			return -1;
+	}
+	struct out_input in = { o->path, R->t, o->models, o->stop, o->phase, o->ctx };
+	for (size_t i = 0; i < R->nouts; i++)
+		if (out_input(R->outs[i], &in, err, errlen) != 0)
+			return -1;
+	return 0;
+}
+
 /* Everything before the first event. */
 static int prepare(struct run *R, const struct weft_emulate_opts *o, enum weft_sort sort,
 		char *err, size_t errlen)
@@ -392,6 +463,7 @@ static int prepare(struct run *R, const struct weft_emulate_opts *o, enum weft_s
 	if (emu_select_models(reg, R->streams, ns, o->all_models, R->models, &nmodels, err,
 				errlen) != 0)
 		return -1;
+	R->nmodels = nmodels;
 	if (emu_sys_build(&R->sys, R->looms, nl, R->marks, nm, err, errlen) != 0)
 		return -1;
 	R->sys_ok = 1;
@@ -421,67 +493,7 @@ static int prepare(struct run *R, const struct weft_emulate_opts *o, enum weft_s
 			o->to };
 		emu_set_window(R->emu, &w);
 	}
-	const char *outdir = o->outdir ? o->outdir : o->path;
-	int files = o->formats != NULL && o->formats[0] != NULL; /* else nothing is written */
-	if (files && mkdir_p(outdir) != 0) {
-		snprintf(err, errlen, "cannot create %s: %s", outdir, strerror(errno));
-		return -1;
-	}
-	if (files && access(outdir, W_OK | X_OK) != 0) {
-		int e = errno;
-		if (o->outdir == NULL)
-			snprintf(err, errlen, "%s: cannot write the timelines into the trace directory "
-					"(%s); give a directory to write them into with -o DIR", outdir,
-					strerror(e));
-		else
-			snprintf(err, errlen, "%s: cannot write the timelines there (%s)", outdir,
-					strerror(e));
-		return -1;
-	}
-	for (size_t i = 0; o->formats != NULL && o->formats[i] != NULL; i++) {
-		/* "FORMAT" or "FORMAT:KEY=VALUE,..." */
-		const char *spec = o->formats[i];
-		const char *colon = strchr(spec, ':');
-		char name[64];
-		size_t fl = colon != NULL ? (size_t) (colon - spec) : strlen(spec);
-		snprintf(name, sizeof name, "%.*s", (int) (fl < sizeof name ? fl : sizeof name - 1),
-				spec);
-		const struct out_format *f = fl < sizeof name ? out_format_by_name(name) : NULL;
-		if (f == NULL) {
-			snprintf(err, errlen, "unknown output format '%.*s'", (int) fl, spec);
-			return -1;
-		}
-		if (R->nouts == MAX_OUTS) {
-			snprintf(err, errlen, "too many output formats");
-			return -1;
-		}
-		struct out_params *p = malloc(sizeof *p);
-		if (p == NULL) {
-			snprintf(err, errlen, "out of memory");
-			return -1;
-		}
-		if (out_params_parse(f, colon != NULL ? colon + 1 : NULL, p, err, errlen) != 0) {
-			free(p);
-			return -1;
-		}
-		struct out *out = out_open(f, outdir, R->emu, p, err, errlen);
-		free(p);
-		if (add_out(R, out, err, errlen) != 0)
-			return -1;
-	}
-	if (o->open_output != NULL) {
-		if (R->nouts == MAX_OUTS) {
-			snprintf(err, errlen, "too many output formats");
-			return -1;
-		}
-		if (add_out(R, o->open_output(o->hook_ctx, R->emu, err, errlen), err, errlen) != 0)
-			return -1;
-	}
-	struct out_input in = { o->path, R->t, o->models, o->stop, o->phase, o->ctx };
-	for (size_t i = 0; i < R->nouts; i++)
-		if (out_input(R->outs[i], &in, err, errlen) != 0)
-			return -1;
-	return 0;
+	return open_outputs(R, o, R->emu, err, errlen);
 }
 
 /* Emulates a batch of events; with C (--salvage), the threads cut short
@@ -752,6 +764,141 @@ static int run_once(const struct weft_emulate_opts *o, enum weft_sort sort, stru
 	return status;
 }
 
+/* Whether run o may be made by workers (weft_emulate_opts.jobs): the
+ * Paraver output only, without what a worker cannot do alone. */
+static int parallel_fits(const struct weft_emulate_opts *o)
+{
+	if (o->jobs < 2 || o->summary != NULL || o->info != NULL || o->salvage || o->has_from ||
+			o->has_to || o->breakdown || o->open_output != NULL ||
+			o->formats == NULL || o->formats[0] == NULL)
+		return 0;
+	for (size_t i = 0; o->formats[i] != NULL; i++)
+		if (strncmp(o->formats[i], "paraver", 7) != 0 || (o->formats[i][7] != '\0' &&
+				o->formats[i][7] != ':' && strcmp(o->formats[i] + 7, "-cfg") != 0))
+			return 0;
+	return 1;
+}
+
+#define RUN_SERIAL 3
+
+static void note_warning(void *ctx, const char *msg)
+{
+	(void) msg;
+	*(int *) ctx = 1;
+}
+
+/* Whether dir holds two loom.* entries or more (else -j changes nothing,
+ * and the trace is not opened twice). */
+static int several_looms(const char *dir)
+{
+	DIR *d = opendir(dir);
+	if (d == NULL)
+		return 0;
+	int n = 0;
+	struct dirent *de;
+	while (n < 2 && (de = readdir(d)) != NULL)
+		n += strncmp(de->d_name, "loom.", 5) == 0 && de->d_name[5] != '\0';
+	closedir(d);
+	return n >= 2;
+}
+
+/* weft emu -j: the run by workers (parallel.h); RUN_SERIAL when it must be
+ * made serially (the trace has one loom, or a worker met what could make
+ * its result differ), 0, or -1 with err. */
+static int run_parallel(const struct weft_emulate_opts *o, char *err, size_t errlen)
+{
+	if (!several_looms(o->path))
+		return RUN_SERIAL;
+	/* the whole trace, without outputs; a warning makes the run serial
+	 * (which says it) */
+	int warned = 0;
+	struct weft_emulate_opts mo = *o;
+	mo.formats = NULL;
+	mo.warn = note_warning;
+	mo.info = NULL;
+	mo.progress = NULL;
+	mo.ctx = &warned;
+	struct run R;
+	memset(&R, 0, sizeof R);
+	char e2[WEFT_ERR_MAX];
+	int timing = getenv("WEFT_EMU_TIMING") != NULL;
+	const char *why = NULL;
+	if (prepare(&R, &mo, WEFT_SORT_NONE, e2, sizeof e2) != 0)
+		why = "the trace is refused";
+	else if (warned)
+		why = "a warning";
+	else if (R.sys.nlooms < 2)
+		why = "one loom";
+	else if (emu_has_lost(R.emu))
+		why = "lost events";
+	else if (weft_stream_at(R.t, 0)->relpath[0] == '.' || strchr(weft_stream_at(R.t,
+			0)->relpath, '/') == NULL)
+		why = "not a whole trace";
+	if (why != NULL) {
+		if (timing)
+			fprintf(stderr, "weft emu: -j %d: serial run (%s)\n", o->jobs, why);
+		run_free(&R);
+		return RUN_SERIAL;
+	}
+	int64_t origin = INT64_MAX;
+	for (size_t i = 0; i < weft_nstreams(R.t); i++)
+		if (R.has[i] && R.first[i] < origin)
+			origin = R.first[i];
+	struct emu_opts eo;
+	memset(&eo, 0, sizeof eo);
+	eo.lint = o->lint;
+	eo.model_name = model_name;
+	eo.model_ctx = (void *) (o->models != NULL ? o->models : weft_registry_builtin(e2,
+				sizeof e2));
+	eo.no_summary = 1;
+	struct par_in in = { o->path, R.t, &R.sys, R.models, R.nmodels, &eo, origin,
+		(size_t) o->jobs, o->all_models, o->stop };
+	struct par_out P;
+	double t0 = now_s();
+	int r = par_run(&in, &P, err, errlen);
+	if (timing && P.nworkers > 0) {
+		for (size_t k = 0; k < P.nworkers && k < 64; k++)
+			fprintf(stderr, "weft emu: worker %zu CPU %.3f s\n", k, P.cpu[k]);
+	}
+	if (r != 0) {
+		if (timing && r > 0)
+			fprintf(stderr, "weft emu: -j %d: serial run (%s)\n", o->jobs, P.why);
+		par_free(&P);
+		run_free(&R);
+		return r > 0 ? RUN_SERIAL : -1;
+	}
+	double t1 = now_s();
+	int status = open_outputs(&R, o, P.emu, err, errlen);
+	struct emu_batch b;
+	for (size_t f = 0; f < P.nviews && status == 0; f++) {
+		for (size_t i = 0; i < P.nrec[f] && status == 0; i += 4096) {
+			memset(&b, 0, sizeof b);
+			b.prv[f] = P.rec[f] + i;
+			b.nprv[f] = P.nrec[f] - i < 4096 ? P.nrec[f] - i : 4096;
+			for (size_t k = 0; k < R.nouts && status == 0; k++) {
+				struct emu_sink s = out_sink(R.outs[k]);
+				status = s.records(s.self, &b, err, errlen);
+			}
+		}
+	}
+	if (status == 0 && interrupted(o)) {
+		snprintf(err, errlen, "interrupted");
+		status = -1;
+	}
+	if (status == 0)
+		status = outs_commit(&R, o, P.duration, err, errlen);
+	else
+		outs_discard(&R);
+	if (timing)
+		fprintf(stderr, "weft emu: -j %d: %zu workers, %" PRIu64 " events in %.2f s (the "
+				"workers and the merge %.2f s, the outputs %.2f s); process CPU %.3f s\n", o->jobs,
+				P.nworkers, P.nevents, now_s() - t0, t1 - t0, now_s() - t1,
+				cpu_s(RUSAGE_SELF, 0) + cpu_s(RUSAGE_SELF, 1));
+	par_free(&P);
+	run_free(&R);
+	return status;
+}
+
 /* Sorting on read frames every event twice and reads its bytes again, about
  * an eighth of a run, for unordered regions that almost no trace has. So a
  * run (without --salvage or --to, which may stop reading early) first reads
@@ -767,6 +914,11 @@ int weft_emulate(const struct weft_emulate_opts *user_opts, char *err, size_t er
 			err, errlen) != 0)
 		return -1;
 	const struct weft_emulate_opts *o = &full;
+	if (parallel_fits(o)) {
+		int pr = run_parallel(o, err, errlen);
+		if (pr != RUN_SERIAL)
+			return pr;
+	}
 	if (o->salvage || o->has_to)
 		return run_once(o, WEFT_SORT_REGIONS, NULL, err, errlen);
 	struct held h;

@@ -82,6 +82,12 @@ struct weft_emulate_opts {
 	/* Seconds between two progress calls (0: 1 s; the CLI's
 	 * WEFT_PROGRESS_SECONDS). */
 	double progress_every;
+	/* -j: the looms emulated by this many workers at once, their records
+	 * merged (docs/emu.md, PARALLEL); 0 or 1: the serial run. Used only
+	 * for the Paraver output without summary, window, --salvage, -b or
+	 * hooks, on a trace of several looms; any other run, or one whose
+	 * parallel result could differ from the serial one, is serial. */
+	int jobs;
 };
 
 /* The output formats (src/out's registry) and their parameters, for a

@@ -288,6 +288,10 @@ struct emu_window {
 	int64_t from, to;
 };
 void emu_set_window(struct emu *e, const struct emu_window *w);
+/* The run's time 0 is `sclock`, not the first event's clock (weft emu -j:
+ * each worker's engine sees the events of some looms only, and takes the
+ * whole trace's first clock). Call before the first event. */
+void emu_set_origin(struct emu *e, int64_t sclock);
 /* After the run: 1 when a window was set and emu_event() refused an event
  * after T1 (the run stopped there). */
 int emu_window_stopped(const struct emu *e);

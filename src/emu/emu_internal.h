@@ -167,6 +167,8 @@ struct emu {
 
 	int started;
 	int64_t first_clock;
+	int has_origin;     /* emu_set_origin: first_clock given, not the first event's */
+	int64_t origin;
 	int64_t duration;
 	uint64_t nevents;
 	int failed;

@@ -48,7 +48,7 @@ static inline int emu_win_enter(struct emu *e, int64_t sclock, int64_t *dclock)
 {
 	if (!e->started) {
 		e->started = 1;
-		e->first_clock = sclock;
+		e->first_clock = e->has_origin ? e->origin : sclock;
 		emu_win_start(e);
 	}
 	int64_t d = sclock - e->first_clock;

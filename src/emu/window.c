@@ -135,3 +135,9 @@ int emu_win_snapshot(struct emu *e)
 	e->dclock = saved;
 	return r ? -1 : 0;
 }
+
+void emu_set_origin(struct emu *e, int64_t sclock)
+{
+	e->has_origin = 1;
+	e->origin = sclock;
+}

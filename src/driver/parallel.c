@@ -1,0 +1,591 @@
+/* SPDX-License-Identifier: MIT */
+/* parallel.c - weft emu -j N: workers over groups of looms, their view
+ * records merged in time order (parallel.h). */
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include "parallel.h"
+#include "weft/weft.h"
+
+#define PAR_BATCH 256
+
+/* A worker's records of a view: chunks of RV_CHUNK records, never moved
+ * (growing a single array copied hundreds of MB at each doubling). */
+#define RV_SHIFT 16
+#define RV_CHUNK ((size_t) 1 << RV_SHIFT)
+struct rvec {
+	struct emu_prv_rec **c;
+	size_t n, nc, capc;
+};
+
+static inline const struct emu_prv_rec *rv_at(const struct rvec *v, size_t i)
+{
+	return &v->c[i >> RV_SHIFT][i & (RV_CHUNK - 1)];
+}
+
+static void rv_free(struct rvec *v)
+{
+	for (size_t k = 0; k < v->nc; k++)
+		free(v->c[k]);
+	free(v->c);
+	memset(v, 0, sizeof *v);
+}
+
+/* A loom's reader: the trace opened at the loom's directory. */
+struct reader {
+	struct weft_trace *t;
+	struct weft_event ev[PAR_BATCH];
+	long n, i;
+	int done;
+	/* its streams -> the whole trace's, sorted by the reader's pointer */
+	struct smap {
+		const struct weft_stream *from, *to;
+	} *map;
+	size_t nmap;
+	const struct weft_stream *last_from, *last_to;
+};
+
+struct par_worker {
+	const struct par_in *in;
+	size_t *looms; /* sys loom indices */
+	size_t nlooms;
+	uint64_t weight;
+	struct reader *rd;
+	size_t nrd;
+	struct emu *emu;
+	uint8_t *own[2]; /* per row of the thread and CPU views: its looms' */
+	struct rvec v[EMU_MAX_VIEWS];
+	size_t nviews;
+	size_t budget; /* the bytes of records it may hold */
+	size_t held;
+	int fail; /* 1: the serial run is needed (why) */
+	char why[256];
+	double cpu;
+	pthread_t th;
+	int started;
+};
+
+/* The serial run is needed: why, with the detail a (or NULL). */
+static void wfail(struct par_worker *w, const char *why, const char *a)
+{
+	if (w->fail)
+		return;
+	w->fail = 1;
+	snprintf(w->why, sizeof w->why, "%.60s%s%.180s%s", why, a ? " (" : "", a ? a : "",
+			a ? ")" : "");
+}
+
+static void w_warn(void *ctx, const char *msg)
+{
+	wfail(ctx, "a warning", msg);
+}
+
+static int vpush(struct rvec *v, const struct emu_prv_rec *r, size_t n)
+{
+	while (n > 0) {
+		size_t off = v->n & (RV_CHUNK - 1);
+		if (off == 0 && (v->n >> RV_SHIFT) == v->nc) {
+			if (v->nc == v->capc) {
+				size_t capc = v->capc ? v->capc * 2 : 16;
+				struct emu_prv_rec **c = realloc(v->c, capc * sizeof *c);
+				if (c == NULL)
+					return -1;
+				v->c = c;
+				v->capc = capc;
+			}
+			if ((v->c[v->nc] = malloc(RV_CHUNK * sizeof **v->c)) == NULL)
+				return -1;
+			v->nc++;
+		}
+		size_t k = RV_CHUNK - off < n ? RV_CHUNK - off : n;
+		memcpy(&v->c[v->n >> RV_SHIFT][off], r, k * sizeof *r);
+		v->n += k;
+		r += k;
+		n -= k;
+	}
+	return 0;
+}
+
+/* The worker's sink: the records of its looms' rows, kept (within its
+ * budget: beyond it, the run is given up and made serially). */
+static int w_records(void *self, const struct emu_batch *b, char *err, size_t errlen)
+{
+	struct par_worker *w = self;
+	for (size_t f = 0; f < w->nviews; f++)
+		w->held += b->nprv[f] * sizeof *b->prv[f];
+	if (w->held > w->budget) {
+		wfail(w, "the records would exceed the memory given to them", NULL);
+		snprintf(err, errlen, "over budget");
+		return -1;
+	}
+	for (size_t f = 0; f < w->nviews; f++) {
+		const struct emu_prv_rec *r = b->prv[f];
+		size_t n = b->nprv[f], i = 0;
+		while (i < n) {
+			size_t j = i;
+			const uint8_t *own = f < 2 ? w->own[f] : NULL;
+			while (j < n && (own == NULL || own[r[j].row]))
+				j++;
+			if (j > i && vpush(&w->v[f], r + i, j - i) != 0) {
+				snprintf(err, errlen, "out of memory");
+				return -1;
+			}
+			i = j;
+			while (i < n && own != NULL && !own[r[i].row])
+				i++;
+		}
+	}
+	return 0;
+}
+
+static int smap_cmp(const void *a, const void *b)
+{
+	const struct smap *x = a, *y = b;
+	return x->from < y->from ? -1 : x->from > y->from;
+}
+
+static const struct weft_stream *map_stream(struct reader *R, const struct weft_stream *s)
+{
+	if (s == R->last_from)
+		return R->last_to;
+	size_t lo = 0, hi = R->nmap;
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (R->map[mid].from < s)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	const struct weft_stream *to = lo < R->nmap && R->map[lo].from == s ? R->map[lo].to : NULL;
+	R->last_from = s;
+	R->last_to = to;
+	return to;
+}
+
+/* The loom directory of sys loom L ("loom.X"), from its streams' paths. */
+static int loom_dir(const struct emu_sys *sys, size_t L, char *buf, size_t len)
+{
+	const struct emu_loom *lm = &sys->looms[L];
+	for (size_t p = lm->proc_first; p < lm->proc_first + lm->nprocs; p++) {
+		const struct emu_proc *P = &sys->procs[p];
+		for (size_t t = P->thread_first; t < P->thread_first + P->nthreads; t++) {
+			const struct weft_stream *s = sys->threads[t].stream;
+			if (s == NULL)
+				continue;
+			const char *sl = strchr(s->relpath, '/');
+			if (sl == NULL)
+				return -1;
+			snprintf(buf, len, "%.*s", (int) (sl - s->relpath), s->relpath);
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static int open_reader(struct par_worker *w, struct reader *R, size_t L)
+{
+	const struct par_in *in = w->in;
+	char dir[512];
+	if (loom_dir(in->sys, L, dir, sizeof dir) != 0) {
+		wfail(w, "a loom without a loom.* directory", NULL);
+		return -1;
+	}
+	size_t plen = strlen(in->path) + strlen(dir) + 2;
+	char *path = malloc(plen);
+	if (path == NULL) {
+		wfail(w, "out of memory", NULL);
+		return -1;
+	}
+	snprintf(path, plen, "%s/%s", in->path, dir);
+	struct weft_open_opts oo;
+	memset(&oo, 0, sizeof oo);
+	oo.sz = sizeof oo;
+	oo.mode = WEFT_STRICT;
+	oo.warn = w_warn;
+	oo.warn_ctx = w;
+	oo.all_models = 1;
+	oo.sort = WEFT_SORT_NONE;
+	oo.cut = WEFT_CUT_QUIET;
+	oo.accept_unfinished = 2;
+	char err[WEFT_ERR_MAX];
+	R->t = weft_open(path, &oo, err, sizeof err);
+	free(path);
+	if (R->t == NULL) {
+		wfail(w, "an error", err);
+		return -1;
+	}
+	size_t ns = weft_nstreams(R->t), dl = strlen(dir);
+	R->map = calloc(ns + 1, sizeof *R->map);
+	if (R->map == NULL) {
+		wfail(w, "out of memory", NULL);
+		return -1;
+	}
+	/* each stream is the whole trace's "<dir>/<relpath>" */
+	size_t nall = weft_nstreams(in->t);
+	for (size_t i = 0; i < ns; i++) {
+		const struct weft_stream *s = weft_stream_at(R->t, i);
+		const struct weft_stream *to = NULL;
+		for (size_t j = 0; j < nall && to == NULL; j++) {
+			const struct weft_stream *m = weft_stream_at(in->t, j);
+			if (strncmp(m->relpath, dir, dl) == 0 && m->relpath[dl] == '/' &&
+					strcmp(m->relpath + dl + 1, s->relpath) == 0)
+				to = m;
+		}
+		if (to == NULL) {
+			wfail(w, "a stream of a loom not found in the whole trace", s->relpath);
+			return -1;
+		}
+		R->map[R->nmap].from = s;
+		R->map[R->nmap++].to = to;
+	}
+	qsort(R->map, R->nmap, sizeof *R->map, smap_cmp);
+	return 0;
+}
+
+/* Whether a stream of the reader was cut short or did not finish. */
+static int reader_cut(const struct weft_trace *t)
+{
+	for (size_t i = 0; i < weft_nstreams(t); i++) {
+		struct weft_cut_info ci;
+		char why[8];
+		if (weft_stream_unfinished_why(t, i, why, sizeof why) || weft_stream_cut(t, i, &ci))
+			return 1;
+	}
+	return 0;
+}
+
+/* Fills R->ev when used up: 0, or -1 (w->fail set). */
+static int refill(struct par_worker *w, struct reader *R)
+{
+	if (R->done || R->i < R->n)
+		return 0;
+	R->n = weft_next_batch(R->t, R->ev, PAR_BATCH);
+	R->i = 0;
+	if (R->n < 0) {
+		wfail(w, "an error", weft_error(R->t));
+		return -1;
+	}
+	if (reader_cut(R->t)) {
+		wfail(w, "a stream cut short", NULL);
+		return -1;
+	}
+	for (long k = 0; k < R->n; k++)
+		if (R->ev[k].mcv[0] == 'O' && R->ev[k].mcv[1] == 'U') {
+			wfail(w, "an unordered region", NULL);
+			return -1;
+		}
+	if (R->n == 0)
+		R->done = 1;
+	return 0;
+}
+
+static void *worker_main(void *arg)
+{
+	struct par_worker *w = arg;
+	const struct par_in *in = w->in;
+	const struct emu_sys *sys = in->sys;
+	struct emu_opts eo = *in->eo;
+	eo.warn = w_warn;
+	eo.warn_ctx = w;
+	eo.info = NULL;
+	char err[WEFT_ERR_MAX];
+	w->emu = emu_create(sys, in->models, in->nmodels, &eo, err, sizeof err);
+	if (w->emu == NULL) {
+		wfail(w, "an error", err);
+		goto out;
+	}
+	emu_set_origin(w->emu, in->origin);
+	w->nviews = emu_nviews(w->emu);
+	w->own[0] = calloc(sys->nthreads + 1, 1);
+	w->own[1] = calloc(sys->ncpus + 1, 1);
+	w->rd = calloc(w->nlooms + 1, sizeof *w->rd);
+	if (w->own[0] == NULL || w->own[1] == NULL || w->rd == NULL) {
+		wfail(w, "out of memory", NULL);
+		goto out;
+	}
+	for (size_t k = 0; k < w->nlooms; k++) {
+		for (size_t t = 0; t < sys->nthreads; t++)
+			if (sys->threads[t].loom == w->looms[k])
+				w->own[0][t] = 1;
+		for (size_t c = 0; c < sys->ncpus; c++)
+			if (sys->cpus[c].loom == w->looms[k])
+				w->own[1][c] = 1;
+	}
+	/* the threads of other looms have no events here: no end checks */
+	for (size_t t = 0; t < sys->nthreads; t++)
+		if (!w->own[0][t] && emu_thread_cut(w->emu, t, 0, 0, "another worker's") != 0) {
+			wfail(w, "out of memory", NULL);
+			goto out;
+		}
+	struct emu_sink sink = { w, w_records, 0, 1 };
+	if (emu_add_sink(w->emu, &sink) != 0) {
+		wfail(w, "an error", emu_error(w->emu));
+		goto out;
+	}
+	for (size_t k = 0; k < w->nlooms; k++) {
+		if (open_reader(w, &w->rd[k], w->looms[k]) != 0)
+			goto out;
+		w->nrd++;
+	}
+	int64_t last_clock = INT64_MIN;
+	const struct weft_stream *last_stream = NULL;
+	uint64_t n = 0;
+	for (;;) {
+		struct reader *best = NULL;
+		for (size_t k = 0; k < w->nrd; k++) {
+			struct reader *R = &w->rd[k];
+			if (refill(w, R) != 0)
+				goto out;
+			if (R->done)
+				continue;
+			const struct weft_event *e = &R->ev[R->i];
+			if (best == NULL || e->sclock < best->ev[best->i].sclock)
+				best = R;
+		}
+		if (best == NULL)
+			break;
+		struct weft_event ev = best->ev[best->i++];
+		ev.stream = map_stream(best, ev.stream);
+		if (ev.stream == NULL) {
+			wfail(w, "an event of an unknown stream", NULL);
+			goto out;
+		}
+		if (ev.sclock == last_clock && ev.stream != last_stream) {
+			wfail(w, "events of two streams at one clock", NULL);
+			goto out;
+		}
+		last_clock = ev.sclock;
+		last_stream = ev.stream;
+		if (emu_event(w->emu, &ev) != 0) {
+			wfail(w, "an error", emu_error(w->emu));
+			goto out;
+		}
+		if ((++n & 0xffff) == 0 && in->stop != NULL && *in->stop) {
+			wfail(w, "interrupted", NULL);
+			goto out;
+		}
+	}
+	if (emu_finish(w->emu, 1) != 0)
+		wfail(w, "an error", emu_error(w->emu));
+out:;
+	struct rusage ru;
+	if (getrusage(RUSAGE_THREAD, &ru) == 0)
+		w->cpu = (double) ru.ru_utime.tv_sec + (double) ru.ru_utime.tv_usec / 1e6 +
+			(double) ru.ru_stime.tv_sec + (double) ru.ru_stime.tv_usec / 1e6;
+	for (size_t k = 0; k < w->nrd; k++) {
+		weft_close(w->rd[k].t);
+		w->rd[k].t = NULL;
+	}
+	return NULL;
+}
+
+/* Whether the catalogue's values known at the end (task types) are the
+ * same in two engines. */
+static int same_dyn(const struct emu *a, const struct emu *b)
+{
+	size_t n = emu_nchans(a);
+	if (n != emu_nchans(b))
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		const struct emu_chan_info *x = emu_chan_at(a, i), *y = emu_chan_at(b, i);
+		if (x->ndyn != y->ndyn)
+			return 0;
+		for (size_t k = 0; k < x->ndyn; k++)
+			if (x->dyn[k].value != y->dyn[k].value ||
+					strcmp(x->dyn[k].label, y->dyn[k].label) != 0)
+				return 0;
+	}
+	return 1;
+}
+
+/* The records of view f of every worker, by time: 0, 1 (two workers have
+ * records at one time: out->why), -1 (out of memory). */
+static int merge_view(struct par_out *out, size_t f)
+{
+	size_t nw = out->nworkers, total = 0;
+	struct par_worker *w = out->w;
+	for (size_t k = 0; k < nw; k++)
+		total += w[k].v[f].n;
+	out->rec[f] = malloc((total + 1) * sizeof *out->rec[f]);
+	if (out->rec[f] == NULL)
+		return -1;
+	size_t *pos = calloc(nw, sizeof *pos), m = 0;
+	if (pos == NULL)
+		return -1;
+	for (;;) {
+		size_t best = nw;
+		int64_t bt = 0, second = INT64_MAX;
+		for (size_t k = 0; k < nw; k++) {
+			if (pos[k] == w[k].v[f].n)
+				continue;
+			int64_t t = rv_at(&w[k].v[f], pos[k])->time;
+			if (best == nw || t < bt) {
+				if (best != nw)
+					second = bt;
+				best = k;
+				bt = t;
+			} else if (t < second) {
+				second = t;
+			}
+		}
+		if (best == nw)
+			break;
+		if (second == bt) {
+			free(pos);
+			snprintf(out->why, sizeof out->why, "records of two workers at one time");
+			return 1;
+		}
+		const struct rvec *v = &w[best].v[f];
+		size_t i = pos[best];
+		while (i < v->n && rv_at(v, i)->time < second)
+			out->rec[f][m++] = *rv_at(v, i++);
+		pos[best] = i;
+	}
+	free(pos);
+	out->nrec[f] = m;
+	return 0;
+}
+
+int par_run(const struct par_in *in, struct par_out *out, char *err, size_t errlen)
+{
+	memset(out, 0, sizeof *out);
+	const struct emu_sys *sys = in->sys;
+	size_t nl = sys->nlooms;
+	size_t nw = in->jobs < nl ? in->jobs : nl;
+	if (nw < 2) {
+		snprintf(out->why, sizeof out->why, "one worker");
+		return 1;
+	}
+	out->w = calloc(nw, sizeof *out->w);
+	size_t *order = calloc(nl + 1, sizeof *order);
+	uint64_t *weight = calloc(nl + 1, sizeof *weight);
+	if (out->w == NULL || order == NULL || weight == NULL) {
+		free(order);
+		free(weight);
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	out->nworkers = nw;
+	/* each loom weighs its streams' bytes; the heaviest first, each to
+	 * the lightest worker */
+	for (size_t t = 0; t < sys->nthreads; t++)
+		if (sys->threads[t].stream != NULL)
+			weight[sys->threads[t].loom] += sys->threads[t].stream->obs_size;
+	for (size_t L = 0; L < nl; L++)
+		order[L] = L;
+	for (size_t a = 1; a < nl; a++)
+		for (size_t b = a; b > 0 && weight[order[b]] > weight[order[b - 1]]; b--) {
+			size_t x = order[b];
+			order[b] = order[b - 1];
+			order[b - 1] = x;
+		}
+	for (size_t k = 0; k < nw; k++) {
+		out->w[k].in = in;
+		out->w[k].looms = calloc(nl + 1, sizeof *out->w[k].looms);
+		if (out->w[k].looms == NULL) {
+			free(order);
+			free(weight);
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+	}
+	for (size_t a = 0; a < nl; a++) {
+		size_t lightest = 0;
+		for (size_t k = 1; k < nw; k++)
+			if (out->w[k].weight < out->w[lightest].weight)
+				lightest = k;
+		struct par_worker *w = &out->w[lightest];
+		w->looms[w->nlooms++] = order[a];
+		w->weight += weight[order[a]];
+	}
+	free(order);
+	free(weight);
+	/* the records held until the merge, and their merged copy: a quarter
+	 * of the memory in all (WEFT_EMU_PAR_BUDGET, in MiB, sets it) */
+	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
+	double budget = pages > 0 && psz > 0 ? (double) pages * (double) psz / 4 : 1e9;
+	const char *bs = getenv("WEFT_EMU_PAR_BUDGET");
+	if (bs != NULL && atof(bs) > 0)
+		budget = atof(bs) * 1048576.0;
+	for (size_t k = 0; k < nw; k++)
+		out->w[k].budget = (size_t) (budget / 2 / (double) nw);
+	for (size_t k = 0; k < nw; k++)
+		out->w[k].started = pthread_create(&out->w[k].th, NULL, worker_main,
+				&out->w[k]) == 0;
+	int r = 0;
+	for (size_t k = 0; k < nw; k++) {
+		if (out->w[k].started)
+			pthread_join(out->w[k].th, NULL);
+		else
+			wfail(&out->w[k], "a thread could not be started", NULL);
+		if (k < sizeof out->cpu / sizeof out->cpu[0])
+			out->cpu[k] = out->w[k].cpu;
+		if (out->w[k].fail && r == 0) {
+			snprintf(out->why, sizeof out->why, "%s", out->w[k].why);
+			r = 1;
+		}
+	}
+	if (r != 0)
+		return r;
+	out->emu = out->w[0].emu;
+	out->nviews = emu_nviews(out->emu);
+	for (size_t k = 1; k < nw; k++) {
+		if (!same_dyn(out->emu, out->w[k].emu)) {
+			snprintf(out->why, sizeof out->why, "the workers know different task types");
+			return 1;
+		}
+		if (emu_has_lost(out->w[k].emu)) {
+			snprintf(out->why, sizeof out->why, "lost events");
+			return 1;
+		}
+	}
+	for (size_t k = 0; k < nw; k++) {
+		int64_t d = emu_duration(out->w[k].emu);
+		if (d > out->duration)
+			out->duration = d;
+		out->nevents += emu_nevents(out->w[k].emu);
+	}
+	for (size_t f = 0; f < out->nviews; f++) {
+		int m = merge_view(out, f);
+		if (m < 0) {
+			snprintf(out->why, sizeof out->why, "out of memory for the merge");
+			return 1;
+		}
+		if (m > 0)
+			return 1;
+		/* the workers' copies are no longer needed */
+		for (size_t k = 0; k < nw; k++) {
+			rv_free(&out->w[k].v[f]);
+		}
+	}
+	return 0;
+}
+
+void par_free(struct par_out *out)
+{
+	for (size_t k = 0; out->w != NULL && k < out->nworkers; k++) {
+		struct par_worker *w = &out->w[k];
+		for (size_t r = 0; w->rd != NULL && r < w->nrd; r++) {
+			if (w->rd[r].t != NULL)
+				weft_close(w->rd[r].t);
+			free(w->rd[r].map);
+		}
+		free(w->rd);
+		if (w->emu != NULL)
+			emu_destroy(w->emu);
+		free(w->own[0]);
+		free(w->own[1]);
+		free(w->looms);
+		for (size_t f = 0; f < EMU_MAX_VIEWS; f++)
+			rv_free(&w->v[f]);
+	}
+	free(out->w);
+	for (size_t f = 0; f < EMU_MAX_VIEWS; f++)
+		free(out->rec[f]);
+	memset(out, 0, sizeof *out);
+}

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * parallel.h - weft emu -j N (docs/emu.md, PARALLEL): the looms of a trace
+ * shared among N workers, each with its own readers (one per loom: the
+ * trace opened at the loom's directory) and its own engine over the whole
+ * system (the rows, the catalogue and the time origin of the serial run),
+ * then the view records of the workers merged in time order.
+ *
+ * A run whose result could differ from the serial one's is not kept: events
+ * of two streams with the same clock (the serial order of such events is
+ * the reference's heap order, which a worker cannot see), records of two
+ * workers at the same time in one view, an unordered region, a warning, an
+ * error, lost events, or task types that differ between workers. Then
+ * par_run says why and the caller runs the serial emulation.
+ */
+#ifndef WEFT_DRIVER_PARALLEL_H
+#define WEFT_DRIVER_PARALLEL_H
+
+#include <signal.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "emu.h"
+
+struct par_worker;
+
+struct par_in {
+	const char *path;          /* the trace directory (its root) */
+	struct weft_trace *t;      /* the whole trace, opened at path */
+	const struct emu_sys *sys; /* built from t */
+	const struct emu_model_desc *const *models;
+	size_t nmodels;
+	const struct emu_opts *eo; /* warn/info/ctx are the workers' own */
+	int64_t origin;            /* the first clock of the trace */
+	size_t jobs;
+	int all_models;
+	const volatile sig_atomic_t *stop;
+};
+
+struct par_out {
+	struct emu *emu; /* worker 0's engine: the catalogue for the outputs */
+	size_t nviews;
+	struct emu_prv_rec *rec[EMU_MAX_VIEWS]; /* the merged records per view */
+	size_t nrec[EMU_MAX_VIEWS];
+	int64_t duration;
+	uint64_t nevents;
+	size_t nworkers;
+	double cpu[64]; /* each worker's CPU time (first 64) */
+	char why[256];  /* par_run returned 1: why the serial run is needed */
+	struct par_worker *w;
+};
+
+/* 0: out filled; 1: out->why says why the serial run must be made; -1:
+ * out of memory (err). par_free in every case. */
+int par_run(const struct par_in *in, struct par_out *out, char *err, size_t errlen);
+void par_free(struct par_out *out);
+
+#endif

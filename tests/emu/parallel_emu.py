@@ -1,0 +1,218 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""parallel_emu.py - `weft emu -j N`: the same files whatever N.
+
+Each trace is emulated with -j 1 (the serial run) and with -j 2, 3 and 16 (more
+workers than cores, and than looms), into temporary directories; every file
+written must be byte-identical to the serial run's, and the exit status and
+stderr the same (WEFT_EMU_TIMING's lines aside). WEFT_EMU_TIMING=1 makes the
+driver say whether the workers made the run ("weft emu: -j N: K workers, ...",
+K = min(N, looms)) or why it was made serially ("-j N: serial run (why)"),
+which is asserted too:
+  - every multi-loom case of the conformance corpus (v1/ and v3/, the ones the
+    reference refuses included: the same message), with --paraver -q: by
+    workers, except the cases listed in SERIAL (their reason asserted);
+  - a generated 16-loom trace (2 threads on 2 CPUs per loom, a user model's
+    events: --model examples/zeta/zeta.yaml), with --paraver -q, with -a,
+    and with -f paraver:aux=no: by workers; with --perfetto, -f sqlite, -b,
+    --from/--to, --salvage, or without -q: serial (the same files);
+  - the same trace with every loom's events at the same clocks: serial
+    (events of two streams at one clock cannot be ordered as the serial
+    run's heap orders them), the same files.
+Environment: WEFT_BIN, WEFT_SOURCE_DIR, WEFT_CONFORMANCE_DIR(_DEFAULT).
+"""
+import os
+import re
+import shutil
+import sqlite3
+import struct
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.dont_write_bytecode = True
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "cli"))
+import tracegen  # noqa: E402
+
+WEFT = os.environ["WEFT_BIN"]
+SRC = Path(os.environ.get("WEFT_SOURCE_DIR", HERE.parents[1]))
+ZETA = SRC / "examples" / "zeta" / "zeta.yaml"
+JOBS = (2, 3, 16)
+# multi-loom cases run serially, and why (which of the two depends on how the
+# looms are grouped)
+TIES = "events of two streams at one clock|records of two workers at one time"
+SERIAL = {"suite-tampi-ss-comm": TIES}
+
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def emu(args, out, extra_env=None):
+    shutil.rmtree(out, ignore_errors=True)
+    env = dict(os.environ, WEFT_EMU_TIMING="1", **(extra_env or {}))
+    p = subprocess.run([WEFT, "emu", "-o", str(out)] + args, capture_output=True, text=True,
+                       timeout=120, env=env)
+    timing = [ln for ln in p.stderr.splitlines() if ln.startswith("weft emu: ") and
+              (" CPU " in ln or re.match(r"weft emu: (-j \d+: |\d+ events in )", ln))]
+    rest = [ln.replace(str(out), "OUT") for ln in p.stderr.splitlines() if ln not in timing]
+    return p.returncode, "\n".join(rest), "\n".join(timing), p.stdout.replace(str(out), "OUT")
+
+
+def files(d):
+    """{relative path: bytes}, a SQLite database as its dump."""
+    got = {}
+    if not d.is_dir():
+        return got
+    for f in sorted(d.rglob("*")):
+        if not f.is_file():
+            continue
+        rel = str(f.relative_to(d))
+        if f.suffix == ".db":
+            con = sqlite3.connect(str(f))
+            got[rel] = "\n".join(con.iterdump()).encode()
+            con.close()
+        else:
+            got[rel] = f.read_bytes()
+    return got
+
+
+def compare(name, trace, args, tmp, expect, ok=True, extra_env=None):
+    """expect: ("workers", nlooms) or ("serial", reason) for every -j > 1;
+    ok: -j 1 must succeed (the generated traces)."""
+    rc1, err1, _, out1 = emu(["-j", "1"] + args + [str(trace)], tmp / "j1")
+    check(rc1 == 0 or not ok, f"{name}: -j 1 exit {rc1}: {err1!r}")
+    ref = files(tmp / "j1")
+    check(rc1 != 0 or any(k.endswith(".prv") or k.endswith(".db") or k.endswith(".pftrace")
+                          for k in ref), f"{name}: -j 1 wrote nothing")
+    for j in JOBS:
+        rc, err, timing, out = emu(["-j", str(j)] + args + [str(trace)], tmp / f"j{j}",
+                                   extra_env)
+        check(rc == rc1, f"{name} -j {j}: exit {rc}, -j 1 exit {rc1}")
+        check(err == err1, f"{name} -j {j}: stderr {err!r}, -j 1 {err1!r}")
+        check(out == out1, f"{name} -j {j}: stdout differs")
+        got = files(tmp / f"j{j}")
+        check(sorted(got) == sorted(ref), f"{name} -j {j}: files {sorted(got)} vs {sorted(ref)}")
+        for k in ref:
+            check(got.get(k) == ref[k], f"{name} -j {j}: {k} differs from -j 1's")
+        if expect is None or rc1 != 0:
+            continue  # a trace refused: the serial run says why
+        if expect[0] == "workers":
+            k = min(j, expect[1])
+            check(re.search(rf"^weft emu: -j {j}: {k} workers, \d+ events in ", timing, re.M),
+                  f"{name} -j {j}: not made by {k} workers: {timing!r}")
+        else:
+            check(re.search(rf"^weft emu: -j {j}: serial run \(({expect[1]})\)$", timing, re.M),
+                  f"{name} -j {j}: not serial ({expect[1]}): {timing!r}")
+
+
+def gen_trace(root, nlooms, ties=False, iters=40):
+    """nlooms looms, each a process of 2 threads on CPUs 0 and 1, requiring
+    zeta; clocks distinct across streams unless ties."""
+    for L in range(nlooms):
+        pid = 1000 + L
+        for k in range(2):
+            tid = pid * 10 + k
+            s = L * 2 + k
+            off = 0 if ties else 3 * s
+
+            def c(step):
+                return 1_000_000 + step * 1000 + off
+            evs = [tracegen.ev("OHx", c(0), struct.pack("<iiQ", k, -1, 0))]
+            step = 1
+            for it in range(iters):
+                evs.append(tracegen.ev("ZPs", c(step)))
+                evs.append(tracegen.ev("ZR[", c(step + 1), struct.pack("<I", 1 + it % 3)))
+                evs.append(tracegen.ev("ZWi", c(step + 2), struct.pack("<Q", 64 * (it + L + 1))))
+                evs.append(tracegen.ev("ZPc", c(step + 3)))
+                evs.append(tracegen.ev("OHp", c(step + 4)))
+                evs.append(tracegen.ev("OHr", c(step + 5 + (it + L) % 4)))
+                evs.append(tracegen.ev("ZR]", c(step + 9), struct.pack("<I", 1 + it % 3)))
+                evs.append(tracegen.ev("ZPe", c(step + 10)))
+                step += 11
+            evs.append(tracegen.ev("OHe", c(step)))
+            m = tracegen.meta(tid, pid, loom=f"node{L:02d}", cpus=((0, 2 * L), (1, 2 * L + 1)),
+                              require={"ovni": "1.1.0", "zeta": "1.0.0"})
+            tracegen.write_stream(root, tracegen.thread_rel(f"node{L:02d}", pid, tid), m, evs)
+
+
+def corpus():
+    d = os.environ.get("WEFT_CONFORMANCE_DIR") or os.environ.get("WEFT_CONFORMANCE_DIR_DEFAULT")
+    return Path(d) if d and Path(d).is_dir() else None
+
+
+def main():
+    with tempfile.TemporaryDirectory(prefix="weft-par-") as td:
+        tmp = Path(td)
+        c = corpus()
+        n = 0
+        for case in sorted(c.glob("v*/*")) if c else []:
+            trace = case / "ovni"
+            looms = list(trace.glob("loom.*"))
+            if len(looms) < 2:
+                continue
+            why = SERIAL.get(case.name)
+            compare(case.name, trace, ["--paraver", "-q"], tmp,
+                    ("serial", why) if why else ("workers", len(looms)), ok=False)
+            n += 1
+        if c:
+            check(n >= 15, f"only {n} multi-loom corpus cases found")
+        else:
+            print("conformance corpus not found: the generated traces only")
+        trace = tmp / "gen16"
+        gen_trace(str(trace), 16)
+        m = ["--model", str(ZETA)]
+        work = ("workers", 16)
+        compare("gen16", trace, m + ["--paraver", "-q"], tmp, work)
+        compare("gen16 -a", trace, m + ["--paraver", "-q", "-a"], tmp, work)
+        compare("gen16 aux=no", trace, m + ["-f", "paraver:aux=no", "-q", "--no-cfg"], tmp, work)
+        compare("gen16 --perfetto", trace, m + ["--paraver", "--perfetto", "-q"], tmp, None)
+        compare("gen16 sqlite", trace, m + ["-f", "sqlite", "-q"], tmp, None)
+        compare("gen16 -b", trace, m + ["--paraver", "-q", "-b"], tmp, None)
+        compare("gen16 window", trace, m + ["--paraver", "-q", "--from", "1010000",
+                                            "--to", "1200000"], tmp, None)
+        compare("gen16 --salvage", trace, m + ["--paraver", "-q", "--salvage"], tmp, None)
+        compare("gen16 summary", trace, m + ["--paraver"], tmp, None)
+        # more records than the memory given to them (here 10 KiB): serial
+        compare("gen16 budget", trace, m + ["--paraver", "-q"], tmp,
+                ("serial", "the records would exceed the memory given to them"),
+                extra_env={"WEFT_EMU_PAR_BUDGET": "0.01"})
+        # more records than a worker's chunk of them (65536 a view)
+        big = tmp / "big"
+        gen_trace(str(big), 16, iters=1200)
+        compare("big", big, m + ["--paraver", "-q", "--no-cfg"], tmp, work)
+        shutil.rmtree(big)
+        ties = tmp / "ties"
+        gen_trace(str(ties), 16, ties=True)
+        compare("ties", ties, m + ["--paraver", "-q"], tmp,
+                ("serial", TIES))
+        # a warning (a link out of the trace, passed over) makes the run serial,
+        # which says it once
+        warn = tmp / "warn"
+        gen_trace(str(warn), 2)
+        outside = tmp / "outside"
+        outside.mkdir()
+        (warn / "loom.link").symlink_to(outside)
+        compare("warning", warn, m + ["--paraver", "-q"], tmp, ("serial", "a warning"))
+        rc, err, _, _ = emu(["-j", "2", "--paraver", "-q"] + m + [str(warn)], tmp / "w")
+        check(rc == 0 and err.count("loom.link") == 1, f"warning: {rc} {err!r}")
+        # -j's value is checked
+        p = subprocess.run([WEFT, "emu", "-j", "0", str(trace)], capture_output=True,
+                           text=True, timeout=60)
+        check(p.returncode == 2 and p.stderr == "weft emu: -j takes a number of workers from 1 "
+              "to 4096, not '0'\n", f"-j 0: {p.returncode} {p.stderr!r}")
+    if failures:
+        print(f"{len(failures)} failure(s)")
+        return 1
+    print("parallel_emu: ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
