@@ -84,13 +84,15 @@ struct weft_trace {
 	uint64_t nback_in;     /* backwards clocks inside unordered regions (accepted) */
 	uint64_t nback_out;    /* outside them, let through with a warning */
 	int ended;             /* the iteration reached its end */
-	enum weft_sort sort;   /* sorting on read */
-	size_t sort_look_back; /* its look-back per stream (set at weft_open) */
-	int sort_auto;         /* no limit asked: each stream's from its scan */
-	size_t sort_budget;    /* the sorters' memory together, bytes */
-	int sort_planned;      /* the sorters made (sort_plan.c) */
-	int sort_plan_rc;      /* and what that returned (a failure is final) */
-	uint64_t nsorted;      /* events moved, over the chunks the merge took */
+	struct {               /* sorting on read (trace_sort.h) */
+		enum weft_sort mode;
+		size_t look_back; /* its look-back per stream (set at weft_open) */
+		int auto_lb;      /* no limit asked: each stream's from its scan */
+		size_t budget;    /* the sorters' memory together, bytes */
+		int planned;      /* the sorters made (sort_plan.c) */
+		int plan_rc;      /* and what that returned (a failure is final) */
+		uint64_t nsorted; /* events moved, over the chunks the merge took */
+	} sort;
 
 	/* merge */
 	int started;

@@ -11,7 +11,7 @@ struct weft_trace;
 
 /* mindex.c: a seek by the merge index (merge.idx). weft_midx_plan, before
  * the streams' rings are made: 1 if the index is used (use; the streams'
- * prod_off set from the checkpoint before the seek clock, if any), 0 if
+ * prod.off set from the checkpoint before the seek clock, if any), 0 if
  * not (the stream indexes then). weft_midx_resume, after: the heap as the
  * full read has it at the first event at or after the seek clock. */
 struct weft_midx_plan {

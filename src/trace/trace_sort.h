@@ -29,9 +29,9 @@ size_t weft_sorter_map_size(size_t look_back);
 int weft_sort_scan_reach(int fd, uint64_t fsize, uint64_t *need);
 /* sort_plan.c: makes the sorter of every stream (once, at the first need):
  * each stream's look-back (fixed, or from its scan) and where its window
- * lives (in memory within t->sort_budget, or in a temporary file). */
+ * lives (in memory within t->sort.budget, or in a temporary file). */
 int weft_sort_plan(struct weft_trace *t);
-/* sort_plan.c: t->sort_budget from the environment's WEFT_SORT_BUDGET when
+/* sort_plan.c: t->sort.budget from the environment's WEFT_SORT_BUDGET when
  * the options left it 0 (else WEFT_SORT_BUDGET); -1 (t's error) when it is
  * no size. */
 int weft_sort_budget_env(struct weft_trace *t);

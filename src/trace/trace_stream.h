@@ -90,20 +90,25 @@ struct weft_wstream {
 
 	/* producer state (the read-ahead thread's, or the caller's thread
 	 * without one) */
-	uint64_t prod_off;   /* file offset of the next event to frame */
-	int64_t prod_last;   /* clock of the last event framed (INT64_MIN
-	                      * before the first: a lower bound, see last_clock) */
-	/* Backwards clocks (set before the first fill): 0, the framing stops at
-	 * the first one (it is an error); 1, it goes on and flags those inside
-	 * an unordered region (OU[ ... OU]) with WEFT_IDX_UNORD. To tell, the
-	 * region state is known at reg_off (an event boundary): reg_in says
-	 * whether the events from there on are inside a region, up to the next
-	 * OU[ or OU]. Kept lazily: only a backwards clock moves it on. */
-	int unord;
-	int reg_in;
-	uint64_t reg_off;
-	int prod_done;       /* the final chunk was produced (under the read-ahead mutex) */
-	int filling;         /* read-ahead: a thread is filling ring[ph] (under its mutex) */
+	struct {
+		uint64_t off;   /* file offset of the next event to frame */
+		int64_t last;   /* clock of the last event framed (INT64_MIN
+		                 * before the first: a lower bound, see last_clock) */
+		/* Backwards clocks (set before the first fill): 0, the framing
+		 * stops at the first one (it is an error); 1, it goes on and
+		 * flags those inside an unordered region (OU[ ... OU]) with
+		 * WEFT_IDX_UNORD. To tell, the region state is known at reg_off
+		 * (an event boundary): reg_in says whether the events from there
+		 * on are inside a region, up to the next OU[ or OU]. Kept lazily:
+		 * only a backwards clock moves it on. */
+		int unord;
+		int reg_in;
+		uint64_t reg_off;
+		int done;       /* the final chunk was produced (under the
+		                 * read-ahead mutex) */
+		int filling;    /* read-ahead: a thread is filling ring[ph]
+		                 * (under its mutex) */
+	} prod;
 
 	/* the merge's cursor in ring[ah] */
 	const uint8_t *base; /* the chunk's buf */
