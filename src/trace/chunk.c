@@ -6,8 +6,8 @@
  *
  * Runs on the read-ahead thread (readahead.c) or, without one, on the
  * caller's thread when the merge needs the chunk. It touches only the
- * chunk, the stream's producer fields (prod_off, prod_last) and its file
- * (the caller sets prod_done from the chunk's final flag); an error is
+ * chunk, the stream's producer fields (prod.off, prod.last) and its file
+ * (the caller sets prod.done from the chunk's final flag); an error is
  * written into the chunk and reported by the merge once it has yielded
  * every event before it.
  */
@@ -146,9 +146,9 @@ static void region_rescan(struct weft_wstream *s, uint64_t to)
 {
 	enum { RESCAN_BUF = 64 << 10 };
 	uint8_t *buf = malloc(RESCAN_BUF);
-	uint64_t o = s->reg_off, wbeg = 0;
+	uint64_t o = s->prod.reg_off, wbeg = 0;
 	size_t wlen = 0;
-	int in = s->reg_in;
+	int in = s->prod.reg_in;
 	while (buf != NULL && o < to) {
 		uint64_t need = 0;
 		int known = o >= wbeg && o < wbeg + wlen
@@ -173,8 +173,8 @@ static void region_rescan(struct weft_wstream *s, uint64_t to)
 		o += need;
 	}
 	free(buf);
-	s->reg_off = to;
-	s->reg_in = in;
+	s->prod.reg_off = to;
+	s->prod.reg_in = in;
 }
 
 /* Whether the event at index n of chunk c (file offset at), whose clock goes
@@ -188,7 +188,7 @@ static int in_region(struct weft_wstream *s, const struct weft_chunk *c, size_t 
 	int in = -1;
 	for (size_t k = n; k-- > 0;) {
 		uint32_t o = c->idx[k] & WEFT_IDX_OFF;
-		if (c->file_off + o < s->reg_off)
+		if (c->file_off + o < s->prod.reg_off)
 			break;
 		int m = region_marker(c->buf + o);
 		if (m != 0) {
@@ -197,12 +197,12 @@ static int in_region(struct weft_wstream *s, const struct weft_chunk *c, size_t 
 		}
 	}
 	if (in < 0) {
-		if (s->reg_off < c->file_off)
+		if (s->prod.reg_off < c->file_off)
 			region_rescan(s, c->file_off);
-		in = s->reg_in;
+		in = s->prod.reg_in;
 	}
-	s->reg_off = at; /* the state before the event at `at` */
-	s->reg_in = in;
+	s->prod.reg_off = at; /* the state before the event at `at` */
+	s->prod.reg_in = in;
 	return in && region_marker(c->buf + (at - c->file_off)) >= 0;
 }
 
@@ -226,10 +226,10 @@ void weft_chunk_fill(struct weft_wstream *s, struct weft_chunk *c, const uint8_t
 		c->nidx = c->nspos = c->len = 0;
 		c->buf = NULL;
 		if (s->fd < 0)
-			chunk_fail(s, c, s->prod_off, "cannot open the binary stream again: %s",
+			chunk_fail(s, c, s->prod.off, "cannot open the binary stream again: %s",
 					strerror(errno));
 		else
-			chunk_fail(s, c, s->prod_off, "the file was replaced while reading");
+			chunk_fail(s, c, s->prod.off, "the file was replaced while reading");
 	}
 	if (s->fd >= 0)
 		close(s->fd);
@@ -244,7 +244,7 @@ static void fill(struct weft_wstream *s, struct weft_chunk *c, const uint8_t *al
 	c->final = 0;
 	c->err[0] = '\0';
 	c->nmoved = 0;
-	uint64_t off = s->prod_off;
+	uint64_t off = s->prod.off;
 	size_t cap = s->chunk_cap;
 	for (;;) {
 		if (reserve(c, cap) < 0) {
@@ -267,8 +267,8 @@ static void fill(struct weft_wstream *s, struct weft_chunk *c, const uint8_t *al
 			/* The sorted stream's bytes: whole events (a file that
 			 * ends inside an event: those bytes last, on their own).
 			 * The region state at the chunk's start is the sorter's. */
-			s->reg_off = off;
-			s->reg_in = weft_sorter_out_in_region(s->sorter);
+			s->prod.reg_off = off;
+			s->prod.reg_in = weft_sorter_out_in_region(s->sorter);
 			uint64_t moved = weft_sorter_nmoved(s->sorter), need = 0;
 			long r = weft_sorter_read(s->sorter, s->fd, dst, want, &need);
 			c->nmoved += weft_sorter_nmoved(s->sorter) - moved;
@@ -309,7 +309,7 @@ static void fill(struct weft_wstream *s, struct weft_chunk *c, const uint8_t *al
 		const uint8_t *b = c->buf, *p = b, *e = b + want;
 		uint32_t *idx = c->idx;
 		size_t n = 0;
-		int64_t last = s->prod_last;
+		int64_t last = s->prod.last;
 		uint32_t okmodel = 0x10000; /* the last model byte found allowed, << 8 */
 		for (;;) {
 			/* Two events a step when the first has no payload (most
@@ -374,7 +374,7 @@ one:
 					return;
 				}
 				uint32_t flag = 0;
-				if (back && !s->unord) {
+				if (back && !s->prod.unord) {
 					/* An error: the merge reports it there; nothing
 					 * after it is read. */
 					idx[n++] = (uint32_t) (p - b);
@@ -417,9 +417,9 @@ one:
 			clock_range_fail(s, c, n);
 			return;
 		}
-		s->prod_last = last;
-		s->prod_off = c->file_off + (uint64_t) (p - b);
-		if (s->prod_off == s->fsize)
+		s->prod.last = last;
+		s->prod.off = c->file_off + (uint64_t) (p - b);
+		if (s->prod.off == s->fsize)
 			c->final = 1;
 		return;
 again:

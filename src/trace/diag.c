@@ -8,7 +8,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "trace_internal.h"
+#include "trace_diag.h"
+#include "trace_meta.h"
+#include "trace_util.h"
 
 WEFT_PRINTF(3, 0) static void vformat(char *buf, size_t len, const char *fmt, va_list ap)
 {

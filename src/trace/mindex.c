@@ -568,7 +568,7 @@ int weft_midx_plan(struct weft_trace *t, struct weft_midx_plan *pl)
 	memset(pl, 0, sizeof *pl);
 	pl->fd = -1;
 	/* the index's keys know no clock drift */
-	if (!t->seek || t->sort != WEFT_SORT_NONE || t->inside || t->nstreams == 0
+	if (!t->seek || t->sort.mode != WEFT_SORT_NONE || t->inside || t->nstreams == 0
 			|| (t->drifted && !t->raw_order)
 			|| t->nstreams > UINT32_MAX / 2)
 		return 0;
@@ -624,21 +624,21 @@ int weft_midx_plan(struct weft_trace *t, struct weft_midx_plan *pl)
 		/* every stream where the checkpoint has it: in the heap at its
 		 * pending event, cur at its next one, the others at their end */
 		for (size_t i = 0; i < t->nstreams; i++)
-			t->streams[i]->prod_off = t->streams[i]->fsize;
+			t->streams[i]->prod.off = t->streams[i]->fsize;
 		uint32_t nheap = weft_load_u32(pl->entry + 12);
 		for (uint32_t k = 0; k < nheap; k++) {
 			const uint8_t *sl = pl->entry + WEFT_MIDX_ENTRY_HEAD + WEFT_MIDX_SLOT_SIZE * k;
 			struct weft_wstream *s = t->streams[weft_load_u32(sl)];
-			s->prod_off = weft_load_u64(sl + 8);
+			s->prod.off = weft_load_u64(sl + 8);
 		}
 		struct weft_wstream *cur = t->streams[weft_load_u32(pl->entry + 8)];
-		cur->prod_off = weft_load_u64(pl->entry + 16);
+		cur->prod.off = weft_load_u64(pl->entry + 16);
 		for (size_t i = 0; i < t->nstreams; i++) {
 			struct weft_wstream *s = t->streams[i];
 			/* the region state there is not known (as after a stream
 			 * index seek) */
-			s->reg_off = s->prod_off;
-			s->reg_in = 1;
+			s->prod.reg_off = s->prod.off;
+			s->prod.reg_in = 1;
 		}
 	}
 	return 1;

@@ -191,30 +191,30 @@ static int start(struct weft_trace *t)
 	for (size_t i = 0; i < t->nstreams; i++) {
 		struct weft_wstream *s = t->streams[i];
 		/* an index's keys know no drift: such a stream reads from its start */
-		if (t->seek && t->sort == WEFT_SORT_NONE && !mp.use && !s->keydrift) {
+		if (t->seek && t->sort.mode == WEFT_SORT_NONE && !mp.use && !s->keydrift) {
 			uint64_t off;
 			int found = weft_index_seek(t, s, t->seek_clock, &off);
 			if (found < 0)
 				return -1;
 			if (found > 0) {
 				t->nindexed++;
-				if (off > s->prod_off) {
-					s->prod_off = off;
+				if (off > s->prod.off) {
+					s->prod.off = off;
 					/* The region state there is not known: a
 					 * clock going back before the next OU[ or
 					 * OU] is taken as inside a region. */
-					s->reg_off = off;
-					s->reg_in = 1;
+					s->prod.reg_off = off;
+					s->prod.reg_in = 1;
 				}
 			}
 		}
-		if (t->sort == WEFT_SORT_REGIONS && need_sorter(t, s) < 0) {
+		if (t->sort.mode == WEFT_SORT_REGIONS && need_sorter(t, s) < 0) {
 			weft_midx_plan_free(&mp);
 			return -1;
 		}
 		/* Sorting on read: a clock still going back inside a region is
 		 * one of a region its stream never closes (named so). */
-		s->unord = t->backwards != WEFT_BACKWARDS_ERROR || t->sort == WEFT_SORT_REGIONS;
+		s->prod.unord = t->backwards != WEFT_BACKWARDS_ERROR || t->sort.mode == WEFT_SORT_REGIONS;
 		s->chunk_cap = weft_chunk_size(t, s, nring);
 		if (weft_stream_alloc_ring(t, s, nring) < 0) {
 			weft_midx_plan_free(&mp);
@@ -476,7 +476,7 @@ int weft_stream_first_sclock(const struct weft_trace *t, size_t i, int64_t *cloc
 	const struct weft_wstream *s = t->streams[i];
 	if (!s->has_peek)
 		return 0;
-	if (t->sort == WEFT_SORT_REGIONS && !t->started) {
+	if (t->sort.mode == WEFT_SORT_REGIONS && !t->started) {
 		/* The first event of the sorted stream: its sorter runs as far as
 		 * needed to know it (the iteration goes on from there). */
 		struct weft_trace *wt = (struct weft_trace *) t;

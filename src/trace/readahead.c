@@ -10,7 +10,7 @@
  * order before touching the chunk's contents. Both changes are also made
  * under the mutex, so that a side asleep on a condition variable is woken.
  *
- * A stream's chunks are filled in order, one at a time (its `filling` flag,
+ * A stream's chunks are filled in order, one at a time (its `prod.filling` flag,
  * under the mutex, says one is being filled), by the producer thread or by
  * the merge itself: when the merge needs a chunk that is not ready, it fills
  * it if nobody does yet, and while the producer fills it, it fills other
@@ -59,7 +59,7 @@ static struct weft_wstream *pick(struct weft_ra *ra)
 {
 	struct weft_trace *t = ra->t;
 	struct weft_wstream *w = ra->want;
-	if (w != NULL && !w->prod_done && !w->filling && !is_ready(&w->ring[w->ph]))
+	if (w != NULL && !w->prod.done && !w->prod.filling && !is_ready(&w->ring[w->ph]))
 		return w;
 	struct weft_wstream *best = NULL;
 	unsigned bestn = ~0u;
@@ -67,7 +67,7 @@ static struct weft_wstream *pick(struct weft_ra *ra)
 	for (size_t k = 0; k < n; k++) {
 		size_t i = (ra->rr + k) % n;
 		struct weft_wstream *s = t->streams[i];
-		if (s->prod_done || s->filling || is_ready(&s->ring[s->ph]))
+		if (s->prod.done || s->prod.filling || is_ready(&s->ring[s->ph]))
 			continue;
 		if (ra->nready[i] < bestn) {
 			best = s;
@@ -86,15 +86,15 @@ static struct weft_wstream *pick(struct weft_ra *ra)
 static void fill_next(struct weft_ra *ra, struct weft_wstream *s)
 {
 	struct weft_chunk *c = &s->ring[s->ph];
-	s->filling = 1;
+	s->prod.filling = 1;
 	pthread_mutex_unlock(&ra->mu);
 	weft_chunk_fill(s, c, ra->t->allowed);
 	pthread_mutex_lock(&ra->mu);
 	__atomic_store_n(&c->ready, 1, __ATOMIC_RELEASE);
 	ra->nready[s->index]++;
 	s->ph = (s->ph + 1) % s->nring;
-	s->prod_done = c->final;
-	s->filling = 0;
+	s->prod.done = c->final;
+	s->prod.filling = 0;
 }
 
 static void *producer(void *arg)
@@ -188,7 +188,7 @@ void weft_readahead_wait(struct weft_trace *t, struct weft_wstream *s, struct we
 		/* Rather than wait, the merge fills chunks itself: its own if
 		 * nobody fills it yet (then it is ring[ph]), else another
 		 * stream's next one while the producer fills this. */
-		struct weft_wstream *f = !s->filling ? s : pick(ra);
+		struct weft_wstream *f = !s->prod.filling ? s : pick(ra);
 		if (f != NULL) {
 			fill_next(ra, f);
 			continue;

@@ -222,9 +222,9 @@ int weft_sort_scan_reach(int fd, uint64_t fsize, uint64_t *need)
 
 int weft_sort_budget_env(struct weft_trace *t)
 {
-	if (t->sort_budget != 0)
+	if (t->sort.budget != 0)
 		return 0;
-	t->sort_budget = WEFT_SORT_BUDGET;
+	t->sort.budget = WEFT_SORT_BUDGET;
 	const char *env = getenv("WEFT_SORT_BUDGET");
 	if (env == NULL)
 		return 0;
@@ -244,7 +244,7 @@ int weft_sort_budget_env(struct weft_trace *t)
 			|| v > (SIZE_MAX >> shift) || (v << shift) < (1u << 20))
 		return weft_fail(&t->diag, "WEFT_SORT_BUDGET is '%s'; it must be a size in bytes "
 				"of at least 1M (e.g. 64M, 1G)", env);
-	t->sort_budget = (size_t) (v << shift);
+	t->sort.budget = (size_t) (v << shift);
 	return 0;
 }
 
@@ -291,11 +291,11 @@ int weft_sort_plan(struct weft_trace *t)
 	/* once: a failure stays one (its message stays in t's error), so a
 	 * later caller does not find a stream without its sorter and blame
 	 * the memory */
-	if (t->sort_planned)
-		return t->sort_plan_rc;
-	t->sort_planned = 1;
-	t->sort_plan_rc = sort_plan_once(t);
-	return t->sort_plan_rc;
+	if (t->sort.planned)
+		return t->sort.plan_rc;
+	t->sort.planned = 1;
+	t->sort.plan_rc = sort_plan_once(t);
+	return t->sort.plan_rc;
 }
 
 static int sort_plan_once(struct weft_trace *t)
@@ -309,8 +309,8 @@ static int sort_plan_once(struct weft_trace *t)
 		s->index = i;
 		uint64_t nev = s->fsize > WEFT_OBS_HEADER_SIZE
 			? (s->fsize - WEFT_OBS_HEADER_SIZE) / WEFT_EV_HEADER_SIZE : 0;
-		size_t lb = t->sort_look_back;
-		if (t->sort_auto && nev > lb) {
+		size_t lb = t->sort.look_back;
+		if (t->sort.auto_lb && nev > lb) {
 			int fd = s->fd >= 0 ? s->fd : open(s->obs_path, O_RDONLY | O_CLOEXEC);
 			uint64_t need = 0;
 			if (fd >= 0 && weft_sort_scan_reach(fd, s->fsize, &need) < 0) {
@@ -341,7 +341,7 @@ static int sort_plan_once(struct weft_trace *t)
 	qsort(w, t->nstreams, sizeof *w, cmp_want);
 	size_t nmem = 0;
 	uint64_t used = 0;
-	while (nmem < t->nstreams && used + w[nmem].bytes <= t->sort_budget)
+	while (nmem < t->nstreams && used + w[nmem].bytes <= t->sort.budget)
 		used += w[nmem++].bytes;
 	/* The others: each a part of one temporary file. */
 	int tfd = -1;
@@ -372,7 +372,7 @@ static int sort_plan_once(struct weft_trace *t)
 		}
 	}
 	size_t nmap = t->nstreams - nmem;
-	uint64_t left = t->sort_budget > used ? t->sort_budget - used : 0;
+	uint64_t left = t->sort.budget > used ? t->sort.budget - used : 0;
 	size_t resident = nmap ? (size_t) (left / nmap) : 0;
 	if (resident < MIN_RESIDENT)
 		resident = MIN_RESIDENT;

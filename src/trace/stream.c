@@ -219,11 +219,11 @@ int weft_stream_open(struct weft_trace *t, struct weft_wstream *s)
 			s->has_peek = whole || t->cut == WEFT_CUT_ERROR;
 		}
 	}
-	s->prod_off = hlen;
-	s->prod_last = INT64_MIN;
-	s->reg_off = hlen;
-	s->reg_in = 0;
-	s->prod_done = 0;
+	s->prod.off = hlen;
+	s->prod.last = INT64_MIN;
+	s->prod.reg_off = hlen;
+	s->prod.reg_in = 0;
+	s->prod.done = 0;
 	/* lower bounds for the backwards checks, not sentinels (has_first) */
 	s->last_clock = INT64_MIN;
 	s->first_clock = 0;
@@ -287,11 +287,11 @@ int weft_stream_next_chunk(struct weft_trace *t, struct weft_wstream *s)
 		weft_readahead_wait(t, s, c);
 	} else {
 		weft_chunk_fill(s, c, t->allowed);
-		s->prod_done = c->final;
+		s->prod.done = c->final;
 		c->ready = 1;
 	}
 	s->have_chunk = 1;
-	t->nsorted += c->nmoved;
+	t->sort.nsorted += c->nmoved;
 	s->base = c->buf;
 	s->idx = c->idx;
 	s->ci = 0;

@@ -33,7 +33,7 @@ size_t weft_chunk_size(const struct weft_trace *t, const struct weft_wstream *s,
 		cap = WEFT_CHUNK_MAX;
 	if (cap < CHUNK_MIN)
 		cap = CHUNK_MIN;
-	uint64_t body = s->fsize - s->prod_off; /* the events' bytes */
+	uint64_t body = s->fsize - s->prod.off; /* the events' bytes */
 	if (body < cap) /* a small file: all of it, rounded up to lines */
 		cap = body < 64 ? 64 : (size_t) ((body + 63) & ~(uint64_t) 63);
 	return cap;
@@ -87,10 +87,10 @@ struct weft_trace *weft_open(const char *path, const struct weft_open_opts *user
 	t->raw_order = opts ? opts->clock == WEFT_CLOCK_RAW : 0;
 	t->ra_mode = opts ? opts->readahead : WEFT_READAHEAD_AUTO;
 	t->backwards = opts ? opts->backwards : WEFT_BACKWARDS_ERROR;
-	t->sort = opts ? opts->sort : WEFT_SORT_NONE;
-	t->sort_look_back = opts ? opts->sort_look_back : 0;
-	t->sort_auto = t->sort_look_back == 0;
-	t->sort_budget = opts ? opts->sort_budget : 0;
+	t->sort.mode = opts ? opts->sort : WEFT_SORT_NONE;
+	t->sort.look_back = opts ? opts->sort_look_back : 0;
+	t->sort.auto_lb = t->sort.look_back == 0;
+	t->sort.budget = opts ? opts->sort_budget : 0;
 	t->cut = opts ? opts->cut : WEFT_CUT_ERROR;
 	t->seek = opts ? opts->seek != 0 : 0;
 	t->seek_clock = opts ? opts->seek_clock : 0;
@@ -115,13 +115,13 @@ struct weft_trace *weft_open(const char *path, const struct weft_open_opts *user
 				(int) t->backwards);
 		goto fail;
 	}
-	if (t->sort != WEFT_SORT_NONE && t->sort != WEFT_SORT_REGIONS) {
-		weft_fail(&t->diag, "weft_open: unknown choice %d for sorting on read", (int) t->sort);
+	if (t->sort.mode != WEFT_SORT_NONE && t->sort.mode != WEFT_SORT_REGIONS) {
+		weft_fail(&t->diag, "weft_open: unknown choice %d for sorting on read", (int) t->sort.mode);
 		goto fail;
 	}
 	if (weft_discover(t, path) < 0)
 		goto fail;
-	if (t->sort_look_back == 0) {
+	if (t->sort.look_back == 0) {
 		/* 24 bytes an event of look-back per stream: about 1.5 MiB each
 		 * up to 16 streams, 24 MiB over all streams beyond */
 		size_t lb = WEFT_SORT_READ_LOOK_BACK;
@@ -129,7 +129,7 @@ struct weft_trace *weft_open(const char *path, const struct weft_open_opts *user
 			lb = (16 * (size_t) WEFT_SORT_READ_LOOK_BACK) / t->nstreams;
 		if (lb < WEFT_SORT_READ_LOOK_BACK_MIN)
 			lb = WEFT_SORT_READ_LOOK_BACK_MIN;
-		t->sort_look_back = lb;
+		t->sort.look_back = lb;
 	}
 	if (weft_load_metadata(t) < 0)
 		goto fail;
@@ -321,7 +321,7 @@ uint64_t weft_nevents(const struct weft_trace *t)
 
 uint64_t weft_nsorted(const struct weft_trace *t)
 {
-	return t->nsorted;
+	return t->sort.nsorted;
 }
 
 uint64_t weft_nbackwards(const struct weft_trace *t, int in_regions)

@@ -9,7 +9,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "trace_internal.h"
+#include "trace_clock.h"
+#include "trace_decode.h"
+#include "trace_diag.h"
+#include "trace_meta.h"
 
 struct buf {
 	uint8_t b[4096];
