@@ -567,9 +567,8 @@ int weft_midx_plan(struct weft_trace *t, struct weft_midx_plan *pl)
 {
 	memset(pl, 0, sizeof *pl);
 	pl->fd = -1;
-	/* the index's keys know no clock drift */
 	if (!t->seek || t->sort.mode != WEFT_SORT_NONE || t->inside || t->nstreams == 0
-			|| (t->drifted && !t->raw_order)
+			|| (t->drifted && !t->raw_order) /* its keys know no clock drift */
 			|| t->nstreams > UINT32_MAX / 2)
 		return 0;
 	char why[WEFT_ERR_MAX];
