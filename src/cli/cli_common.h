@@ -139,6 +139,14 @@ static inline void cli_catch_stop(void (*handler)(int), const int *sigs, size_t 
 	signal(SIGXFSZ, SIG_IGN);
 }
 
+/* cli_stop.c: the signal that asked the run to stop (0: none; given to the
+ * driver as weft_emulate_opts.stop); cli_arm_stop arms SIGINT, SIGTERM and
+ * SIGHUP with cli_catch_stop (a second one ends the program at once);
+ * cli_stop_name names one of them. */
+extern volatile sig_atomic_t cli_stop_sig;
+void cli_arm_stop(void);
+const char *cli_stop_name(int sig);
+
 static inline double cli_now(void)
 {
 	struct timespec ts;

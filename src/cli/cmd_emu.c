@@ -143,33 +143,6 @@ static void info_cb(void *ctx, const char *msg)
 	cli_message("emu", "", msg);
 }
 
-/* The signal that asked the run to stop (0: none); the driver reads it. */
-static volatile sig_atomic_t stop_sig;
-
-static void on_stop(int sig)
-{
-	if (stop_sig != 0) {
-		signal(sig, SIG_DFL);
-		raise(sig);
-		return;
-	}
-	stop_sig = sig;
-}
-
-static const char *stop_name(int sig)
-{
-	return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "SIGHUP";
-}
-
-/* SIGINT, SIGTERM, SIGHUP: the run stops and removes its temporaries.
- * SIGXFSZ ignored: a file past RLIMIT_FSIZE is a write error (EFBIG) that
- * names it. */
-static void arm_stop(void)
-{
-	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
-	cli_catch_stop(on_stop, sigs, sizeof sigs / sizeof sigs[0]);
-}
-
 /* The end of the summary: where the timelines are and how to open them. */
 static void print_where(const char *dir, const char *const *formats)
 {
@@ -512,22 +485,22 @@ static int cmd_emu(int argc, char **argv, struct weft_registry *models)
 	o.progress = cli_progress_emulate;
 	o.progress_every = cli_progress_every();
 	o.summary = quiet ? NULL : stdout;
-	o.stop = &stop_sig;
+	o.stop = &cli_stop_sig;
 	o.keep_partial = partial;
 	if (ea.jobs == 0) {
 		long nc = sysconf(_SC_NPROCESSORS_ONLN);
 		ea.jobs = nc > 0 && nc < 4096 ? (int) nc : 1;
 	}
 	o.jobs = ea.jobs;
-	arm_stop();
+	cli_arm_stop();
 	struct cli_progress prog;
 	cli_progress_start(&prog, "emu", cli_obs_total_dir(path));
 	int r = weft_emulate(&o, err, sizeof err);
 	cli_progress_end(&prog);
-	if (r != 0 && stop_sig != 0) {
+	if (r != 0 && cli_stop_sig != 0) {
 		fprintf(stderr, "weft emu: interrupted by %s; nothing written (the files of an "
-				"earlier run are left as they were)\n", stop_name(stop_sig));
-		return 128 + stop_sig;
+				"earlier run are left as they were)\n", cli_stop_name(cli_stop_sig));
+		return 128 + cli_stop_sig;
 	}
 	if (r != 0) {
 		cli_message("emu", "", err);

@@ -143,18 +143,6 @@ static void warn_cb(void *ctx, const char *msg)
 	cli_message_over("view", "warning: ", msg);
 }
 
-static volatile sig_atomic_t stop_sig;
-
-static void on_stop(int sig)
-{
-	if (stop_sig != 0) {
-		signal(sig, SIG_DFL);
-		raise(sig);
-		return;
-	}
-	stop_sig = sig;
-}
-
 static struct out *open_view(void *ctx, const struct emu *emu, char *err, size_t errlen)
 {
 	return view_out_open(ctx, emu, err, errlen);
@@ -321,11 +309,10 @@ static int cmd_view(int argc, char **argv, struct view_args *a)
 	o.to_arg = a->to;
 	o.open_output = open_view;
 	o.hook_ctx = vd;
-	o.stop = &stop_sig;
+	o.stop = &cli_stop_sig;
 	o.progress = cli_progress_emulate;
 	o.progress_every = cli_progress_every();
-	static const int sigs[] = { SIGINT, SIGTERM, SIGHUP };
-	cli_catch_stop(on_stop, sigs, sizeof sigs / sizeof sigs[0]);
+	cli_arm_stop();
 	char err[WEFT_ERR_MAX];
 	struct cli_progress prog;
 	cli_progress_start(&prog, "view", cli_obs_total_dir(path));
@@ -333,10 +320,10 @@ static int cmd_view(int argc, char **argv, struct view_args *a)
 	cli_progress_end(&prog);
 	weft_registry_free(models);
 	int status = 0;
-	if (r != 0 && stop_sig != 0) {
+	if (r != 0 && cli_stop_sig != 0) {
 		fprintf(stderr, "weft view: interrupted by %s; nothing written\n",
-				stop_sig == SIGINT ? "SIGINT" : stop_sig == SIGTERM ? "SIGTERM" : "SIGHUP");
-		status = 128 + stop_sig;
+				cli_stop_name(cli_stop_sig));
+		status = 128 + cli_stop_sig;
 	} else if (r != 0) {
 		cli_message("view", "", err);
 		status = 1;
@@ -350,8 +337,8 @@ static int cmd_view(int argc, char **argv, struct view_args *a)
 	int complete = 0;
 	struct view_page_opts po = { path, budget, a->channel, a->serve, 0, &complete };
 	if (a->serve) {
-		stop_sig = 0;
-		r = view_serve(vd, &po, (int) port, &stop_sig, on_bound, (void *) path, err,
+		cli_stop_sig = 0;
+		r = view_serve(vd, &po, (int) port, &cli_stop_sig, on_bound, (void *) path, err,
 				sizeof err);
 		view_data_free(vd);
 		if (r != 0) {

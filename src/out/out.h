@@ -164,6 +164,12 @@ const struct out_format *out_format_by_name(const char *name);
 struct out *out_open(const struct out_format *f, const char *dir, const struct emu *emu,
 		const struct out_params *p, char *err, size_t errlen);
 
+/* The colours (RGB) of values 0 to OUT_NCOLORS - 1 wherever weft draws
+ * them: the .pcf's DEFAULT_SEMANTIC table and weft view's pictures
+ * (palette.c). */
+#define OUT_NCOLORS 23
+extern const unsigned char out_colors[OUT_NCOLORS][3];
+
 /* The sink to give to emu_add_sink(). */
 struct emu_sink out_sink(struct out *o);
 int out_close(struct out *o, int64_t duration, char *err, size_t errlen);

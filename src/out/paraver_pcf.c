@@ -31,15 +31,6 @@ void paraver_put_label(FILE *f, const char *label)
 	free(heap);
 }
 
-static const unsigned char colors[][3] = {
-	{ 0, 0, 0 }, { 0, 130, 200 }, { 217, 217, 217 }, { 230, 25, 75 },
-	{ 60, 180, 75 }, { 255, 225, 25 }, { 245, 130, 48 }, { 145, 30, 180 },
-	{ 70, 240, 240 }, { 240, 50, 230 }, { 210, 245, 60 }, { 250, 190, 212 },
-	{ 0, 128, 128 }, { 128, 128, 128 }, { 220, 190, 255 }, { 170, 110, 40 },
-	{ 255, 250, 200 }, { 128, 0, 0 }, { 170, 255, 195 }, { 128, 128, 0 },
-	{ 255, 215, 180 }, { 0, 0, 128 }, { 0, 0, 255 },
-};
-
 static void header(FILE *f)
 {
 	fprintf(f, "DEFAULT_OPTIONS\n\n");
@@ -53,8 +44,9 @@ static void header(FILE *f)
 	fprintf(f, "\n\nDEFAULT_SEMANTIC\n\n");
 	fprintf(f, "%-20s%s\n", "THREAD_FUNC", "State As Is");
 	fprintf(f, "\n\nSTATES_COLOR\n");
-	for (size_t i = 0; i < sizeof colors / sizeof colors[0]; i++)
-		fprintf(f, "%-3zu {%3u, %3u, %3u}\n", i, colors[i][0], colors[i][1], colors[i][2]);
+	for (size_t i = 0; i < OUT_NCOLORS; i++)
+		fprintf(f, "%-3zu {%3u, %3u, %3u}\n", i, out_colors[i][0], out_colors[i][1],
+				out_colors[i][2]);
 }
 
 static void type_begin(FILE *f, int type, const char *label)

@@ -10,25 +10,18 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "out.h"
 #include "picture.h"
 
-/* Values 0 to 22 take the colours of weft's .pcf (what Paraver shows them
- * in); others a colour from a hash of the value. */
-static const unsigned char palette[][3] = {
-	{ 0, 0, 0 }, { 0, 130, 200 }, { 217, 217, 217 }, { 230, 25, 75 },
-	{ 60, 180, 75 }, { 255, 225, 25 }, { 245, 130, 48 }, { 145, 30, 180 },
-	{ 70, 240, 240 }, { 240, 50, 230 }, { 210, 245, 60 }, { 250, 190, 212 },
-	{ 0, 128, 128 }, { 128, 128, 128 }, { 220, 190, 255 }, { 170, 110, 40 },
-	{ 255, 250, 200 }, { 128, 0, 0 }, { 170, 255, 195 }, { 128, 128, 0 },
-	{ 255, 215, 180 }, { 0, 0, 128 }, { 0, 0, 255 },
-};
-#define NPAL (sizeof palette / sizeof palette[0])
+/* Values 0 to 22 take the colours of weft's .pcf (out_colors: what Paraver
+ * shows them in); others a colour from a hash of the value. */
+#define NPAL ((size_t) OUT_NCOLORS)
 
 void picture_color(int64_t value, double rgb[3])
 {
 	unsigned char c[3];
 	if (value > 0 && (uint64_t) value < NPAL) {
-		memcpy(c, palette[value], 3);
+		memcpy(c, out_colors[value], 3);
 	} else {
 		uint64_t x = (uint64_t) value * 0x9e3779b97f4a7c15u;
 		x ^= x >> 31;
