@@ -473,7 +473,8 @@ static inline struct weft_registry *cli_registry(const char *cmd, struct cli_mod
 	return r;
 }
 
-/* --from and --to of weft dump and weft top. */
+/* --from and --to of weft dump and weft top (cli_window_finish), and of
+ * an emulation (cli_emu_window). */
 struct cli_window {
 	const char *from_arg, *to_arg;
 	int64_t from, to;
@@ -497,6 +498,32 @@ static inline int cli_window_finish(const char *cmd, struct cli_window *w)
 	}
 	if (w->to_arg == NULL)
 		w->to = INT64_MAX;
+	return 0;
+}
+
+/* --from and --to of an emulation (weft emu, weft view): both of one kind
+ * and the window not empty. After cli_opts_parse set w->from_arg and
+ * w->to_arg (w zeroed before): 0, or 2 after printing why. */
+static inline int cli_emu_window(const char *cmd, struct cli_window *w)
+{
+	if (w->from_arg != NULL && cli_parse_time(cmd, "--from", w->from_arg, &w->from,
+				&w->from_rel) != 0)
+		return 2;
+	if (w->to_arg != NULL && cli_parse_time(cmd, "--to", w->to_arg, &w->to, &w->to_rel) != 0)
+		return 2;
+	if (w->from_arg == NULL || w->to_arg == NULL)
+		return 0;
+	if (w->from_rel != w->to_rel) {
+		fprintf(stderr, "weft %s: --from '%s' and --to '%s' are of different kinds: give "
+				"both as clocks (nanoseconds, no unit) or both with a unit (after the "
+				"trace's first event)\n", cmd, w->from_arg, w->to_arg);
+		return 2;
+	}
+	if (w->to <= w->from) {
+		fprintf(stderr, "weft %s: --to '%s' is not after --from '%s': the window would be "
+				"empty\n", cmd, w->to_arg, w->from_arg);
+		return 2;
+	}
 	return 0;
 }
 

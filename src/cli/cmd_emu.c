@@ -442,25 +442,9 @@ static int cmd_emu(int argc, char **argv, struct weft_registry *models)
 				"`weft emu --help`\n");
 		return 2;
 	}
-	int64_t from = 0, to = 0;
-	int from_rel = 0, to_rel = 0;
-	if (from_arg != NULL && cli_parse_time("emu", "--from", from_arg, &from, &from_rel) != 0)
+	struct cli_window win = { from_arg, to_arg, 0, 0, 0, 0 };
+	if (cli_emu_window("emu", &win) != 0)
 		return 2;
-	if (to_arg != NULL && cli_parse_time("emu", "--to", to_arg, &to, &to_rel) != 0)
-		return 2;
-	if (from_arg != NULL && to_arg != NULL) {
-		if (from_rel != to_rel) {
-			fprintf(stderr, "weft emu: --from '%s' and --to '%s' are of different kinds: give "
-					"both as clocks (nanoseconds, no unit) or both with a unit (after the "
-					"trace's first event)\n", from_arg, to_arg);
-			return 2;
-		}
-		if (to <= from) {
-			fprintf(stderr, "weft emu: --to '%s' is not after --from '%s': the window would "
-					"be empty\n", to_arg, from_arg);
-			return 2;
-		}
-	}
 	struct weft_emulate_opts o;
 	memset(&o, 0, sizeof o);
 	o.sz = sizeof o;
@@ -471,10 +455,10 @@ static int cmd_emu(int argc, char **argv, struct weft_registry *models)
 	o.salvage = salvage;
 	o.has_from = from_arg != NULL;
 	o.has_to = to_arg != NULL;
-	o.from = from;
-	o.to = to;
-	o.from_rel = from_rel;
-	o.to_rel = to_rel;
+	o.from = win.from;
+	o.to = win.to;
+	o.from_rel = win.from_rel;
+	o.to_rel = win.to_rel;
 	o.from_arg = from_arg;
 	o.to_arg = to_arg;
 	o.breakdown = bd;

@@ -261,25 +261,9 @@ static int cmd_view(int argc, char **argv, struct view_args *a)
 		return 2;
 	if (a->output != NULL && a->output[0] == '\0')
 		return cli_usage_error("view", "-o needs a FILE, not an empty name");
-	int64_t from = 0, to = 0;
-	int from_rel = 0, to_rel = 0;
-	if (a->from != NULL && cli_parse_time("view", "--from", a->from, &from, &from_rel) != 0)
+	struct cli_window win = { a->from, a->to, 0, 0, 0, 0 };
+	if (cli_emu_window("view", &win) != 0)
 		return 2;
-	if (a->to != NULL && cli_parse_time("view", "--to", a->to, &to, &to_rel) != 0)
-		return 2;
-	if (a->from != NULL && a->to != NULL) {
-		if (from_rel != to_rel) {
-			fprintf(stderr, "weft view: --from '%s' and --to '%s' are of different kinds: "
-					"give both as clocks (nanoseconds, no unit) or both with a unit (after "
-					"the trace's first event)\n", a->from, a->to);
-			return 2;
-		}
-		if (to <= from) {
-			fprintf(stderr, "weft view: --to '%s' is not after --from '%s': the window "
-					"would be empty\n", a->to, a->from);
-			return 2;
-		}
-	}
 	if (picture)
 		return pictures(a, path);
 	struct weft_registry *models = cli_registry("view", &a->models);
@@ -301,10 +285,10 @@ static int cmd_view(int argc, char **argv, struct view_args *a)
 	o.warn = warn_cb;
 	o.has_from = a->from != NULL;
 	o.has_to = a->to != NULL;
-	o.from = from;
-	o.to = to;
-	o.from_rel = from_rel;
-	o.to_rel = to_rel;
+	o.from = win.from;
+	o.to = win.to;
+	o.from_rel = win.from_rel;
+	o.to_rel = win.to_rel;
 	o.from_arg = a->from;
 	o.to_arg = a->to;
 	o.open_output = open_view;

@@ -75,6 +75,42 @@ static int param(const char *q, const char *key, int64_t *v)
 	return -1;
 }
 
+/* A JSON reply built in memory: reply_json_open gives its writer (NULL: out
+ * of memory), reply_json_close the text (its length in the *len given to
+ * the open), or NULL when it could not be written. */
+struct reply_json {
+	FILE *f;
+	char *buf;
+	struct vj *jp;
+};
+
+static struct vj *reply_json_open(struct reply_json *rj, size_t *len)
+{
+	rj->buf = NULL;
+	rj->f = open_memstream(&rj->buf, len);
+	if (rj->f == NULL)
+		return NULL;
+	rj->jp = malloc(sizeof *rj->jp);
+	if (rj->jp == NULL) {
+		fclose(rj->f);
+		free(rj->buf);
+		return NULL;
+	}
+	vj_init(rj->jp, rj->f);
+	return rj->jp;
+}
+
+static char *reply_json_close(struct reply_json *rj)
+{
+	int failed = vj_flush(rj->jp) != 0;
+	free(rj->jp);
+	if (fclose(rj->f) != 0 || failed) {
+		free(rj->buf);
+		return NULL;
+	}
+	return rj->buf;
+}
+
 static char *tile(const struct view_data *vd, const char *q, size_t *len)
 {
 	int64_t c, r0, r1, l, i;
@@ -85,17 +121,10 @@ static char *tile(const struct view_data *vd, const char *q, size_t *len)
 		return NULL;
 	int64_t w = (int64_t) 1 << l;
 	int64_t t0 = i * VIEW_TILE_BUCKETS * w, t1 = t0 + VIEW_TILE_BUCKETS * w;
-	char *buf = NULL;
-	FILE *f = open_memstream(&buf, len);
-	if (f == NULL)
+	struct reply_json rj;
+	struct vj *jp = reply_json_open(&rj, len);
+	if (jp == NULL)
 		return NULL;
-	struct vj *jp = malloc(sizeof *jp);
-	if (jp == NULL) {
-		fclose(f);
-		free(buf);
-		return NULL;
-	}
-	vj_init(jp, f);
 	vj_s(jp, "{\"c\":");
 	vj_int(jp, c);
 	vj_s(jp, ",\"l\":");
@@ -148,13 +177,7 @@ static char *tile(const struct view_data *vd, const char *q, size_t *len)
 		vj_raw(jp, "]", 1);
 	}
 	vj_s(jp, "]}");
-	int failed = vj_flush(jp) != 0;
-	free(jp);
-	if (fclose(f) != 0 || failed) {
-		free(buf);
-		return NULL;
-	}
-	return buf;
+	return reply_json_close(&rj);
 }
 
 static char *at(const struct view_data *vd, const char *q, size_t *len)
@@ -165,17 +188,10 @@ static char *at(const struct view_data *vd, const char *q, size_t *len)
 		return NULL;
 	const struct view_track *tr = &vd->tracks[(size_t) r * vd->nchans + (size_t) c];
 	size_t x = view_track_find(tr, t);
-	char *buf = NULL;
-	FILE *f = open_memstream(&buf, len);
-	if (f == NULL)
+	struct reply_json rj;
+	struct vj *jp = reply_json_open(&rj, len);
+	if (jp == NULL)
 		return NULL;
-	struct vj *jp = malloc(sizeof *jp);
-	if (jp == NULL) {
-		fclose(f);
-		free(buf);
-		return NULL;
-	}
-	vj_init(jp, f);
 	if (x < tr->n && tr->iv[x].start <= t) {
 		vj_s(jp, "{\"iv\":[");
 		vj_int(jp, tr->iv[x].start);
@@ -187,16 +203,9 @@ static char *at(const struct view_data *vd, const char *q, size_t *len)
 	} else {
 		vj_s(jp, "{\"iv\":null}");
 	}
-	int failed = vj_flush(jp) != 0;
-	free(jp);
-	if (fclose(f) != 0 || failed) {
-		free(buf);
-		return NULL;
-	}
-	return buf;
+	return reply_json_close(&rj);
 }
 
-/* One request on fd (read with a deadline), answered. */
 /* Closes a connection once its reply is sent: what the client still sends
  * (a request body never read) is drained for a moment first, since a close
  * with unread data resets the connection and the client may lose the
@@ -218,6 +227,7 @@ static void close_gently(int fd)
 	close(fd);
 }
 
+/* One request on fd (read with a deadline), answered. */
 static void handle(int fd, const struct view_data *vd, const char *page, size_t plen)
 {
 	char req[8192];
