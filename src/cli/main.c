@@ -25,6 +25,7 @@ static const struct command commands[] = {
 	{ "sort", weft_cmd_sort, "sort the unordered regions of every stream (ovnisort)" },
 	{ "sql", weft_cmd_sql, "write a trace as a SQLite database and query it" },
 	{ "view", weft_cmd_view, "the timelines as one HTML page (or served), or pictures (PNG, SVG, PDF)" },
+	{ "export", weft_cmd_export, "write a trace in another format (CTF 1.8: babeltrace2, Trace Compass)" },
 	{ "version", weft_cmd_version, "weft's version and the libovni programs would load" },
 };
 

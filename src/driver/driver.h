@@ -121,4 +121,45 @@ int weft_output_check(const char *spec, char *err, size_t errlen);
  * only read). */
 int weft_emulate(const struct weft_emulate_opts *o, char *err, size_t errlen);
 
+/* ---- exporting a trace to another format (weft export) ---- */
+
+/* The formats weft export writes: "ctf" (CTF 1.8, src/out/ctf.h). */
+size_t weft_export_format_count(void);
+/* Format i: its name, and what it writes (one line) in *what; NULL past
+ * the end. */
+const char *weft_export_format_at(size_t i, const char **what);
+
+/* Declared with WEFT_OPTS(weft_export_opts, o, ...). */
+struct weft_export_opts {
+	size_t sz;          /* sizeof(struct weft_export_opts) of the caller */
+	const char *format; /* one of weft_export_format_at */
+	const char *path;   /* the trace */
+	const char *outdir; /* the exported trace's directory */
+	/* 1: an existing non-empty outdir is replaced when it is an export of
+	 * weft's in the same format (else refused whatever force says) */
+	int force;
+	int all_models;     /* every model's events in the metadata */
+	const struct weft_registry *models; /* NULL: the built-in ones */
+	int follow_links;   /* weft_open_opts.follow_links */
+	/* Warnings (one sentence each; NULL: dropped). */
+	void (*warn)(void *ctx, const char *msg);
+	void *ctx;
+	void (*progress)(void *ctx, uint64_t events, double seconds);
+	/* Non-NULL: the export stops (fails, err "interrupted") once *stop is
+	 * non-zero; nothing is left behind. */
+	const volatile sig_atomic_t *stop;
+	size_t packet_size; /* CTF: bytes per packet (0: 64 KiB) */
+};
+
+struct weft_export_stats {
+	uint64_t streams, events, raw, classes, discarded, packets, bytes;
+};
+
+/* Opens the trace (metadata problems are warnings, as weft dump; the
+ * unordered regions sorted on read; a clock going back outside them, or a
+ * stream cut short, an error) and writes it in o->format into o->outdir,
+ * written aside and renamed. 0 with *st (may be NULL), or -1 with err. */
+int weft_export(const struct weft_export_opts *o, struct weft_export_stats *st, char *err,
+		size_t errlen);
+
 #endif
