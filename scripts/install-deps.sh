@@ -12,8 +12,9 @@
 #               libopenmpi-dev openmpi-bin, and the tools
 #               the tests call: util-linux (unshare, setpriv), gzip, diffutils,
 #               binutils (nm, readelf)
-#   --ci        also clang libclang-rt-14-dev (sanitizer and fuzz builds) and
-#               chromium chromium-driver (weft view's page tests, tests/view);
+#   --ci        also clang libclang-rt-14-dev (sanitizer and fuzz builds),
+#               chromium chromium-driver (weft view's page tests, tests/view)
+#               and babeltrace2 (weft export ctf's test, tests/export);
 #               the same as WEFT_DEPS_CI=1
 #   --dry-run   only say what is missing (exit 0), install nothing
 #
@@ -45,7 +46,8 @@ pkgs=(
   util-linux gzip diffutils binutils     # tools the tests call (unshare, setpriv, nm, readelf)
 )
 [ "$ci" = 1 ] && pkgs+=(clang libclang-rt-14-dev  # sanitizer and fuzz builds
-                        chromium chromium-driver)  # weft view's page tests (tests/view)
+                        chromium chromium-driver   # weft view's page tests (tests/view)
+                        babeltrace2)               # weft export ctf read back (tests/export)
 
 if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
   echo "$me: needs a Debian-like system (dpkg-query, apt-get); install by hand: ${pkgs[*]}" >&2

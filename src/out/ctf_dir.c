@@ -57,6 +57,7 @@ static int dir_holds(int fd)
 		close(dup_fd);
 		return -1;
 	}
+	rewinddir(dir); /* the descriptor's offset is shared with fd's */
 	int n = 0, others = 0;
 	struct dirent *de;
 	while ((de = readdir(dir)) != NULL) {
@@ -113,7 +114,7 @@ static int check_out(const char *out, int force, int *exists, char *err, size_t 
 		*exists = 1;
 		return 0;
 	}
-	if (h == 2) {
+	if (force && h == 2) {
 		snprintf(err, errlen, "%s: exists and is not a CTF trace weft wrote: not replaced "
 				"(even with --force)", out);
 		return -1;
@@ -180,6 +181,7 @@ static void empty_dir(int fd)
 			close(dup_fd);
 		return;
 	}
+	rewinddir(dir); /* the descriptor's offset is shared with fd's */
 	struct dirent *de;
 	while ((de = readdir(dir)) != NULL)
 		if (strcmp(de->d_name, ".") != 0 && strcmp(de->d_name, "..") != 0)
