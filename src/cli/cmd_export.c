@@ -19,7 +19,8 @@
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: weft export FORMAT [--force] [-a] [--model FILE]... [-q] TRACE -o DIR\n"
+		"Usage: weft export FORMAT [--force] [-a] [--model FILE]... [--packet-size BYTES]\n"
+		"                   [-q] TRACE -o DIR\n"
 		"\n"
 		"Write the trace at TRACE (a trace directory) in FORMAT into the directory DIR,\n"
 		"for the tools that read that format (docs/export.md). Formats:\n");
@@ -54,6 +55,9 @@ static void usage(FILE *f)
 		"                    require\n"
 		"  --model FILE      add the model FILE describes (repeatable; docs/models.md):\n"
 		"                    its events get classes of their own\n"
+		"  --packet-size BYTES  ctf: packets of at most BYTES (4096 to 1073741824;\n"
+		"                    65536 by default); an event larger than that has a\n"
+		"                    packet of its own\n"
 		"  -q, --quiet       no summary line on stdout\n"
 		"  --follow-links    follow the symbolic links that lead out of TRACE (by\n"
 		"                    default each is named in a warning and not followed)\n"
@@ -72,7 +76,6 @@ static const struct cli_opt export_opts[] = {
 	{ "model", 0, "FILE", X_MODEL },
 	{ "quiet", 'q', NULL, X_QUIET },
 	{ "follow-links", 0, NULL, X_LINKS },
-	/* for the tests: small packets (bytes) */
 	{ "packet-size", 0, "BYTES", X_PACKET },
 	{ NULL, 0, NULL, 0 },
 };

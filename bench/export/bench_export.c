@@ -1,0 +1,349 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * bench_export - how fast `weft export` writes a trace, against the read
+ * pass of the same trace.
+ *
+ * Writes a synthetic trace of 8 threads (10^7 events by default: nOS-V
+ * tasks running, pausing and ending, subsystems, a task type now and then as
+ * a jumbo event, and an event of an unknown model, so that the typed
+ * classes, the wildcard and jumbo ones and the raw class are all written)
+ * into a temporary directory, then measures, each in a child process and
+ * as the best of BEST_OF runs taken in turns over a warm page cache:
+ *   - the read pass: weft_open as weft export opens the trace (lenient,
+ *     unordered regions sorted on read) and weft_next_batch over every
+ *     event, reading its clock: events/s;
+ *   - each export format (EXPORTS[]: `weft export FORMAT TRACE -o DIR`,
+ *     the weft binary next to this one, into a directory removed after
+ *     each run): events/s, the bytes it wrote and its peak RSS; the line
+ *     `FORMAT/read ratio: R`, its events/s over the read pass's.
+ * A format the weft binary does not know (its usage error, exit 2) is
+ * reported as not built and skipped.
+ * Usage: bench_export [EVENTS]   (default 10000000)
+ * With WEFT_BENCH_KEEP set in the environment, the trace is kept.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/time.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "obs_format.h"
+#include "weft/weft.h"
+
+#define NTHREADS 8
+#define PID 4000
+#define BEST_OF 3
+
+/* The formats weft export writes, as many as there are: another is a line
+ * here. */
+static const char *const EXPORTS[] = { "ctf" };
+
+struct wstream {
+	FILE *f;
+	uint64_t n;
+};
+
+static struct wstream ws[NTHREADS];
+static uint64_t gclock = 1000000;
+
+static void die(const char *what)
+{
+	fprintf(stderr, "bench_export: %s: %s\n", what, strerror(errno));
+	exit(1);
+}
+
+static void emit(int t, const char *mcv, const void *payload, unsigned size)
+{
+	uint8_t b[WEFT_EV_MAX_NORMAL_SIZE];
+	b[WEFT_EV_OFF_FLAGS] = weft_ev_size_code(size);
+	memcpy(b + WEFT_EV_OFF_MODEL, mcv, 3);
+	weft_store_u64(b + WEFT_EV_OFF_CLOCK, gclock);
+	gclock += 1 + (gclock & 1);
+	if (size > 0)
+		memcpy(b + WEFT_EV_OFF_PAYLOAD, payload, size);
+	if (fwrite(b, 1, WEFT_EV_HEADER_SIZE + size, ws[t].f) != WEFT_EV_HEADER_SIZE + size)
+		die("write");
+	ws[t].n++;
+}
+
+static void emit_jumbo(int t, const char *mcv, const void *data, uint32_t size)
+{
+	uint8_t b[WEFT_EV_HEADER_SIZE + 4];
+	b[WEFT_EV_OFF_FLAGS] = 0x13; /* jumbo, as libovni writes it */
+	memcpy(b + WEFT_EV_OFF_MODEL, mcv, 3);
+	weft_store_u64(b + WEFT_EV_OFF_CLOCK, gclock);
+	gclock += 2;
+	weft_store_u32(b + WEFT_EV_HEADER_SIZE, size);
+	if (fwrite(b, 1, sizeof b, ws[t].f) != sizeof b || fwrite(data, 1, size, ws[t].f) != size)
+		die("write");
+	ws[t].n++;
+}
+
+static void emit_task(int t, const char *mcv, uint32_t task, uint32_t body)
+{
+	uint8_t p[8];
+	memcpy(p, &task, 4);
+	memcpy(p + 4, &body, 4);
+	emit(t, mcv, p, 8);
+}
+
+/* The trace: every thread starts (OHx), runs bursts of tasks, ends (OHe). */
+static uint64_t write_trace(const char *root, uint64_t want)
+{
+	char dir[PATH_MAX];
+	snprintf(dir, sizeof dir, "%s/loom.bench", root);
+	if (mkdir(dir, 0777) != 0)
+		die(dir);
+	snprintf(dir, sizeof dir, "%s/loom.bench/proc.%d", root, PID);
+	if (mkdir(dir, 0777) != 0)
+		die(dir);
+	for (int t = 0; t < NTHREADS; t++) {
+		snprintf(dir, sizeof dir, "%s/loom.bench/proc.%d/thread.%d", root, PID, PID + t);
+		if (mkdir(dir, 0777) != 0)
+			die(dir);
+		char path[PATH_MAX + 16];
+		snprintf(path, sizeof path, "%s/stream.json", dir);
+		FILE *f = fopen(path, "w");
+		if (f == NULL)
+			die(path);
+		fprintf(f, "{\"version\": 3, \"ovni\": {\"lib\": {\"version\": \"1.14.0\", \"commit\": "
+			"\"bench\"}, \"part\": \"thread\", \"tid\": %d, \"pid\": %d, \"loom\": "
+			"\"bench\", \"app_id\": 1, \"require\": {\"ovni\": \"1.1.0\", \"nosv\": "
+			"\"2.7.0\"}, \"loom_cpus\": [{\"index\": 0, \"phyid\": 0}], \"finished\": 1}}",
+			PID + t, PID);
+		if (fclose(f) != 0)
+			die(path);
+		snprintf(path, sizeof path, "%s/stream.obs", dir);
+		if ((ws[t].f = fopen(path, "wb")) == NULL)
+			die(path);
+		setvbuf(ws[t].f, NULL, _IOFBF, 1 << 20);
+		uint8_t hdr[WEFT_OBS_HEADER_SIZE];
+		memcpy(hdr, WEFT_OBS_MAGIC, WEFT_OBS_MAGIC_LEN);
+		weft_store_u32(hdr + WEFT_OBS_MAGIC_LEN, WEFT_OBS_VERSION);
+		if (fwrite(hdr, 1, sizeof hdr, ws[t].f) != sizeof hdr)
+			die(path);
+		int32_t p[4] = { 0, -1, 0, 0 };
+		emit(t, "OHx", p, 16);
+	}
+	uint64_t total = NTHREADS, task = 1;
+	unsigned rnd = 12345;
+	while (total + 2 * NTHREADS < want) {
+		rnd = rnd * 1103515245u + 12345u;
+		int t = (int) (rnd >> 16) % NTHREADS;
+		unsigned burst = 1 + (rnd >> 8) % 64;
+		for (unsigned k = 0; k < burst && total + NTHREADS < want; k++, total++) {
+			unsigned what = (unsigned) (task + k) % 16;
+			if (what == 0 && (task & 255) == 0) {
+				uint8_t d[24] = { 0 };
+				uint32_t type = (uint32_t) task;
+				memcpy(d, &type, 4);
+				memcpy(d + 4, "task type", 10);
+				emit_jumbo(t, "VYc", d, 14);
+			} else if (what < 6) {
+				emit_task(t, "VTx", (uint32_t) task, 1);
+			} else if (what < 10) {
+				emit_task(t, "VTe", (uint32_t) task, 1);
+				task++;
+			} else if (what < 12) {
+				emit(t, "VS[", NULL, 0);
+			} else if (what < 14) {
+				emit(t, "VS]", NULL, 0);
+			} else if (what < 15) {
+				emit(t, "OB.", NULL, 0);
+			} else {
+				uint32_t x = (uint32_t) task;
+				emit(t, "ZZZ", &x, 4); /* no model knows it: the raw class */
+			}
+		}
+	}
+	for (int t = 0; t < NTHREADS; t++, total++) {
+		emit(t, "OHe", NULL, 0);
+		if (fclose(ws[t].f) != 0)
+			die("close");
+	}
+	return total;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double) ts.tv_sec + 1e-9 * (double) ts.tv_nsec;
+}
+
+/* The read pass, in this (child) process: exit status 0 when every event
+ * was read. */
+static int read_pass(const char *trace, uint64_t want)
+{
+	char err[WEFT_ERR_MAX];
+	WEFT_OPTS(weft_open_opts, o, .mode = WEFT_LENIENT, .sort = WEFT_SORT_REGIONS);
+	struct weft_trace *t = weft_open(trace, &o, err, sizeof err);
+	if (t == NULL) {
+		fprintf(stderr, "bench_export: %s\n", err);
+		return 1;
+	}
+	static struct weft_event evs[512];
+	long n;
+	uint64_t count = 0;
+	int64_t sum = 0;
+	while ((n = weft_next_batch(t, evs, 512)) > 0) {
+		for (long k = 0; k < n; k++)
+			sum += evs[k].sclock;
+		count += (uint64_t) n;
+	}
+	weft_close(t);
+	return n < 0 || count != want || sum == 0;
+}
+
+struct result {
+	double secs;
+	long rss_kb;
+	int status;
+};
+
+/* Runs argv (or, when argv is NULL, the read pass) in a child. */
+static struct result child(char *const *argv, const char *trace, uint64_t want)
+{
+	struct result r = { 0, 0, -1 };
+	double t0 = now();
+	pid_t pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (pid == 0) {
+		if (argv == NULL)
+			_exit(read_pass(trace, want));
+		int null = open("/dev/null", O_WRONLY);
+		if (null >= 0) {
+			dup2(null, STDOUT_FILENO);
+			dup2(null, STDERR_FILENO);
+		}
+		execv(argv[0], argv);
+		_exit(127);
+	}
+	int status;
+	struct rusage ru;
+	if (wait4(pid, &status, 0, &ru) != pid)
+		die("wait4");
+	r.secs = now() - t0;
+	r.rss_kb = ru.ru_maxrss;
+	r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+	return r;
+}
+
+static int rm_one(const char *p, const struct stat *st, int flag, struct FTW *ftw)
+{
+	(void) st;
+	(void) flag;
+	(void) ftw;
+	return remove(p);
+}
+
+static uint64_t dir_bytes(const char *dir)
+{
+	char cmd[PATH_MAX + 64];
+	snprintf(cmd, sizeof cmd, "du -sb '%s' 2>/dev/null", dir);
+	FILE *p = popen(cmd, "r");
+	unsigned long long b = 0;
+	if (p != NULL) {
+		if (fscanf(p, "%llu", &b) != 1)
+			b = 0;
+		pclose(p);
+	}
+	return b;
+}
+
+int main(int argc, char **argv)
+{
+	uint64_t want = argc > 1 ? strtoull(argv[1], NULL, 10) : 10000000u;
+	if (want < 100) {
+		fprintf(stderr, "usage: bench_export [EVENTS (at least 100)]\n");
+		return 2;
+	}
+	char weft[PATH_MAX];
+	ssize_t l = readlink("/proc/self/exe", weft, sizeof weft - 16);
+	if (l <= 0)
+		die("/proc/self/exe");
+	weft[l] = '\0';
+	strcpy(strrchr(weft, '/') + 1, "weft");
+	char root[] = "/tmp/weft-bench-export-XXXXXX";
+	if (mkdtemp(root) == NULL)
+		die("mkdtemp");
+	char trace[PATH_MAX], out[PATH_MAX];
+	snprintf(trace, sizeof trace, "%s/ovni", root);
+	snprintf(out, sizeof out, "%s/out", root);
+	if (mkdir(trace, 0777) != 0)
+		die(trace);
+	double t0 = now();
+	uint64_t n = write_trace(trace, want);
+	uint64_t tbytes = dir_bytes(trace);
+	printf("trace: %" PRIu64 " events, %d streams, %.1f MB (written in %.1f s)\n", n,
+			NTHREADS, (double) tbytes / 1e6, now() - t0);
+
+	size_t nx = sizeof EXPORTS / sizeof EXPORTS[0];
+	struct result best_read = { 1e30, 0, 0 }, best[8];
+	int skip[8] = { 0 };
+	uint64_t wrote[8] = { 0 };
+	for (size_t x = 0; x < nx; x++)
+		best[x] = (struct result) { 1e30, 0, 0 };
+	for (int run = 0; run < BEST_OF; run++) {
+		struct result r = child(NULL, trace, n);
+		if (r.status != 0) {
+			fprintf(stderr, "bench_export: the read pass failed (status %d)\n", r.status);
+			return 1;
+		}
+		if (r.secs < best_read.secs)
+			best_read = r;
+		for (size_t x = 0; x < nx; x++) {
+			if (skip[x])
+				continue;
+			char *args[] = { weft, "export", (char *) EXPORTS[x], "-q", trace, "-o", out,
+				NULL };
+			r = child(args, trace, n);
+			if (r.status == 2) {
+				skip[x] = 1;
+				continue;
+			}
+			if (r.status != 0) {
+				fprintf(stderr, "bench_export: weft export %s failed (status %d)\n",
+						EXPORTS[x], r.status);
+				return 1;
+			}
+			wrote[x] = dir_bytes(out);
+			nftw(out, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+			if (r.secs < best[x].secs)
+				best[x] = r;
+		}
+	}
+	double read_rate = (double) n / best_read.secs;
+	printf("read pass: %.2f s, %.1f M events/s, peak RSS %ld MB\n", best_read.secs,
+			read_rate * 1e-6, best_read.rss_kb / 1024);
+	for (size_t x = 0; x < nx; x++) {
+		if (skip[x]) {
+			printf("%s: not built into this weft (weft export %s: usage error)\n",
+					EXPORTS[x], EXPORTS[x]);
+			continue;
+		}
+		double rate = (double) n / best[x].secs;
+		printf("%s: %.2f s, %.1f M events/s, %.1f MB written, peak RSS %ld MB\n",
+				EXPORTS[x], best[x].secs, rate * 1e-6, (double) wrote[x] / 1e6,
+				best[x].rss_kb / 1024);
+	}
+	for (size_t x = 0; x < nx; x++)
+		if (!skip[x])
+			printf("%s/read ratio: %.3f\n", EXPORTS[x],
+					(double) n / best[x].secs / read_rate);
+	if (getenv("WEFT_BENCH_KEEP") == NULL)
+		nftw(root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	else
+		printf("kept: %s\n", root);
+	return 0;
+}
