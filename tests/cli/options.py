@@ -47,6 +47,7 @@ CASES = {
     "index": ("-z", ["--model"], "FILE", "--quite", "--quiet"),
     "sql": ("-z", ["-o"], "FILE", "--csvv", "--csv"),
     "view": ("-z", ["--budget"], "SIZE", "--budgte", "--budget"),
+    "export": ("-z", ["-o"], "DIR", "--forse", "--force"),
     "version": ("-z", None, None, "--hlep", "--help"),
 }
 
@@ -58,7 +59,7 @@ def messages(c):
              usage(cmd, f"unknown option '{bad}'"), f"{cmd}: unknown option")
         # in a bundle, the letter that is not an option is named
         bundle = {"dump": "-xz", "check": "-rz", "emu": "-qz", "sort": "-cz", "index": "-qz",
-                  "sql": "-az", "view": "-qz"}.get(cmd, "-zz")
+                  "sql": "-az", "view": "-qz", "export": "-qz"}.get(cmd, "-zz")
         c.eq(run([cmd, bundle, "t"] if cmd != "version" else [cmd, bundle]),
              usage(cmd, "unknown option '-z'"), f"{cmd}: unknown letter in a bundle")
         if missing is not None:
@@ -71,7 +72,7 @@ def messages(c):
         # a flag given a value
         flag = {"dump": "--hex", "top": "--follow", "check": "--rates", "emu": "--quiet",
                 "sort": "--check", "index": "--quiet", "sql": "--csv",
-                "view": "--serve"}.get(cmd)
+                "view": "--serve", "export": "--force"}.get(cmd)
         if flag is not None:
             c.eq(run([cmd, f"{flag}=1", "t"]), usage(cmd, f"option '{flag}' takes no argument"),
                  f"{cmd}: {flag}=1")
