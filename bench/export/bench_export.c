@@ -99,7 +99,7 @@ static void emit_task(int t, const char *mcv, uint32_t task, uint32_t body)
 /* The trace: every thread starts (OHx), runs bursts of tasks, ends (OHe). */
 static uint64_t write_trace(const char *root, uint64_t want)
 {
-	char dir[PATH_MAX];
+	char dir[PATH_MAX + 64];
 	snprintf(dir, sizeof dir, "%s/loom.bench", root);
 	if (mkdir(dir, 0777) != 0)
 		die(dir);
@@ -110,7 +110,7 @@ static uint64_t write_trace(const char *root, uint64_t want)
 		snprintf(dir, sizeof dir, "%s/loom.bench/proc.%d/thread.%d", root, PID, PID + t);
 		if (mkdir(dir, 0777) != 0)
 			die(dir);
-		char path[PATH_MAX + 16];
+		char path[PATH_MAX + 96];
 		snprintf(path, sizeof path, "%s/stream.json", dir);
 		FILE *f = fopen(path, "w");
 		if (f == NULL)
@@ -136,7 +136,7 @@ static uint64_t write_trace(const char *root, uint64_t want)
 	}
 	uint64_t total = NTHREADS, task = 1;
 	unsigned rnd = 12345;
-	while (total + 2 * NTHREADS < want) {
+	while (total + NTHREADS < want) {
 		rnd = rnd * 1103515245u + 12345u;
 		int t = (int) (rnd >> 16) % NTHREADS;
 		unsigned burst = 1 + (rnd >> 8) % 64;

@@ -39,7 +39,8 @@ struct ctf_opts {
 	/* Called about once a second (NULL: none). */
 	void (*progress)(void *ctx, uint64_t events, double seconds);
 	void *ctx;
-	/* The packet size in bytes (0: CTF_PACKET_SIZE); at least 4096. */
+	/* The packet size in bytes (0: CTF_PACKET_SIZE); at least 4096, and
+	 * smaller when the streams' packets would hold more than 64 MiB. */
 	size_t packet_size;
 };
 

@@ -21,6 +21,7 @@
 #include "ctf_internal.h"
 
 #define BATCH 512
+#define CTF_PACKETS_MEMORY (64u << 20)
 
 struct sref {
 	const struct weft_stream *s;
@@ -118,6 +119,10 @@ int ctf_export(const struct ctf_opts *o, struct ctf_stats *st, char *err, size_t
 	struct weft_trace *t = o->trace;
 	size_t ns = weft_nstreams(t);
 	size_t psize = o->packet_size ? o->packet_size : CTF_PACKET_SIZE;
+	/* a packet in memory per stream: all of them within CTF_PACKETS_MEMORY
+	 * (smaller packets for traces of many threads), 4 KiB each at least */
+	if (ns > 0 && psize > CTF_PACKETS_MEMORY / ns)
+		psize = CTF_PACKETS_MEMORY / ns;
 	if (psize < 4096)
 		psize = 4096;
 	struct ctf_stats stats;
