@@ -29,7 +29,8 @@ timestamp_begin <= timestamp_end, not going back, every packet at most
 same files; and the output rules: usage errors (exit 2, exact text), an
 existing non-empty DIR refused without --force (untouched), a directory that
 is no export of weft's refused even with --force, a symbolic link refused,
---force replacing an earlier export, and no temporary left behind.
+--force replacing an earlier export, two corrupt traces refused with the
+reader's message, and no temporary left behind.
 Without babeltrace2 the test skips (exit 77), or fails under CI=true.
 """
 import glob
@@ -432,6 +433,19 @@ def usage_and_dirs(bt2, tmp, trace):
                         os.path.join(tmp, "new")])
     c.expect(rc == 1 and err.startswith("weft export: ") and not os.path.exists(
         os.path.join(tmp, "new")), f"a trace that is not there: exit 1, nothing written ({err!r})")
+    # corrupt traces: the reader's message (file, offset), exit 1, nothing written
+    bad = os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(trace))), "bad")
+    for case, msg in (("obs-truncated-mid-event", "offset 48: event header cut short: 5 of 12 "
+                       "bytes before the end of the file"),
+                      ("clock-backwards", "offset 48: event OHp: clock goes backwards from "
+                       "484561306652 to 484561305245 within the stream")):
+        t = os.path.join(bad, case, "ovni")
+        obs = glob.glob(os.path.join(t, "loom.*", "proc.*", "thread.*", "stream.obs"))
+        new = os.path.join(tmp, "bad-" + case)
+        rc, so, err = weft(["export", "ctf", t, "-o", new])
+        c.eq((rc, so, err), (1, "", f"weft export: {obs[0] if obs else '?'}: {msg}\n"),
+             f"bad/{case}: the reader's error")
+        c.expect(not os.path.exists(new), f"bad/{case}: nothing written")
     left = glob.glob(os.path.join(tmp, "*.weft-ctf-*"))
     c.eq(left, [], "no temporary directory left behind")
 
