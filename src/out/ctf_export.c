@@ -246,7 +246,9 @@ int ctf_export(const struct ctf_opts *o, struct ctf_stats *st, char *err, size_t
 	for (size_t i = 0; i < ns; i++) {
 		struct xstream *x = &xs[i];
 		/* the runs after its last event, and the events lost at an
-		 * unknown time: counted at its end */
+		 * unknown time: counted at its end (the events a filter left
+		 * out, weft.filtered, once struct weft_loss carries them, are
+		 * to be added to x->dropped where it is read above) */
 		uint64_t tail = x->dropped;
 		for (; x->next_run < x->nruns; x->next_run++) {
 			struct weft_lost_run run;
