@@ -4,7 +4,7 @@
 - round trip: a generated Laplace per-process merge trace (four processes,
   tasks and a kernel-thread file each, canonical pages shared between tasks
   and processes, kernel references, kernel records with and without fields,
-  e records, weft split's index file) imported, then `weft split --by thread`
+  e records, an empty task file, weft split's index file) imported, then `weft split --by thread`
   gives every file back byte for byte; `--by process` gives, per process, the
   records of its task files merged in clock order;
 - malformed input: each kind refused with its exact message (FILE:LINE: why),
@@ -88,6 +88,7 @@ def generate(rng):
                 else:
                     lines.append(f"e {clock:016x} OXj 13 00ff10")
             files[f"{p}/{name}"] = lines
+    files["zz_batch+2/idle"] = []  # a task without records: an empty file both ways
     return files
 
 
