@@ -601,33 +601,28 @@ static long target(struct split *S, struct sstream *ss, const struct weft_event 
 	return f;
 }
 
-static int cmp_file(const void *a, const void *b, void *procs)
-{
-	const struct sfile *x = a, *y = b;
-	const struct sproc *P = procs;
-	int c = strcmp(P[x->proc].name, P[y->proc].name);
-	return c != 0 ? c : strcmp(x->name, y->name);
-}
+/* A line of the index: a file by its directory and name. */
+struct ixline {
+	const char *dir, *name;
+	uint64_t nrec;
+};
 
-/* A qsort with a context, on an array of indices. */
-static const struct sfile *sort_files;
-static const struct sproc *sort_procs;
-static int cmp_idx(const void *a, const void *b)
+static int cmp_ixline(const void *a, const void *b)
 {
-	return cmp_file(&sort_files[*(const size_t *) a], &sort_files[*(const size_t *) b],
-			(void *) sort_procs);
+	const struct ixline *x = a, *y = b;
+	int c = strcmp(x->dir, y->dir);
+	return c != 0 ? c : strcmp(x->name, y->name);
 }
 
 static int write_index(struct split *S, enum split_by by)
 {
-	size_t *ord = malloc((S->nfiles + 1) * sizeof *ord);
+	struct ixline *ord = malloc((S->nfiles + 1) * sizeof *ord);
 	if (ord == NULL)
 		return -1;
 	for (size_t i = 0; i < S->nfiles; i++)
-		ord[i] = i;
-	sort_files = S->files;
-	sort_procs = S->procs;
-	qsort(ord, S->nfiles, sizeof *ord, cmp_idx);
+		ord[i] = (struct ixline) { S->procs[S->files[i].proc].name, S->files[i].name,
+			S->files[i].nrec };
+	qsort(ord, S->nfiles, sizeof *ord, cmp_ixline);
 	char path[4096 + 16];
 	snprintf(path, sizeof path, "%s/%s", S->od.tmp, LAP_INDEX_FILE);
 	int fd = lap_create(path);
@@ -640,10 +635,8 @@ static int write_index(struct split *S, enum split_by by)
 		return -2;
 	}
 	lap_index_head(f, by_names[by]);
-	for (size_t i = 0; i < S->nfiles; i++) {
-		const struct sfile *x = &S->files[ord[i]];
-		fprintf(f, "%s/%s %" PRIu64 "\n", S->procs[x->proc].name, x->name, x->nrec);
-	}
+	for (size_t i = 0; i < S->nfiles; i++)
+		fprintf(f, "%s/%s %" PRIu64 "\n", ord[i].dir, ord[i].name, ord[i].nrec);
 	free(ord);
 	if (ferror(f) | (fclose(f) != 0)) {
 		fprintf(stderr, "weft split: cannot write %s\n", path);
