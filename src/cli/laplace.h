@@ -100,8 +100,9 @@ static inline void lap_index_head(FILE *f, const char *by)
 /* ---- an output directory built aside ----
  * The output OUT is built as a fresh directory beside it (.NAME.weft-XXXXXX,
  * mode 0700 while it is written) and renamed to OUT when it is complete. OUT
- * may be absent or an empty directory (replaced); a symbolic link, another
- * kind of file or a directory with entries is refused before anything is
+ * may be absent or an empty directory (replaced by the rename; kept as it was
+ * when the run fails); a symbolic link, another kind of file or a directory
+ * with entries (or that cannot be read) is refused before anything is
  * written. */
 struct lap_outdir {
 	char out[4096];
@@ -131,13 +132,19 @@ static inline int lap_outdir_open(const char *cmd, struct lap_outdir *o, const c
 			fprintf(stderr, "weft %s: %s: exists and is not a directory\n", cmd, o->out);
 			return 1;
 		}
-		if (rmdir(o->out) != 0 && (errno == ENOTEMPTY || errno == EEXIST)) {
+		DIR *d = opendir(o->out);
+		struct dirent *e = NULL;
+		while (d != NULL && (e = readdir(d)) != NULL)
+			if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0)
+				break;
+		if (d != NULL)
+			closedir(d);
+		if (d == NULL || e != NULL) {
 			fprintf(stderr, "weft %s: %s: exists and is not empty (remove it first)\n",
 					cmd, o->out);
 			return 1;
 		}
-		/* an empty directory was removed: the rename below puts the
-		 * output in its place */
+		/* an empty directory: the rename at the end replaces it */
 	}
 	const char *slash = strrchr(o->out, '/');
 	size_t dlen = slash == NULL ? 0 : (size_t) (slash - o->out) + 1;

@@ -360,6 +360,13 @@ def errors(c, tmp):
     rc, so, se = weft("import", "laplace", lay, "-o", full)
     c.eq((rc, se), (1, f"weft import: {full}: exists and is not empty (remove it first)\n"),
          "output: not empty")
+    emptyout = os.path.join(tmp, "emptyout")
+    os.makedirs(emptyout)
+    rc, so, se = weft("import", "laplace", os.path.join(tmp, "bad-nul"), "-o", emptyout)
+    c.eq((rc, os.listdir(emptyout)), (1, []), "output: an empty directory kept by a failed run")
+    rc, so, se = weft("import", "laplace", "-q", lay, "-o", emptyout)
+    c.eq((rc, so, se, os.listdir(emptyout)), (0, "", "", ["loom.laplace"]),
+         "output: an empty directory replaced by a run that succeeds")
     link = os.path.join(tmp, "link")
     os.symlink(full, link)
     rc, so, se = weft("split", os.path.join(tmp, "small.trace"), "-o", link)
