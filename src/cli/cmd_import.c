@@ -856,18 +856,21 @@ int weft_cmd_import(int argc, char **argv)
 		free(pos);
 		return CLI_EXIT_OK;
 	}
-	if (r == 0 && npos == 0)
+	if (r == 0 && npos == 0) {
 		r = cli_usage_error("import", "missing FORMAT (laplace) and DIR");
-	else if (r == 0 && strcmp(pos[0], "laplace") != 0)
-		r = fprintf(stderr, "weft import: unknown format '%s' (the one known: laplace); "
-				"run `weft import --help`\n", pos[0]) < 0 ? 2 : 2;
-	else if (r == 0 && npos == 1)
+	} else if (r == 0 && strcmp(pos[0], "laplace") != 0) {
+		fprintf(stderr, "weft import: unknown format '%s' (the one known: laplace); "
+				"run `weft import --help`\n", pos[0]);
+		r = 2;
+	} else if (r == 0 && npos == 1) {
 		r = cli_usage_error("import", "missing DIR (a Laplace trace directory)");
-	else if (r == 0 && npos > 2)
-		r = fprintf(stderr, "weft import: more than one DIR ('%s' and '%s'); run "
-				"`weft import --help`\n", pos[1], pos[2]) < 0 ? 2 : 2;
-	else if (r == 0 && a.out == NULL)
+	} else if (r == 0 && npos > 2) {
+		fprintf(stderr, "weft import: more than one DIR ('%s' and '%s'); run "
+				"`weft import --help`\n", pos[1], pos[2]);
+		r = 2;
+	} else if (r == 0 && a.out == NULL) {
 		r = cli_usage_error("import", "missing -o TRACE (the trace directory to write)");
+	}
 	if (r != 0) {
 		free(pos);
 		return CLI_EXIT_USAGE;

@@ -431,6 +431,14 @@ static int attr_name(const struct weft_stream *s, const char *key, char *out)
 	return 1;
 }
 
+/* "weft split: PATH<what>", PATH (from the trace) escaped. */
+static void split_err(const char *path, const char *what)
+{
+	char msg[4096 + 256];
+	snprintf(msg, sizeof msg, "%s%s", path, what);
+	cli_message("split", "", msg);
+}
+
 static int cmp_stream(const void *a, const void *b)
 {
 	const struct sstream *x = a, *y = b;
@@ -458,9 +466,9 @@ static int split_system(struct split *S, const struct weft_trace *t, enum split_
 			for (size_t i = 0; i < P->nthreads && !named; i++) {
 				int r = attr_name(P->threads[i]->stream, "laplace.dir", sp->name);
 				if (r < 0) {
-					fprintf(stderr, "weft split: %s: laplace.dir is not a name of "
-							"letters, digits, '.', '_', '-' and '+'\n",
-							P->threads[i]->stream->relpath);
+					split_err(P->threads[i]->stream->relpath, "/stream.json: "
+							"laplace.dir is not a name of letters, digits, "
+							"'.', '_', '-' and '+'");
 					return -2;
 				}
 				named = r;
@@ -493,9 +501,8 @@ static int split_system(struct split *S, const struct weft_trace *t, enum split_
 				char name[LAP_NAME_MAX + 1], kb[16];
 				int r = attr_name(s, "laplace.file", name);
 				if (r < 0) {
-					fprintf(stderr, "weft split: %s/stream.json: laplace.file is not a "
-							"name of letters, digits, '.', '_', '-' and '+'\n",
-							s->relpath);
+					split_err(s->relpath, "/stream.json: laplace.file is not a "
+							"name of letters, digits, '.', '_', '-' and '+'");
 					return -2;
 				}
 				if (r == 0)
@@ -659,8 +666,7 @@ static int split_run(struct split *S, struct weft_trace *t, const struct split_a
 	while (r == 0 && (n = weft_next(t, &ev)) > 0) {
 		struct sstream *ss = stream_of(S, ev.stream);
 		if (ss == NULL) {
-			fprintf(stderr, "weft split: %s: a stream without a thread\n",
-					ev.stream->relpath);
+			split_err(ev.stream->relpath, ": a stream without a thread");
 			r = -2;
 			break;
 		}
