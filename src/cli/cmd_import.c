@@ -396,7 +396,7 @@ struct import {
 	struct ifile *files;
 	size_t nfiles, cap;
 	int nprocs;
-	uint8_t ev_buf[LAP_LINE_MAX / 2 + 8];
+	uint8_t ev_buf[LAP_LINE_MAX + 8]; /* an e record's payload, a kernel record's text */
 	char whybuf[256];
 	/* canonical pages -> 1: touched by one file, 3: by two or more */
 	struct pset gpages;

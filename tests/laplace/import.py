@@ -89,6 +89,8 @@ def generate(rng):
                     lines.append(f"e {clock:016x} OXj 13 00ff10")
             files[f"{p}/{name}"] = lines
     files["zz_batch+2/idle"] = []  # a task without records: an empty file both ways
+    # a kernel record of the longest line (65536 bytes)
+    files["zz_batch+2/long"] = ["M 0000000000000001 " + "x" * (65536 - 19)]
     return files
 
 
