@@ -14,6 +14,8 @@ int weft_cmd_index(int argc, char **argv);
 int weft_cmd_sql(int argc, char **argv);
 int weft_cmd_view(int argc, char **argv);
 int weft_cmd_export(int argc, char **argv);
+int weft_cmd_split(int argc, char **argv);
+int weft_cmd_import(int argc, char **argv);
 
 /* The libovni.so.1 a program would load (cmd_version.c). */
 struct weft_libovni {

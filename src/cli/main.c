@@ -26,6 +26,8 @@ static const struct command commands[] = {
 	{ "sql", weft_cmd_sql, "write a trace as a SQLite database and query it" },
 	{ "view", weft_cmd_view, "the timelines as one HTML page (or served), or pictures (PNG, SVG, PDF)" },
 	{ "export", weft_cmd_export, "write a trace in another format (CTF 1.8: babeltrace2, Trace Compass)" },
+	{ "split", weft_cmd_split, "write a trace in Laplace's per-process layout (a file per task)" },
+	{ "import", weft_cmd_import, "read a trace of another format (Laplace) into an ovni trace" },
 	{ "version", weft_cmd_version, "weft's version and the libovni programs would load" },
 };
 

@@ -261,7 +261,7 @@ int emu_select_models(const struct weft_registry *models,
 		const struct weft_model_spec *ms = weft_model_at(models, g);
 		if (ms->emu == NULL)
 			continue;
-		int want = all || ms->emu->always_enabled;
+		int want = (all && !ms->emu->not_in_all) || ms->emu->always_enabled;
 		for (size_t s = 0; s < nstreams; s++) {
 			const struct weft_stream *st = streams[s];
 			for (size_t r = 0; r < st->nreqs; r++) {

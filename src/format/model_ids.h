@@ -16,7 +16,8 @@ struct weft_model_id {
 };
 
 static const struct weft_model_id weft_model_ids[] = {
-	{ "nanos6", '6' }, { "nodes", 'D' }, { "kernel", 'K' }, { "mpi", 'M' },
+	{ "nanos6", '6' }, { "nodes", 'D' }, { "kernel", 'K' }, { "laplace", 'L' },
+	{ "mpi", 'M' },
 	{ "ovni", 'O' }, { "openmp", 'P' }, { "tampi", 'T' }, { "nosv", 'V' },
 };
 

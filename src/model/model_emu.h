@@ -335,6 +335,8 @@ struct emu_model_desc {
 	struct emu_counters_desc counters;
 	struct emu_breakdown_desc breakdown;
 	int always_enabled;    /* enabled whatever ovni.require says (ovni) */
+	int not_in_all;        /* all-models: false: weft emu -a leaves it out
+	                          unless a stream requires it (laplace) */
 	int end_threads_dead;  /* at the end, every thread must be Dead (ovni) */
 	/* thread-end: the event that ends a thread (ovni's OHe): weft emu
 	 * --salvage closes each thread cut short at its last event by

@@ -1483,7 +1483,7 @@ static int parse_model(struct ld *L, const yaml_node_t *root)
 {
 	static const char *const keys[] = { "weft-model", "name", "byte", "version", "title",
 		"guard", "channels", "events", "pairs", "tasks", "counters", "breakdown",
-		"always-enabled", "end-check", "thread-end", NULL };
+		"always-enabled", "all-models", "end-check", "thread-end", NULL };
 	if (root == NULL)
 	{
 		snprintf(L->err, L->errlen, "%s:1: the file is empty (a model needs weft-model, name, "
@@ -1543,6 +1543,12 @@ static int parse_model(struct ld *L, const yaml_node_t *root)
 	if ((v = get(L, root, "always-enabled")) != NULL &&
 			parse_bool(L, v, "always-enabled", &m->always_enabled) != 0)
 		return -1;
+	if ((v = get(L, root, "all-models")) != NULL) {
+		int in_all = 1;
+		if (parse_bool(L, v, "all-models", &in_all) != 0)
+			return -1;
+		m->not_in_all = !in_all;
+	}
 	if ((v = get(L, root, "end-check")) != NULL) {
 		static const char *const ends[] = { "none", "threads-dead", NULL };
 		int x;

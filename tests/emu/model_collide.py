@@ -10,7 +10,7 @@ emulated once with examples/zeta/zeta.yaml into OUT:
     dump --model ... TRACE` exit 1 with exactly `weft emu: FILE:LINE: reason`, print
     nothing on stdout, and leave OUT and TRACE as they were (a hash of every path,
     mode and content before and after);
-  - the built-in models pass the checks (--list-models lists the eight of them) and
+  - the built-in models pass the checks (--list-models lists the nine of them) and
     the trace is emulated with zeta.yaml and a model whose types are its neighbours'
     (699, 703) into an empty directory;
   - hostile files written into a temporary directory, each run within 10 s of CPU:
@@ -101,7 +101,7 @@ CASES = {
     "collide/label_twice_first.yaml": ([], 16, "value 2 is labelled twice"),
 }
 
-BUILTINS = ["nanos6", "nodes", "kernel", "mpi", "ovni", "openmp", "tampi", "nosv"]
+BUILTINS = ["nanos6", "nodes", "kernel", "laplace", "mpi", "ovni", "openmp", "tampi", "nosv"]
 
 failures = []
 
