@@ -31,6 +31,7 @@
 
 #include "obs_format.h"
 #include "ovni.h"
+#include "weft/rt.h"
 
 #define RT_TLS static _Thread_local __attribute__((tls_model("initial-exec")))
 #define RT_LIKELY(x) __builtin_expect(!!(x), 1)
@@ -109,7 +110,30 @@ void rt_write_file_atomic(const char *func, const char *path, const char *text);
  * renamed over it): never written through a link. */
 void rt_move_tree(const char *func, const char *src, const char *dst);
 
+/* ---- settings (settings.c) ---- */
+
+/* Every setting, as ovni_proc_init read it (weft_rt_set's value, else the
+ * environment; defaults when neither). */
+struct rt_settings {
+	size_t bufsize;     /* WEFT_BUFSIZE, default OVNI_MAX_EV_BUF */
+	uint64_t flush_ns;  /* WEFT_FLUSH_MS in ns, 0 when off */
+	size_t ring_size;   /* WEFT_RING in bytes, 0 when off */
+	int ring_flush;     /* WEFT_RING_FLUSH=on (0 without WEFT_RING) */
+	int ring_signo;     /* WEFT_RING_SIGNAL (0: none, or without WEFT_RING) */
+	int crash;          /* WEFT_CRASH=flush */
+	weft_rt_filter_fn filter_fn; /* weft_rt_filter_set */
+	void *filter_arg;
+};
+
+/* Reads every setting; dies naming func and the setting on a bad value
+ * or combination. */
+void rt_settings_read(const char *func, struct rt_settings *s);
+
 /* ---- process (proc.c) ---- */
+
+/* Nonzero once ovni_proc_init has run in this process (and until a fork()
+ * child forgets it): settings can no longer be changed. */
+int rt_proc_started(void);
 
 /* A consistent copy of what a thread needs from the process. */
 struct rt_proc_info {
@@ -251,9 +275,9 @@ struct rt_thread *rt_threads_first(void);
 extern int rt_crash_enabled;
 /* Nonzero once a crash or the exit handler started writing the buffers. */
 extern uint32_t rt_crash_frozen;
-/* ovni_proc_init's part: reads WEFT_CRASH (dies naming it on a bad
- * value) and, the first time it is "flush", installs the handlers. */
-void rt_crash_setup(const char *func);
+/* ovni_proc_init's part: the first time WEFT_CRASH is "flush" (on),
+ * installs the handlers. */
+void rt_crash_setup(int on);
 /* ovni_thread_init's part (crash mode): notes the thread's emit state and
  * arms the thread-exit hook. */
 void rt_crash_thread_init(struct rt_thread *th);
@@ -350,11 +374,9 @@ struct rt_ring {
 /* Bumped by the WEFT_RING_SIGNAL handler (atomic): a thread whose
  * seen_gen differs dumps its ring at its next slow path. */
 extern uint32_t rt_ring_gen;
-/* ovni_proc_init's part: reads WEFT_RING, WEFT_RING_FLUSH and
- * WEFT_RING_SIGNAL (dies naming the variable on a bad value, or with
- * WEFT_FLUSH_MS on), installs the signal handler once; *size is 0 when
- * ring mode is off. */
-void rt_ring_setup(const char *func, uint64_t flush_ns, size_t *size, int *flush);
+/* ovni_proc_init's part, in ring mode: installs the thread-exit key and
+ * the WEFT_RING_SIGNAL handler (signo, 0 for none) once. */
+void rt_ring_setup(int signo);
 /* ovni_thread_init's and ovni_thread_free's parts. */
 void rt_ring_thread_init(const char *func, struct rt_thread *th, size_t size, int flush);
 void rt_ring_thread_free(struct rt_thread *th);
