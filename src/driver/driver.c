@@ -485,6 +485,9 @@ static int prepare(struct run *R, const struct weft_emulate_opts *o, enum weft_s
 	R->emu = emu_create(&R->sys, R->models, nmodels, &eo, err, errlen);
 	if (R->emu == NULL)
 		return -1;
+	/* a filter at the source: refused where a model would be wrong */
+	if (driver_filters(R->t, o->warn, o->ctx, err, errlen) != 0)
+		return -1;
 	/* threads that lost events are emulated leniently (a warning) */
 	if (driver_losses(R->t, R->emu, &R->sys, o->warn, o->ctx, err, errlen) != 0)
 		return -1;

@@ -77,6 +77,20 @@ static void meta_ring(const char *func, struct rt_thread *th)
 		set_or_die(func, weft_object(func, th->meta), WEFT_KEY_RING, rt_ring_json(func, th->ring));
 }
 
+/* weft.filter and weft.filtered, at every stage, when a filter is set. */
+static void meta_filter(const char *func, struct rt_thread *th)
+{
+	if (!rt_filter_active())
+		return;
+	json_t *weft = weft_object(func, th->meta);
+	json_t *f = obj_or_die(func);
+	set_or_die(func, f, WEFT_KEY_FILTER_RULES, json_string(rt_filter_rules()));
+	set_or_die(func, f, WEFT_KEY_FILTER_CALLBACK, json_boolean(rt_filter_callback()));
+	set_or_die(func, weft, WEFT_KEY_FILTER, f);
+	uint64_t n = __atomic_load_n(&th->filtered, __ATOMIC_RELAXED);
+	set_or_die(func, weft, WEFT_KEY_FILTERED, json_integer((json_int_t) n));
+}
+
 /* RT_META_UPDATE's keys (and ovni.finished if final). */
 static void meta_update(const char *func, struct rt_thread *th, int final)
 {
@@ -139,6 +153,7 @@ void rt_meta_write(const char *func, struct rt_thread *th, enum rt_meta_stage st
 	if (stage >= RT_META_UPDATE)
 		meta_update(func, th, stage == RT_META_FINAL);
 	meta_ring(func, th);
+	meta_filter(func, th);
 	char *text = json_dumps(th->meta, JSON_INDENT(4) | JSON_REAL_PRECISION(17));
 	if (text == NULL)
 		rt_die(func, "cannot serialize the metadata of '%s'", th->json_path);

@@ -159,6 +159,7 @@ void ovni_proc_init(int app, const char *loom, int pid)
 	rt_crash_setup(set.crash);
 	if (set.ring_size != 0)
 		rt_ring_setup(set.ring_signo);
+	rt_filter_setup(&set);
 	const char *tracedir = env_nonempty("OVNI_TRACEDIR");
 	if (tracedir == NULL)
 		tracedir = WEFT_TRACEDIR_DEFAULT;

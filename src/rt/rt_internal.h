@@ -112,6 +112,21 @@ void rt_move_tree(const char *func, const char *src, const char *dst);
 
 /* ---- settings (settings.c) ---- */
 
+/* WEFT_FILTER (filter.c): at most this many rules, this much text. */
+#define RT_FILTER_MAX_RULES 64
+#define RT_FILTER_TEXT_MAX 512
+struct rt_filter_rule {
+	uint8_t keep; /* "+" */
+	uint8_t any;  /* "*" */
+	uint8_t len;  /* bytes of the prefix, 1 to 3 */
+	uint8_t mcv[3];
+};
+struct rt_filter_spec {
+	size_t nrules;
+	struct rt_filter_rule rules[RT_FILTER_MAX_RULES];
+	char text[RT_FILTER_TEXT_MAX]; /* WEFT_FILTER as given ("" when unset) */
+};
+
 /* Every setting, as ovni_proc_init read it (weft_rt_set's value, else the
  * environment; defaults when neither). */
 struct rt_settings {
@@ -121,6 +136,7 @@ struct rt_settings {
 	int ring_flush;     /* WEFT_RING_FLUSH=on (0 without WEFT_RING) */
 	int ring_signo;     /* WEFT_RING_SIGNAL (0: none, or without WEFT_RING) */
 	int crash;          /* WEFT_CRASH=flush */
+	struct rt_filter_spec filter; /* WEFT_FILTER (no rules when unset) */
 	weft_rt_filter_fn filter_fn; /* weft_rt_filter_set */
 	void *filter_arg;
 };
@@ -128,6 +144,26 @@ struct rt_settings {
 /* Reads every setting; dies naming func and the setting on a bad value
  * or combination. */
 void rt_settings_read(const char *func, struct rt_settings *s);
+
+/* ---- filters at the source (filter.c) ---- */
+
+/* rt_filter_tab[model byte]: 0 keep (no question asked), or one of these:
+ * the emit path sends the event to its slow path, which asks
+ * rt_filter_keep. */
+#define RT_FILTER_DROP 1u
+#define RT_FILTER_ASK 2u
+extern uint8_t rt_filter_tab[256];
+/* WEFT_FILTER's rules into spec: 0, or -1 when malformed. */
+int rt_filter_parse(const char *v, struct rt_filter_spec *spec);
+/* ovni_proc_init's part: the rules, the callback and the table. */
+void rt_filter_setup(const struct rt_settings *s);
+/* Whether ev (its header; for a jumbo, also payload.jumbo.size) is kept. */
+int rt_filter_keep(const struct ovni_ev *ev);
+/* A filter is set (rules or a callback); its rules as given ("" none);
+ * whether there is a callback. */
+int rt_filter_active(void);
+const char *rt_filter_rules(void);
+int rt_filter_callback(void);
 
 /* ---- process (proc.c) ---- */
 
@@ -194,6 +230,8 @@ struct rt_thread {
 	int closing;
 	/* Events dropped (atomic: handlers count too). */
 	uint64_t lost;
+	/* Events a filter dropped (WEFT_FILTER, weft_rt_filter_set; atomic). */
+	uint64_t filtered;
 	/* All the process's threads (thread.c, under its mutex): a fork()
 	 * child closes their files. */
 	struct rt_thread *next;

@@ -178,6 +178,17 @@ static int parse_crash(const char *v, struct rt_settings *s, char *err)
 	return 0;
 }
 
+static int parse_filter(const char *v, struct rt_settings *s, char *err)
+{
+	if (rt_filter_parse(v, &s->filter) != 0)
+		return fail(err,
+			    "WEFT_FILTER='%s' is not a filter (comma-separated rules, +P to keep or -P to drop the "
+			    "events whose model, category and value start with P, 1 to 3 printable bytes, or * for "
+			    "every event; at most %d rules, %d bytes)",
+			    v, RT_FILTER_MAX_RULES, RT_FILTER_TEXT_MAX - 1);
+	return 0;
+}
+
 /* ---- the table ---- */
 
 struct setting {
@@ -193,6 +204,7 @@ static const struct setting table[] = {
 	{"WEFT_RING", parse_ring},
 	{"WEFT_RING_FLUSH", parse_ring_flush},
 	{"WEFT_RING_SIGNAL", parse_ring_signal},
+	{"WEFT_FILTER", parse_filter},
 };
 #define NSETTINGS (sizeof table / sizeof table[0])
 
