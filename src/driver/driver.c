@@ -459,6 +459,10 @@ static int prepare(struct run *R, const struct weft_emulate_opts *o, enum weft_s
 		R->looms[i] = weft_loom_at(R->t, i);
 	for (size_t i = 0; i < nm; i++)
 		R->marks[i] = *weft_mark_type_at(R->t, i);
+	/* a filter at the source: refused where a model would be wrong (and
+	 * a trace written with WEFT_OUTPUT=off, which has no events) */
+	if (driver_filters(R->t, o->warn, o->ctx, err, errlen) != 0)
+		return -1;
 	size_t nmodels = 0;
 	if (emu_select_models(reg, R->streams, ns, o->all_models, R->models, &nmodels, err,
 				errlen) != 0)
@@ -484,9 +488,6 @@ static int prepare(struct run *R, const struct weft_emulate_opts *o, enum weft_s
 	eo.no_summary = o->summary == NULL;
 	R->emu = emu_create(&R->sys, R->models, nmodels, &eo, err, errlen);
 	if (R->emu == NULL)
-		return -1;
-	/* a filter at the source: refused where a model would be wrong */
-	if (driver_filters(R->t, o->warn, o->ctx, err, errlen) != 0)
 		return -1;
 	/* threads that lost events are emulated leniently (a warning) */
 	if (driver_losses(R->t, R->emu, &R->sys, o->warn, o->ctx, err, errlen) != 0)

@@ -169,7 +169,16 @@ int driver_filters(const struct weft_trace *t, void (*warn)(void *ctx, const cha
 	int others = 0; /* streams with another filter than the first's */
 	for (size_t i = 0; i < weft_nstreams(t); i++) {
 		struct weft_loss l;
-		if (!weft_stream_loss(t, i, &l) || !l.filter || l.filtered == 0)
+		if (!weft_stream_loss(t, i, &l))
+			continue;
+		if (l.output_off) {
+			const char *json = weft_stream_json_path(t, i);
+			snprintf(err, errlen, "%s: written with WEFT_OUTPUT=off (the perturbation mode): its "
+					"%" PRIu64 " bytes of events were recorded and never written, so there "
+					"is nothing to emulate", json != NULL ? json : "?", l.unwritten_bytes);
+			return -1;
+		}
+		if (!l.filter || l.filtered == 0)
 			continue;
 		const char *json = weft_stream_json_path(t, i);
 		json = json != NULL ? json : "?";

@@ -19,7 +19,8 @@ int driver_losses(struct weft_trace *t, struct emu *e, const struct emu_sys *sys
  * the filter when a rule removed part of a model's events, or the ovni
  * model's while another model needs its thread states (the model would
  * be wrong); else one warning for the threads whose filter dropped whole
- * models (a callback's drops are losses: driver_losses). */
+ * models (a callback's drops are losses: driver_losses). A stream written
+ * with WEFT_OUTPUT=off (no events) is refused too. */
 int driver_filters(const struct weft_trace *t, void (*warn)(void *ctx, const char *msg), void *ctx,
 		char *err, size_t errlen);
 

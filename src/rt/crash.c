@@ -223,8 +223,12 @@ static void cut_stream(struct rt_thread *th, const struct rt_thread *self, int s
 				last.off = th->obs_off;
 			}
 			size_t len = (size_t) (cur - from);
-			raw_write(th->fd, from, len);
-			rt_index_note_raw(th, from, len);
+			if (th->output_off) {
+				__atomic_fetch_add(&th->unwritten, (uint64_t) len, __ATOMIC_RELAXED);
+			} else {
+				raw_write(th->fd, from, len);
+				rt_index_note_raw(th, from, len);
+			}
 		} else if (th->ring != NULL) {
 			last = th->ring->open;
 			last.off = th->obs_off;

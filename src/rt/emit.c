@@ -434,10 +434,16 @@ static void put_mark(const uint8_t mcv[3], uint64_t clock)
 static void write_range(const char *func, struct rt_thread *th, const uint8_t *from, const uint8_t *upto)
 {
 	size_t len = (size_t) (upto - from);
-	if (len > 0) {
-		rt_write_all(func, th->fd, from, len, th->obs_path);
-		rt_index_note(func, th, from, len);
+	if (len == 0)
+		return;
+	/* WEFT_OUTPUT=off: the events were recorded as usual; the buffer is
+	 * reused without writing them. */
+	if (RT_UNLIKELY(th->output_off)) {
+		__atomic_fetch_add(&th->unwritten, (uint64_t) len, __ATOMIC_RELAXED);
+		return;
 	}
+	rt_write_all(func, th->fd, from, len, th->obs_path);
+	rt_index_note(func, th, from, len);
 }
 
 static void write_upto(const char *func, struct rt_thread *th, const uint8_t *upto)

@@ -91,6 +91,17 @@ static void meta_filter(const char *func, struct rt_thread *th)
 	set_or_die(func, weft, WEFT_KEY_FILTERED, json_integer((json_int_t) n));
 }
 
+/* WEFT_OUTPUT=off: weft.output and weft.unwritten_bytes, at every stage. */
+static void meta_output(const char *func, struct rt_thread *th)
+{
+	if (!th->output_off)
+		return;
+	json_t *weft = weft_object(func, th->meta);
+	set_or_die(func, weft, WEFT_KEY_OUTPUT, json_string(WEFT_OUTPUT_OFF));
+	uint64_t n = __atomic_load_n(&th->unwritten, __ATOMIC_RELAXED);
+	set_or_die(func, weft, WEFT_KEY_UNWRITTEN_BYTES, json_integer((json_int_t) n));
+}
+
 /* RT_META_UPDATE's keys (and ovni.finished if final). */
 static void meta_update(const char *func, struct rt_thread *th, int final)
 {
@@ -154,6 +165,7 @@ void rt_meta_write(const char *func, struct rt_thread *th, enum rt_meta_stage st
 		meta_update(func, th, stage == RT_META_FINAL);
 	meta_ring(func, th);
 	meta_filter(func, th);
+	meta_output(func, th);
 	char *text = json_dumps(th->meta, JSON_INDENT(4) | JSON_REAL_PRECISION(17));
 	if (text == NULL)
 		rt_die(func, "cannot serialize the metadata of '%s'", th->json_path);

@@ -136,6 +136,7 @@ struct rt_settings {
 	int ring_flush;     /* WEFT_RING_FLUSH=on (0 without WEFT_RING) */
 	int ring_signo;     /* WEFT_RING_SIGNAL (0: none, or without WEFT_RING) */
 	int crash;          /* WEFT_CRASH=flush */
+	int output_off;     /* WEFT_OUTPUT=off */
 	struct rt_filter_spec filter; /* WEFT_FILTER (no rules when unset) */
 	weft_rt_filter_fn filter_fn; /* weft_rt_filter_set */
 	void *filter_arg;
@@ -181,6 +182,7 @@ struct rt_proc_info {
 	uint64_t flush_ns; /* WEFT_FLUSH_MS in ns, 0 when off */
 	size_t ring_size;  /* WEFT_RING in bytes, 0 when off */
 	int ring_flush;    /* WEFT_RING_FLUSH=on */
+	int output_off;    /* WEFT_OUTPUT=off */
 	int rank_set;
 	int rank;
 	int nranks;
@@ -232,6 +234,11 @@ struct rt_thread {
 	uint64_t lost;
 	/* Events a filter dropped (WEFT_FILTER, weft_rt_filter_set; atomic). */
 	uint64_t filtered;
+	/* WEFT_OUTPUT=off: nothing is written to stream.obs (nor stream.idx);
+	 * unwritten counts the bytes of events that a write would have
+	 * written (atomic: the crash handler adds its own). */
+	int output_off;
+	uint64_t unwritten;
 	/* All the process's threads (thread.c, under its mutex): a fork()
 	 * child closes their files. */
 	struct rt_thread *next;

@@ -189,6 +189,17 @@ static int parse_filter(const char *v, struct rt_settings *s, char *err)
 	return 0;
 }
 
+static int parse_output(const char *v, struct rt_settings *s, char *err)
+{
+	if (strcmp(v, "on") != 0 && strcmp(v, "off") != 0)
+		return fail(err,
+			    "WEFT_OUTPUT='%s' is not 'on' or 'off' (off: record the events as usual and write none, to "
+			    "measure what recording alone costs)",
+			    v);
+	s->output_off = strcmp(v, "off") == 0;
+	return 0;
+}
+
 /* ---- the table ---- */
 
 struct setting {
@@ -205,6 +216,7 @@ static const struct setting table[] = {
 	{"WEFT_RING_FLUSH", parse_ring_flush},
 	{"WEFT_RING_SIGNAL", parse_ring_signal},
 	{"WEFT_FILTER", parse_filter},
+	{"WEFT_OUTPUT", parse_output},
 };
 #define NSETTINGS (sizeof table / sizeof table[0])
 
