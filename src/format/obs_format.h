@@ -176,6 +176,11 @@ static inline void weft_store_u32(void *p, uint32_t v)
  *   unset; B true when the program set a callback, weft_rt_filter_set):
  *   N events of the thread were dropped by it (0 included), on purpose.
  *
+ * weft.clock: "tsc"
+ *   written by WEFT_CLOCK=tsc: the clocks were read from the time stamp
+ *   counter and converted to CLOCK_MONOTONIC nanoseconds (the events are
+ *   as with the default clock; absent: CLOCK_MONOTONIC itself).
+ *
  * weft.output: "off" and weft.unwritten_bytes: B
  *   written by WEFT_OUTPUT=off (the perturbation mode): the events were
  *   recorded into the buffers as usual but never written, B bytes of them
@@ -186,6 +191,8 @@ static inline void weft_store_u32(void *p, uint32_t v)
 #define WEFT_KEY_FILTER_RULES "rules"      /* weft.filter.rules (string) */
 #define WEFT_KEY_FILTER_CALLBACK "callback" /* weft.filter.callback (boolean) */
 #define WEFT_KEY_FILTERED "filtered"       /* weft.filtered */
+#define WEFT_KEY_CLOCK "clock"             /* weft.clock */
+#define WEFT_CLOCK_TSC "tsc"
 #define WEFT_KEY_OUTPUT "output"           /* weft.output */
 #define WEFT_OUTPUT_OFF "off"
 #define WEFT_KEY_UNWRITTEN_BYTES "unwritten_bytes" /* weft.unwritten_bytes */

@@ -239,7 +239,7 @@ static void cut_stream(struct rt_thread *th, const struct rt_thread *self, int s
 
 static void cut_all(int sig)
 {
-	uint64_t clock = clock_now();
+	uint64_t clock = rt_clock_event_now(); /* the events' clock (WEFT_CLOCK) */
 	walking = 1;
 	int locked = 0;
 	uint64_t start = clock_now();

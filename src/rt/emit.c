@@ -109,8 +109,22 @@ static inline uint64_t piece_clock(const struct piece *ev)
 	return weft_load_u64(ev->hdr + WEFT_EV_OFF_CLOCK);
 }
 
+/* WEFT_CLOCK=tsc (clock.c): the converted counter, never less than what
+ * the thread read before. */
+static inline uint64_t clock_tsc(void)
+{
+	uint64_t v = rt_clock_tsc_ns();
+	uint64_t l = rt_hot.clk_last;
+	if (v < l)
+		v = l;
+	rt_hot.clk_last = v;
+	return v;
+}
+
 static inline uint64_t clock_raw(void)
 {
+	if (RT_UNLIKELY(__atomic_load_n(&rt_clock_tsc, __ATOMIC_RELAXED)))
+		return clock_tsc();
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
@@ -436,6 +450,7 @@ static void write_range(const char *func, struct rt_thread *th, const uint8_t *f
 	size_t len = (size_t) (upto - from);
 	if (len == 0)
 		return;
+	rt_clock_calibrate(); /* WEFT_CLOCK=tsc */
 	/* WEFT_OUTPUT=off: the events were recorded as usual; the buffer is
 	 * reused without writing them. */
 	if (RT_UNLIKELY(th->output_off)) {

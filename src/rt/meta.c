@@ -44,6 +44,8 @@ json_t *rt_meta_new(const char *func, const struct rt_proc_info *info, pid_t tid
 
 	json_t *weft = obj_or_die(func);
 	set_or_die(func, weft, WEFT_KEY_WEFT_VERSION, json_string(WEFT_VERSION));
+	if (__atomic_load_n(&rt_clock_tsc, __ATOMIC_RELAXED))
+		set_or_die(func, weft, WEFT_KEY_CLOCK, json_string(WEFT_CLOCK_TSC));
 	set_or_die(func, doc, WEFT_KEY_WEFT, weft);
 	return doc;
 }

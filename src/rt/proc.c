@@ -160,6 +160,7 @@ void ovni_proc_init(int app, const char *loom, int pid)
 	if (set.ring_size != 0)
 		rt_ring_setup(set.ring_signo);
 	rt_filter_setup(&set);
+	rt_clock_setup(func, set.clock_tsc);
 	const char *tracedir = env_nonempty("OVNI_TRACEDIR");
 	if (tracedir == NULL)
 		tracedir = WEFT_TRACEDIR_DEFAULT;

@@ -137,6 +137,7 @@ struct rt_settings {
 	int ring_signo;     /* WEFT_RING_SIGNAL (0: none, or without WEFT_RING) */
 	int crash;          /* WEFT_CRASH=flush */
 	int output_off;     /* WEFT_OUTPUT=off */
+	int clock_tsc;      /* WEFT_CLOCK=tsc */
 	struct rt_filter_spec filter; /* WEFT_FILTER (no rules when unset) */
 	weft_rt_filter_fn filter_fn; /* weft_rt_filter_set */
 	void *filter_arg;
@@ -145,6 +146,71 @@ struct rt_settings {
 /* Reads every setting; dies naming func and the setting on a bad value
  * or combination. */
 void rt_settings_read(const char *func, struct rt_settings *s);
+
+/* ---- the clock (clock.c) ---- */
+
+/* WEFT_CLOCK=tsc is in force (atomic, read relaxed). */
+extern int rt_clock_tsc;
+/* ovni_proc_init's part: with tsc, checks the counter (dies naming func
+ * and the reason when it is not usable) and calibrates it. */
+void rt_clock_setup(const char *func, int tsc);
+/* Why the TSC cannot be used here (in buf), or NULL when it can. */
+const char *rt_clock_tsc_refusal(char *buf, size_t n);
+/* The conversion's parameters, twice (a latch, see clock.c): latch
+ * even, readers use slot 0; odd, slot 1. All read and written atomically. */
+struct rt_clock_conv {
+	uint64_t base_tsc;
+	uint64_t base_ns;
+	uint64_t mult; /* ns per tick << 32 */
+};
+extern struct rt_clock_conv rt_clock_slots[2];
+extern uint32_t rt_clock_latch;
+
+static inline uint64_t rt_tsc_read(void)
+{
+#if defined(__x86_64__)
+	uint32_t lo, hi;
+	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+	return ((uint64_t) hi << 32) | lo;
+#else
+	return 0;
+#endif
+}
+
+/* A whole copy of the parameters (never waits: an update leaves one slot
+ * whole at every moment). */
+static inline void rt_clock_conv_get(struct rt_clock_conv *out)
+{
+	for (;;) {
+		uint32_t l = __atomic_load_n(&rt_clock_latch, __ATOMIC_ACQUIRE);
+		const struct rt_clock_conv *c = &rt_clock_slots[l & 1u];
+		out->base_tsc = __atomic_load_n(&c->base_tsc, __ATOMIC_ACQUIRE);
+		out->base_ns = __atomic_load_n(&c->base_ns, __ATOMIC_ACQUIRE);
+		out->mult = __atomic_load_n(&c->mult, __ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&rt_clock_latch, __ATOMIC_ACQUIRE) == l)
+			return;
+	}
+}
+
+static inline uint64_t rt_clock_conv_at(const struct rt_clock_conv *c, uint64_t t)
+{
+	uint64_t d = t > c->base_tsc ? t - c->base_tsc : 0;
+	return c->base_ns + (uint64_t) (((unsigned __int128) d * c->mult) >> 32);
+}
+
+/* The TSC converted to ns (async-signal-safe, never waits). */
+static inline uint64_t rt_clock_tsc_ns(void)
+{
+	struct rt_clock_conv c;
+	rt_clock_conv_get(&c);
+	return rt_clock_conv_at(&c, rt_tsc_read());
+}
+/* The clock of the events now, without the per-thread clamp (for a
+ * crash's cut; async-signal-safe). */
+uint64_t rt_clock_event_now(void);
+/* At a write of a buffer: recalibrates (at most once a millisecond, if no
+ * other thread is at it). */
+void rt_clock_calibrate(void);
 
 /* ---- filters at the source (filter.c) ---- */
 
@@ -281,6 +347,7 @@ struct rt_hot {
 	 * event's clock + the age. UINT64_MAX when off. */
 	uint64_t flush_at;
 	uint32_t pend;  /* bytes reserved in the pending ring (atomic) */
+	uint64_t clk_last; /* WEFT_CLOCK=tsc: the newest clock read on the thread */
 	/* The clock log: entry i % RT_CLOG_N is the i-th read. An entry is
 	 * valid while its ep equals epoch (never 0); whatever moves bytes in
 	 * the buffer bumps epoch and carries the entries it keeps over. */

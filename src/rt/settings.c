@@ -200,6 +200,14 @@ static int parse_output(const char *v, struct rt_settings *s, char *err)
 	return 0;
 }
 
+static int parse_clock(const char *v, struct rt_settings *s, char *err)
+{
+	if (strcmp(v, "tsc") != 0 && strcmp(v, "monotonic") != 0)
+		return fail(err, "WEFT_CLOCK='%s' is not a clock ('monotonic', the default, or 'tsc')", v);
+	s->clock_tsc = strcmp(v, "tsc") == 0;
+	return 0;
+}
+
 /* ---- the table ---- */
 
 struct setting {
@@ -217,6 +225,7 @@ static const struct setting table[] = {
 	{"WEFT_RING_SIGNAL", parse_ring_signal},
 	{"WEFT_FILTER", parse_filter},
 	{"WEFT_OUTPUT", parse_output},
+	{"WEFT_CLOCK", parse_clock},
 };
 #define NSETTINGS (sizeof table / sizeof table[0])
 

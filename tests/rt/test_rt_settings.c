@@ -136,7 +136,7 @@ static void test_misuse(void **s)
 	expect_abort(set_unknown, NULL,
 		     "libovni: weft_rt_set: 'WEFT_BUFSIZ' is not a libovni setting (the settings are WEFT_CRASH, "
 		     "WEFT_BUFSIZE, WEFT_FLUSH_MS, WEFT_RING, WEFT_RING_FLUSH, WEFT_RING_SIGNAL, WEFT_FILTER, "
-		     "WEFT_OUTPUT)");
+		     "WEFT_OUTPUT, WEFT_CLOCK)");
 	expect_abort(set_bad, NULL,
 		     "libovni: weft_rt_set: WEFT_BUFSIZE='12' is not a buffer size in bytes between 256 and "
 		     "1073741824");
