@@ -192,10 +192,15 @@ static inline void rt_clock_conv_get(struct rt_clock_conv *out)
 	}
 }
 
+/* base_ns + d * mult / 2^32 for d ticks since base_tsc, as the integer
+ * and the fractional parts of mult (d * int + the high half of d * frac
+ * << 32): two multiplications side by side, no double-word shift. */
 static inline uint64_t rt_clock_conv_at(const struct rt_clock_conv *c, uint64_t t)
 {
 	uint64_t d = t > c->base_tsc ? t - c->base_tsc : 0;
-	return c->base_ns + (uint64_t) (((unsigned __int128) d * c->mult) >> 32);
+	uint64_t whole = d * (c->mult >> 32);
+	uint64_t frac = (uint64_t) (((unsigned __int128) d * (c->mult << 32)) >> 64);
+	return c->base_ns + whole + frac;
 }
 
 /* The TSC converted to ns (async-signal-safe, never waits). */
