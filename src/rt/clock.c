@@ -6,8 +6,8 @@
  *
  * TSC mode. ovni_clock_now (and every clock libovni reads itself: flush
  * pairs, marks, a crash's cut) reads the counter with rdtsc and converts
- * it with two multiplications (rt_clock_conv_at): ns = base_ns + ((tsc - base_tsc) * mult) >>
- * 32. The parameters are process-wide, published as a latch (two copies,
+ * it with two multiplications (rt_clock_conv_at):
+ * ns = base_ns + ((tsc - base_tsc) * mult) >> 32. The parameters are process-wide, published as a latch (two copies,
  * all atomics: readers never wait, not even a signal handler that
  * interrupted an update). They are calibrated against CLOCK_MONOTONIC at ovni_proc_init
  * (two readings 10 ms apart) and again at each write of a buffer (at most
