@@ -16,11 +16,26 @@
  *                      flight-recorder mode with a 1 MiB ring (it wraps
  *                      every 87381 events; written once, at the end).
  *
+ *   emit, WEFT_CLOCK=tsc: the no-payload emit in a fork()ed process whose
+ *                      clock is the time stamp counter (x86-64 with an
+ *                      invariant TSC that the kernel uses; otherwise the
+ *                      line says why it was not measured);
+ *   floor, TSC:        rdtsc, a 12-byte store into a 2 MiB buffer, written
+ *                      when full (the floor of the TSC emit);
+ *   emit, WEFT_FILTER=-K: the no-payload emit (model O) with a filter that
+ *                      concerns another model: each event is kept by one
+ *                      lookup of the filter table;
+ *   emit, WEFT_FILTER=-O: the same with a filter that drops every event;
+ *   emit, WEFT_OUTPUT=off: the no-payload emit recording into the buffers
+ *                      and writing nothing (the perturbation mode).
+ *
  * Each figure is the best of several repetitions (interleaved, so that a
- * noisy neighbour hits all alike). Last line: "emit/floor ratio: R"
+ * noisy neighbour hits all alike), in CPU time of the looping thread. Last line: "emit/floor ratio: R"
  * for the no-payload case; the line before it, "ring emit/floor ratio: R",
  * for the ring, and the one before, "emit/floor ratio with
- * WEFT_FLUSH_MS=50: R", for the timed flushes.
+ * WEFT_FLUSH_MS=50: R", for the timed flushes. Before those:
+ * "tsc emit/floor ratio: R" (the TSC emit against the TSC floor) and
+ * "emit/floor ratio with a filter: R (F x the one without)".
  *
  * usage: bench_emit [EVENTS [REPETITIONS]]   (default 20000000 and 5)
  * The trace goes to a temporary directory under $TMPDIR (or /tmp), which
@@ -49,10 +64,14 @@ static long nevents = 20000000;
 static char tmpdir[4096];
 static int next_tid = 1;
 
+/* The CPU time of the calling thread (user and system: the write(2)s
+ * count), not the wall clock: on a loaded machine the time the thread
+ * waits for a CPU would swamp what is measured. Every figure is taken on
+ * the thread that runs the loop. */
 static double now_s(void)
 {
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
 	return (double) ts.tv_sec + (double) ts.tv_nsec * 1e-9;
 }
 
@@ -206,6 +225,73 @@ static double run_floor(void)
 	return s;
 }
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#include <x86intrin.h>
+#endif
+
+/* Whether libovni will take WEFT_CLOCK=tsc here (its own checks, in
+ * short): an x86-64 CPU with an invariant TSC that the kernel uses. */
+static int tsc_usable(const char **why)
+{
+#if defined(__x86_64__)
+	unsigned a, b, c, d;
+	if (__get_cpuid(0x80000000u, &a, &b, &c, &d) == 0 || a < 0x80000007u
+	    || __get_cpuid(0x80000007u, &a, &b, &c, &d) == 0 || (d & (1u << 8)) == 0) {
+		*why = "the TSC is not invariant";
+		return 0;
+	}
+	FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");
+	char cs[64] = "";
+	if (f == NULL || fgets(cs, sizeof cs, f) == NULL || strncmp(cs, "tsc", 3) != 0) {
+		if (f != NULL)
+			fclose(f);
+		*why = "the kernel's clocksource is not tsc";
+		return 0;
+	}
+	fclose(f);
+	return 1;
+#else
+	*why = "not an x86-64 machine";
+	return 0;
+#endif
+}
+
+static double run_floor_tsc(void)
+{
+#if defined(__x86_64__)
+	char path[8192];
+	snprintf(path, sizeof path, "%s/floor-tsc.bin", tmpdir);
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0)
+		die("open the floor file");
+	uint8_t *buf = malloc(FLOOR_BUF);
+	if (buf == NULL)
+		die("malloc");
+	size_t used = 0;
+	uint8_t hdr[12] = {0, 'O', 'H', 'p'};
+	double t0 = now_s();
+	for (long i = 0; i < nevents; i++) {
+		uint64_t clock = __rdtsc();
+		if (used + sizeof hdr > FLOOR_BUF) {
+			write_all(fd, buf, used);
+			used = 0;
+		}
+		memcpy(hdr + 4, &clock, sizeof clock);
+		memcpy(buf + used, hdr, sizeof hdr);
+		used += sizeof hdr;
+	}
+	write_all(fd, buf, used);
+	double s = now_s() - t0;
+	close(fd);
+	unlink(path);
+	free(buf);
+	return s;
+#else
+	return 0;
+#endif
+}
+
 static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
 	(void) st;
@@ -240,13 +326,33 @@ int main(int argc, char **argv)
 	printf("bench_emit: %ld events x %d repetitions (best of), %lld-byte buffers, in %s\n", nevents, reps,
 	       (long long) OVNI_MAX_EV_BUF, tmpdir);
 
+	const char *no_tsc = NULL;
+	int tsc = tsc_usable(&no_tsc);
 	double best_e0 = 1e30, best_e16 = 1e30, best_floor = 1e30, best_ef = 1e30, best_er = 1e30;
+	double best_tsc = 1e30, best_ftsc = 1e30, best_fk = 1e30, best_fo = 1e30, best_off = 1e30;
 	for (int r = 0; r < reps; r++) {
 		double f = run_floor();
 		double e0 = run_emit(0);
 		double e16 = run_emit(16);
 		double ef = run_emit_env("WEFT_FLUSH_MS", "50");
 		double er = run_emit_env("WEFT_RING", "1M");
+		double fk = run_emit_env("WEFT_FILTER", "-K");
+		double fo = run_emit_env("WEFT_FILTER", "-O");
+		double off = run_emit_env("WEFT_OUTPUT", "off");
+		if (tsc) {
+			double ft = run_floor_tsc();
+			double et = run_emit_env("WEFT_CLOCK", "tsc");
+			if (ft < best_ftsc)
+				best_ftsc = ft;
+			if (et < best_tsc)
+				best_tsc = et;
+		}
+		if (fk < best_fk)
+			best_fk = fk;
+		if (fo < best_fo)
+			best_fo = fo;
+		if (off < best_off)
+			best_off = off;
 		if (ef < best_ef)
 			best_ef = ef;
 		if (er < best_er)
@@ -267,6 +373,19 @@ int main(int argc, char **argv)
 	printf("floor (clock + 12B store): %6.2f ns/event\n", best_floor * 1e9 / n);
 	printf("emit, WEFT_FLUSH_MS=50:    %6.2f ns/event\n", best_ef * 1e9 / n);
 	printf("emit, WEFT_RING=1M:        %6.2f ns/event\n", best_er * 1e9 / n);
+	printf("emit, WEFT_FILTER=-K:       %6.2f ns/event (kept, one table lookup)\n", best_fk * 1e9 / n);
+	printf("emit, WEFT_FILTER=-O:       %6.2f ns/event (every event dropped)\n", best_fo * 1e9 / n);
+	printf("emit, WEFT_OUTPUT=off:      %6.2f ns/event (recorded, not written)\n", best_off * 1e9 / n);
+	if (tsc) {
+		printf("emit, WEFT_CLOCK=tsc:       %6.2f ns/event (clock_gettime: %.2f)\n", best_tsc * 1e9 / n,
+		       best_e0 * 1e9 / n);
+		printf("floor, TSC (rdtsc + 12B):   %6.2f ns/event\n", best_ftsc * 1e9 / n);
+		printf("tsc emit/floor ratio: %.2f\n", best_tsc / best_ftsc);
+	} else {
+		printf("tsc emit/floor ratio: not measured (%s)\n", no_tsc);
+	}
+	printf("emit/floor ratio with a filter: %.2f (%.3f x the one without)\n", best_fk / best_floor,
+	       best_fk / best_e0);
 	printf("emit/floor ratio with WEFT_FLUSH_MS=50: %.2f\n", best_ef / best_floor);
 	printf("ring emit/floor ratio: %.2f\n", best_er / best_floor);
 	printf("emit/floor ratio: %.2f\n", best_e0 / best_floor);

@@ -602,10 +602,25 @@ struct weft_loss {
 	uint64_t ring_size;
 	uint64_t lost_events, lost_bytes;
 	size_t nruns;
+	/* weft.filter, weft.filtered: a filter at the source was set (its
+	 * WEFT_FILTER rules, "" for none, owned by the trace; a callback of
+	 * the program) and dropped `filtered` events on purpose. */
+	int filter;
+	const char *filter_rules;
+	int filter_callback;
+	uint64_t filtered;
+	/* weft.output = "off" (WEFT_OUTPUT=off): the events were recorded,
+	 * unwritten_bytes of them, and never written. */
+	int output_off;
+	uint64_t unwritten_bytes;
 };
 /* 1 with *out filled (out may be NULL) if stream i has any of the keys,
  * else 0 (and *out zeroed). */
 int weft_stream_loss(const struct weft_trace *t, size_t i, struct weft_loss *out);
+#define WEFT_FILTER_DESC_MAX 640
+/* The filter of l in words, for messages: "WEFT_FILTER='R'", "the
+ * program's filter callback" or both joined by " and " ("" when none). */
+void weft_filter_describe(const struct weft_loss *l, char *buf, size_t n);
 
 /* One run of consecutive overwritten events of a flight recorder. */
 struct weft_lost_run {

@@ -157,6 +157,16 @@ static void print_lost(const struct weft_trace *t, size_t i, const char *json)
 		printf("weft check: %s: %" PRIu64 " event%s lost: emitted by signal handlers while "
 				"the thread's buffer was busy, and could not be stored\n", json,
 				l.dropped, l.dropped == 1 ? "" : "s");
+	if (l.filter && l.filtered > 0) {
+		char what[WEFT_FILTER_DESC_MAX];
+		weft_filter_describe(&l, what, sizeof what);
+		printf("weft check: %s: %" PRIu64 " event%s filtered at the source by %s: dropped on "
+				"purpose, not lost\n", json, l.filtered, l.filtered == 1 ? "" : "s", what);
+	}
+	if (l.output_off)
+		printf("weft check: %s: written with WEFT_OUTPUT=off: %" PRIu64 " bytes of events were "
+				"recorded and none written (a run measuring the tracer's own cost)\n", json,
+				l.unwritten_bytes);
 	if (l.ring && l.lost_events > 0) {
 		printf("weft check: %s: %" PRIu64 " event%s (%" PRIu64 " bytes) lost: overwritten "
 				"by the flight recorder (WEFT_RING, %" PRIu64 " bytes) in %zu run%s:\n",

@@ -194,6 +194,10 @@ struct lossy {
 	char *rel;         /* its relpath, escaped */
 	size_t idx;        /* in the trace */
 	uint64_t dropped;  /* not told yet */
+	uint64_t filtered; /* not told yet */
+	char *filter;      /* the filter in words (weft_filter_describe) */
+	int unwritten;     /* WEFT_OUTPUT=off, not told yet */
+	uint64_t unwritten_bytes;
 	size_t next, nruns;
 	struct weft_lost_run run; /* run next, when next < nruns */
 };
@@ -222,6 +226,19 @@ static void lossy_tell(struct dump *d, const struct weft_trace *t, struct lossy 
 		cli_out_put(&d->out, line, (size_t) n < sizeof line ? (size_t) n : sizeof line - 1);
 		L->dropped = 0;
 	}
+	if (L->filtered > 0) {
+		int n = snprintf(line, sizeof line, "# %s: %" PRIu64 " event%s filtered at the source "
+				"by %s (dropped on purpose)\n", L->rel, L->filtered,
+				L->filtered == 1 ? "" : "s", L->filter);
+		cli_out_put(&d->out, line, (size_t) n < sizeof line ? (size_t) n : sizeof line - 1);
+		L->filtered = 0;
+	}
+	if (L->unwritten) {
+		int n = snprintf(line, sizeof line, "# %s: written with WEFT_OUTPUT=off: %" PRIu64
+				" bytes of events recorded, none written\n", L->rel, L->unwritten_bytes);
+		cli_out_put(&d->out, line, (size_t) n < sizeof line ? (size_t) n : sizeof line - 1);
+		L->unwritten = 0;
+	}
 	while (L->next < L->nruns && (L->run.has_offset ? offset >= L->run.offset
 				: rclock >= L->run.last)) {
 		if (L->run.last >= d->from) {
@@ -243,7 +260,8 @@ static void lossy_init(struct dump *d, const struct weft_trace *t)
 	size_t ns = weft_nstreams(t);
 	for (size_t i = 0; i < ns; i++) {
 		struct weft_loss l;
-		if (!weft_stream_loss(t, i, &l) || (l.dropped == 0 && l.nruns == 0))
+		if (!weft_stream_loss(t, i, &l) || (l.dropped == 0 && l.nruns == 0 && l.filtered == 0
+					&& !l.output_off))
 			continue;
 		if (d->lossy == NULL && (d->lossy = calloc(ns, sizeof *d->lossy)) == NULL)
 			abort();
@@ -256,6 +274,13 @@ static void lossy_init(struct dump *d, const struct weft_trace *t)
 		weft_escape(rp, strlen(rp), L->rel, n);
 		L->idx = i;
 		L->dropped = l.dropped;
+		L->filtered = l.filter ? l.filtered : 0;
+		char what[WEFT_FILTER_DESC_MAX];
+		weft_filter_describe(&l, what, sizeof what);
+		if ((L->filter = strdup(what)) == NULL)
+			abort();
+		L->unwritten = l.output_off;
+		L->unwritten_bytes = l.unwritten_bytes;
 		L->nruns = l.nruns;
 		if (l.nruns > 0)
 			weft_stream_lost_run(t, i, 0, &L->run);
@@ -274,6 +299,7 @@ static void lossy_end(struct dump *d, const struct weft_trace *t)
 	for (size_t k = 0; k < d->nlossy; k++) {
 		lossy_tell(d, t, &d->lossy[k], UINT64_MAX, INT64_MAX);
 		free(d->lossy[k].rel);
+		free(d->lossy[k].filter);
 	}
 	free(d->lossy);
 }

@@ -109,6 +109,8 @@ static void emu_usage(FILE *f)
 		"and counted in the summary, its end checks are waived, and the lost\n"
 		"intervals are Paraver type 90 and Perfetto slices \"lost events\". With\n"
 		"--salvage, a stream cut by a crash (weft.cut) is closed at its cut clock.\n"
+		"A trace filtered at the source (WEFT_FILTER) is refused where a model\n"
+		"would be wrong (docs/emu.md, FILTERED TRACES).\n"
 		"\n"
 		"Every file is written aside (.NAME.weft-XXXXXX in the same directory) and\n"
 		"renamed over NAME only when the whole run succeeded: a run that fails or is\n"

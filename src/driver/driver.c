@@ -459,6 +459,10 @@ static int prepare(struct run *R, const struct weft_emulate_opts *o, enum weft_s
 		R->looms[i] = weft_loom_at(R->t, i);
 	for (size_t i = 0; i < nm; i++)
 		R->marks[i] = *weft_mark_type_at(R->t, i);
+	/* a filter at the source: refused where a model would be wrong (and
+	 * a trace written with WEFT_OUTPUT=off, which has no events) */
+	if (driver_filters(R->t, o->warn, o->ctx, err, errlen) != 0)
+		return -1;
 	size_t nmodels = 0;
 	if (emu_select_models(reg, R->streams, ns, o->all_models, R->models, &nmodels, err,
 				errlen) != 0)

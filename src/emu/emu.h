@@ -364,6 +364,11 @@ struct emu_lost_run {
  * dropped. 0, or -1 when out of memory. */
 int emu_thread_lost(struct emu *e, size_t t, const struct emu_lost_run *runs, size_t nruns,
 		uint64_t dropped);
+/* Thread t had n events dropped by the program's filter callback at the
+ * source (weft_rt_filter_set): which ones is not known, so it is emulated
+ * leniently as emu_thread_lost's `dropped`, and the summary counts them
+ * apart. 0, or -1 when out of memory. */
+int emu_thread_filtered(struct emu *e, size_t t, uint64_t n);
 /* 1 when some thread has a run of lost events (the .pcf lists the lost
  * events type). */
 int emu_has_lost(const struct emu *e);

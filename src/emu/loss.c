@@ -46,6 +46,7 @@ struct lthr {
 	struct lrun *runs;
 	size_t nruns, next;  /* next: the first run whose position was not reached */
 	uint64_t dropped, lost;
+	uint64_t filtered;   /* dropped by a filter callback (emu_thread_filtered) */
 	uint64_t skipped;
 	int on;              /* inside a lost interval */
 	int64_t cpu;         /* the CPU marked with it, or -1 */
@@ -139,6 +140,18 @@ int emu_thread_lost(struct emu *e, size_t t, const struct emu_lost_run *runs, si
 		L->sorted = 0;
 	}
 	T->dropped += dropped;
+	e->lossy[t] = 1;
+	return 0;
+}
+
+int emu_thread_filtered(struct emu *e, size_t t, uint64_t n)
+{
+	if (t >= e->nthreads || n == 0)
+		return 0;
+	struct emu_loss *L = loss_get(e);
+	if (L == NULL)
+		return -1;
+	L->thr[t].filtered += n;
 	e->lossy[t] = 1;
 	return 0;
 }
@@ -454,12 +467,14 @@ void emu_loss_summary(const struct emu *e, FILE *out)
 	const struct emu_loss *L = e->loss;
 	if (L == NULL)
 		return;
-	uint64_t lost = 0, dropped = 0;
-	size_t nruns = 0, nth = 0, nthd = 0, nlossy = 0;
+	uint64_t lost = 0, dropped = 0, filtered = 0;
+	size_t nruns = 0, nth = 0, nthd = 0, nthf = 0, nlossy = 0;
 	for (size_t t = 0; t < e->nthreads; t++) {
 		const struct lthr *T = &L->thr[t];
 		lost += T->lost;
 		dropped += T->dropped;
+		filtered += T->filtered;
+		nthf += T->filtered > 0;
 		nruns += T->nruns;
 		nth += T->nruns > 0;
 		nthd += T->dropped > 0;
@@ -474,6 +489,10 @@ void emu_loss_summary(const struct emu *e, FILE *out)
 	if (dropped > 0)
 		fprintf(out, "%s %" PRIu64 " dropped by signal handlers on %zu %s",
 				nruns > 0 ? ";" : "", dropped, nthd, plural(nthd, "thread", "threads"));
+	if (filtered > 0)
+		fprintf(out, "%s %" PRIu64 " dropped by the program's filter callback on %zu %s",
+				nruns > 0 || dropped > 0 ? ";" : "", filtered, nthf,
+				plural(nthf, "thread", "threads"));
 	if (nlossy == 1)
 		fprintf(out, "; the thread that lost events was emulated leniently (in an unknown "
 				"state after a loss) and the end checks were waived for it\n");

@@ -170,8 +170,32 @@ static inline void weft_store_u32(void *p, uint32_t v)
  *   with a clock >= C1). At most WEFT_RING_MAX_RUNS entries: later runs
  *   are merged into the last (its off the latest).
  *   The sums of n and b over the entries are N and B.
+ *
+ * weft.filter: {"rules": R, "callback": B} and weft.filtered: N
+ *   written when a filter at the source was set (WEFT_FILTER=R, "" when
+ *   unset; B true when the program set a callback, weft_rt_filter_set):
+ *   N events of the thread were dropped by it (0 included), on purpose.
+ *
+ * weft.clock: "tsc"
+ *   written by WEFT_CLOCK=tsc: the clocks were read from the time stamp
+ *   counter and converted to CLOCK_MONOTONIC nanoseconds (the events are
+ *   as with the default clock; absent: CLOCK_MONOTONIC itself).
+ *
+ * weft.output: "off" and weft.unwritten_bytes: B
+ *   written by WEFT_OUTPUT=off (the perturbation mode): the events were
+ *   recorded into the buffers as usual but never written, B bytes of them
+ *   (headers included); stream.obs holds its header only.
  */
 #define WEFT_KEY_LOST_EVENTS "lost_events" /* weft.lost_events */
+#define WEFT_KEY_FILTER "filter"           /* weft.filter (object) */
+#define WEFT_KEY_FILTER_RULES "rules"      /* weft.filter.rules (string) */
+#define WEFT_KEY_FILTER_CALLBACK "callback" /* weft.filter.callback (boolean) */
+#define WEFT_KEY_FILTERED "filtered"       /* weft.filtered */
+#define WEFT_KEY_CLOCK "clock"             /* weft.clock */
+#define WEFT_CLOCK_TSC "tsc"
+#define WEFT_KEY_OUTPUT "output"           /* weft.output */
+#define WEFT_OUTPUT_OFF "off"
+#define WEFT_KEY_UNWRITTEN_BYTES "unwritten_bytes" /* weft.unwritten_bytes */
 #define WEFT_KEY_CUT "cut"                 /* weft.cut (object) */
 #define WEFT_KEY_CUT_BY "by"               /* weft.cut.by */
 #define WEFT_CUT_BY_SIGNAL "signal"

@@ -223,8 +223,12 @@ static void cut_stream(struct rt_thread *th, const struct rt_thread *self, int s
 				last.off = th->obs_off;
 			}
 			size_t len = (size_t) (cur - from);
-			raw_write(th->fd, from, len);
-			rt_index_note_raw(th, from, len);
+			if (th->output_off) {
+				__atomic_fetch_add(&th->unwritten, (uint64_t) len, __ATOMIC_RELAXED);
+			} else {
+				raw_write(th->fd, from, len);
+				rt_index_note_raw(th, from, len);
+			}
 		} else if (th->ring != NULL) {
 			last = th->ring->open;
 			last.off = th->obs_off;
@@ -235,7 +239,7 @@ static void cut_stream(struct rt_thread *th, const struct rt_thread *self, int s
 
 static void cut_all(int sig)
 {
-	uint64_t clock = clock_now();
+	uint64_t clock = rt_clock_event_now(); /* the events' clock (WEFT_CLOCK) */
 	walking = 1;
 	int locked = 0;
 	uint64_t start = clock_now();
@@ -322,13 +326,10 @@ static void install(void)
 	rt_crash_enabled = 1;
 }
 
-void rt_crash_setup(const char *func)
+void rt_crash_setup(int on)
 {
-	const char *v = getenv("WEFT_CRASH");
-	if (v == NULL)
+	if (!on)
 		return;
-	if (strcmp(v, "flush") != 0)
-		rt_die(func, "WEFT_CRASH='%s' is not a crash mode (the only one is 'flush'; unset it for none)", v);
 	__atomic_store_n(&fini_called, 0, __ATOMIC_SEQ_CST);
 	pthread_once(&install_once, install);
 }

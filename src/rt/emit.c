@@ -7,7 +7,10 @@
  * Hot path (ovni_ev_emit): take the thread's buffer (rt_hot.busy = 1),
  * one test ("fits, in clock order, nobody had the buffer and nothing is
  * pending": also fails when the thread is not ready because cur and end
- * are then NULL), a fixed-size copy, a pointer bump, give the buffer back, and one look at the pending ring.
+ * are then NULL; it includes the filter table's byte for the event's model,
+ * 0 unless WEFT_FILTER or a callback concerns it, see filter.c), a
+ * fixed-size copy, a pointer bump, give the buffer back, and one look at
+ * the pending ring.
  * No locks, no system calls, nothing shared.
  *
  * Flushing, as the reference does it:
@@ -106,8 +109,22 @@ static inline uint64_t piece_clock(const struct piece *ev)
 	return weft_load_u64(ev->hdr + WEFT_EV_OFF_CLOCK);
 }
 
+/* WEFT_CLOCK=tsc (clock.c): the converted counter, never less than what
+ * the thread read before. */
+static inline uint64_t clock_tsc(void)
+{
+	uint64_t v = rt_clock_tsc_ns();
+	uint64_t l = rt_hot.clk_last;
+	if (v < l)
+		v = l;
+	rt_hot.clk_last = v;
+	return v;
+}
+
 static inline uint64_t clock_raw(void)
 {
+	if (RT_UNLIKELY(__atomic_load_n(&rt_clock_tsc, __ATOMIC_RELAXED)))
+		return clock_tsc();
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
@@ -431,10 +448,17 @@ static void put_mark(const uint8_t mcv[3], uint64_t clock)
 static void write_range(const char *func, struct rt_thread *th, const uint8_t *from, const uint8_t *upto)
 {
 	size_t len = (size_t) (upto - from);
-	if (len > 0) {
-		rt_write_all(func, th->fd, from, len, th->obs_path);
-		rt_index_note(func, th, from, len);
+	if (len == 0)
+		return;
+	rt_clock_calibrate(); /* WEFT_CLOCK=tsc */
+	/* WEFT_OUTPUT=off: the events were recorded as usual; the buffer is
+	 * reused without writing them. */
+	if (RT_UNLIKELY(th->output_off)) {
+		__atomic_fetch_add(&th->unwritten, (uint64_t) len, __ATOMIC_RELAXED);
+		return;
 	}
+	rt_write_all(func, th->fd, from, len, th->obs_path);
+	rt_index_note(func, th, from, len);
 }
 
 static void write_upto(const char *func, struct rt_thread *th, const uint8_t *upto)
@@ -733,6 +757,48 @@ static inline int defer_to_owner(const char *func, uint32_t before0, const struc
 
 /* ---- the public emit calls ---- */
 
+__attribute__((noinline, cold)) static void emit_drain(void);
+
+/* WEFT_FILTER, weft_rt_filter_set (filter.c): whether an event built by
+ * libovni (a mark, a jumbo event) is kept. The callback sees it as a
+ * struct ovni_ev: its header and, for a jumbo, payload.jumbo.size only. */
+static int raw_kept(uint8_t flags, const char mcv[3], uint64_t clock, const void *payload, size_t payload_size,
+		    size_t extra_size)
+{
+	struct ovni_ev fe;
+	memset(&fe, 0, sizeof fe);
+	fe.header.flags = flags;
+	fe.header.model = (uint8_t) mcv[0];
+	fe.header.category = (uint8_t) mcv[1];
+	fe.header.value = (uint8_t) mcv[2];
+	fe.header.clock = clock;
+	if (weft_ev_is_jumbo(flags))
+		fe.payload.jumbo.size = (uint32_t) extra_size;
+	else if (payload_size > 0 && payload_size <= sizeof fe.payload.u8)
+		memcpy(fe.payload.u8, payload, payload_size);
+	return rt_filter_keep(&fe);
+}
+
+/* An event of ovni_ev_emit that the filter dropped: counted, and the
+ * buffer given back as the hot path gives it back (was: someone else had
+ * it, then it is left alone; before0: events were pending before, for
+ * their owner to store, see defer_to_owner). */
+static void filter_drop(const char *func, uint32_t was, uint32_t before0, uint64_t clock)
+{
+	struct rt_thread *th = rt_thread_peek();
+	if (th == NULL)
+		th = rt_thread_get(func); /* dies, saying why */
+	__atomic_fetch_add(&th->filtered, 1, __ATOMIC_RELAXED);
+	if (was != 0)
+		return;
+	clog_consume(clock);
+	RT_SIGNAL_FENCE;
+	rt_hot.busy = 0;
+	RT_SIGNAL_FENCE;
+	if (before0 == 0 && pend_reserved() != 0)
+		emit_drain();
+}
+
 /* The crash gate of an emit or a flush (rt_crash_gate_try): 0 when a crash
  * froze the buffers and this call may not stop there (on the crashing
  * thread, or in a handler that interrupted the thread's own gate code; see
@@ -760,6 +826,10 @@ void rt_emit_raw(const char *func, uint8_t flags, const char mcv[3], uint64_t cl
 	struct rt_thread *th = rt_thread_peek();
 	if (th == NULL)
 		th = rt_thread_get(func); /* dies, saying why */
+	if (RT_UNLIKELY(rt_filter_tab[(uint8_t) mcv[0]] != 0) && !raw_kept(flags, mcv, clock, payload, payload_size, extra_size)) {
+		__atomic_fetch_add(&th->filtered, 1, __ATOMIC_RELAXED);
+		return;
+	}
 	size_t total = piece_size(&ev);
 	if (th->ring == NULL && total > th->bufsize - RT_FLUSH_PAIR_SIZE)
 		rt_die(func, "an event of %zu bytes does not fit in the %zu-byte event buffer of '%s'", total,
@@ -780,11 +850,15 @@ void rt_emit_raw(const char *func, uint8_t flags, const char mcv[3], uint64_t cl
 }
 
 /* The event did not fit, is older than the newest stored, the buffer was
- * taken (a signal handler) or events are pending, or the thread is not
- * ready (dies). */
+ * taken (a signal handler) or events are pending, its model byte has a
+ * filter (WEFT_FILTER, a callback), or the thread is not ready (dies). */
 __attribute__((noinline, cold)) static void emit_slow(const struct ovni_ev *ev, size_t size, uint32_t was, uint32_t before0)
 {
 	static const char func[] = "ovni_ev_emit";
+	if (RT_UNLIKELY(rt_filter_tab[ev->header.model] != 0) && !rt_filter_keep(ev)) {
+		filter_drop(func, was, before0, ev->header.clock);
+		return;
+	}
 	const uint8_t *bytes = (const uint8_t *) ev;
 	struct piece pc = {bytes, bytes + WEFT_EV_HEADER_SIZE, size - WEFT_EV_HEADER_SIZE, NULL, 0};
 	if (was != 0) {
@@ -825,7 +899,8 @@ void ovni_ev_emit(struct ovni_ev *ev)
 	uint8_t *cur = rt_hot.cur;
 	uint64_t clock = ev->header.clock;
 	uint32_t slow = was | pend_reserved() | (uint32_t) ((uintptr_t) rt_hot.end - (uintptr_t) cur < size)
-			| (uint32_t) (clock < rt_hot.last) | (uint32_t) (clock >= flush_at_get());
+			| (uint32_t) (clock < rt_hot.last) | (uint32_t) (clock >= flush_at_get())
+			| rt_filter_tab[ev->header.model];
 	if (RT_UNLIKELY(slow != 0)) {
 		emit_slow(ev, size, was, before0);
 		return;

@@ -44,6 +44,8 @@ json_t *rt_meta_new(const char *func, const struct rt_proc_info *info, pid_t tid
 
 	json_t *weft = obj_or_die(func);
 	set_or_die(func, weft, WEFT_KEY_WEFT_VERSION, json_string(WEFT_VERSION));
+	if (__atomic_load_n(&rt_clock_tsc, __ATOMIC_RELAXED))
+		set_or_die(func, weft, WEFT_KEY_CLOCK, json_string(WEFT_CLOCK_TSC));
 	set_or_die(func, doc, WEFT_KEY_WEFT, weft);
 	return doc;
 }
@@ -75,6 +77,31 @@ static void meta_ring(const char *func, struct rt_thread *th)
 {
 	if (th->ring != NULL)
 		set_or_die(func, weft_object(func, th->meta), WEFT_KEY_RING, rt_ring_json(func, th->ring));
+}
+
+/* weft.filter and weft.filtered, at every stage, when a filter is set. */
+static void meta_filter(const char *func, struct rt_thread *th)
+{
+	if (!rt_filter_active())
+		return;
+	json_t *weft = weft_object(func, th->meta);
+	json_t *f = obj_or_die(func);
+	set_or_die(func, f, WEFT_KEY_FILTER_RULES, json_string(rt_filter_rules()));
+	set_or_die(func, f, WEFT_KEY_FILTER_CALLBACK, json_boolean(rt_filter_callback()));
+	set_or_die(func, weft, WEFT_KEY_FILTER, f);
+	uint64_t n = __atomic_load_n(&th->filtered, __ATOMIC_RELAXED);
+	set_or_die(func, weft, WEFT_KEY_FILTERED, json_integer((json_int_t) n));
+}
+
+/* WEFT_OUTPUT=off: weft.output and weft.unwritten_bytes, at every stage. */
+static void meta_output(const char *func, struct rt_thread *th)
+{
+	if (!th->output_off)
+		return;
+	json_t *weft = weft_object(func, th->meta);
+	set_or_die(func, weft, WEFT_KEY_OUTPUT, json_string(WEFT_OUTPUT_OFF));
+	uint64_t n = __atomic_load_n(&th->unwritten, __ATOMIC_RELAXED);
+	set_or_die(func, weft, WEFT_KEY_UNWRITTEN_BYTES, json_integer((json_int_t) n));
 }
 
 /* RT_META_UPDATE's keys (and ovni.finished if final). */
@@ -139,6 +166,8 @@ void rt_meta_write(const char *func, struct rt_thread *th, enum rt_meta_stage st
 	if (stage >= RT_META_UPDATE)
 		meta_update(func, th, stage == RT_META_FINAL);
 	meta_ring(func, th);
+	meta_filter(func, th);
+	meta_output(func, th);
 	char *text = json_dumps(th->meta, JSON_INDENT(4) | JSON_REAL_PRECISION(17));
 	if (text == NULL)
 		rt_die(func, "cannot serialize the metadata of '%s'", th->json_path);

@@ -4,7 +4,8 @@
  *
  * The process state is written by these calls and read by threads when
  * they start or finish (never on the emit path), under one mutex.
- * Environment, read once by ovni_proc_init:
+ * Environment, read once by ovni_proc_init (the WEFT_* settings through
+ * settings.c, where weft_rt_set() may have set them first):
  *   OVNI_TRACEDIR  final trace directory (default "ovni"), created if missing
  *   OVNI_TMPDIR    if set, streams are written under it and moved into the
  *                  trace directory by ovni_proc_fini (file by file, over
@@ -51,10 +52,7 @@ static struct {
 	char *tmp_dir;        /* <tmpdir> (absolute), or NULL */
 	char *tmp_loom_dir;   /* <tmpdir>/loom.<loom>, or NULL */
 	char *tmp_proc_dir;   /* <tmpdir>/loom.<loom>/proc.<pid>, or NULL */
-	size_t bufsize;
-	uint64_t flush_ns;
-	size_t ring_size;
-	int ring_flush;
+	struct rt_settings set; /* as read by ovni_proc_init (settings.c) */
 	int rank_set;
 	int rank;
 	int nranks;
@@ -129,44 +127,12 @@ static char *absolute_dir(const char *func, const char *dir)
 	return abs;
 }
 
-static size_t parse_bufsize(const char *func)
+int rt_proc_started(void)
 {
-	const char *v = getenv("WEFT_BUFSIZE");
-	if (v == NULL)
-		return (size_t) OVNI_MAX_EV_BUF;
-	unsigned long long n = 0;
-	int ok = v[0] != '\0';
-	for (const char *p = v; ok && *p != '\0'; p++) {
-		if (*p < '0' || *p > '9' || n > RT_BUFSIZE_MAX) {
-			ok = 0;
-			break;
-		}
-		n = n * 10u + (unsigned long long) (*p - '0');
-	}
-	if (!ok || n < RT_BUFSIZE_MIN || n > RT_BUFSIZE_MAX)
-		rt_die(func, "WEFT_BUFSIZE='%s' is not a buffer size in bytes between %llu and %llu", v,
-		       RT_BUFSIZE_MIN, RT_BUFSIZE_MAX);
-	return (size_t) n;
-}
-
-static uint64_t parse_flush_ms(const char *func)
-{
-	const char *v = getenv("WEFT_FLUSH_MS");
-	if (v == NULL)
-		return 0;
-	unsigned long long n = 0;
-	int ok = v[0] != '\0';
-	for (const char *p = v; ok && *p != '\0'; p++) {
-		if (*p < '0' || *p > '9' || n > RT_FLUSH_MS_MAX) {
-			ok = 0;
-			break;
-		}
-		n = n * 10u + (unsigned long long) (*p - '0');
-	}
-	if (!ok || n > RT_FLUSH_MS_MAX)
-		rt_die(func, "WEFT_FLUSH_MS='%s' is not an age in milliseconds between 0 (off) and %llu", v,
-		       RT_FLUSH_MS_MAX);
-	return (uint64_t) n * 1000000ull;
+	pthread_mutex_lock(&proc.mu);
+	int started = proc.ready || proc.finished;
+	pthread_mutex_unlock(&proc.mu);
+	return started;
 }
 
 void ovni_proc_init(int app, const char *loom, int pid)
@@ -187,12 +153,14 @@ void ovni_proc_init(int app, const char *loom, int pid)
 	/* Seed jansson's hash tables once, before threads use it. */
 	json_object_seed(0);
 
-	rt_crash_setup(func);
-	size_t bufsize = parse_bufsize(func);
-	uint64_t flush_ns = parse_flush_ms(func);
-	size_t ring_size;
-	int ring_flush;
-	rt_ring_setup(func, flush_ns, &ring_size, &ring_flush);
+	/* Every WEFT_* setting, in one place (settings.c). */
+	struct rt_settings set;
+	rt_settings_read(func, &set);
+	rt_crash_setup(set.crash);
+	if (set.ring_size != 0)
+		rt_ring_setup(set.ring_signo);
+	rt_filter_setup(&set);
+	rt_clock_setup(func, set.clock_tsc);
 	const char *tracedir = env_nonempty("OVNI_TRACEDIR");
 	if (tracedir == NULL)
 		tracedir = WEFT_TRACEDIR_DEFAULT;
@@ -214,10 +182,7 @@ void ovni_proc_init(int app, const char *loom, int pid)
 	proc.loom = rt_strfmt(func, "%s", loom);
 	proc.app = app;
 	proc.pid = pid;
-	proc.bufsize = bufsize;
-	proc.flush_ns = flush_ns;
-	proc.ring_size = ring_size;
-	proc.ring_flush = ring_flush;
+	proc.set = set;
 	proc.rank_set = 0;
 	proc.rank = 0;
 	proc.nranks = 0;
@@ -260,10 +225,11 @@ void rt_proc_get(const char *func, struct rt_proc_info *info)
 	info->pid = proc.pid;
 	info->loom = rt_strfmt(func, "%s", proc.loom);
 	info->proc_dir = rt_strfmt(func, "%s", proc.tmp_proc_dir != NULL ? proc.tmp_proc_dir : proc.final_proc_dir);
-	info->bufsize = proc.bufsize;
-	info->flush_ns = proc.flush_ns;
-	info->ring_size = proc.ring_size;
-	info->ring_flush = proc.ring_flush;
+	info->bufsize = proc.set.bufsize;
+	info->flush_ns = proc.set.flush_ns;
+	info->ring_size = proc.set.ring_size;
+	info->ring_flush = proc.set.ring_flush;
+	info->output_off = proc.set.output_off;
 	info->rank_set = proc.rank_set;
 	info->rank = proc.rank;
 	info->nranks = proc.nranks;

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * ring.c - the flight recorder (WEFT_RING; docs/runtime.md, "Flight
- * recorder"): its environment, the per-thread loss accounting, weft.ring
+ * recorder"): its setup, the per-thread loss accounting, weft.ring
  * in stream.json, and the WEFT_RING_SIGNAL handler.
  *
  * The buffer management itself is in emit.c (the ring is the thread's
@@ -34,71 +34,6 @@ static int dump_signo;
 static pthread_key_t exit_key;
 /* How many times the handler tries the thread-list mutex. */
 #define TRYLOCK_MAX 64
-
-/* ---- environment ---- */
-
-/* Bytes with an optional K, M or G suffix (powers of 1024); 0 if bad. */
-static unsigned long long parse_size(const char *v)
-{
-	unsigned long long n = 0;
-	const char *p = v;
-	if (*p < '0' || *p > '9')
-		return 0;
-	for (; *p >= '0' && *p <= '9'; p++) {
-		if (n > RT_RING_MAX)
-			return 0;
-		n = n * 10u + (unsigned long long) (*p - '0');
-	}
-	unsigned shift = 0;
-	switch (*p) {
-	case '\0': break;
-	case 'k': case 'K': shift = 10; p++; break;
-	case 'm': case 'M': shift = 20; p++; break;
-	case 'g': case 'G': shift = 30; p++; break;
-	default: return 0;
-	}
-	if (*p != '\0' || n > (RT_RING_MAX >> shift))
-		return 0;
-	return n << shift;
-}
-
-struct sig_name {
-	const char *name;
-	int signo;
-};
-
-static const struct sig_name sig_names[] = {
-	{"USR1", SIGUSR1}, {"USR2", SIGUSR2}, {"HUP", SIGHUP},   {"INT", SIGINT},
-	{"QUIT", SIGQUIT}, {"TERM", SIGTERM}, {"ALRM", SIGALRM}, {"WINCH", SIGWINCH},
-};
-
-/* Signals libovni cannot take over: they cannot be caught, or WEFT_CRASH
- * uses them. */
-static int reserved_signal(int s)
-{
-	return s == SIGKILL || s == SIGSTOP || s == SIGSEGV || s == SIGBUS || s == SIGILL || s == SIGFPE
-	       || s == SIGABRT;
-}
-
-/* A signal name (with or without SIG) or number; 0 if bad. */
-static int parse_signal(const char *v)
-{
-	const char *name = strncmp(v, "SIG", 3) == 0 ? v + 3 : v;
-	for (size_t i = 0; i < sizeof sig_names / sizeof sig_names[0]; i++)
-		if (strcmp(name, sig_names[i].name) == 0)
-			return sig_names[i].signo;
-	int n = 0;
-	if (*v == '\0')
-		return 0;
-	for (const char *p = v; *p != '\0'; p++) {
-		if (*p < '0' || *p > '9' || n > SIGRTMAX)
-			return 0;
-		n = n * 10 + (*p - '0');
-	}
-	if (n < 1 || n > SIGRTMAX || reserved_signal(n))
-		return 0;
-	return n;
-}
 
 /* ---- the dump signal ---- */
 
@@ -144,41 +79,9 @@ static void install(void)
 		rt_die_errno(func, errno, "WEFT_RING_SIGNAL: cannot install the handler of signal %d", dump_signo);
 }
 
-void rt_ring_setup(const char *func, uint64_t flush_ns, size_t *size, int *flush)
+void rt_ring_setup(int signo)
 {
-	*size = 0;
-	*flush = 0;
-	const char *v = getenv("WEFT_RING");
-	if (v != NULL) {
-		unsigned long long n = parse_size(v);
-		if (n < RT_RING_MIN || n > RT_RING_MAX)
-			rt_die(func,
-			       "WEFT_RING='%s' is not a ring size (bytes, with an optional K, M or G suffix, from %lluK "
-			       "to %lluG)",
-			       v, RT_RING_MIN >> 10, RT_RING_MAX >> 30);
-		*size = (size_t) n;
-	}
-	const char *f = getenv("WEFT_RING_FLUSH");
-	if (f != NULL) {
-		if (strcmp(f, "on") != 0 && strcmp(f, "off") != 0)
-			rt_die(func, "WEFT_RING_FLUSH='%s' is not 'on' or 'off'", f);
-		*flush = strcmp(f, "on") == 0;
-	}
-	const char *s = getenv("WEFT_RING_SIGNAL");
-	int signo = 0;
-	if (s != NULL && (signo = parse_signal(s)) == 0)
-		rt_die(func,
-		       "WEFT_RING_SIGNAL='%s' is not a signal libovni can take (USR1, USR2, HUP, INT, QUIT, TERM, "
-		       "ALRM, WINCH, with or without SIG, or a number other than those of SIGKILL, SIGSTOP and "
-		       "the WEFT_CRASH signals)",
-		       s);
-	if (*size == 0)
-		return; /* WEFT_RING_FLUSH and WEFT_RING_SIGNAL mean nothing without it */
-	if (flush_ns != 0)
-		rt_die(func,
-		       "WEFT_RING and WEFT_FLUSH_MS cannot be used together (a flight recorder writes only when "
-		       "asked; unset one of them)");
-	if (signo != 0)
+	if (signo != 0 && dump_signo == 0)
 		dump_signo = signo;
 	pthread_once(&install_once, install);
 	/* A signal named by a later ovni_proc_init (a fork() child) is not

@@ -31,6 +31,7 @@
 
 #include "obs_format.h"
 #include "ovni.h"
+#include "weft/rt.h"
 
 #define RT_TLS static _Thread_local __attribute__((tls_model("initial-exec")))
 #define RT_LIKELY(x) __builtin_expect(!!(x), 1)
@@ -109,7 +110,138 @@ void rt_write_file_atomic(const char *func, const char *path, const char *text);
  * renamed over it): never written through a link. */
 void rt_move_tree(const char *func, const char *src, const char *dst);
 
+/* ---- settings (settings.c) ---- */
+
+/* WEFT_FILTER (filter.c): at most this many rules, this much text. */
+#define RT_FILTER_MAX_RULES 64
+#define RT_FILTER_TEXT_MAX 512
+struct rt_filter_rule {
+	uint8_t keep; /* "+" */
+	uint8_t any;  /* "*" */
+	uint8_t len;  /* bytes of the prefix, 1 to 3 */
+	uint8_t mcv[3];
+};
+struct rt_filter_spec {
+	size_t nrules;
+	struct rt_filter_rule rules[RT_FILTER_MAX_RULES];
+	char text[RT_FILTER_TEXT_MAX]; /* WEFT_FILTER as given ("" when unset) */
+};
+
+/* Every setting, as ovni_proc_init read it (weft_rt_set's value, else the
+ * environment; defaults when neither). */
+struct rt_settings {
+	size_t bufsize;     /* WEFT_BUFSIZE, default OVNI_MAX_EV_BUF */
+	uint64_t flush_ns;  /* WEFT_FLUSH_MS in ns, 0 when off */
+	size_t ring_size;   /* WEFT_RING in bytes, 0 when off */
+	int ring_flush;     /* WEFT_RING_FLUSH=on (0 without WEFT_RING) */
+	int ring_signo;     /* WEFT_RING_SIGNAL (0: none, or without WEFT_RING) */
+	int crash;          /* WEFT_CRASH=flush */
+	int output_off;     /* WEFT_OUTPUT=off */
+	int clock_tsc;      /* WEFT_CLOCK=tsc */
+	struct rt_filter_spec filter; /* WEFT_FILTER (no rules when unset) */
+	weft_rt_filter_fn filter_fn; /* weft_rt_filter_set */
+	void *filter_arg;
+};
+
+/* Reads every setting; dies naming func and the setting on a bad value
+ * or combination. */
+void rt_settings_read(const char *func, struct rt_settings *s);
+
+/* ---- the clock (clock.c) ---- */
+
+/* WEFT_CLOCK=tsc is in force (atomic, read relaxed). */
+extern int rt_clock_tsc;
+/* ovni_proc_init's part: with tsc, checks the counter (dies naming func
+ * and the reason when it is not usable) and calibrates it. */
+void rt_clock_setup(const char *func, int tsc);
+/* Why the TSC cannot be used here (in buf), or NULL when it can. */
+const char *rt_clock_tsc_refusal(char *buf, size_t n);
+/* The conversion's parameters, twice (a latch, see clock.c): latch
+ * even, readers use slot 0; odd, slot 1. All read and written atomically. */
+struct rt_clock_conv {
+	uint64_t base_tsc;
+	uint64_t base_ns;
+	uint64_t mult; /* ns per tick << 32 */
+};
+extern struct rt_clock_conv rt_clock_slots[2];
+extern uint32_t rt_clock_latch;
+
+static inline uint64_t rt_tsc_read(void)
+{
+#if defined(__x86_64__)
+	uint32_t lo, hi;
+	__asm__ __volatile__("rdtsc" : "=a"(lo), "=d"(hi));
+	return ((uint64_t) hi << 32) | lo;
+#else
+	return 0;
+#endif
+}
+
+/* A whole copy of the parameters (never waits: an update leaves one slot
+ * whole at every moment). */
+static inline void rt_clock_conv_get(struct rt_clock_conv *out)
+{
+	for (;;) {
+		uint32_t l = __atomic_load_n(&rt_clock_latch, __ATOMIC_ACQUIRE);
+		const struct rt_clock_conv *c = &rt_clock_slots[l & 1u];
+		out->base_tsc = __atomic_load_n(&c->base_tsc, __ATOMIC_ACQUIRE);
+		out->base_ns = __atomic_load_n(&c->base_ns, __ATOMIC_ACQUIRE);
+		out->mult = __atomic_load_n(&c->mult, __ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&rt_clock_latch, __ATOMIC_ACQUIRE) == l)
+			return;
+	}
+}
+
+/* base_ns + d * mult / 2^32 for d ticks since base_tsc, as the integer
+ * and the fractional parts of mult (d * int + the high half of d * frac
+ * << 32): two multiplications side by side, no double-word shift. */
+static inline uint64_t rt_clock_conv_at(const struct rt_clock_conv *c, uint64_t t)
+{
+	uint64_t d = t > c->base_tsc ? t - c->base_tsc : 0;
+	uint64_t whole = d * (c->mult >> 32);
+	uint64_t frac = (uint64_t) (((unsigned __int128) d * (c->mult << 32)) >> 64);
+	return c->base_ns + whole + frac;
+}
+
+/* The TSC converted to ns (async-signal-safe, never waits). */
+static inline uint64_t rt_clock_tsc_ns(void)
+{
+	struct rt_clock_conv c;
+	rt_clock_conv_get(&c);
+	return rt_clock_conv_at(&c, rt_tsc_read());
+}
+/* The clock of the events now, without the per-thread clamp (for a
+ * crash's cut; async-signal-safe). */
+uint64_t rt_clock_event_now(void);
+/* At a write of a buffer: recalibrates (at most once a millisecond, if no
+ * other thread is at it). */
+void rt_clock_calibrate(void);
+
+/* ---- filters at the source (filter.c) ---- */
+
+/* rt_filter_tab[model byte]: 0 keep (no question asked), or one of these:
+ * the emit path sends the event to its slow path, which asks
+ * rt_filter_keep. */
+#define RT_FILTER_DROP 1u
+#define RT_FILTER_ASK 2u
+extern uint8_t rt_filter_tab[256];
+/* WEFT_FILTER's rules into spec: 0, or -1 when malformed. */
+int rt_filter_parse(const char *v, struct rt_filter_spec *spec);
+/* ovni_proc_init's part: the rules, the callback and the table. */
+void rt_filter_setup(const struct rt_settings *s);
+/* Whether ev (its header; for a jumbo, also payload.jumbo.size) is kept. */
+int rt_filter_keep(const struct ovni_ev *ev);
+/* A filter is set (rules or a callback); its rules as given ("" none);
+ * whether there is a callback. */
+int rt_filter_active(void);
+const char *rt_filter_rules(void);
+int rt_filter_callback(void);
+
 /* ---- process (proc.c) ---- */
+
+/* Nonzero once ovni_proc_init has run in this process (and until a fork()
+ * child forgets it): settings can no longer be changed. */
+int rt_proc_started(void);
 
 /* A consistent copy of what a thread needs from the process. */
 struct rt_proc_info {
@@ -121,6 +253,7 @@ struct rt_proc_info {
 	uint64_t flush_ns; /* WEFT_FLUSH_MS in ns, 0 when off */
 	size_t ring_size;  /* WEFT_RING in bytes, 0 when off */
 	int ring_flush;    /* WEFT_RING_FLUSH=on */
+	int output_off;    /* WEFT_OUTPUT=off */
 	int rank_set;
 	int rank;
 	int nranks;
@@ -170,6 +303,13 @@ struct rt_thread {
 	int closing;
 	/* Events dropped (atomic: handlers count too). */
 	uint64_t lost;
+	/* Events a filter dropped (WEFT_FILTER, weft_rt_filter_set; atomic). */
+	uint64_t filtered;
+	/* WEFT_OUTPUT=off: nothing is written to stream.obs (nor stream.idx);
+	 * unwritten counts the bytes of events that a write would have
+	 * written (atomic: the crash handler adds its own). */
+	int output_off;
+	uint64_t unwritten;
 	/* All the process's threads (thread.c, under its mutex): a fork()
 	 * child closes their files. */
 	struct rt_thread *next;
@@ -212,6 +352,7 @@ struct rt_hot {
 	 * event's clock + the age. UINT64_MAX when off. */
 	uint64_t flush_at;
 	uint32_t pend;  /* bytes reserved in the pending ring (atomic) */
+	uint64_t clk_last; /* WEFT_CLOCK=tsc: the newest clock read on the thread */
 	/* The clock log: entry i % RT_CLOG_N is the i-th read. An entry is
 	 * valid while its ep equals epoch (never 0); whatever moves bytes in
 	 * the buffer bumps epoch and carries the entries it keeps over. */
@@ -251,9 +392,9 @@ struct rt_thread *rt_threads_first(void);
 extern int rt_crash_enabled;
 /* Nonzero once a crash or the exit handler started writing the buffers. */
 extern uint32_t rt_crash_frozen;
-/* ovni_proc_init's part: reads WEFT_CRASH (dies naming it on a bad
- * value) and, the first time it is "flush", installs the handlers. */
-void rt_crash_setup(const char *func);
+/* ovni_proc_init's part: the first time WEFT_CRASH is "flush" (on),
+ * installs the handlers. */
+void rt_crash_setup(int on);
 /* ovni_thread_init's part (crash mode): notes the thread's emit state and
  * arms the thread-exit hook. */
 void rt_crash_thread_init(struct rt_thread *th);
@@ -350,11 +491,9 @@ struct rt_ring {
 /* Bumped by the WEFT_RING_SIGNAL handler (atomic): a thread whose
  * seen_gen differs dumps its ring at its next slow path. */
 extern uint32_t rt_ring_gen;
-/* ovni_proc_init's part: reads WEFT_RING, WEFT_RING_FLUSH and
- * WEFT_RING_SIGNAL (dies naming the variable on a bad value, or with
- * WEFT_FLUSH_MS on), installs the signal handler once; *size is 0 when
- * ring mode is off. */
-void rt_ring_setup(const char *func, uint64_t flush_ns, size_t *size, int *flush);
+/* ovni_proc_init's part, in ring mode: installs the thread-exit key and
+ * the WEFT_RING_SIGNAL handler (signo, 0 for none) once. */
+void rt_ring_setup(int signo);
 /* ovni_thread_init's and ovni_thread_free's parts. */
 void rt_ring_thread_init(const char *func, struct rt_thread *th, size_t size, int flush);
 void rt_ring_thread_free(struct rt_thread *th);

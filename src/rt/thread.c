@@ -153,6 +153,7 @@ void ovni_thread_init(pid_t tid)
 
 	th->bufsize = info.bufsize;
 	th->flush_ns = info.flush_ns;
+	th->output_off = info.output_off;
 	/* WEFT_RING: the buffer is the ring, twice its size (emit.c). */
 	if (info.ring_size != 0) {
 		th->bufsize = 2u * info.ring_size;

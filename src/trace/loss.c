@@ -2,8 +2,9 @@
 /*
  * loss.c - what a stream says it lost: the weft.* keys of stream.json that
  * libovni writes when events were dropped (weft.lost_events), when the run
- * was cut by WEFT_CRASH=flush (weft.cut) and in flight-recorder mode
- * (weft.ring). The keys are defined in src/format/obs_format.h; this file
+ * was cut by WEFT_CRASH=flush (weft.cut), in flight-recorder mode
+ * (weft.ring), by a filter at the source (weft.filter, weft.filtered) and
+ * in the perturbation mode (weft.output, weft.unwritten_bytes). The keys are defined in src/format/obs_format.h; this file
  * checks them and turns their raw clocks into trace clocks.
  *
  * Each key is checked as strictly as ovni's own: a malformed value is a
@@ -147,6 +148,53 @@ static int parse_ring(json_t *ring, const char *name, struct weft_diag *d, struc
 	return 0;
 }
 
+/* weft.filter and weft.filtered (both or neither). */
+static int parse_filter(json_t *w, const char *name, struct weft_diag *d, struct weft_meta *m)
+{
+	json_t *f = json_object_get(w, WEFT_KEY_FILTER);
+	json_t *n = json_object_get(w, WEFT_KEY_FILTERED);
+	if (f == NULL && n == NULL)
+		return 0;
+	if (!json_is_object(f))
+		return weft_breach(d, "%s: weft.filter is missing or not an object (weft.filtered "
+				"is set)", name);
+	json_t *rules = json_object_get(f, WEFT_KEY_FILTER_RULES);
+	json_t *cb = json_object_get(f, WEFT_KEY_FILTER_CALLBACK);
+	if (!json_is_string(rules))
+		return weft_breach(d, "%s: weft.filter.rules is missing or not a string", name);
+	if (!json_is_boolean(cb))
+		return weft_breach(d, "%s: weft.filter.callback is missing or not a boolean", name);
+	uint64_t count;
+	if (!get_count(n, &count))
+		return weft_breach(d, "%s: weft.filtered is missing or not a non-negative integer",
+				name);
+	char *r = strdup(json_string_value(rules));
+	if (r == NULL)
+		return weft_fail(d, "%s: out of memory while reading weft.filter", name);
+	free(m->filter_rules);
+	m->filter_rules = r;
+	m->has_filter = 1;
+	m->filter_callback = json_is_true(cb);
+	m->filtered = count;
+	return 0;
+}
+
+/* weft.output and weft.unwritten_bytes. */
+static int parse_output(json_t *w, const char *name, struct weft_diag *d, struct weft_meta *m)
+{
+	json_t *o = json_object_get(w, WEFT_KEY_OUTPUT);
+	json_t *b = json_object_get(w, WEFT_KEY_UNWRITTEN_BYTES);
+	if (o == NULL && b == NULL)
+		return 0;
+	if (!json_is_string(o) || strcmp(json_string_value(o), WEFT_OUTPUT_OFF) != 0)
+		return weft_breach(d, "%s: weft.output is missing or not \"" WEFT_OUTPUT_OFF "\"", name);
+	if (!get_count(b, &m->unwritten_bytes))
+		return weft_breach(d, "%s: weft.unwritten_bytes is missing or not a non-negative "
+				"integer", name);
+	m->output_off = 1;
+	return 0;
+}
+
 int weft_meta_parse_loss(json_t *root, const char *name, struct weft_diag *d,
 		struct weft_meta *m)
 {
@@ -167,11 +215,15 @@ int weft_meta_parse_loss(json_t *root, const char *name, struct weft_diag *d,
 	v = json_object_get(w, WEFT_KEY_RING);
 	if (v != NULL && parse_ring(v, name, d, m) < 0)
 		return -1;
+	if (parse_filter(w, name, d, m) < 0 || parse_output(w, name, d, m) < 0)
+		return -1;
 	return 0;
 }
 
 void weft_meta_free_loss(struct weft_meta *m)
 {
+	free(m->filter_rules);
+	m->filter_rules = NULL;
 	free(m->runs);
 	m->runs = NULL;
 	m->nruns = 0;
@@ -209,8 +261,28 @@ int weft_stream_loss(const struct weft_trace *t, size_t i, struct weft_loss *out
 		out->lost_events = m->ring_lost_events;
 		out->lost_bytes = m->ring_lost_bytes;
 		out->nruns = m->nruns;
+		out->filter = m->has_filter;
+		out->filter_rules = m->filter_rules != NULL ? m->filter_rules : "";
+		out->filter_callback = m->filter_callback;
+		out->filtered = m->filtered;
+		out->output_off = m->output_off;
+		out->unwritten_bytes = m->unwritten_bytes;
 	}
-	return m->end_by != 0 || m->dropped > 0 || m->ring;
+	return m->end_by != 0 || m->dropped > 0 || m->ring || m->has_filter || m->output_off;
+}
+
+void weft_filter_describe(const struct weft_loss *l, char *buf, size_t n)
+{
+	const char *r = l->filter && l->filter_rules != NULL ? l->filter_rules : "";
+	int cb = l->filter && l->filter_callback;
+	if (r[0] != '\0' && cb)
+		snprintf(buf, n, "WEFT_FILTER='%s' and the program's filter callback", r);
+	else if (r[0] != '\0')
+		snprintf(buf, n, "WEFT_FILTER='%s'", r);
+	else if (cb)
+		snprintf(buf, n, "the program's filter callback");
+	else if (n > 0)
+		buf[0] = '\0';
 }
 
 int weft_stream_lost_run(const struct weft_trace *t, size_t i, size_t k,

@@ -55,6 +55,14 @@ struct weft_meta {
 	uint64_t ring_size, ring_lost_events, ring_lost_bytes;
 	size_t nruns;
 	struct weft_lost_run *runs; /* owned; first/last raw */
+	/* weft.filter, weft.filtered (loss.c) */
+	int has_filter;
+	char *filter_rules;       /* owned; "" when no rules */
+	int filter_callback;
+	uint64_t filtered;
+	/* weft.output = "off", weft.unwritten_bytes */
+	int output_off;
+	uint64_t unwritten_bytes;
 };
 
 /* Parse a v3 stream.json (name: the file, for messages). Returns -1 when the

@@ -247,13 +247,13 @@ def check_trace(trace, weft_version):
         print(f"check.py: {len(seen)} streams, {total_flush} OF[/OF] pairs, all events as expected")
 
 
-def header_functions(header):
+def header_functions(header, prefix="ovni_"):
     names = set()
     with open(header) as f:
         for line in f:
             if line.lstrip().startswith("#"):
                 continue
-            m = re.match(r"^[A-Za-z_][\w\s\*]*?\b(ovni_\w+)\s*\(", line)
+            m = re.match(r"^[A-Za-z_][\w\s\*]*?\b(" + prefix + r"\w+)\s*\(", line)
             if m:
                 names.add(m.group(1))
     return names
@@ -262,16 +262,24 @@ def header_functions(header):
 def check_abi(prefix):
     lib = os.path.join(prefix, "lib")
     so = os.path.join(lib, "libovni.so.1")
-    for p in ("lib/libovni.so.1", "lib/libovni.so", "lib/libovni.a", "include/ovni.h", "lib/pkgconfig/ovni.pc"):
+    for p in ("lib/libovni.so.1", "lib/libovni.so", "lib/libovni.a", "include/ovni.h", "include/weft/rt.h",
+              "lib/pkgconfig/ovni.pc"):
         if not os.path.exists(os.path.join(prefix, p)):
             err(f"{prefix}/{p} is not installed")
     want = header_functions(os.path.join(prefix, "include", "ovni.h"))
     if len(want) < 30:
         err(f"only {len(want)} functions found in ovni.h: {sorted(want)}")
-    out = subprocess.run(["nm", "-D", "--defined-only", so], check=True, capture_output=True, text=True).stdout
+    # The ovni API unversioned, as the reference's; weft's own (weft/rt.h)
+    # under the version node WEFT_RT_1 (which nm lists as an absolute symbol).
+    want_rt = header_functions(os.path.join(prefix, "include", "weft", "rt.h"), "weft_rt_")
+    if len(want_rt) < 2:
+        err(f"only {len(want_rt)} functions found in weft/rt.h: {sorted(want_rt)}")
+    want |= {f"{n}@@WEFT_RT_1" for n in want_rt} | {"WEFT_RT_1"}
+    out = subprocess.run(["nm", "-D", "--defined-only", "--with-symbol-versions", so], check=True,
+                         capture_output=True, text=True).stdout
     got = {line.split()[-1] for line in out.splitlines() if line.strip()}
     if got != want:
-        err(f"{so} exports {sorted(got - want)} beyond ovni.h and lacks {sorted(want - got)}")
+        err(f"{so} exports {sorted(got - want)} beyond ovni.h and weft/rt.h and lacks {sorted(want - got)}")
     dyn = subprocess.run(["readelf", "-d", so], check=True, capture_output=True, text=True).stdout
     m = re.search(r"\(SONAME\)\s+Library soname: \[([^\]]+)\]", dyn)
     if not m or m.group(1) != "libovni.so.1":
@@ -281,7 +289,8 @@ def check_abi(prefix):
     if not re.search(r"\bT ovni_ev_emit\b", ar):
         err("libovni.a does not define ovni_ev_emit")
     if not errors:
-        print(f"check.py: libovni.so.1 exports exactly the {len(want)} functions of ovni.h, SONAME libovni.so.1")
+        print(f"check.py: libovni.so.1 exports exactly the {len(want) - len(want_rt) - 1} functions of ovni.h "
+              f"unversioned and the {len(want_rt)} of weft/rt.h as WEFT_RT_1, SONAME libovni.so.1")
 
 
 def main():

@@ -22,6 +22,38 @@ case "$flags" in *"$SRC"*) echo "run.sh: pkg-config points into the source tree"
 # shellcheck disable=SC2086
 "$CC" -std=c11 -O2 -Wall -Wextra -Werror -pthread "$SRC/tests/rt/outside/user_prog.c" $flags -o "$work/user_prog"
 
+# weft's own API (weft/rt.h, WEFT_RT_1) from the installed header: a
+# setting by call wins over the environment (a 256-byte buffer, so that the
+# 64 events below need automatic flushes: OF[ events in the stream).
+cat >"$work/rt_prog.c" <<'PROG'
+#include <weft/rt.h>
+#include <unistd.h>
+int main(void)
+{
+	weft_rt_set("WEFT_BUFSIZE", "256");
+	ovni_proc_init(1, "outside", getpid());
+	ovni_thread_init(getpid());
+	struct ovni_ev ev = {0};
+	ovni_ev_set_mcv(&ev, "OB.");
+	for (int i = 0; i < 64; i++) {
+		ovni_ev_set_clock(&ev, ovni_clock_now());
+		ovni_ev_emit(&ev);
+	}
+	ovni_thread_free();
+	ovni_proc_fini();
+	return 0;
+}
+PROG
+# shellcheck disable=SC2086
+"$CC" -std=c11 -O2 -Wall -Wextra -Werror "$work/rt_prog.c" $flags -o "$work/rt_prog"
+(cd "$work" && env -u OVNI_TMPDIR LD_LIBRARY_PATH="$prefix/lib" OVNI_TRACEDIR="$work/trace-rt" WEFT_BUFSIZE=65536 ./rt_prog)
+rt_obs=$(find "$work/trace-rt" -name stream.obs)
+if ! LC_ALL=C grep -q 'OF\[' "$rt_obs"; then
+	echo "run.sh: rt_prog's weft_rt_set(\"WEFT_BUFSIZE\", \"256\") did not win over WEFT_BUFSIZE=65536 (no flush in $rt_obs)" >&2
+	exit 1
+fi
+echo "run.sh: weft/rt.h: weft_rt_set won over the environment"
+
 # The same program linked with the static libovni.a (and the rest as
 # pkg-config --static says): it must not load any libovni.so.
 sflags=$(PKG_CONFIG_PATH=$prefix/lib/pkgconfig pkg-config --static --libs ovni)
