@@ -275,6 +275,11 @@ static int cmd_view(int argc, char **argv, struct view_args *a)
 		fprintf(stderr, "weft view: out of memory\n");
 		return 1;
 	}
+	/* the page's collection keeps the intervals up to the budget (its
+	 * memory then bounded whatever the trace); the server keeps them all,
+	 * to answer its tiles */
+	if (!a->serve)
+		view_data_keep(vd, budget);
 	static const char *const no_formats[] = { NULL };
 	struct weft_emulate_opts o;
 	memset(&o, 0, sizeof o);
