@@ -5,8 +5,8 @@
  * (emu_cat_of_prv), as `weft sql`'s interval table holds them; at the
  * close, the labels known at the end and the summary pyramids. The
  * intervals are kept up to a budget (view_data_keep): beyond it the
- * largest track's are dropped and its pyramid's finest level is built as
- * its intervals arrive (struct view_spyr), so that memory does not grow
+ * largest tracks' are dropped and their pyramids' finest level is built as
+ * their intervals arrive (struct view_spyr), so that memory does not grow
  * with the trace.
  */
 #include <pthread.h>
@@ -514,25 +514,42 @@ static int spyr_add(struct view_spyr *sp, int64_t s, int64_t e, int64_t v)
 	return 0;
 }
 
-/* The kept intervals over the budget: the largest track's are dropped (its
- * summary from them on built as they arrive), until the rest fit. 0, or -1
- * when out of memory. */
+struct tlen {
+	uint64_t len;
+	size_t track;
+};
+
+/* Larger first; among equals, the first track first. */
+static int cmp_tlen(const void *a, const void *b)
+{
+	const struct tlen *x = a, *y = b;
+	if (x->len != y->len)
+		return (x->len < y->len) - (x->len > y->len);
+	return (x->track > y->track) - (x->track < y->track);
+}
+
+/* The kept intervals over the budget: the largest tracks' are dropped
+ * (their summaries from them on built as they arrive) until the rest take
+ * at most 15/16 of it, so that many tracks growing together cost a sort
+ * now and then, not a scan per interval. 0, or -1 when out of memory. */
 static int drop_largest(struct view_data *vd)
 {
-	while (vd->kept > vd->keep) {
-		size_t big = SIZE_MAX;
-		for (size_t i = 0; i < vd->nrows * vd->nchans; i++) {
-			const struct view_track *t = &vd->tracks[i];
-			if (t->sp == NULL && t->n > 0 && (big == SIZE_MAX
-					|| t->jlen > vd->tracks[big].jlen))
-				big = i;
-		}
-		if (big == SIZE_MAX)
-			return 0;
-		struct view_track *t = &vd->tracks[big];
-		t->sp = spyr_new(vd->chans[big % vd->nchans].counter);
-		if (t->sp == NULL)
+	size_t nt = vd->nrows * vd->nchans, n = 0;
+	struct tlen *ts = malloc((nt + 1) * sizeof *ts);
+	if (ts == NULL)
+		return -1;
+	for (size_t i = 0; i < nt; i++)
+		if (vd->tracks[i].sp == NULL && vd->tracks[i].n > 0)
+			ts[n++] = (struct tlen) { vd->tracks[i].jlen, i };
+	qsort(ts, n, sizeof *ts, cmp_tlen);
+	uint64_t goal = vd->keep - vd->keep / 16;
+	for (size_t k = 0; k < n && vd->kept > goal; k++) {
+		struct view_track *t = &vd->tracks[ts[k].track];
+		t->sp = spyr_new(vd->chans[ts[k].track % vd->nchans].counter);
+		if (t->sp == NULL) {
+			free(ts);
 			return -1;
+		}
 		for (size_t i = 0; i < t->n; i++)
 			spyr_add(t->sp, t->iv[i].start, t->iv[i].end, t->iv[i].value);
 		t->count = t->n;
@@ -545,6 +562,7 @@ static int drop_largest(struct view_data *vd)
 		t->n = t->cap = 0;
 		vd->ndropped++;
 	}
+	free(ts);
 	return 0;
 }
 

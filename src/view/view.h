@@ -30,8 +30,8 @@ struct view_data;
 struct view_data *view_data_new(void);
 /* Before the run: the collection keeps the intervals of the tracks while
  * their JSON (as the page writes it) is at most budget bytes; beyond it the
- * largest track's intervals are dropped (its summary pyramid is then built
- * as they arrive), so the collection's memory is bounded by the budget and
+ * largest tracks' intervals are dropped, down to 15/16 of it (their summary
+ * pyramids are then built as they arrive), so the collection's memory is bounded by the budget and
  * the pyramids whatever the trace's length (docs/view.md). */
 void view_data_keep(struct view_data *vd, uint64_t budget);
 /* Tracks whose intervals were beyond the budget (after the run). */
