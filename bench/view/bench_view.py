@@ -5,8 +5,10 @@
 Writes with bench_emu -g (same bin directory) a trace of N events (8 threads
 on 4 CPUs, nosv and mpi: bench_emu's runtime trace) into a temporary
 directory it removes, then prints, in one run:
+  - the trace's events and bytes;
   - the best of R runs of `weft emu --paraver -q` and of `weft view -q` (wall
-    and CPU time, user + system), and `view/emu time: X` (target at most 1.5);
+    and CPU time, user + system, and the peak resident memory: wait4's
+    ru_maxrss), and `view/emu time: X` (target at most 1.5);
   - the page's size against the budget (--budget, default 64 MiB);
   - headless Chromium (tests/view/cdp.py): the time from navigation to
     data-weft-state="ready" against the time a blank page of the same size
@@ -15,9 +17,12 @@ directory it removes, then prints, in one run:
     of the first tile (the whole run on 1024 px) and of each zoom step (the
     window halved around its middle down to 1 us: the tiles a 1024 px
     window needs, every channel the page shows first), `first tile: X ms`,
-    `zoom step: median X ms, max Y ms` (target at most 100 ms).
-Usage: bench_view [-n EVENTS] [-r RUNS] [--budget SIZE] [-k]
-  (10^7 events by default; -k keeps the directory)
+    `zoom step: median X ms, max Y ms` (target at most 100 ms), and the
+    server's peak resident memory (it keeps every interval).
+Usage: bench_view [-n EVENTS] [-r RUNS] [--budget SIZE] [--no-emu] [--no-serve] [-k]
+  (10^8 events by default; --no-emu skips weft emu --paraver, whose .prv
+  files take about 83 bytes an event; --no-serve skips the server, which
+  keeps 24 bytes an interval; -k keeps the directory)
 """
 import argparse
 import json
@@ -28,6 +33,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 BIN = os.path.dirname(os.path.abspath(__file__))
@@ -36,17 +42,45 @@ sys.path.insert(0, os.path.join(SRC, "tests", "view"))
 sys.dont_write_bytecode = True
 
 
-def best_of(runs, argv):
-    """(best wall time, median wall time, least CPU time: user + system)."""
-    times, cpus = [], []
+def measured(argv, timeout=7200, stdout=subprocess.DEVNULL):
+    """(wall s, CPU s: user + system, peak resident KiB) of one run, from
+    wait4 (Linux counts in ru_maxrss the resident size of this process at
+    the fork too: this script's, about 10 MB, while it is small)."""
+    t = time.monotonic()
+    p = subprocess.Popen(argv, stdout=stdout)
+    timer = threading.Timer(timeout, p.kill)
+    timer.start()
+    try:
+        _, st, ru = os.wait4(p.pid, 0)
+    finally:
+        timer.cancel()
+    wall = time.monotonic() - t
+    p.returncode = os.waitstatus_to_exitcode(st)
+    if p.returncode != 0:
+        raise SystemExit(f"bench_view: {' '.join(argv)}: exit {p.returncode}")
+    return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss
+
+
+def best_of(runs, argv, after=None, stdout=subprocess.DEVNULL):
+    """(best wall time, median wall time, least CPU time, largest peak RSS KiB);
+    after() runs after each run (removing what it wrote)."""
+    times, cpus, rss = [], [], []
     for _ in range(runs):
-        r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
-        t = time.monotonic()
-        subprocess.run(argv, check=True, stdout=subprocess.DEVNULL, timeout=3600)
-        times.append(time.monotonic() - t)
-        r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpus.append(r1.ru_utime + r1.ru_stime - r0.ru_utime - r0.ru_stime)
-    return min(times), statistics.median(times), min(cpus)
+        w, c, m = measured(argv, stdout=stdout)
+        times.append(w)
+        cpus.append(c)
+        rss.append(m)
+        if after is not None:
+            after()
+    return min(times), statistics.median(times), min(cpus), max(rss)
+
+
+def mib(kib):
+    return f"{kib / 1024:.0f} MiB"
+
+
+def tree_bytes(d):
+    return sum(os.path.getsize(os.path.join(r, f)) for r, _, fs in os.walk(d) for f in fs)
 
 
 def browser_times(page, size, tmp):
@@ -112,48 +146,70 @@ def serve_times(weft, trace, budget):
             half = (t1 - t0) / 4
             t0, t1 = mid - half, mid + half
             steps.append(window(t0, t1))
+        hwm = 0
+        with open(f"/proc/{srv.proc.pid}/status") as f:
+            for ln in f:
+                if ln.startswith("VmHWM:"):
+                    hwm = int(ln.split()[1])
     finally:
         srv.stop()
-    return started, first, steps
+    return started, first, steps, hwm
 
 
 def main():
     ap = argparse.ArgumentParser(prog="bench_view")
-    ap.add_argument("-n", type=int, default=10_000_000, help="events (10^7)")
+    ap.add_argument("-n", type=int, default=100_000_000, help="events (10^8)")
     ap.add_argument("-r", type=int, default=3, help="runs of each timing (3)")
     ap.add_argument("--budget", default="64MiB")
+    ap.add_argument("--no-emu", action="store_true", help="no weft emu --paraver run")
+    ap.add_argument("--no-serve", action="store_true", help="no weft view --serve run")
     ap.add_argument("-k", action="store_true", help="keep the directory")
     a = ap.parse_args()
     weft = os.path.join(BIN, "weft")
     tmp = tempfile.mkdtemp(prefix="bench-view-")
     try:
-        subprocess.run([os.path.join(BIN, "bench_emu"), "-g", os.path.join(tmp, "g"), "-n",
-                        str(a.n)], check=True, timeout=3600, stdout=subprocess.DEVNULL)
+        t = time.monotonic()
+        gen = subprocess.run([os.path.join(BIN, "bench_emu"), "-g", os.path.join(tmp, "g"), "-n",
+                              str(a.n)], check=True, timeout=14400, capture_output=True,
+                             text=True).stdout
         shutil.rmtree(os.path.join(tmp, "g", "trace"))
         trace = os.path.join(tmp, "g", "rt-trace")
         page = os.path.join(tmp, "view.html")
-        print(f"trace: {a.n} events asked (bench_emu's runtime trace: 8 threads, 4 CPUs, nosv "
-              f"and mpi)")
-        emu_b, emu_m, emu_c = best_of(a.r, [weft, "emu", "--paraver", "-q", "-o",
-                                     os.path.join(tmp, "out"), trace])
-        view_b, view_m, view_c = best_of(a.r, [weft, "view", "-q", "--budget", a.budget, "-o", page,
-                                       trace])
-        print(f"weft emu --paraver: best {emu_b:.3f} s, median {emu_m:.3f} s, CPU {emu_c:.3f} s")
-        print(f"weft view: best {view_b:.3f} s, median {view_m:.3f} s, CPU {view_c:.3f} s")
-        print(f"view/emu time: {view_b / emu_b:.2f} (target at most 1.5); CPU time: "
-              f"{view_c / emu_c:.2f}")
-        line = subprocess.run([weft, "view", "--budget", a.budget, "-o", page, trace],
-                              check=True, capture_output=True, text=True, timeout=3600).stdout
+        events = [ln.split(": ")[1].split(" ")[0] for ln in gen.splitlines() if "rt-trace:" in ln]
+        print(f"trace: {events[0] if events else '?'} events ({a.n} asked; bench_emu's runtime "
+              f"trace: 8 threads, 4 CPUs, nosv and mpi), {tree_bytes(trace)} bytes, written in "
+              f"{time.monotonic() - t:.0f} s")
+        sys.stdout.flush()
+        out = os.path.join(tmp, "out")
+        with open(os.path.join(tmp, "view.out"), "w+") as vo:
+            view_b, view_m, view_c, view_rss = best_of(a.r, [weft, "view", "--budget", a.budget,
+                                                       "-o", page, trace], stdout=vo)
+            vo.seek(0)
+            line = vo.read().splitlines()[-1]
+        print(f"weft view: best {view_b:.3f} s, median {view_m:.3f} s, CPU {view_c:.3f} s, "
+              f"peak RSS {mib(view_rss)}")
+        if not a.no_emu:
+            emu_b, emu_m, emu_c, emu_rss = best_of(
+                a.r, [weft, "emu", "--paraver", "-q", "-o", out, trace],
+                after=lambda: shutil.rmtree(out, ignore_errors=True))
+            print(f"weft emu --paraver: best {emu_b:.3f} s, median {emu_m:.3f} s, CPU "
+                  f"{emu_c:.3f} s, peak RSS {mib(emu_rss)}")
+            print(f"view/emu time: {view_b / emu_b:.2f} (target at most 1.5); CPU time: "
+                  f"{view_c / emu_c:.2f}")
+        sys.stdout.flush()
         size = os.path.getsize(page)
         print(f"page: {size} bytes, budget {a.budget} ({line.strip()})")
+        sys.stdout.flush()
         ready, blank = browser_times(page, size, tmp)
         print(f"chromium: ready in {ready:.3f} s, a blank page of the same size loads in "
               f"{blank:.3f} s: ready/blank: {ready / blank:.2f} (target at most 3)")
-        started, first, steps = serve_times(weft, trace, a.budget)
-        print(f"serve: listening after {started:.3f} s (the emulation); first tile: "
-              f"{first * 1000:.1f} ms; zoom step ({len(steps)} steps to 1 us): median "
-              f"{statistics.median(steps) * 1000:.1f} ms, max {max(steps) * 1000:.1f} ms "
-              f"(target at most 100 ms)")
+        sys.stdout.flush()
+        if not a.no_serve:
+            started, first, steps, srss = serve_times(weft, trace, a.budget)
+            print(f"serve: listening after {started:.3f} s (the emulation); first tile: "
+                  f"{first * 1000:.1f} ms; zoom step ({len(steps)} steps to 1 us): median "
+                  f"{statistics.median(steps) * 1000:.1f} ms, max {max(steps) * 1000:.1f} ms "
+                  f"(target at most 100 ms); peak RSS {mib(srss)}")
     finally:
         if a.k:
             print(f"kept: {tmp}")

@@ -45,7 +45,9 @@ static void view_usage(FILE *f)
 		"  --model FILE  add the model described by FILE (repeatable; docs/models.md)\n"
 		"  --budget SIZE the page's largest size (default 64MiB; SIZE in bytes, or with\n"
 		"                K, M, G (KiB, MiB, GiB) or kB, MB, GB): beyond it the page holds\n"
-		"                the summary of the largest rows only, and says so\n"
+		"                the summary of the largest rows only, and says so; the run keeps\n"
+		"                no more intervals than fit it, so its memory does not grow with\n"
+		"                the trace (--serve keeps them all)\n"
 		"  --channel NAME  the colour channel shown first (default ovni.thread.state)\n"
 		"  --serve       serve the page on http://127.0.0.1:PORT/ instead of writing\n"
 		"                it: the page asks the server for the intervals it lacks, so\n"
@@ -275,6 +277,11 @@ static int cmd_view(int argc, char **argv, struct view_args *a)
 		fprintf(stderr, "weft view: out of memory\n");
 		return 1;
 	}
+	/* the page's collection keeps the intervals up to the budget (its
+	 * memory then bounded whatever the trace); the server keeps them all,
+	 * to answer its tiles */
+	if (!a->serve)
+		view_data_keep(vd, budget);
 	static const char *const no_formats[] = { NULL };
 	struct weft_emulate_opts o;
 	memset(&o, 0, sizeof o);

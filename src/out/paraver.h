@@ -7,6 +7,10 @@
 
 #include "out.h"
 
+/* Whether the .pcf of view (EMU_FILE_THREAD or EMU_FILE_CPU) lists the
+ * catalogue's entry c (its Paraver type block); lost: a thread lost events
+ * (emu_has_lost). The .pcf writer and the view files (cfg/) both ask. */
+int paraver_pcf_lists(const struct emu_cat_entry *c, size_t view, int lost);
 /* .pcf of a view (EMU_FILE_THREAD, EMU_FILE_CPU, a breakdown view). */
 int paraver_pcf_write(FILE *f, const struct emu *emu, size_t view);
 /* .row of a view. */

@@ -11,6 +11,10 @@
  *
  * <channel> is the catalogue's dotted name (ovni.thread.state,
  * nosv.subsystem), a character other than [A-Za-z0-9._-] written '_'.
+ * A channel has a file in a view only when that view's .pcf lists its
+ * type (paraver_pcf_lists): the CPU's running thread pid, tid and count
+ * (types 1 to 3 of cpu.prv, which cpu.pcf does not list, as the
+ * reference's does not) have none.
  * Each window filters the channel's Paraver type, shows each row's last
  * event value of that type (the thread level: weft's .prv files describe
  * their rows, CPUs included, as the threads of one task, so a CPU level has
@@ -203,8 +207,12 @@ static int pcfg_close(struct out *o, int64_t duration, char *err, size_t errlen)
 	for (size_t view = 0; view < 2; view++) {
 		for (size_t i = 0; i < emu_cat_count(e); i++) {
 			const struct emu_cat_entry *c = emu_cat_at(e, i);
-			if (!(c->scope & EMU_SCOPE_VIEW(view)) || c->prv_type == 0 || c->bd_view >= 0 ||
-					(c->pcf == EMU_PCF_IF_LOST && !lost))
+			/* only the types its .pcf lists: the CPU's running thread
+			 * (cpu.running.pid, .tid, .count: types 1 to 3 in cpu.prv)
+			 * has records but no type block, so no file; cfg/cpu's
+			 * running-thread windows are the channels "... of the
+			 * RUNNING thread" that cpu.pcf names */
+			if (!paraver_pcf_lists(c, view, lost) || c->bd_view >= 0)
 				continue;
 			const char *label = view == EMU_FILE_CPU ? c->cpu_label : c->thread_label;
 			struct win w = { label != NULL ? label : c->name, c->name,

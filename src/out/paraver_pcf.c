@@ -64,6 +64,12 @@ static void value(FILE *f, int64_t v, const char *label)
 	fputc('\n', f);
 }
 
+int paraver_pcf_lists(const struct emu_cat_entry *c, size_t view, int lost)
+{
+	return (c->scope & EMU_SCOPE_VIEW(view)) && c->prv_type != 0 && c->pcf != EMU_PCF_NEVER
+		&& (c->pcf != EMU_PCF_IF_LOST || lost);
+}
+
 int paraver_pcf_write(FILE *f, const struct emu *emu, size_t view)
 {
 	const struct emu_view *v = emu_view_at(emu, view);
@@ -85,8 +91,7 @@ int paraver_pcf_write(FILE *f, const struct emu *emu, size_t view)
 	int lost = emu_has_lost(emu);
 	for (size_t i = 0; i < emu_cat_count(emu); i++) {
 		const struct emu_cat_entry *c = emu_cat_at(emu, i);
-		if (!(c->scope & EMU_SCOPE_VIEW(view)) || c->prv_type == 0 ||
-				c->pcf == EMU_PCF_NEVER || (c->pcf == EMU_PCF_IF_LOST && !lost))
+		if (!paraver_pcf_lists(c, view, lost))
 			continue;
 		type_begin(f, c->prv_type, cpu ? c->cpu_label : c->thread_label);
 		for (size_t k = 0; k < c->nvalues; k++) {

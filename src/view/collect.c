@@ -3,7 +3,11 @@
  * collect.c - the output of `weft view` (view.h): every row's intervals of
  * every channel of the thread and CPU views, named through the catalogue
  * (emu_cat_of_prv), as `weft sql`'s interval table holds them; at the
- * close, the labels known at the end and the summary pyramids.
+ * close, the labels known at the end and the summary pyramids. The
+ * intervals are kept up to a budget (view_data_keep): beyond it the
+ * largest tracks' are dropped and their pyramids' finest level is built as
+ * their intervals arrive (struct view_spyr), so that memory does not grow
+ * with the trace.
  */
 #include <pthread.h>
 #include <stdatomic.h>
@@ -46,8 +50,23 @@ static char *dup_s(const char *s)
 
 struct view_data *view_data_new(void)
 {
-	return calloc(1, sizeof(struct view_data));
+	struct view_data *vd = calloc(1, sizeof(struct view_data));
+	if (vd != NULL)
+		vd->keep = UINT64_MAX;
+	return vd;
 }
+
+void view_data_keep(struct view_data *vd, uint64_t budget)
+{
+	vd->keep = budget;
+}
+
+size_t view_ndropped(const struct view_data *vd)
+{
+	return vd->ndropped;
+}
+
+static void spyr_free(struct view_spyr *sp);
 
 void view_data_free(struct view_data *vd)
 {
@@ -69,6 +88,7 @@ void view_data_free(struct view_data *vd)
 	if (vd->tracks != NULL)
 		for (size_t i = 0; i < vd->nrows * vd->nchans; i++) {
 			free(vd->tracks[i].iv);
+			spyr_free(vd->tracks[i].sp);
 			free(vd->tracks[i].pyr);
 			free(vd->tracks[i].off);
 		}
@@ -144,6 +164,9 @@ static const char *kind_name(const struct emu_cat_entry *e)
 	}
 }
 
+static int spyr_add(struct view_spyr *sp, int64_t s, int64_t e, int64_t v);
+static int drop_largest(struct view_data *vd);
+
 /* An interval of a track; one that starts where the last ended with the
  * same value continues it (as weft sql's). */
 static int put(struct view_data *vd, struct view_track *t, int64_t start, int64_t end,
@@ -151,26 +174,39 @@ static int put(struct view_data *vd, struct view_track *t, int64_t start, int64_
 {
 	if (end <= start)
 		return 0;
+	if (t->sp != NULL) {
+		/* beyond the budget: counted and summed, not kept */
+		if (t->lend != start || t->lvalue != value) {
+			t->count++;
+			vd->nintervals++;
+		}
+		t->lend = end;
+		t->lvalue = value;
+		return spyr_add(t->sp, start, end, value);
+	}
+	size_t add;
 	if (t->n > 0 && t->iv[t->n - 1].end == start && t->iv[t->n - 1].value == value) {
 		struct view_iv *x = &t->iv[t->n - 1];
-		t->jlen += view_digits(end - x->start) - view_digits(x->end - x->start);
+		add = view_digits(end - x->start) - view_digits(x->end - x->start);
 		x->end = end;
-		return 0;
+	} else {
+		if (t->n == t->cap) {
+			size_t cap = t->cap ? 2 * t->cap : 16;
+			struct view_iv *iv = realloc(t->iv, cap * sizeof *iv);
+			if (iv == NULL)
+				return -1;
+			t->iv = iv;
+			t->cap = cap;
+		}
+		/* gap after the previous end, duration, value and their commas */
+		add = view_digits(start - (t->n > 0 ? t->iv[t->n - 1].end : 0))
+			+ view_digits(end - start) + view_digits(value) + 3;
+		t->iv[t->n++] = (struct view_iv) { start, end, value };
+		vd->nintervals++; /* t->count: t->n while they are kept (drop, close) */
 	}
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? 2 * t->cap : 16;
-		struct view_iv *iv = realloc(t->iv, cap * sizeof *iv);
-		if (iv == NULL)
-			return -1;
-		t->iv = iv;
-		t->cap = cap;
-	}
-	/* gap after the previous end, duration, value and their commas */
-	t->jlen += view_digits(start - (t->n > 0 ? t->iv[t->n - 1].end : 0))
-		+ view_digits(end - start) + view_digits(value) + 3;
-	t->iv[t->n++] = (struct view_iv) { start, end, value };
-	vd->nintervals++;
-	return 0;
+	t->jlen += add;
+	vd->kept += add;
+	return vd->kept > vd->keep ? drop_largest(vd) : 0;
 }
 
 /* The records of one batch into the tracks: 0, or -1 when out of memory. */
@@ -357,6 +393,179 @@ struct cnt {
 	int64_t covered;
 };
 
+/* Merges bucket c (when has_c) into bucket a's place k, as a level of the
+ * pyramid is made from the one below. */
+static void merge_pv(struct pv *b, int *bn, size_t k, size_t a, size_t c, int has_c)
+{
+	struct pv tmp[2 * VIEW_PYR_VALUES];
+	int tn = 0;
+	for (int q = 0; q < bn[a]; q++)
+		bucket_add(tmp, &tn, b[a * 2 * VIEW_PYR_VALUES + (size_t) q].v,
+				b[a * 2 * VIEW_PYR_VALUES + (size_t) q].t);
+	for (int q = 0; has_c && q < bn[c]; q++)
+		bucket_add(tmp, &tn, b[c * 2 * VIEW_PYR_VALUES + (size_t) q].v,
+				b[c * 2 * VIEW_PYR_VALUES + (size_t) q].t);
+	memcpy(&b[k * 2 * VIEW_PYR_VALUES], tmp, (size_t) tn * sizeof *tmp);
+	bn[k] = tn;
+}
+
+static struct cnt merge_cnt(const struct cnt *cb, size_t a, size_t c, int has_c)
+{
+	struct cnt m = cb[a];
+	if (has_c && cb[c].covered > 0) {
+		if (m.covered == 0 || cb[c].min < m.min)
+			m.min = cb[c].min;
+		if (m.covered == 0 || cb[c].max > m.max)
+			m.max = cb[c].max;
+		m.sum += cb[c].sum;
+		m.covered += cb[c].covered;
+	}
+	return m;
+}
+
+/* Time [s, e) of value v into the finest level's buckets of 2^k ns from
+ * time 0 (e at most VIEW_PYR_BUCKETS << k; s clipped to 0). */
+static inline __attribute__((always_inline)) void level_add(struct pv *b, int *bn, struct cnt *cb, int k, int64_t s, int64_t e,
+		int64_t v, size_t nb)
+{
+	if (s < 0)
+		s = 0;
+	for (int64_t x = s >> k; s < e && (size_t) x < nb; x++) {
+		int64_t be = (x + 1) << k;
+		int64_t part = (e < be ? e : be) - s;
+		if (cb != NULL) {
+			struct cnt *c = &cb[x];
+			if (c->covered == 0 || v < c->min)
+				c->min = v;
+			if (c->covered == 0 || v > c->max)
+				c->max = v;
+			c->sum += (double) v * (double) part;
+			c->covered += part;
+		} else {
+			bucket_add(&b[(size_t) x * 2 * VIEW_PYR_VALUES], &bn[x], v, part);
+		}
+		s = be;
+	}
+}
+
+/* The finest level of a track whose intervals are beyond the budget:
+ * VIEW_PYR_BUCKETS buckets of 2^k ns from time 0, k the least that holds
+ * every interval so far (pairs merge as a later one needs a larger k). Its
+ * memory is fixed: 260 KiB for a track of values, 32 KiB for a counter. */
+struct view_spyr {
+	int k;
+	struct pv *b;   /* VIEW_PYR_BUCKETS * 2 * VIEW_PYR_VALUES (values) */
+	int *bn;
+	struct cnt *cb; /* VIEW_PYR_BUCKETS (a counter) */
+};
+
+static void spyr_free(struct view_spyr *sp)
+{
+	if (sp == NULL)
+		return;
+	free(sp->b);
+	free(sp->bn);
+	free(sp->cb);
+	free(sp);
+}
+
+static struct view_spyr *spyr_new(int counter)
+{
+	struct view_spyr *sp = calloc(1, sizeof *sp);
+	if (sp == NULL)
+		return NULL;
+	if (counter) {
+		sp->cb = calloc(VIEW_PYR_BUCKETS, sizeof *sp->cb);
+	} else {
+		sp->b = malloc((size_t) VIEW_PYR_BUCKETS * 2 * VIEW_PYR_VALUES * sizeof *sp->b);
+		sp->bn = calloc(VIEW_PYR_BUCKETS, sizeof *sp->bn);
+	}
+	if (counter ? sp->cb == NULL : sp->b == NULL || sp->bn == NULL) {
+		spyr_free(sp);
+		return NULL;
+	}
+	return sp;
+}
+
+/* Buckets twice as wide: pairs merged as the pyramid's levels are. */
+static void spyr_coarsen(struct view_spyr *sp)
+{
+	const size_t half = VIEW_PYR_BUCKETS / 2;
+	for (size_t x = 0; x < half; x++) {
+		if (sp->cb != NULL)
+			sp->cb[x] = merge_cnt(sp->cb, 2 * x, 2 * x + 1, 1);
+		else
+			merge_pv(sp->b, sp->bn, x, 2 * x, 2 * x + 1, 1);
+	}
+	if (sp->cb != NULL)
+		memset(&sp->cb[half], 0, half * sizeof *sp->cb);
+	else
+		memset(&sp->bn[half], 0, half * sizeof *sp->bn);
+	sp->k++;
+}
+
+static int spyr_add(struct view_spyr *sp, int64_t s, int64_t e, int64_t v)
+{
+	if (e <= 0)
+		return 0;
+	while (sp->k < 52 && e > ((int64_t) VIEW_PYR_BUCKETS << sp->k))
+		spyr_coarsen(sp);
+	level_add(sp->b, sp->bn, sp->cb, sp->k, s, e, v, VIEW_PYR_BUCKETS);
+	return 0;
+}
+
+struct tlen {
+	uint64_t len;
+	size_t track;
+};
+
+/* Larger first; among equals, the first track first. */
+static int cmp_tlen(const void *a, const void *b)
+{
+	const struct tlen *x = a, *y = b;
+	if (x->len != y->len)
+		return (x->len < y->len) - (x->len > y->len);
+	return (x->track > y->track) - (x->track < y->track);
+}
+
+/* The kept intervals over the budget: the largest tracks' are dropped
+ * (their summaries from them on built as they arrive) until the rest take
+ * at most 15/16 of it, so that many tracks growing together cost a sort
+ * now and then, not a scan per interval. 0, or -1 when out of memory. */
+static int drop_largest(struct view_data *vd)
+{
+	size_t nt = vd->nrows * vd->nchans, n = 0;
+	struct tlen *ts = malloc((nt + 1) * sizeof *ts);
+	if (ts == NULL)
+		return -1;
+	for (size_t i = 0; i < nt; i++)
+		if (vd->tracks[i].sp == NULL && vd->tracks[i].n > 0)
+			ts[n++] = (struct tlen) { vd->tracks[i].jlen, i };
+	qsort(ts, n, sizeof *ts, cmp_tlen);
+	uint64_t goal = vd->keep - vd->keep / 16;
+	for (size_t k = 0; k < n && vd->kept > goal; k++) {
+		struct view_track *t = &vd->tracks[ts[k].track];
+		t->sp = spyr_new(vd->chans[ts[k].track % vd->nchans].counter);
+		if (t->sp == NULL) {
+			free(ts);
+			return -1;
+		}
+		for (size_t i = 0; i < t->n; i++)
+			spyr_add(t->sp, t->iv[i].start, t->iv[i].end, t->iv[i].value);
+		t->count = t->n;
+		t->lend = t->iv[t->n - 1].end;
+		t->lvalue = t->iv[t->n - 1].value;
+		vd->kept -= t->jlen;
+		t->jlen = 0;
+		free(t->iv);
+		t->iv = NULL;
+		t->n = t->cap = 0;
+		vd->ndropped++;
+	}
+	free(ts);
+	return 0;
+}
+
 /* The scratch of the pyramids, one for every track (VIEW_PYR_BUCKETS
  * buckets: fresh memory per track cost a third of weft view's time in page
  * faults). */
@@ -387,16 +596,28 @@ static void scratch_free(struct pyr_scratch *S)
 
 static int pyramid(struct view_track *t, int64_t dur, int counter, struct pyr_scratch *S)
 {
-	if (t->n == 0 || dur <= 0)
+	if (t->count == 0 || dur <= 0)
 		return 0;
 	/* the finest level: no more buckets than intervals (rounded up to a
 	 * power of two), at most VIEW_PYR_BUCKETS */
 	int64_t most = 1;
-	while (most < VIEW_PYR_BUCKETS && (size_t) most < t->n)
+	while (most < VIEW_PYR_BUCKETS && (uint64_t) most < t->count)
 		most *= 2;
 	int kmin = 0;
 	while (((dur - 1) >> kmin) + 1 > most)
 		kmin++;
+	struct pv *b = S->b;
+	int *bn = S->bn;
+	struct cnt *cb = S->cb;
+	if (t->sp != NULL) {
+		/* built as the intervals arrived: its buckets merged up to kmin */
+		while (t->sp->k < kmin)
+			spyr_coarsen(t->sp);
+		kmin = t->sp->k;
+		b = t->sp->b;
+		bn = t->sp->bn;
+		cb = t->sp->cb;
+	}
 	int ktop = kmin;
 	while (((dur - 1) >> ktop) + 1 > 1)
 		ktop++;
@@ -406,31 +627,18 @@ static int pyramid(struct view_track *t, int64_t dur, int counter, struct pyr_sc
 	t->off = malloc(((size_t) t->nlev + 1) * sizeof *t->off);
 	if (t->off == NULL)
 		return -1;
-	struct pv *b = S->b;
-	int *bn = S->bn;
-	struct cnt *cb = S->cb;
 	int64_t *out = S->out;
-	memset(bn, 0, nb * sizeof *bn);
-	memset(cb, 0, nb * sizeof *cb);
-	/* the finest level from the intervals */
-	for (size_t i = 0; i < t->n; i++) {
-		const struct view_iv *x = &t->iv[i];
-		int64_t s = x->start < 0 ? 0 : x->start, e = x->end > dur ? dur : x->end;
-		for (int64_t k = s >> kmin; s < e && (size_t) k < nb; k++) {
-			int64_t be = (k + 1) << kmin;
-			int64_t part = (e < be ? e : be) - s;
-			if (counter) {
-				struct cnt *c = &cb[k];
-				if (c->covered == 0 || x->value < c->min)
-					c->min = x->value;
-				if (c->covered == 0 || x->value > c->max)
-					c->max = x->value;
-				c->sum += (double) x->value * (double) part;
-				c->covered += part;
-			} else {
-				bucket_add(&b[(size_t) k * 2 * VIEW_PYR_VALUES], &bn[k], x->value, part);
-			}
-			s = be;
+	if (t->sp == NULL) {
+		/* the finest level from the intervals */
+		memset(bn, 0, nb * sizeof *bn);
+		memset(cb, 0, nb * sizeof *cb);
+		for (size_t i = 0; i < t->n; i++) {
+			const struct view_iv *x = &t->iv[i];
+			int64_t e = x->end > dur ? dur : x->end;
+			if (counter)
+				level_add(NULL, NULL, cb, kmin, x->start, e, x->value, nb);
+			else
+				level_add(b, bn, NULL, kmin, x->start, e, x->value, nb);
 		}
 	}
 	size_t w = 0;
@@ -438,32 +646,12 @@ static int pyramid(struct view_track *t, int64_t dur, int counter, struct pyr_sc
 		size_t n = ((nb - 1) >> j) + 1;
 		if (j > 0) {
 			/* this level from the one below: bucket k of pairs 2k, 2k+1 */
+			size_t below = ((nb - 1) >> (j - 1)) + 1;
 			for (size_t k = 0; k < n; k++) {
-				size_t a = 2 * k, c = 2 * k + 1;
-				size_t below = ((nb - 1) >> (j - 1)) + 1;
-				if (counter) {
-					struct cnt m = cb[a];
-					if (c < below && cb[c].covered > 0) {
-						if (m.covered == 0 || cb[c].min < m.min)
-							m.min = cb[c].min;
-						if (m.covered == 0 || cb[c].max > m.max)
-							m.max = cb[c].max;
-						m.sum += cb[c].sum;
-						m.covered += cb[c].covered;
-					}
-					cb[k] = m;
-				} else {
-					struct pv tmp[2 * VIEW_PYR_VALUES];
-					int tn = 0;
-					for (int q = 0; q < bn[a]; q++)
-						bucket_add(tmp, &tn, b[a * 2 * VIEW_PYR_VALUES + (size_t) q].v,
-								b[a * 2 * VIEW_PYR_VALUES + (size_t) q].t);
-					for (int q = 0; c < below && q < bn[c]; q++)
-						bucket_add(tmp, &tn, b[c * 2 * VIEW_PYR_VALUES + (size_t) q].v,
-								b[c * 2 * VIEW_PYR_VALUES + (size_t) q].t);
-					memcpy(&b[k * 2 * VIEW_PYR_VALUES], tmp, (size_t) tn * sizeof *tmp);
-					bn[k] = tn;
-				}
+				if (counter)
+					cb[k] = merge_cnt(cb, 2 * k, 2 * k + 1, 2 * k + 1 < below);
+				else
+					merge_pv(b, bn, k, 2 * k, 2 * k + 1, 2 * k + 1 < below);
 			}
 		}
 		t->off[j] = w;
@@ -544,6 +732,11 @@ static int vo_close(struct out *out, int64_t duration, char *err, size_t errlen)
 		if (t->ovalue != 0 && put(vd, t, t->ostart, duration, t->ovalue) != 0)
 			goto oom;
 		t->ovalue = 0;
+	}
+	for (size_t i = 0; i < vd->nrows * vd->nchans; i++) {
+		struct view_track *t = &vd->tracks[i];
+		if (t->sp == NULL)
+			t->count = t->n;
 	}
 	/* the labels known at the end (task types) */
 	for (size_t id = 0; id < vd->ncat; id++) {

@@ -265,7 +265,7 @@ static void head(struct vj *j, const struct view_data *vd, const struct view_pag
 	int first = 1;
 	for (size_t i = 0; i < vd->nrows * vd->nchans; i++) {
 		const struct view_track *t = &vd->tracks[i];
-		if (t->n == 0)
+		if (t->count == 0)
 			continue;
 		vj_s(j, first ? "{\"r\":" : ",{\"r\":");
 		first = 0;
@@ -273,7 +273,7 @@ static void head(struct vj *j, const struct view_data *vd, const struct view_pag
 		vj_s(j, ",\"c\":");
 		vj_int(j, (int64_t) (i % vd->nchans));
 		vj_s(j, ",\"n\":");
-		vj_int(j, (int64_t) t->n);
+		vj_int(j, (int64_t) t->count);
 		vj_s(j, ",\"k\":");
 		vj_int(j, t->kmin);
 		vj_s(j, ",\"pyr\":");
@@ -339,13 +339,16 @@ int view_write_page(const struct view_data *vd, const struct view_page_opts *o, 
 	}
 	size_t n = 0, ntake = 0;
 	for (size_t i = 0; i < nt; i++)
-		if (vd->tracks[i].n > 0) {
+		if (vd->tracks[i].count > 0) {
+			/* a track whose intervals the collection did not keep (they
+			 * were beyond the budget) comes last and is never taken */
 			ts[n].track = i;
-			ts[n++].len = vd->tracks[i].jlen + 2 + view_digits((int64_t) i) + 4;
+			ts[n++].len = vd->tracks[i].sp != NULL ? UINT64_MAX
+				: vd->tracks[i].jlen + 2 + view_digits((int64_t) i) + 4;
 		}
 	qsort(ts, n, sizeof *ts, cmp_tsize);
 	for (size_t k = 0; k < n; k++) {
-		if (used + ts[k].len > o->budget)
+		if (ts[k].len == UINT64_MAX || used + ts[k].len > o->budget)
 			break;
 		used += ts[k].len;
 		take[ts[k].track] = 1;

@@ -25,8 +25,17 @@ struct emu;
 struct out;
 struct view_data;
 
-/* An empty collection (NULL when out of memory). */
+/* An empty collection (NULL when out of memory). It keeps every interval
+ * unless view_data_keep limits them. */
 struct view_data *view_data_new(void);
+/* Before the run: the collection keeps the intervals of the tracks while
+ * their JSON (as the page writes it) is at most budget bytes; beyond it the
+ * largest tracks' intervals are dropped, down to 15/16 of it (their summary
+ * pyramids are then built as they arrive), so the collection's memory is bounded by the budget and
+ * the pyramids whatever the trace's length (docs/view.md). */
+void view_data_keep(struct view_data *vd, uint64_t budget);
+/* Tracks whose intervals were beyond the budget (after the run). */
+size_t view_ndropped(const struct view_data *vd);
 void view_data_free(struct view_data *vd);
 
 /* The output that fills vd during a run (the driver's open_output hook).

@@ -38,11 +38,18 @@ struct view_iv {
 	int64_t start, end, value;
 };
 
+/* A track's summary built as its intervals arrive, once its intervals are
+ * no longer kept (collect.c). */
+struct view_spyr;
+
 struct view_track {
-	struct view_iv *iv;
+	struct view_iv *iv;     /* the intervals kept (none once sp is set) */
 	size_t n, cap;
-	uint64_t jlen;          /* the JSON of the intervals (page.c): bytes */
+	uint64_t count;         /* the intervals, kept or not */
+	uint64_t jlen;          /* the JSON of the intervals kept (page.c): bytes */
 	int64_t ostart, ovalue; /* the open interval (ovalue 0: none) */
+	int64_t lend, lvalue;   /* the last interval's end and value, once sp is set */
+	struct view_spyr *sp;   /* non-NULL: the intervals were beyond the budget */
 	/* the pyramid: levels kmin..kmin+nlev-1; level j's buckets are the
 	 * int64s pyr[off[j] .. off[j+1]): per bucket n, then n (value, time)
 	 * pairs, the largest time first (a counter: n = 3, min, max, mean) */
@@ -60,6 +67,9 @@ struct view_data {
 	size_t ncat;
 	int64_t duration;
 	uint64_t nintervals;
+	uint64_t keep;             /* bytes of JSON of the intervals kept at most */
+	uint64_t kept;             /* bytes of JSON of the intervals kept */
+	size_t ndropped;           /* tracks whose intervals were beyond keep */
 	int complete;
 	int failed;
 };

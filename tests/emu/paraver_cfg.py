@@ -14,16 +14,18 @@ and a user model (the zeta example). For each file it asserts:
     colour modes, units, booleans, the selected and compose functions with
     their counts, the event type filter with its count), NumWindows windows;
   - its window filters one Paraver type, and that type is one the view's
-    .pcf lists (the CPU's running thread pid/tid/count, which the .pcf does
-    not list, as the reference's does not: types with records in cpu.prv);
+    .pcf lists, with no exception: the CPU's running thread pid, tid and
+    count (types 1 to 3, with records in cpu.prv) have no file, since
+    cpu.pcf does not list them (as the reference's does not);
   - the window's level (thread) is the level of the rows of the .prv it
     names, which is the one of its directory (cfg/thread: thread.prv,
     cfg/cpu: cpu.prv, cfg/breakdown: <view>.prv): the .prv header's
     thread count equals its .row's "LEVEL THREAD SIZE";
   - the semantic is the thread's last event value, the colour mode code
     colour, a gradient for the counters;
-  - every type of each view's .pcf has its file (cfg/thread: exactly the
-    thread .pcf's types), and the exact file list of the nosv case.
+  - every type of each view's .pcf has its file and no other type has one
+    (cfg/thread: exactly the thread .pcf's types, cfg/cpu: the cpu .pcf's),
+    and the exact file list of the nosv case.
 Then: a run that fails (in the emulation, or in cfg/ itself) leaves an
 earlier cfg/ byte for byte and no temporary; --no-cfg writes none.
 """
@@ -278,7 +280,7 @@ def check_out(name, out, counters=()):
             continue
         if prv not in prv_cache:
             prv_cache[prv] = prv_rows_and_types(out / prv)
-        rows, rtypes = prv_cache[prv]
+        rows, _ = prv_cache[prv]
         # the level: the .prv's rows are threads of one task, as many as the .row says
         check(w.get("window_level") == "thread", f"{name}: cfg/{rel}: level "
               f"{w.get('window_level')}")
@@ -291,9 +293,7 @@ def check_out(name, out, counters=()):
         t = types[0]
         pcf = pcf_types(out / (prv[:-4] + ".pcf"))
         in_pcf = t in pcf
-        cpu_builtin = d == "cpu" and t in (1, 2, 3) and t in rtypes
-        check(in_pcf or cpu_builtin, f"{name}: cfg/{rel}: type {t} is not in "
-              f"{prv[:-4]}.pcf ({sorted(pcf)})")
+        check(in_pcf, f"{name}: cfg/{rel}: type {t} is not in {prv[:-4]}.pcf ({sorted(pcf)})")
         if in_pcf:
             check(w.get("window_name") == pcf[t], f"{name}: cfg/{rel}: name "
                   f"{w.get('window_name')!r} vs the .pcf's {pcf[t]!r}")
@@ -312,14 +312,13 @@ def check_out(name, out, counters=()):
     check(seen["thread"] == tp, f"{name}: cfg/thread types {sorted(seen['thread'])} vs "
           f"thread.pcf {sorted(tp)}")
     cp = set(pcf_types(out / "cpu.pcf"))
-    check(cp <= seen["cpu"] and seen["cpu"] - cp <= {1, 2, 3},
-          f"{name}: cfg/cpu types {sorted(seen['cpu'])} vs cpu.pcf {sorted(cp)}")
+    check(seen["cpu"] == cp, f"{name}: cfg/cpu types {sorted(seen['cpu'])} vs cpu.pcf "
+          f"{sorted(cp)}")
     return files
 
 
 NOSV_FILES = [
     "breakdown/nosv-breakdown.cfg",
-    "cpu/cpu.running.count.cfg", "cpu/cpu.running.pid.cfg", "cpu/cpu.running.tid.cfg",
     "cpu/nosv.appid.cfg", "cpu/nosv.body.cfg", "cpu/nosv.counter.papi_tot_cyc.cfg",
     "cpu/nosv.counter.papi_tot_ins.cfg", "cpu/nosv.idle.cfg", "cpu/nosv.rank.cfg",
     "cpu/nosv.subsystem.cfg", "cpu/nosv.taskid.cfg", "cpu/nosv.type.cfg", "cpu/ovni.flush.cfg",
