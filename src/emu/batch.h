@@ -38,6 +38,10 @@ struct batches {
 	size_t prvcap_kept[EMU_BATCH_KEEP][EMU_MAX_VIEWS];
 	struct emu_rec *irecs;
 	size_t nirecs, ireccap;
+	/* the internal arrays last handed to the sinks, oldest first (kept
+	 * as the Paraver ones: a sink's thread may read them) */
+	struct emu_rec *irecs_kept[EMU_BATCH_KEEP];
+	size_t ireccap_kept[EMU_BATCH_KEEP];
 	int lost;  /* some sink wants the lost records */
 	struct emu_lost_rec *lrecs; /* the lost records (made outside the steps
 	                               that emu_batch_undo takes back) */
