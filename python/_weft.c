@@ -1037,6 +1037,8 @@ struct coll {
 	struct rgkey *gkey;    /* the group's keys, and a copy of its rows */
 	struct ivrow { int32_t row, type; int64_t start, end, value; } *grow;
 	size_t gkeycap;
+	int gunsorted;         /* the group's rows are not in order */
+	uint64_t gempty;       /* raw.nempty when the group began */
 	int raw_unordered;     /* a start came before the group's */
 	int64_t raw_last;      /* the latest start (the group's) */
 	char *name[EMU_MAX_VIEWS];
@@ -1194,8 +1196,14 @@ static int raw_group_done(struct coll *c, int at_close)
 {
 	struct ivcol *r = &c->rc;
 	size_t g0 = c->g0, m = r->n - g0;
-	if (m == 0)
+	/* the rows came in order and none ended where it began: as they are */
+	int as_is = !at_close && !c->gunsorted && c->raw.nempty == c->gempty;
+	c->gunsorted = 0;
+	c->gempty = c->raw.nempty;
+	if (m == 0 || as_is) {
+		c->g0 = r->n;
 		return 0;
+	}
 	if (m > c->gkeycap) {
 		size_t cap = c->gkeycap ? c->gkeycap : 64;
 		while (cap < m)
@@ -1268,6 +1276,8 @@ static int raw_open(void *ctx, uint32_t row, size_t id, int64_t start, int64_t v
 	if (r->n > c->g0 && start != r->start[c->g0] && !c->raw_unordered) {
 		if (start < r->start[c->g0])
 			c->raw_unordered = 1; /* the close sorts them */
+		else if (!c->gunsorted && c->raw.nempty == c->gempty)
+			c->g0 = r->n; /* raw_group_done's as_is, inline (most groups) */
 		else if (raw_group_done(c, 0) != 0)
 			return -1;
 	}
@@ -1294,6 +1304,11 @@ static int raw_open(void *ctx, uint32_t row, size_t id, int64_t start, int64_t v
 	r->value[j] = value;
 	c->gid[gi] = (uint32_t) id;
 	c->rpend[(size_t) row * c->ncat + id] = (int64_t) j;
+	if (gi > 0 && !c->gunsorted) {
+		struct rgkey a = { (uint32_t) r->row[j - 1], r->type[j - 1], c->gid[gi - 1], 0 };
+		struct rgkey b = { row, r->type[j], (uint32_t) id, 0 };
+		c->gunsorted = rgkey_cmp(&a, &b) > 0;
+	}
 	return 0;
 }
 
@@ -1322,8 +1337,10 @@ static int coll_job(struct coll *c, const struct cjob *b)
 		if (v->n + n > v->cap && ivcol_grow(v, v->n + n) != 0)
 			goto oom;
 		for (size_t i = 0; i < n; i++) {
-			const struct emu_cat_entry *e = emu_cat_of_prv(c->emu, k, &r[i]);
-			if (e == NULL) {
+			/* the entry's id, its Paraver type from ptype (as the
+			 * Paraver writer's table) */
+			size_t id = r[i].chan;
+			if (id >= c->ncat) {
 				snprintf(c->why, sizeof c->why, "a record of the %s view (row %"
 						PRIu32 ") has no channel in the catalogue",
 						emu_view_at(c->emu, k)->name, r[i].row);
@@ -1331,7 +1348,7 @@ static int coll_job(struct coll *c, const struct cjob *b)
 			}
 			if (r[i].row >= c->prow[k] && pend_rows(c, k, r[i].row) != 0)
 				goto oom;
-			int64_t *slot = &c->pend[k][(size_t) r[i].row * c->ncat + e->id];
+			int64_t *slot = &c->pend[k][(size_t) r[i].row * c->ncat + id];
 			if (*slot >= 0)
 				v->end[*slot] = r[i].time;
 			if (r[i].value == 0) {
@@ -1340,14 +1357,15 @@ static int coll_job(struct coll *c, const struct cjob *b)
 			}
 			size_t j = v->n++;
 			v->row[j] = (int32_t) r[i].row;
-			v->type[j] = e->prv_type;
+			v->type[j] = c->ptype[id];
 			v->start[j] = r[i].time;
 			v->value[j] = r[i].value;
 			*slot = (int64_t) j;
 		}
 	}
 	for (size_t i = 0; i < b->nin; i++)
-		if (raw_ivs_rec(&c->raw, &b->in[i], raw_put, c) != 0) {
+		if (b->in[i].kind >= EMU_REC_RAW_SET && b->in[i].kind <= EMU_REC_RAW_POP &&
+				raw_ivs_rec(&c->raw, &b->in[i], raw_put, c) != 0) {
 			if (c->why[0] != '\0')
 				return -1;
 			goto oom;

@@ -72,7 +72,9 @@ int raw_ivs_rec(struct raw_ivs *r, const struct emu_rec *x, raw_iv_put put, void
 	int64_t now = has ? T->stack[T->depth - 1] : 0;
 	if (had == has && old == now)
 		return 0; /* the value held goes on */
-	if (had && x->time > T->start && put(ctx, x->row, e->id, T->start, x->time, old) != 0)
+	if (had && x->time <= T->start)
+		r->nempty++;
+	else if (had && put(ctx, x->row, e->id, T->start, x->time, old) != 0)
 		return -1;
 	T->start = x->time;
 	if (has && r->open != NULL && r->open(ctx, x->row, e->id, x->time, now) != 0)

@@ -37,6 +37,8 @@ struct raw_ivs {
 	size_t *ids;               /* tracked entry -> catalogue id */
 	struct raw_iv_top *top;    /* nrows * nents */
 	raw_iv_open open;          /* set after raw_ivs_init, given put's ctx */
+	uint64_t nempty;           /* values that ended where they began (put
+	                              no interval): raw_ivs_rec's count */
 };
 
 /* 0, or -1 when out of memory. */
