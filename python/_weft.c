@@ -1054,9 +1054,13 @@ struct coll {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	struct cjob jobs[EMU_BATCH_KEEP];
-	uint64_t pushed, done;
-	int failed;            /* set once, by the thread, with why */
+	uint64_t pushed, done; /* batches queued, and done in all parts */
+	size_t nparts;         /* the views, then the raw layer */
+	uint64_t pdone[EMU_MAX_VIEWS + 1];
+	int pbusy[EMU_MAX_VIEWS + 1];
+	int failed;            /* set once, with why */
 	char why[256];
+	char rawwhy[256];      /* raw_put's complaint */
 };
 
 /* A huge page; a column of more than COL_SMALL bytes is mapped in steps
@@ -1319,75 +1323,100 @@ static int raw_put(void *ctx, uint32_t row, size_t id, int64_t start, int64_t en
 	struct ivcol *r = &c->rc;
 	int64_t j = c->rpend[(size_t) row * c->ncat + id];
 	if (j < 0 || (size_t) j >= r->n || r->start[j] != start || r->value[j] != value) {
-		snprintf(c->why, sizeof c->why, "the raw interval of thread row %" PRIu32
-				" ending at %" PRId64 " was not opened", row, end);
+		snprintf(c->rawwhy, sizeof c->rawwhy, "the raw interval of thread row %"
+				PRIu32 " ending at %" PRId64 " was not opened", row, end);
 		return -1;
 	}
 	r->end[j] = end;
 	return 0;
 }
 
-/* A batch, in the collector's thread: 0, or -1 with why set. */
-static int coll_job(struct coll *c, const struct cjob *b)
+/* Part p of a batch (coll_step): view p's records (p < nviews), else the
+ * raw records. 0, or -1 with why. */
+static int coll_part(struct coll *c, size_t p, const struct cjob *b, char *why, size_t whylen)
 {
-	for (size_t k = 0; k < c->nviews; k++) {
-		struct ivcol *v = &c->v[k];
-		const struct emu_prv_rec *r = b->prv[k];
-		size_t n = b->nprv[k];
-		if (v->n + n > v->cap && ivcol_grow(v, v->n + n) != 0)
-			goto oom;
-		for (size_t i = 0; i < n; i++) {
-			/* the entry's id, its Paraver type from ptype (as the
-			 * Paraver writer's table) */
-			size_t id = r[i].chan;
-			if (id >= c->ncat) {
-				snprintf(c->why, sizeof c->why, "a record of the %s view (row %"
-						PRIu32 ") has no channel in the catalogue",
-						emu_view_at(c->emu, k)->name, r[i].row);
-				return -1;
-			}
-			if (r[i].row >= c->prow[k] && pend_rows(c, k, r[i].row) != 0)
-				goto oom;
-			int64_t *slot = &c->pend[k][(size_t) r[i].row * c->ncat + id];
-			if (*slot >= 0)
-				v->end[*slot] = r[i].time;
-			if (r[i].value == 0) {
-				*slot = -1;
+	if (p == c->nviews) {
+		for (size_t i = 0; i < b->nin; i++) {
+			const struct emu_rec *x = &b->in[i];
+			if (x->kind < EMU_REC_RAW_SET || x->kind > EMU_REC_RAW_POP ||
+					raw_ivs_rec(&c->raw, x, raw_put, c) == 0)
 				continue;
-			}
-			size_t j = v->n++;
-			v->row[j] = (int32_t) r[i].row;
-			v->type[j] = c->ptype[id];
-			v->start[j] = r[i].time;
-			v->value[j] = r[i].value;
-			*slot = (int64_t) j;
+			snprintf(why, whylen, "%s", c->rawwhy[0] != '\0' ? c->rawwhy :
+					"out of memory while keeping the records of the emulation");
+			return -1;
 		}
+		return 0;
 	}
-	for (size_t i = 0; i < b->nin; i++)
-		if (b->in[i].kind >= EMU_REC_RAW_SET && b->in[i].kind <= EMU_REC_RAW_POP &&
-				raw_ivs_rec(&c->raw, &b->in[i], raw_put, c) != 0) {
-			if (c->why[0] != '\0')
-				return -1;
-			goto oom;
+	struct ivcol *v = &c->v[p];
+	const struct emu_prv_rec *r = b->prv[p];
+	size_t n = b->nprv[p];
+	if (v->n + n > v->cap && ivcol_grow(v, v->n + n) != 0)
+		goto oom;
+	for (size_t i = 0; i < n; i++) {
+		/* the entry's id, its Paraver type from ptype (as the Paraver
+		 * writer's table) */
+		size_t id = r[i].chan;
+		if (id >= c->ncat) {
+			snprintf(why, whylen, "a record of the %s view (row %" PRIu32 ") has no "
+					"channel in the catalogue", emu_view_at(c->emu, p)->name, r[i].row);
+			return -1;
 		}
+		if (r[i].row >= c->prow[p] && pend_rows(c, p, r[i].row) != 0)
+			goto oom;
+		int64_t *slot = &c->pend[p][(size_t) r[i].row * c->ncat + id];
+		if (*slot >= 0)
+			v->end[*slot] = r[i].time;
+		if (r[i].value == 0) {
+			*slot = -1;
+			continue;
+		}
+		size_t j = v->n++;
+		v->row[j] = (int32_t) r[i].row;
+		v->type[j] = c->ptype[id];
+		v->start[j] = r[i].time;
+		v->value[j] = r[i].value;
+		*slot = (int64_t) j;
+	}
 	return 0;
 oom:
-	snprintf(c->why, sizeof c->why, "out of memory while keeping the records of the "
-			"emulation");
+	snprintf(why, whylen, "out of memory while keeping the records of the emulation");
 	return -1;
 }
 
-/* Under mu (released while working): the oldest batch not done. */
-static void coll_next(struct coll *c)
+/* Under mu (released while working): one part of a queued batch, the one
+ * furthest behind that no thread is on, in the collector's thread or in
+ * the emulation's when the queue is full or at the close (as the Paraver
+ * output's emulation thread writes when its writer lags): 1, or 0 when
+ * there is none. Each part (a view, the raw layer) takes the batches in
+ * order, in one thread at a time; a batch is done when all its parts are. */
+static int coll_step(struct coll *c)
 {
-	const struct cjob *j = &c->jobs[c->done % EMU_BATCH_KEEP];
+	size_t p = SIZE_MAX;
+	for (size_t q = 0; q < c->nparts; q++)
+		if (!c->pbusy[q] && c->pdone[q] < c->pushed &&
+				(p == SIZE_MAX || c->pdone[q] < c->pdone[p]))
+			p = q;
+	if (p == SIZE_MAX)
+		return 0;
+	const struct cjob *j = &c->jobs[c->pdone[p] % EMU_BATCH_KEEP];
+	int skip = c->failed;
+	c->pbusy[p] = 1;
 	pthread_mutex_unlock(&c->mu);
-	int r = c->failed ? 0 : coll_job(c, j);
+	char why[sizeof c->why];
+	int r = skip ? 0 : coll_part(c, p, j, why, sizeof why);
 	pthread_mutex_lock(&c->mu);
-	if (r != 0)
+	if (r != 0 && !c->failed) {
 		c->failed = 1;
-	c->done++;
+		memcpy(c->why, why, sizeof why);
+	}
+	c->pbusy[p] = 0;
+	c->pdone[p]++;
+	uint64_t done = c->pdone[0];
+	for (size_t q = 1; q < c->nparts; q++)
+		done = c->pdone[q] < done ? c->pdone[q] : done;
+	c->done = done;
 	pthread_cond_broadcast(&c->cv);
+	return 1;
 }
 
 static void *coll_thread(void *arg)
@@ -1395,10 +1424,8 @@ static void *coll_thread(void *arg)
 	struct coll *c = arg;
 	pthread_mutex_lock(&c->mu);
 	for (;;) {
-		if (c->done < c->pushed) {
-			coll_next(c);
+		if (coll_step(c))
 			continue;
-		}
 		if (c->stop && c->done == c->pushed)
 			break;
 		pthread_cond_wait(&c->cv, &c->mu);
@@ -1407,12 +1434,19 @@ static void *coll_thread(void *arg)
 	return NULL;
 }
 
-/* Waits for every queued batch and stops the thread (again: nothing). */
-static void coll_stop(struct coll *c)
+/* Does the batches still queued, with the collector's thread (skip: a
+ * failed run, they are only let go), and stops the thread (again:
+ * nothing). */
+static void coll_stop(struct coll *c, int skip)
 {
 	if (!c->th_ok)
 		return;
 	pthread_mutex_lock(&c->mu);
+	if (skip)
+		c->failed = 1;
+	while (c->done < c->pushed)
+		if (!coll_step(c))
+			pthread_cond_wait(&c->cv, &c->mu);
 	c->stop = 1;
 	pthread_cond_broadcast(&c->cv);
 	pthread_mutex_unlock(&c->mu);
@@ -1426,9 +1460,10 @@ static int coll_records(void *self, const struct emu_batch *b, char *err, size_t
 {
 	struct coll *c = self;
 	pthread_mutex_lock(&c->mu);
-	/* without the thread, none in flight: each is done here */
+	/* a full queue: this thread does parts of it too */
 	while (c->pushed - c->done == EMU_BATCH_KEEP)
-		pthread_cond_wait(&c->cv, &c->mu);
+		if (!coll_step(c))
+			pthread_cond_wait(&c->cv, &c->mu);
 	struct cjob *j = &c->jobs[c->pushed % EMU_BATCH_KEEP];
 	for (size_t k = 0; k < EMU_MAX_VIEWS; k++) {
 		j->prv[k] = b->prv[k];
@@ -1437,17 +1472,16 @@ static int coll_records(void *self, const struct emu_batch *b, char *err, size_t
 	j->in = b->internal;
 	j->nin = b->ninternal;
 	c->pushed++;
-	if (!c->th_ok)
-		coll_next(c);
+	if (!c->th_ok) /* without the thread, each batch is done here */
+		while (coll_step(c))
+			;
 	else if (c->pushed - c->done >= 3) /* wake it for a few, not each one */
 		pthread_cond_broadcast(&c->cv);
 	int failed = c->failed;
-	pthread_mutex_unlock(&c->mu);
-	if (failed) {
+	if (failed)
 		snprintf(err, errlen, "%s", c->why);
-		return -1;
-	}
-	return 0;
+	pthread_mutex_unlock(&c->mu);
+	return failed ? -1 : 0;
 }
 
 /* A raw interval's sort key (raw_sort). */
@@ -1629,16 +1663,15 @@ static int coll_rows(struct coll *c, size_t k)
 static int coll_close(struct out *o, int64_t duration, char *err, size_t errlen)
 {
 	struct coll *c = (struct coll *) o;
-	coll_stop(c);
+	coll_stop(c, 0);
 	if (c->failed) {
 		snprintf(err, errlen, "%s", c->why);
 		return -1;
 	}
 	c->duration = duration;
 	c->closed = 1;
-	c->why[0] = '\0';
 	if (raw_ivs_end(&c->raw, duration, raw_put, c) != 0 || raw_finish(c, duration) != 0) {
-		snprintf(err, errlen, "%s", c->why[0] != '\0' ? c->why :
+		snprintf(err, errlen, "%s", c->rawwhy[0] != '\0' ? c->rawwhy :
 				"out of memory while keeping the records of the emulation");
 		return -1;
 	}
@@ -1659,7 +1692,7 @@ static int coll_close(struct out *o, int64_t duration, char *err, size_t errlen)
 /* A failed run: the thread stopped before the engine's arrays go. */
 static void coll_discard(struct out *o)
 {
-	coll_stop((struct coll *) o);
+	coll_stop((struct coll *) o, 1);
 }
 
 static const struct out_ops coll_ops = {
@@ -1680,6 +1713,7 @@ static struct out *coll_open(void *ctx, const struct emu *emu, char *err, size_t
 	c->nviews = emu_nviews(emu);
 	if (c->nviews > EMU_MAX_VIEWS)
 		c->nviews = EMU_MAX_VIEWS;
+	c->nparts = c->nviews + 1;
 	c->ncat = emu_cat_count(emu);
 	for (size_t k = 0; k < c->nviews; k++) {
 		size_t rows = emu_view_at(emu, k)->nrows;
@@ -1718,7 +1752,7 @@ static struct out *coll_open(void *ctx, const struct emu *emu, char *err, size_t
 /* Frees what c holds and empties it. */
 static void coll_clear(struct coll *c)
 {
-	coll_stop(c);
+	coll_stop(c, 1);
 	if (c->sync_ok) {
 		pthread_mutex_destroy(&c->mu);
 		pthread_cond_destroy(&c->cv);
