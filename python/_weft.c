@@ -1696,7 +1696,7 @@ static void coll_discard(struct out *o)
 }
 
 static const struct out_ops coll_ops = {
-	.name = "python", .internal = 1, .records = coll_records, .close = coll_close,
+	.name = "python", .internal = EMU_SINK_INT_RAW, .records = coll_records, .close = coll_close,
 	.discard = coll_discard,
 };
 

@@ -71,8 +71,10 @@ int emu_add_sink(struct emu *e, const struct emu_sink *sink)
 		return -1;
 	}
 	B->sinks[B->nsinks++] = *sink;
-	if (sink->internal)
-		B->internal = 1;
+	if (sink->internal == EMU_SINK_INT_RAW)
+		B->internal |= 1u << EMU_REC_RAW_SET | 1u << EMU_REC_RAW_PUSH | 1u << EMU_REC_RAW_POP;
+	else if (sink->internal)
+		B->internal |= ~0u;
 	if (sink->lost)
 		B->lost = 1;
 	return 0;

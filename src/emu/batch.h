@@ -29,7 +29,8 @@ struct emu;
 struct batches {
 	struct emu_sink sinks[EMU_MAX_SINKS];
 	size_t nsinks;
-	int internal; /* some sink wants the records other than EMU_REC_PRV */
+	unsigned internal; /* the internal record kinds some sink wants: bit
+	                      1 << kind (0: none) */
 	/* records of the accepted events not yet given to the sinks */
 	struct emu_prv_rec *prv[EMU_MAX_VIEWS];
 	size_t nprv[EMU_MAX_VIEWS], prvcap[EMU_MAX_VIEWS];

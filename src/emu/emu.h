@@ -207,10 +207,15 @@ struct emu_batch {
 	size_t nlost;
 };
 
+enum { EMU_SINK_INT_ALL = 1, EMU_SINK_INT_RAW = 2 };
+
 struct emu_sink {
 	void *self;
 	int (*records)(void *self, const struct emu_batch *b, char *err, size_t errlen);
-	/* 1: also fill emu_batch.internal for this sink. */
+	/* Fill emu_batch.internal for this sink: EMU_SINK_INT_ALL, every
+	 * internal record; EMU_SINK_INT_RAW, those of the raw channels
+	 * (EMU_REC_RAW_*; the others come too when another sink wants them);
+	 * 0, none. */
 	int internal;
 	/* 1: also fill emu_batch.lost (the views have no ovni.lost records:
 	 * out.c derives them for the outputs that want them). */
