@@ -1004,8 +1004,9 @@ struct rgkey {
 
 /* An output of our own (out.h), given to the driver through its
  * open_output hook. It builds each view's intervals as the records arrive,
- * in a thread of its own beside the emulation (as the Paraver output
- * writes; no GIL: plain malloc and maps): a record with a value
+ * in a thread of its own beside the emulation, and in the emulation's when
+ * its queue is full (coll_step; as the Paraver output writes; no GIL: plain
+ * malloc and maps): a record with a value
  * other than 0 opens an interval, which the next record of its row and
  * catalogue entry ends (those still open end at the close, at the
  * emulation's duration); pend holds, per row and entry, the open
@@ -1244,7 +1245,7 @@ static int raw_group_done(struct coll *c, int at_close)
 		return 0;
 	if (live > 16) {
 		qsort(c->gkey, live, sizeof *c->gkey, rgkey_cmp);
-	} else { /* a few (4 or 5 in the bench trace): by insertion */
+	} else { /* a few (one thread's writes at one time, mostly): by insertion */
 		for (size_t i = 1; i < live; i++) {
 			struct rgkey k = c->gkey[i];
 			size_t x = i;
