@@ -28,6 +28,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include "weft/weft.h"
 #include "driver.h"
@@ -936,13 +938,40 @@ static PyObject *m_describe(PyObject *Py_UNUSED(mod), PyObject *args)
 
 /* ---- the emulation ---- */
 
-/* The records of one view, as the Paraver output gets them. */
-/* An interval table: row, Paraver type, start, end, value. */
+/* An interval table: row, Paraver type, start, end, value. Each column is a
+ * mapping of its own (col_resize), handed to NumPy as it is. */
 struct ivcol {
 	int32_t *row, *type;
 	int64_t *start, *end, *value;
 	size_t n, cap;
 };
+
+enum { IV_ROW, IV_TYPE, IV_START, IV_END, IV_VALUE, IV_NCOLS };
+
+/* Column k of c, and the size of its elements. */
+static void **iv_col(struct ivcol *c, int k, size_t *size)
+{
+	switch (k) {
+	case IV_ROW:
+		*size = sizeof *c->row;
+		return (void **) &c->row;
+	case IV_TYPE:
+		*size = sizeof *c->type;
+		return (void **) &c->type;
+	case IV_START:
+		*size = sizeof *c->start;
+		return (void **) &c->start;
+	case IV_END:
+		*size = sizeof *c->end;
+		return (void **) &c->end;
+	default:
+		*size = sizeof *c->value;
+		return (void **) &c->value;
+	}
+}
+
+/* A raw interval whose end is not known yet. */
+#define IV_OPEN INT64_MIN
 
 /* A channel of a view, copied from its catalogue entry at the close (the
  * emulator is gone when Python reads it). */
@@ -954,37 +983,65 @@ struct vchan {
 	char **vlabels;
 };
 
-/* A batch queued for the collector's thread: the views' records (the
- * engine's arrays, valid for EMU_BATCH_KEEP further batches, emu.h) and a
- * copy of the internal ones (valid only during the call). */
+/* A batch queued for the collector's thread: the views' records and the
+ * internal ones (the engine's arrays, valid for EMU_BATCH_KEEP further
+ * batches, emu.h). */
 struct cjob {
 	const struct emu_prv_rec *prv[EMU_MAX_VIEWS];
 	size_t nprv[EMU_MAX_VIEWS];
-	struct emu_rec *in;
-	size_t nin, capin;
+	const struct emu_rec *in;
+	size_t nin;
+};
+
+/* A raw interval of the group being made (those of one start): its place,
+ * its sort key and its catalogue id. */
+struct rgkey {
+	uint32_t row;
+	int32_t type;
+	uint32_t id;
+	size_t j;
 };
 
 /* An output of our own (out.h), given to the driver through its
  * open_output hook. It builds each view's intervals as the records arrive,
- * in a thread of its own beside the emulation (as the Paraver output
- * writes; no GIL: plain malloc): a record with a value
+ * in a thread of its own beside the emulation, and in the emulation's when
+ * its queue is full (coll_step; as the Paraver output writes; no GIL: plain
+ * malloc and maps): a record with a value
  * other than 0 opens an interval, which the next record of its row and
  * catalogue entry ends (those still open end at the close, at the
  * emulation's duration); pend holds, per row and entry, the open
- * interval's index (-1: none). The raw layer (raw_iv.h) comes as intervals
- * already, sorted at the close. At the close, the view's channels (from the
+ * interval's index (-1: none). The raw layer (raw_iv.h) is made the same
+ * way, in the order of the records: an interval takes its place when it
+ * opens (raw_iv's open hook; rpend: per thread and entry, its index) and
+ * gets its end when raw_iv puts it; the intervals of one start (a group)
+ * are put in the order of row and type once a later start comes, those of
+ * no length left out (the rows come sorted by start, row and type, with
+ * no sort at the close; should a start come before the group's, the close
+ * sorts them all: raw_sort). At the close, the view's channels (from the
  * catalogue) and row labels (without Paraver's leading space). Owned by
  * m_emulate, not freed by the close. */
 struct coll {
 	struct out base;
 	const struct emu *emu;
 	size_t nviews, ncat;
+	int32_t *ptype;        /* per catalogue id: its Paraver type */
 	struct ivcol v[EMU_MAX_VIEWS];
 	int64_t *pend[EMU_MAX_VIEWS]; /* prow[k] * ncat */
 	size_t prow[EMU_MAX_VIEWS];
 	struct raw_ivs raw;
 	struct ivcol rc;
 	int raw_ok;
+	int64_t *rpend;        /* raw.nrows * ncat */
+	size_t g0;             /* the group: rc's rows from g0 on */
+	uint32_t *gid;         /* their catalogue ids */
+	size_t gidcap;
+	struct rgkey *gkey;    /* the group's keys, and a copy of its rows */
+	struct ivrow { int32_t row, type; int64_t start, end, value; } *grow;
+	size_t gkeycap;
+	int gunsorted;         /* the group's rows are not in order */
+	uint64_t gempty;       /* raw.nempty when the group began */
+	int raw_unordered;     /* a start came before the group's */
+	int64_t raw_last;      /* the latest start (the group's) */
 	char *name[EMU_MAX_VIEWS];
 	struct vchan *ch[EMU_MAX_VIEWS];
 	size_t nch[EMU_MAX_VIEWS];
@@ -998,58 +1055,114 @@ struct coll {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	struct cjob jobs[EMU_BATCH_KEEP];
-	uint64_t pushed, done;
-	int failed;            /* set once, by the thread, with why */
+	uint64_t pushed, done; /* batches queued, and done in all parts */
+	size_t nparts;         /* the views, then the raw layer */
+	uint64_t pdone[EMU_MAX_VIEWS + 1];
+	int pbusy[EMU_MAX_VIEWS + 1];
+	int failed;            /* set once, with why */
 	char why[256];
+	char rawwhy[256];      /* raw_put's complaint */
 };
 
-static int grow_col(void **p, size_t cap, size_t size)
+/* A huge page; a column of more than COL_SMALL bytes is mapped in steps
+ * of one. */
+#define COL_HUGE ((size_t) 2 << 20)
+#define COL_SMALL ((size_t) 128 << 10)
+
+/* The bytes of the mapping of a column of n elements of size bytes:
+ * pages, or huge pages past COL_SMALL. */
+static size_t col_bytes(size_t n, size_t size)
 {
-	void *q = realloc(*p, cap * size);
-	if (q == NULL)
-		return -1;
+	size_t b = n * size, unit = b > COL_SMALL ? COL_HUGE : (size_t) sysconf(_SC_PAGESIZE);
+	return (b + unit - 1) / unit * unit;
+}
+
+/* A new mapping of len bytes; from COL_HUGE on, aligned to it and advised
+ * to use huge pages (transparent huge pages, where the system gives them
+ * on request). NULL when out of memory. */
+static void *col_map(size_t len)
+{
+	int prot = PROT_READ | PROT_WRITE, fl = MAP_PRIVATE | MAP_ANONYMOUS;
+	if (len < COL_HUGE) {
+		void *q = mmap(NULL, len, prot, fl, -1, 0);
+		return q == MAP_FAILED ? NULL : q;
+	}
+	char *q = mmap(NULL, len + COL_HUGE, prot, fl, -1, 0);
+	if (q == MAP_FAILED)
+		return NULL;
+	size_t head = (COL_HUGE - (uintptr_t) q % COL_HUGE) % COL_HUGE;
+	if (head > 0)
+		munmap(q, head);
+	munmap(q + head + len, COL_HUGE - head);
+	q += head;
+#ifdef MADV_HUGEPAGE
+	(void) madvise(q, len, MADV_HUGEPAGE); /* a hint: refused is fine */
+#endif
+	return q;
+}
+
+/* Column *p, a mapping of old bytes (0: none), made one of new bytes (0:
+ * unmapped; both col_bytes): 0, or -1 with *p as it was. It grows in place
+ * or moves with mremap (no copy), in huge pages once large: the columns of
+ * the 2M-event bench trace, 160 MB, took some 40,000 faults of 4 KiB pages
+ * (in the collector's thread, malloc's memory), and as many pages to free
+ * with the arrays. */
+static int col_resize(void **p, size_t old, size_t new)
+{
+	void *q;
+	if (new == old)
+		return 0;
+	if (new == 0) {
+		munmap(*p, old);
+		*p = NULL;
+		return 0;
+	}
+	if (old > 0 && (new < old || old >= COL_HUGE || new < COL_HUGE)) {
+		q = mremap(*p, old, new, MREMAP_MAYMOVE);
+		if (q == MAP_FAILED)
+			return -1;
+	} else { /* new, or become large: mapped aligned, the few pages copied */
+		if ((q = col_map(new)) == NULL)
+			return -1;
+		if (old > 0) {
+			memcpy(q, *p, old);
+			munmap(*p, old);
+		}
+	}
 	*p = q;
 	return 0;
 }
 
-/* Room for need intervals (large blocks: realloc remaps, no copy). */
+/* Room for need intervals (doubling from 16 Ki). */
 static int ivcol_grow(struct ivcol *c, size_t need)
 {
-	size_t cap = c->cap ? c->cap : 1 << 16;
+	size_t cap = c->cap ? c->cap : (size_t) 1 << 14;
 	while (cap < need)
 		cap *= 2;
-	if (grow_col((void **) &c->row, cap, sizeof *c->row) != 0 ||
-			grow_col((void **) &c->type, cap, sizeof *c->type) != 0 ||
-			grow_col((void **) &c->start, cap, sizeof *c->start) != 0 ||
-			grow_col((void **) &c->end, cap, sizeof *c->end) != 0 ||
-			grow_col((void **) &c->value, cap, sizeof *c->value) != 0)
+	for (int k = 0; k < IV_NCOLS; k++) {
+		size_t size;
+		void **p = iv_col(c, k, &size);
+		if (col_resize(p, col_bytes(c->cap, size), col_bytes(cap, size)) == 0)
+			continue;
+		while (k-- > 0) { /* back as they were (a shrink stays in place) */
+			p = iv_col(c, k, &size);
+			col_resize(p, col_bytes(cap, size), col_bytes(c->cap, size));
+		}
 		return -1;
+	}
 	c->cap = cap;
 	return 0;
 }
 
 static void ivcol_free(struct ivcol *c)
 {
-	free(c->row);
-	free(c->type);
-	free(c->start);
-	free(c->end);
-	free(c->value);
-}
-
-/* A raw interval (raw_iv_put): kept with its entry's Paraver type. */
-static int raw_keep(void *ctx, uint32_t row, size_t id, int64_t start, int64_t end, int64_t value)
-{
-	struct coll *c = ctx;
-	struct ivcol *r = &c->rc;
-	if (r->n == r->cap && ivcol_grow(r, r->n + 1) != 0)
-		return -1;
-	r->row[r->n] = (int32_t) row;
-	r->type[r->n] = emu_cat_at(c->emu, id)->prv_type;
-	r->start[r->n] = start;
-	r->end[r->n] = end;
-	r->value[r->n++] = value;
-	return 0;
+	for (int k = 0; k < IV_NCOLS; k++) {
+		size_t size;
+		void **p = iv_col(c, k, &size);
+		if (*p != NULL)
+			col_resize(p, col_bytes(c->cap, size), 0);
+	}
+	memset(c, 0, sizeof *c);
 }
 
 /* Room in view k's open-interval table for row `row` (rows grow in
@@ -1069,61 +1182,242 @@ static int pend_rows(struct coll *c, size_t k, size_t row)
 	return 0;
 }
 
-/* A batch, in the collector's thread: 0, or -1 with why set. */
-static int coll_job(struct coll *c, const struct cjob *b)
+static int rgkey_cmp(const void *a, const void *b)
 {
-	for (size_t k = 0; k < c->nviews; k++) {
-		struct ivcol *v = &c->v[k];
-		const struct emu_prv_rec *r = b->prv[k];
-		size_t n = b->nprv[k];
-		if (v->n + n > v->cap && ivcol_grow(v, v->n + n) != 0)
-			goto oom;
-		for (size_t i = 0; i < n; i++) {
-			const struct emu_cat_entry *e = emu_cat_of_prv(c->emu, k, &r[i]);
-			if (e == NULL) {
-				snprintf(c->why, sizeof c->why, "a record of the %s view (row %"
-						PRIu32 ") has no channel in the catalogue",
-						emu_view_at(c->emu, k)->name, r[i].row);
-				return -1;
-			}
-			if (r[i].row >= c->prow[k] && pend_rows(c, k, r[i].row) != 0)
-				goto oom;
-			int64_t *slot = &c->pend[k][(size_t) r[i].row * c->ncat + e->id];
-			if (*slot >= 0)
-				v->end[*slot] = r[i].time;
-			if (r[i].value == 0) {
+	const struct rgkey *x = a, *y = b;
+	if (x->row != y->row)
+		return x->row < y->row ? -1 : 1;
+	if (x->type != y->type)
+		return x->type < y->type ? -1 : 1;
+	return (x->id > y->id) - (x->id < y->id);
+}
+
+/* The group of raw intervals (rc's rows from g0 on, of one start) made
+ * final: those of no length left out (their end unknown and their value
+ * no longer held: at_close, their end unknown), the others in the order
+ * of row and Paraver type (the catalogue id after: two entries of a type
+ * are not expected), the index of those still open moved with them. */
+static int raw_group_done(struct coll *c, int at_close)
+{
+	struct ivcol *r = &c->rc;
+	size_t g0 = c->g0, m = r->n - g0;
+	/* the rows came in order and none ended where it began: as they are */
+	int as_is = !at_close && !c->gunsorted && c->raw.nempty == c->gempty;
+	c->gunsorted = 0;
+	c->gempty = c->raw.nempty;
+	if (m == 0 || as_is) {
+		c->g0 = r->n;
+		return 0;
+	}
+	if (m > c->gkeycap) {
+		size_t cap = c->gkeycap ? c->gkeycap : 64;
+		while (cap < m)
+			cap *= 2;
+		struct rgkey *k = realloc(c->gkey, cap * sizeof *k);
+		if (k != NULL)
+			c->gkey = k;
+		struct ivrow *w = realloc(c->grow, cap * sizeof *w);
+		if (w != NULL)
+			c->grow = w;
+		if (k == NULL || w == NULL)
+			return -1;
+		c->gkeycap = cap;
+	}
+	size_t live = 0;
+	int sorted = 1;
+	for (size_t j = g0; j < g0 + m; j++) {
+		uint32_t id = c->gid[j - g0];
+		int64_t *slot = &c->rpend[(size_t) r->row[j] * c->ncat + id];
+		if (r->end[j] == IV_OPEN && (at_close || *slot != (int64_t) j ||
+				!raw_ivs_holds(&c->raw, (uint32_t) r->row[j], id, r->start[j]))) {
+			if (*slot == (int64_t) j)
 				*slot = -1;
-				continue;
-			}
-			size_t j = v->n++;
-			v->row[j] = (int32_t) r[i].row;
-			v->type[j] = e->prv_type;
-			v->start[j] = r[i].time;
-			v->value[j] = r[i].value;
-			*slot = (int64_t) j;
+			sorted = 0;
+			continue;
+		}
+		struct rgkey *k = &c->gkey[live++];
+		*k = (struct rgkey) { (uint32_t) r->row[j], r->type[j], id, j };
+		if (live > 1 && rgkey_cmp(k - 1, k) > 0)
+			sorted = 0;
+	}
+	r->n = c->g0 = g0 + live; /* the next group begins after it */
+	if (sorted)
+		return 0;
+	if (live > 16) {
+		qsort(c->gkey, live, sizeof *c->gkey, rgkey_cmp);
+	} else { /* a few (one thread's writes at one time, mostly): by insertion */
+		for (size_t i = 1; i < live; i++) {
+			struct rgkey k = c->gkey[i];
+			size_t x = i;
+			for (; x > 0 && rgkey_cmp(&c->gkey[x - 1], &k) > 0; x--)
+				c->gkey[x] = c->gkey[x - 1];
+			c->gkey[x] = k;
 		}
 	}
-	for (size_t i = 0; i < b->nin; i++)
-		if (raw_ivs_rec(&c->raw, &b->in[i], raw_keep, c) != 0)
+	for (size_t i = 0; i < live; i++) {
+		size_t j = c->gkey[i].j;
+		c->grow[i] = (struct ivrow) { r->row[j], r->type[j], r->start[j], r->end[j],
+			r->value[j] };
+	}
+	for (size_t i = 0; i < live; i++) {
+		size_t j = g0 + i;
+		const struct ivrow *w = &c->grow[i];
+		r->row[j] = w->row;
+		r->type[j] = w->type;
+		r->start[j] = w->start;
+		r->end[j] = w->end;
+		r->value[j] = w->value;
+		if (w->end == IV_OPEN)
+			c->rpend[(size_t) w->row * c->ncat + c->gkey[i].id] = (int64_t) j;
+	}
+	return 0;
+}
+
+/* raw_iv's open hook: a raw interval takes its place. */
+static int raw_open(void *ctx, uint32_t row, size_t id, int64_t start, int64_t value)
+{
+	struct coll *c = ctx;
+	struct ivcol *r = &c->rc;
+	if (r->n > c->g0 && start != r->start[c->g0] && !c->raw_unordered) {
+		if (start < r->start[c->g0])
+			c->raw_unordered = 1; /* the close sorts them */
+		else if (!c->gunsorted && c->raw.nempty == c->gempty)
+			c->g0 = r->n; /* raw_group_done's as_is, inline (most groups) */
+		else if (raw_group_done(c, 0) != 0)
+			return -1;
+	}
+	if (c->raw_unordered)
+		c->g0 = r->n; /* no group */
+	else
+		c->raw_last = start;
+	size_t gi = r->n - c->g0;
+	if (gi == c->gidcap) {
+		size_t cap = c->gidcap ? 2 * c->gidcap : 64;
+		uint32_t *g = realloc(c->gid, cap * sizeof *g);
+		if (g == NULL)
+			return -1;
+		c->gid = g;
+		c->gidcap = cap;
+	}
+	if (r->n == r->cap && ivcol_grow(r, r->n + 1) != 0)
+		return -1;
+	size_t j = r->n++;
+	r->row[j] = (int32_t) row;
+	r->type[j] = c->ptype[id];
+	r->start[j] = start;
+	r->end[j] = IV_OPEN;
+	r->value[j] = value;
+	c->gid[gi] = (uint32_t) id;
+	c->rpend[(size_t) row * c->ncat + id] = (int64_t) j;
+	if (gi > 0 && !c->gunsorted) {
+		struct rgkey a = { (uint32_t) r->row[j - 1], r->type[j - 1], c->gid[gi - 1], 0 };
+		struct rgkey b = { row, r->type[j], (uint32_t) id, 0 };
+		c->gunsorted = rgkey_cmp(&a, &b) > 0;
+	}
+	return 0;
+}
+
+/* raw_iv's put: the raw interval open since start ends. */
+static int raw_put(void *ctx, uint32_t row, size_t id, int64_t start, int64_t end, int64_t value)
+{
+	struct coll *c = ctx;
+	struct ivcol *r = &c->rc;
+	int64_t j = c->rpend[(size_t) row * c->ncat + id];
+	if (j < 0 || (size_t) j >= r->n || r->start[j] != start || r->value[j] != value) {
+		snprintf(c->rawwhy, sizeof c->rawwhy, "the raw interval of thread row %"
+				PRIu32 " ending at %" PRId64 " was not opened", row, end);
+		return -1;
+	}
+	r->end[j] = end;
+	return 0;
+}
+
+/* Part p of a batch (coll_step): view p's records (p < nviews), else the
+ * raw records. 0, or -1 with why. */
+static int coll_part(struct coll *c, size_t p, const struct cjob *b, char *why, size_t whylen)
+{
+	if (p == c->nviews) {
+		for (size_t i = 0; i < b->nin; i++) {
+			const struct emu_rec *x = &b->in[i];
+			if (x->kind < EMU_REC_RAW_SET || x->kind > EMU_REC_RAW_POP ||
+					raw_ivs_rec(&c->raw, x, raw_put, c) == 0)
+				continue;
+			snprintf(why, whylen, "%s", c->rawwhy[0] != '\0' ? c->rawwhy :
+					"out of memory while keeping the records of the emulation");
+			return -1;
+		}
+		return 0;
+	}
+	struct ivcol *v = &c->v[p];
+	const struct emu_prv_rec *r = b->prv[p];
+	size_t n = b->nprv[p];
+	if (v->n + n > v->cap && ivcol_grow(v, v->n + n) != 0)
+		goto oom;
+	for (size_t i = 0; i < n; i++) {
+		/* the entry's id, its Paraver type from ptype (as the Paraver
+		 * writer's table) */
+		size_t id = r[i].chan;
+		if (id >= c->ncat) {
+			snprintf(why, whylen, "a record of the %s view (row %" PRIu32 ") has no "
+					"channel in the catalogue", emu_view_at(c->emu, p)->name, r[i].row);
+			return -1;
+		}
+		if (r[i].row >= c->prow[p] && pend_rows(c, p, r[i].row) != 0)
 			goto oom;
+		int64_t *slot = &c->pend[p][(size_t) r[i].row * c->ncat + id];
+		if (*slot >= 0)
+			v->end[*slot] = r[i].time;
+		if (r[i].value == 0) {
+			*slot = -1;
+			continue;
+		}
+		size_t j = v->n++;
+		v->row[j] = (int32_t) r[i].row;
+		v->type[j] = c->ptype[id];
+		v->start[j] = r[i].time;
+		v->value[j] = r[i].value;
+		*slot = (int64_t) j;
+	}
 	return 0;
 oom:
-	snprintf(c->why, sizeof c->why, "out of memory while keeping the records of the "
-			"emulation");
+	snprintf(why, whylen, "out of memory while keeping the records of the emulation");
 	return -1;
 }
 
-/* Under mu (released while working): the oldest batch not done. */
-static void coll_next(struct coll *c)
+/* Under mu (released while working): one part of a queued batch, the one
+ * furthest behind that no thread is on, in the collector's thread or in
+ * the emulation's when the queue is full or at the close (as the Paraver
+ * output's emulation thread writes when its writer lags): 1, or 0 when
+ * there is none. Each part (a view, the raw layer) takes the batches in
+ * order, in one thread at a time; a batch is done when all its parts are. */
+static int coll_step(struct coll *c)
 {
-	const struct cjob *j = &c->jobs[c->done % EMU_BATCH_KEEP];
+	size_t p = SIZE_MAX;
+	for (size_t q = 0; q < c->nparts; q++)
+		if (!c->pbusy[q] && c->pdone[q] < c->pushed &&
+				(p == SIZE_MAX || c->pdone[q] < c->pdone[p]))
+			p = q;
+	if (p == SIZE_MAX)
+		return 0;
+	const struct cjob *j = &c->jobs[c->pdone[p] % EMU_BATCH_KEEP];
+	int skip = c->failed;
+	c->pbusy[p] = 1;
 	pthread_mutex_unlock(&c->mu);
-	int r = c->failed ? 0 : coll_job(c, j);
+	char why[sizeof c->why];
+	int r = skip ? 0 : coll_part(c, p, j, why, sizeof why);
 	pthread_mutex_lock(&c->mu);
-	if (r != 0)
+	if (r != 0 && !c->failed) {
 		c->failed = 1;
-	c->done++;
+		memcpy(c->why, why, sizeof why);
+	}
+	c->pbusy[p] = 0;
+	c->pdone[p]++;
+	uint64_t done = c->pdone[0];
+	for (size_t q = 1; q < c->nparts; q++)
+		done = c->pdone[q] < done ? c->pdone[q] : done;
+	c->done = done;
 	pthread_cond_broadcast(&c->cv);
+	return 1;
 }
 
 static void *coll_thread(void *arg)
@@ -1131,10 +1425,8 @@ static void *coll_thread(void *arg)
 	struct coll *c = arg;
 	pthread_mutex_lock(&c->mu);
 	for (;;) {
-		if (c->done < c->pushed) {
-			coll_next(c);
+		if (coll_step(c))
 			continue;
-		}
 		if (c->stop && c->done == c->pushed)
 			break;
 		pthread_cond_wait(&c->cv, &c->mu);
@@ -1143,12 +1435,19 @@ static void *coll_thread(void *arg)
 	return NULL;
 }
 
-/* Waits for every queued batch and stops the thread (again: nothing). */
-static void coll_stop(struct coll *c)
+/* Does the batches still queued, with the collector's thread (skip: a
+ * failed run, they are only let go), and stops the thread (again:
+ * nothing). */
+static void coll_stop(struct coll *c, int skip)
 {
 	if (!c->th_ok)
 		return;
 	pthread_mutex_lock(&c->mu);
+	if (skip)
+		c->failed = 1;
+	while (c->done < c->pushed)
+		if (!coll_step(c))
+			pthread_cond_wait(&c->cv, &c->mu);
 	c->stop = 1;
 	pthread_cond_broadcast(&c->cv);
 	pthread_mutex_unlock(&c->mu);
@@ -1156,222 +1455,110 @@ static void coll_stop(struct coll *c)
 	c->th_ok = 0;
 }
 
+/* A batch, queued as it is: its arrays stay valid while it waits (at most
+ * EMU_BATCH_KEEP batches in flight, emu.h). */
 static int coll_records(void *self, const struct emu_batch *b, char *err, size_t errlen)
 {
 	struct coll *c = self;
 	pthread_mutex_lock(&c->mu);
-	/* at most EMU_BATCH_KEEP batches in flight (emu.h); without the
-	 * thread, none: each is done here */
+	/* a full queue: this thread does parts of it too */
 	while (c->pushed - c->done == EMU_BATCH_KEEP)
-		pthread_cond_wait(&c->cv, &c->mu);
+		if (!coll_step(c))
+			pthread_cond_wait(&c->cv, &c->mu);
 	struct cjob *j = &c->jobs[c->pushed % EMU_BATCH_KEEP];
-	pthread_mutex_unlock(&c->mu);
 	for (size_t k = 0; k < EMU_MAX_VIEWS; k++) {
 		j->prv[k] = b->prv[k];
 		j->nprv[k] = k < c->nviews ? b->nprv[k] : 0;
 	}
-	j->nin = 0;
-	if (b->ninternal > j->capin) {
-		struct emu_rec *in = realloc(j->in, b->ninternal * sizeof *in);
-		if (in == NULL) {
-			snprintf(err, errlen, "out of memory while keeping the records of the "
-					"emulation");
-			return -1;
-		}
-		j->in = in;
-		j->capin = b->ninternal;
-	}
-	if (b->ninternal > 0)
-		memcpy(j->in, b->internal, b->ninternal * sizeof *j->in);
+	j->in = b->internal;
 	j->nin = b->ninternal;
-	pthread_mutex_lock(&c->mu);
 	c->pushed++;
-	if (!c->th_ok)
-		coll_next(c);
+	if (!c->th_ok) /* without the thread, each batch is done here */
+		while (coll_step(c))
+			;
 	else if (c->pushed - c->done >= 3) /* wake it for a few, not each one */
 		pthread_cond_broadcast(&c->cv);
 	int failed = c->failed;
-	pthread_mutex_unlock(&c->mu);
-	if (failed) {
+	if (failed)
 		snprintf(err, errlen, "%s", c->why);
+	pthread_mutex_unlock(&c->mu);
+	return failed ? -1 : 0;
+}
+
+/* A raw interval's sort key (raw_sort). */
+struct rkey {
+	int64_t start;
+	int32_t row, type;
+	size_t idx;
+};
+
+static int rkey_cmp(const void *a, const void *b)
+{
+	const struct rkey *x = a, *y = b;
+	if (x->start != y->start)
+		return x->start < y->start ? -1 : 1;
+	if (x->row != y->row)
+		return x->row < y->row ? -1 : 1;
+	if (x->type != y->type)
+		return x->type < y->type ? -1 : 1;
+	return (x->idx > y->idx) - (x->idx < y->idx);
+}
+
+/* The raw intervals in the order of start, row and type, when they did not
+ * come in the order of their start (not expected: the records come in
+ * the order of time): 0, or -1 when out of memory. */
+static int raw_sort(struct ivcol *r)
+{
+	size_t n = r->n;
+	struct rkey *k = malloc((n + 1) * sizeof *k);
+	int64_t *tmp = malloc((n + 1) * sizeof *tmp);
+	if (k == NULL || tmp == NULL) {
+		free(k);
+		free(tmp);
 		return -1;
 	}
+	for (size_t i = 0; i < n; i++)
+		k[i] = (struct rkey) { r->start[i], r->row[i], r->type[i], i };
+	qsort(k, n, sizeof *k, rkey_cmp);
+	int64_t *c64[] = { r->start, r->end, r->value };
+	for (size_t x = 0; x < 3; x++) {
+		for (size_t i = 0; i < n; i++)
+			tmp[i] = c64[x][k[i].idx];
+		memcpy(c64[x], tmp, n * sizeof *tmp);
+	}
+	int32_t *c32[] = { r->row, r->type }, *t32 = (int32_t *) tmp;
+	for (size_t x = 0; x < 2; x++) {
+		for (size_t i = 0; i < n; i++)
+			t32[i] = c32[x][k[i].idx];
+		memcpy(c32[x], t32, n * sizeof *t32);
+	}
+	free(k);
+	free(tmp);
 	return 0;
 }
 
-/* A raw interval's sort key and its index (the sort of wide keys). */
-struct rkey {
-	uint64_t key;
-	uint32_t idx;
-};
-
-/* One stable LSD radix pass on the 16 bits at shift of the keys, from a
- * into b (n keys of stride bytes, the key their first 8 bytes); 0 when
- * every key has the same digit there (b untouched). */
-static int radix16(const void *a, void *b, size_t n, size_t stride, unsigned shift,
-		size_t *count)
+/* The raw layer done, at the close (raw_ivs_end has ended what was held):
+ * the last group, and those no longer held that never ended (a start at
+ * or after duration) left out; a layer that came out of order sorted. */
+static int raw_finish(struct coll *c, int64_t duration)
 {
-	const char *A = a;
-	char *B = b;
-	memset(count, 0, 65536 * sizeof *count);
-	for (size_t i = 0; i < n; i++)
-		count[(*(const uint64_t *) (A + i * stride) >> shift) & 0xffff]++;
-	size_t pos = 0;
-	for (size_t d = 0; d < 65536; d++) {
-		if (count[d] == n)
-			return 0;
-		size_t c = count[d];
-		count[d] = pos;
-		pos += c;
-	}
-	for (size_t i = 0; i < n; i++) {
-		const char *x = A + i * stride;
-		memcpy(B + count[(*(const uint64_t *) x >> shift) & 0xffff]++ * stride, x, stride);
-	}
-	return 1;
-}
-
-/* Radix passes over the bits lo..hi of the keys in *a (b: as large);
- * *a ends with the sorted ones. */
-static void radix_bits(void **a, void **b, size_t n, size_t stride, unsigned lo, unsigned hi,
-		size_t *count)
-{
-	for (unsigned sh = lo; sh < hi; sh += 16)
-		if (radix16(*a, *b, n, stride, sh, count)) {
-			void *x = *a;
-			*a = *b;
-			*b = x;
-		}
-}
-
-static int cmp_int32(const void *a, const void *b)
-{
-	int32_t x = *(const int32_t *) a, y = *(const int32_t *) b;
-	return (x > y) - (x < y);
-}
-
-static unsigned bits_of(uint64_t v)
-{
-	return v == 0 ? 0 : 64u - (unsigned) __builtin_clzll(v);
-}
-
-/* Puts the column *col in the order perm, through *tmp (as large as the
- * column or larger, already touched: no page of it is new), which ends
- * with the old column. */
-static void gather64(int64_t **col, void **tmp, const uint32_t *perm, size_t n)
-{
-	int64_t *to = *tmp, *from = *col;
-	for (size_t i = 0; i < n; i++)
-		to[i] = from[perm[i]];
-	*tmp = from;
-	*col = to;
-}
-
-static void gather32(int32_t **col, void **tmp, const uint32_t *perm, size_t n)
-{
-	int32_t *to = *tmp, *from = *col;
-	for (size_t i = 0; i < n; i++)
-		to[i] = from[perm[i]];
-	*tmp = from;
-	*col = to;
-}
-
-/* The raw intervals in the order of their start, then row, then Paraver
- * type (raw_iv gives them as they end): a radix sort, 16 bits a pass, the
- * passes whose digit is the same for all skipped, of one 64-bit word per
- * interval, (start - the first) above (row, the type's rank) above its
- * index, where they fit (a trace of about a minute and a million
- * intervals), else of a key and an index (by (row, type), then by start);
- * then the columns gathered in that order, each through the space of the
- * one before: the close touches no more new memory than the keys (a fault
- * per 4 KiB page was most of its time). 0, or -1 when out of memory. */
-static int raw_sort(struct ivcol *r, size_t ncat)
-{
-	size_t n = r->n;
-	if (n < 2)
-		return 0;
-	if (n > UINT32_MAX)
+	struct ivcol *r = &c->rc;
+	if (!c->raw_unordered && raw_group_done(c, 1) != 0)
 		return -1;
-	int32_t *types = malloc((ncat + 1) * sizeof *types);
-	size_t *count = malloc(65536 * sizeof *count);
-	void *a = NULL, *b = NULL;
-	int rc = -1;
-	if (types == NULL || count == NULL)
-		goto out;
-	/* the distinct types (those of catalogue entries: at most ncat) */
-	size_t nt = 0;
-	int64_t t0 = r->start[0], t1 = r->start[0];
-	uint32_t maxrow = 0;
-	for (size_t i = 0; i < n; i++) {
-		if (r->start[i] < t0)
-			t0 = r->start[i];
-		if (r->start[i] > t1)
-			t1 = r->start[i];
-		if ((uint32_t) r->row[i] > maxrow)
-			maxrow = (uint32_t) r->row[i];
-		if (nt > 0 && types[nt - 1] == r->type[i])
+	if (!c->raw_unordered && (r->n == 0 || duration > c->raw_last))
+		return 0;
+	size_t n = 0;
+	for (size_t i = 0; i < r->n; i++) {
+		if (r->end[i] == IV_OPEN)
 			continue;
-		size_t j = 0;
-		while (j < nt && types[j] != r->type[i])
-			j++;
-		if (j == nt) {
-			if (nt > ncat)
-				goto out;
-			types[nt++] = r->type[i];
-		}
+		r->row[n] = r->row[i];
+		r->type[n] = r->type[i];
+		r->start[n] = r->start[i];
+		r->end[n] = r->end[i];
+		r->value[n++] = r->value[i];
 	}
-	qsort(types, nt, sizeof *types, cmp_int32);
-	unsigned lobits = bits_of((uint64_t) maxrow * nt + nt);
-	unsigned hibits = bits_of((uint64_t) t1 - (uint64_t) t0);
-	unsigned ibits = bits_of(n - 1);
-	int packed = lobits + hibits + ibits <= 64;
-	size_t stride = packed ? sizeof(uint64_t) : sizeof(struct rkey);
-	a = malloc(n * stride);
-	b = malloc(n * stride);
-	if (a == NULL || b == NULL)
-		goto out;
-	for (size_t i = 0; i < n; i++) {
-		const int32_t *t = nt == 1 ? types : bsearch(&r->type[i], types, nt, sizeof *types,
-				cmp_int32);
-		uint64_t lo = (uint64_t) (uint32_t) r->row[i] * nt + (uint64_t) (t - types);
-		uint64_t hi = (uint64_t) r->start[i] - (uint64_t) t0;
-		if (packed)
-			((uint64_t *) a)[i] = ((hi << lobits | lo) << ibits) | i;
-		else
-			((struct rkey *) a)[i] = (struct rkey) { lo, (uint32_t) i };
-	}
-	uint32_t *perm = b; /* the order, in b once the sort is done */
-	if (packed) {
-		radix_bits(&a, &b, n, stride, ibits, ibits + lobits + hibits, count);
-		perm = b;
-		const uint64_t mask = ((uint64_t) 1 << ibits) - 1;
-		for (size_t i = 0; i < n; i++)
-			perm[i] = (uint32_t) (((const uint64_t *) a)[i] & mask);
-	} else {
-		radix_bits(&a, &b, n, stride, 0, lobits, count);
-		struct rkey *k = a; /* then by start, stably */
-		for (size_t i = 0; i < n; i++)
-			k[i].key = (uint64_t) r->start[k[i].idx] - (uint64_t) t0;
-		radix_bits(&a, &b, n, stride, 0, hibits, count);
-		perm = b;
-		k = a;
-		for (size_t i = 0; i < n; i++)
-			perm[i] = k[i].idx;
-	}
-	/* a, free now, is the first column's new space */
-	gather64(&r->start, &a, perm, n);
-	gather64(&r->end, &a, perm, n);
-	gather64(&r->value, &a, perm, n);
-	gather32(&r->row, &a, perm, n);
-	gather32(&r->type, &a, perm, n);
-	r->cap = n; /* each column holds n at least */
-	rc = 0;
-out:
-	free(types);
-	free(count);
-	free(a);
-	free(b);
-	return rc;
+	r->n = n;
+	return c->raw_unordered && n > 1 ? raw_sort(r) : 0;
 }
 
 static char *dup_or_null(const char *s, int *oom)
@@ -1477,15 +1664,16 @@ static int coll_rows(struct coll *c, size_t k)
 static int coll_close(struct out *o, int64_t duration, char *err, size_t errlen)
 {
 	struct coll *c = (struct coll *) o;
-	coll_stop(c);
+	coll_stop(c, 0);
 	if (c->failed) {
 		snprintf(err, errlen, "%s", c->why);
 		return -1;
 	}
 	c->duration = duration;
 	c->closed = 1;
-	if (raw_ivs_end(&c->raw, duration, raw_keep, c) != 0 || raw_sort(&c->rc, c->ncat) != 0) {
-		snprintf(err, errlen, "out of memory while keeping the records of the emulation");
+	if (raw_ivs_end(&c->raw, duration, raw_put, c) != 0 || raw_finish(c, duration) != 0) {
+		snprintf(err, errlen, "%s", c->rawwhy[0] != '\0' ? c->rawwhy :
+				"out of memory while keeping the records of the emulation");
 		return -1;
 	}
 	for (size_t k = 0; k < c->nviews; k++) {
@@ -1505,11 +1693,11 @@ static int coll_close(struct out *o, int64_t duration, char *err, size_t errlen)
 /* A failed run: the thread stopped before the engine's arrays go. */
 static void coll_discard(struct out *o)
 {
-	coll_stop((struct coll *) o);
+	coll_stop((struct coll *) o, 1);
 }
 
 static const struct out_ops coll_ops = {
-	.name = "python", .internal = 1, .records = coll_records, .close = coll_close,
+	.name = "python", .internal = EMU_SINK_INT_RAW, .records = coll_records, .close = coll_close,
 	.discard = coll_discard,
 };
 
@@ -1526,6 +1714,7 @@ static struct out *coll_open(void *ctx, const struct emu *emu, char *err, size_t
 	c->nviews = emu_nviews(emu);
 	if (c->nviews > EMU_MAX_VIEWS)
 		c->nviews = EMU_MAX_VIEWS;
+	c->nparts = c->nviews + 1;
 	c->ncat = emu_cat_count(emu);
 	for (size_t k = 0; k < c->nviews; k++) {
 		size_t rows = emu_view_at(emu, k)->nrows;
@@ -1540,6 +1729,17 @@ static struct out *coll_open(void *ctx, const struct emu *emu, char *err, size_t
 		return NULL;
 	}
 	c->raw_ok = 1;
+	c->raw.open = raw_open;
+	c->rpend = malloc((c->raw.nrows * c->ncat + 1) * sizeof *c->rpend);
+	c->ptype = malloc((c->ncat + 1) * sizeof *c->ptype);
+	if (c->rpend == NULL || c->ptype == NULL) {
+		snprintf(err, errlen, "out of memory opening the emulation's output");
+		return NULL;
+	}
+	for (size_t i = 0; i < c->raw.nrows * c->ncat; i++)
+		c->rpend[i] = -1;
+	for (size_t i = 0; i < c->ncat; i++)
+		c->ptype[i] = emu_cat_at(emu, i)->prv_type;
 	if (pthread_mutex_init(&c->mu, NULL) != 0 || pthread_cond_init(&c->cv, NULL) != 0) {
 		snprintf(err, errlen, "cannot start the emulation's output: %s", strerror(errno));
 		return NULL;
@@ -1553,16 +1753,19 @@ static struct out *coll_open(void *ctx, const struct emu *emu, char *err, size_t
 /* Frees what c holds and empties it. */
 static void coll_clear(struct coll *c)
 {
-	coll_stop(c);
+	coll_stop(c, 1);
 	if (c->sync_ok) {
 		pthread_mutex_destroy(&c->mu);
 		pthread_cond_destroy(&c->cv);
 	}
-	for (size_t i = 0; i < EMU_BATCH_KEEP; i++)
-		free(c->jobs[i].in);
 	if (c->raw_ok)
 		raw_ivs_free(&c->raw);
 	ivcol_free(&c->rc);
+	free(c->rpend);
+	free(c->ptype);
+	free(c->gid);
+	free(c->gkey);
+	free(c->grow);
 	for (size_t k = 0; k < EMU_MAX_VIEWS; k++) {
 		ivcol_free(&c->v[k]);
 		free(c->pend[k]);
@@ -1590,36 +1793,41 @@ static void coll_free(struct coll *c)
 	free(c);
 }
 
-static void free_capsule(PyObject *cap)
+/* A column's mapping, its length the capsule's context (col_resize). */
+static void unmap_capsule(PyObject *cap)
 {
-	free(PyCapsule_GetPointer(cap, NULL));
+	munmap(PyCapsule_GetPointer(cap, NULL), (size_t) (uintptr_t) PyCapsule_GetContext(cap));
 }
 
-/* The collected column *data (n elements of size bytes) as a NumPy array
- * that owns it (no copy: copying 5.7 M records was a fifth of the run,
- * mostly in page faults); *data is then NULL, not freed by coll_free. An
- * empty column, or out of memory: a new array, *data left to coll_free. */
-static PyObject *column(void **data, size_t n, int type, size_t size)
+/* The collected column *data (n elements of size bytes, a mapping for cap
+ * of them) as a NumPy array that owns it (no copy: copying 5.7 M records
+ * was a fifth of the run, mostly in page faults), its unused pages given
+ * back; *data is then NULL, not freed by coll_free. An empty column, or
+ * out of memory: a new array, *data left to coll_free. */
+static PyObject *column(void **data, size_t n, size_t cap, int type, size_t size)
 {
 	if (n == 0 || *data == NULL)
 		return new_array((npy_intp) n, type);
-	void *p = realloc(*data, n * size); /* give back the unused capacity */
-	if (p != NULL)
-		*data = p;
-	PyObject *cap = PyCapsule_New(*data, NULL, free_capsule);
-	if (cap == NULL)
+	PyObject *capsule = PyCapsule_New(*data, NULL, unmap_capsule);
+	if (capsule == NULL)
 		return NULL;
 	npy_intp dim = (npy_intp) n;
 	PyObject *a = PyArray_SimpleNewFromData(1, &dim, type, *data);
 	if (a == NULL) {
-		/* the capsule would free the data, which coll_free frees */
-		PyCapsule_SetDestructor(cap, NULL);
-		Py_DECREF(cap);
+		/* the capsule would unmap the data, which coll_free unmaps */
+		PyCapsule_SetDestructor(capsule, NULL);
+		Py_DECREF(capsule);
 		return NULL;
 	}
+	size_t pg = (size_t) sysconf(_SC_PAGESIZE);
+	size_t len = col_bytes(cap, size), keep = (n * size + pg - 1) / pg * pg;
+	if (keep < len && mremap(*data, len, keep, 0) != MAP_FAILED) /* in place */
+		len = keep;
 	*data = NULL;
-	if (PyArray_SetBaseObject((PyArrayObject *) a, cap) != 0) {
-		/* the reference to cap is stolen even on failure: it frees the data */
+	PyCapsule_SetContext(capsule, (void *) (uintptr_t) len);
+	if (PyArray_SetBaseObject((PyArrayObject *) a, capsule) != 0) {
+		/* the reference to the capsule is stolen even on failure: it
+		 * unmaps the data */
 		Py_DECREF(a);
 		return NULL;
 	}
@@ -1672,11 +1880,11 @@ static PyObject *ivcol_arrays(struct ivcol *c)
 	void *row = c->row, *type = c->type, *start = c->start, *end = c->end,
 		*value = c->value;
 	PyObject *x = Py_BuildValue("(NNNNN)",
-			column(&row, c->n, NPY_INT32, sizeof *c->row),
-			column(&type, c->n, NPY_INT32, sizeof *c->type),
-			column(&start, c->n, NPY_INT64, sizeof *c->start),
-			column(&end, c->n, NPY_INT64, sizeof *c->end),
-			column(&value, c->n, NPY_INT64, sizeof *c->value));
+			column(&row, c->n, c->cap, NPY_INT32, sizeof *c->row),
+			column(&type, c->n, c->cap, NPY_INT32, sizeof *c->type),
+			column(&start, c->n, c->cap, NPY_INT64, sizeof *c->start),
+			column(&end, c->n, c->cap, NPY_INT64, sizeof *c->end),
+			column(&value, c->n, c->cap, NPY_INT64, sizeof *c->value));
 	c->row = row;
 	c->type = type;
 	c->start = start;

@@ -545,7 +545,7 @@ class Timeline:
         self.channels = {t: n for t, n, _, _ in chans}
         self.channel_labels = {t: lab for t, _, lab, _ in chans}
         self.value_labels = {t: vals for t, _, _, vals in chans}
-        # made by the module as the records came (python/_weft.c, coll_records)
+        # made by the module as the records came (python/_weft.c, coll_part)
         r, ty, st, en, v = intervals
         self.columns = {"row": r, "type": ty, "start": st, "end": en, "value": v}
 

@@ -3,8 +3,9 @@
  * batch.c - batches and sinks: the records of the accepted events
  * buffered per view file (and the internal records when a sink wants
  * them), handed to the sinks once a batch is full (EMU_FLUSH_RECS) and at
- * the end; the engine cycles EMU_BATCH_KEEP + 1 sets of arrays so that a
- * writer thread may format a batch while the next ones are made. A step's
+ * the end; the engine cycles EMU_BATCH_KEEP + 1 sets of arrays (the
+ * internal ones too) so that a writer thread may format a batch while the
+ * next ones are made. A step's
  * records are taken back when it is refused (fastpath.h).
  */
 #include <stdio.h>
@@ -70,8 +71,10 @@ int emu_add_sink(struct emu *e, const struct emu_sink *sink)
 		return -1;
 	}
 	B->sinks[B->nsinks++] = *sink;
-	if (sink->internal)
-		B->internal = 1;
+	if (sink->internal == EMU_SINK_INT_RAW)
+		B->internal |= 1u << EMU_REC_RAW_SET | 1u << EMU_REC_RAW_PUSH | 1u << EMU_REC_RAW_POP;
+	else if (sink->internal)
+		B->internal |= ~0u;
 	if (sink->lost)
 		B->lost = 1;
 	return 0;
@@ -136,6 +139,18 @@ int emu_flush(struct emu *e)
 		B->prvcap[f] = tc;
 		B->nprv[f] = 0;
 	}
+	if (B->internal) {
+		struct emu_rec *ti = B->irecs_kept[0];
+		size_t tc = B->ireccap_kept[0];
+		for (size_t k = 0; k + 1 < EMU_BATCH_KEEP; k++) {
+			B->irecs_kept[k] = B->irecs_kept[k + 1];
+			B->ireccap_kept[k] = B->ireccap_kept[k + 1];
+		}
+		B->irecs_kept[EMU_BATCH_KEEP - 1] = B->irecs;
+		B->ireccap_kept[EMU_BATCH_KEEP - 1] = B->ireccap;
+		B->irecs = ti;
+		B->ireccap = tc;
+	}
 	B->nirecs = 0;
 	B->nlrecs = 0;
 	return r != 0 || e->failed ? -1 : 0;
@@ -150,5 +165,7 @@ void emu_batch_destroy(struct emu *e)
 			free(B->prv_kept[k][f]);
 	}
 	free(B->irecs);
+	for (size_t k = 0; k < EMU_BATCH_KEEP; k++)
+		free(B->irecs_kept[k]);
 	free(B->lrecs);
 }

@@ -29,7 +29,8 @@ struct emu;
 struct batches {
 	struct emu_sink sinks[EMU_MAX_SINKS];
 	size_t nsinks;
-	int internal; /* some sink wants the records other than EMU_REC_PRV */
+	unsigned internal; /* the internal record kinds some sink wants: bit
+	                      1 << kind (0: none) */
 	/* records of the accepted events not yet given to the sinks */
 	struct emu_prv_rec *prv[EMU_MAX_VIEWS];
 	size_t nprv[EMU_MAX_VIEWS], prvcap[EMU_MAX_VIEWS];
@@ -38,6 +39,10 @@ struct batches {
 	size_t prvcap_kept[EMU_BATCH_KEEP][EMU_MAX_VIEWS];
 	struct emu_rec *irecs;
 	size_t nirecs, ireccap;
+	/* the internal arrays last handed to the sinks, oldest first (kept
+	 * as the Paraver ones: a sink's thread may read them) */
+	struct emu_rec *irecs_kept[EMU_BATCH_KEEP];
+	size_t ireccap_kept[EMU_BATCH_KEEP];
 	int lost;  /* some sink wants the lost records */
 	struct emu_lost_rec *lrecs; /* the lost records (made outside the steps
 	                               that emu_batch_undo takes back) */

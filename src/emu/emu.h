@@ -157,16 +157,16 @@ struct emu_rec {
 
 /* The records of consecutive accepted events, in event order within each
  * array: the Paraver records of each file, and the internal records. A
- * refused event contributes nothing. The prv arrays stay valid (unchanged)
- * until EMU_BATCH_KEEP further records() calls have returned, or until
- * emu_destroy(), so a sink may queue them for a writer thread without
- * copying (the engine cycles EMU_BATCH_KEEP + 1 sets of arrays); the
- * internal array only during the call. 15 batches of 4 Ki records (about
- * 4 ms of emulation) let the writer ride out a slow stretch of the kernel's
- * page-cache copy while the emulation goes on; with 7, the emulation thread
- * found the queue full and wrote parts itself (10M-event runtime trace,
- * medians of 9 alternate runs: wall 0.360 -> 0.340 s, emulation thread
- * 0.353 -> 0.328 s of CPU; 31: no better). */
+ * refused event contributes nothing. The prv arrays and the internal one
+ * stay valid (unchanged) until EMU_BATCH_KEEP further records() calls have
+ * returned, or until emu_destroy(), so a sink may queue them for a writer
+ * thread without copying (the engine cycles EMU_BATCH_KEEP + 1 sets of
+ * arrays; the lost records are valid during the call only). 15 batches
+ * of 4 Ki records (about 4 ms of emulation) let the writer ride out a slow
+ * stretch of the kernel's page-cache copy while the emulation goes on;
+ * with 7, the emulation thread found the queue full and wrote parts itself
+ * (10M-event runtime trace, medians of 9 alternate runs: wall 0.360 ->
+ * 0.340 s, emulation thread 0.353 -> 0.328 s of CPU; 31: no better). */
 #define EMU_BATCH_KEEP 15
 /* A lost interval of a thread (docs/emu.md, TRACES WITH LOST EVENTS), a
  * record kind of its own, as babeltrace2's discarded-events message: the
@@ -207,10 +207,15 @@ struct emu_batch {
 	size_t nlost;
 };
 
+enum { EMU_SINK_INT_ALL = 1, EMU_SINK_INT_RAW = 2 };
+
 struct emu_sink {
 	void *self;
 	int (*records)(void *self, const struct emu_batch *b, char *err, size_t errlen);
-	/* 1: also fill emu_batch.internal for this sink. */
+	/* Fill emu_batch.internal for this sink: EMU_SINK_INT_ALL, every
+	 * internal record; EMU_SINK_INT_RAW, those of the raw channels
+	 * (EMU_REC_RAW_*; the others come too when another sink wants them);
+	 * 0, none. */
 	int internal;
 	/* 1: also fill emu_batch.lost (the views have no ovni.lost records:
 	 * out.c derives them for the outputs that want them). */

@@ -259,7 +259,7 @@ static inline int emu_qpush(struct emu *e, uint32_t kind, size_t a, size_t b)
 static inline int emu_irec(struct emu *e, int kind, size_t row, uint32_t chan, int64_t value,
 		int isnull)
 {
-	if (!e->batch.internal || e->muted)
+	if (!(e->batch.internal & 1u << kind) || e->muted)
 		return 0;
 	return emu_irec_add(e, kind, row, chan, value, isnull);
 }

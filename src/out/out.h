@@ -44,7 +44,8 @@ struct out_input {
 
 struct out_ops {
 	const char *name;
-	int internal; /* wants the records other than EMU_REC_PRV */
+	int internal; /* wants the records other than EMU_REC_PRV: an
+	                 EMU_SINK_INT_* (emu.h), 0 none */
 	/* 1: takes the lost records (emu_batch.lost) as they are; 0: gets
 	 * them as the ovni.lost records of the thread and CPU views, derived
 	 * by out.c (value 1 on the thread's row and on its CPU's while a

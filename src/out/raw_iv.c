@@ -72,10 +72,22 @@ int raw_ivs_rec(struct raw_ivs *r, const struct emu_rec *x, raw_iv_put put, void
 	int64_t now = has ? T->stack[T->depth - 1] : 0;
 	if (had == has && old == now)
 		return 0; /* the value held goes on */
-	if (had && x->time > T->start && put(ctx, x->row, e->id, T->start, x->time, old) != 0)
+	if (had && x->time <= T->start)
+		r->nempty++;
+	else if (had && put(ctx, x->row, e->id, T->start, x->time, old) != 0)
 		return -1;
 	T->start = x->time;
+	if (has && r->open != NULL && r->open(ctx, x->row, e->id, x->time, now) != 0)
+		return -1;
 	return 0;
+}
+
+int raw_ivs_holds(const struct raw_ivs *r, uint32_t row, size_t id, int64_t start)
+{
+	if (row >= r->nrows || id >= r->nids || r->ent_of_id[id] == SIZE_MAX)
+		return 0;
+	const struct raw_iv_top *T = &r->top[(size_t) row * r->nents + r->ent_of_id[id]];
+	return T->depth > 0 && T->start == start;
 }
 
 int raw_ivs_end(struct raw_ivs *r, int64_t duration, raw_iv_put put, void *ctx)

@@ -21,6 +21,11 @@
 typedef int (*raw_iv_put)(void *ctx, uint32_t row, size_t id, int64_t start, int64_t end,
 		int64_t value);
 
+/* Optional (raw_ivs.open, NULL: none): thread `row`'s entry `id` begins to
+ * hold `value` at `start`, the interval put gives once it ends (none when
+ * it ends where it began). 0, or -1 to stop. */
+typedef int (*raw_iv_open)(void *ctx, uint32_t row, size_t id, int64_t start, int64_t value);
+
 struct raw_iv_top;
 
 struct raw_ivs {
@@ -31,6 +36,9 @@ struct raw_ivs {
 	size_t nids;               /* the catalogue's ids */
 	size_t *ids;               /* tracked entry -> catalogue id */
 	struct raw_iv_top *top;    /* nrows * nents */
+	raw_iv_open open;          /* set after raw_ivs_init, given put's ctx */
+	uint64_t nempty;           /* values that ended where they began (put
+	                              no interval): raw_ivs_rec's count */
 };
 
 /* 0, or -1 when out of memory. */
@@ -38,6 +46,9 @@ int raw_ivs_init(struct raw_ivs *r, const struct emu *emu);
 /* A raw record (other kinds are ignored): 0, -1 when out of memory or put
  * failed. */
 int raw_ivs_rec(struct raw_ivs *r, const struct emu_rec *x, raw_iv_put put, void *ctx);
+/* 1 when thread row's entry id holds a value since start (an interval
+ * open since then), else 0. */
+int raw_ivs_holds(const struct raw_ivs *r, uint32_t row, size_t id, int64_t start);
 /* The values still held end at duration. */
 int raw_ivs_end(struct raw_ivs *r, int64_t duration, raw_iv_put put, void *ctx);
 void raw_ivs_free(struct raw_ivs *r);
