@@ -50,6 +50,7 @@ static void emu_usage(FILE *f)
 		"Usage: weft emu [-f FORMAT[:KEY=VALUE,...]]... [--paraver] [--perfetto] [--no-cfg]\n"
 		"                [-o DIR] [-b] [-a] [--model FILE]... [--lint] [--salvage]\n"
 		"                [--partial] [--from T0] [--to T1] [-j N] [-q] [-v] PATH\n"
+		"       mpirun -n R weft emu --mpi [--local] [OPTIONS] PATH\n"
 		"\n"
 		"Emulate the trace at PATH (a trace directory) through the models it requires\n"
 		"(ovni always; nosv, nanos6, openmp, mpi, tampi, nodes, kernel and the models\n"
