@@ -1031,7 +1031,7 @@ struct rank_part {
 
 /* The share of each rank: looms (sys indices) of rank me into *mine. */
 static int rank_share(const struct run *R, const struct weft_ranks *rk, const struct rloom *rl,
-		size_t nrl, size_t **mine, size_t *nmine, char *err, size_t errlen)
+		size_t nrl, const char *path, size_t **mine, size_t *nmine, char *err, size_t errlen)
 {
 	size_t nl = R->sys.nlooms, nr = (size_t) rk->nranks;
 	uint64_t *weight = calloc(nl + 1, sizeof *weight);
@@ -1074,7 +1074,7 @@ static int rank_share(const struct run *R, const struct weft_ranks *rk, const st
 			(*mine)[(*nmine)++] = L;
 	if (rk->rank == 0 && *nmine == 0 && nl > 0) {
 		snprintf(err, errlen, "%s: rank 0 finds no loom there: it writes the outputs, "
-				"and emulates a share to know the catalogue", rk->local ? "--local" : "");
+				"and emulates a share to know their catalogue", path);
 		r = -1;
 	}
 out:
@@ -1180,7 +1180,7 @@ int weft_emulate_ranks(const struct weft_emulate_opts *user_opts, const struct w
 			0)->relpath, '/') == NULL) {
 		code = RUN_SERIAL;
 		snprintf(msg, sizeof msg, "not a whole trace");
-	} else if (rank_share(&R, rk, rl, nrl, &mine, &nmine, msg, sizeof msg) != 0) {
+	} else if (rank_share(&R, rk, rl, nrl, o->path, &mine, &nmine, msg, sizeof msg) != 0) {
 		code = 1;
 	}
 	double t1 = now_s();

@@ -12,6 +12,9 @@ model's events) is emulated serially (`weft emu -j 1 -q --paraver`), then by
     shadow trace left in TMPDIR;
   - the trace with every loom's events at the same clocks: shared, rank 0 makes
     the serial run (the same files); --local refuses it (exit 1, the reason);
+  - sync_drift's two-host trace with clock offsets and drift, the file in rank
+    0's directory only (--local, 2 ranks): the serial files;
+  - --local with no loom under rank 0's directory: exit 1, the reason;
   - a corrupted stream (a clock going backwards, in loom node03): every rank
     exits 1, the job's stderr has one weft line, `weft emu: rank K: MSG` with
     MSG the serial run's message (with --local, naming the file in the directory
@@ -207,6 +210,34 @@ def main():
             f"ties --local: refused: exit {rc}, {lines}")
         check(not (tmp / "out-ties-l").exists(), "ties --local: nothing written")
         job.no_shadow("ties --local")
+
+        # clock offsets with drift (sync_drift's two hosts), the file in rank 0's
+        # directory only: the ranks' clocks are corrected as the serial run's
+        sys.path.insert(0, str(HERE.parent / "sync"))
+        import drift_read
+        drift = tmp / "drift" / "ovni"
+        drift_read.build(str(drift))
+        drift_read.write_offsets(str(drift), drift_read.TABLE + drift_read.DRIFT)
+        serial(drift, tmp / "serial-drift")
+        ref_drift = files(tmp / "serial-drift")
+        check(any(k.endswith(".prv") for k in ref_drift), "drift: serial files")
+        spread(drift, tmp / "local-drift", 2)
+        shutil.copy(drift / "clock-offsets.txt", tmp / "local-drift" / "r0" / "ovni")
+        rc, err = job.run(2, [], tmp / "out-drift", local_root=tmp / "local-drift")
+        check(rc == 0 and made.search(err), f"drift --local: made by the ranks: {rc} {err!r}")
+        check(files(tmp / "out-drift") == ref_drift, "drift --local: the serial files")
+        job.no_shadow("drift --local")
+
+        # --local: rank 0 must find a loom (it writes the catalogue it emulates)
+        spread(trace, tmp / "local-none", 1)
+        (tmp / "local-none" / "r0").rename(tmp / "local-none" / "r1")
+        (tmp / "local-none" / "r0" / "ovni").mkdir(parents=True)
+        rc, err = job.run(2, [], tmp / "out-none", local_root=tmp / "local-none")
+        want = (f"weft emu: rank 0: {tmp / 'local-none' / 'r0' / 'ovni'}: rank 0 finds no loom "
+                "there: it writes the outputs, and emulates a share to know their catalogue")
+        check((rc, weft_lines(err)) == (1, [want]), f"rank 0 without a loom: {rc} {err!r}")
+        check(not (tmp / "out-none").exists(), "rank 0 without a loom: nothing written")
+        job.no_shadow("rank 0 without a loom")
 
         # a corrupted stream
         bad = tmp / "bad" / "ovni"
