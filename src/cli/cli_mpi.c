@@ -19,10 +19,15 @@ struct mctx {
 };
 
 /* Every rank's bytes, to every rank (all) or to rank 0: the lengths first,
- * then rounds of at most INT_MAX bytes in all (MPI counts are ints). */
+ * then the bytes in one call, or, beyond INT_MAX bytes in all (MPI counts
+ * and displacements are ints), in rounds of at most INT_MAX bytes in all
+ * (WEFT_MPI_ROUND sets a smaller bound, for the tests). */
 static void xgather(struct mctx *m, int all, const void *buf, size_t len, uint8_t **out,
 		size_t *lens)
 {
+	const char *rb = getenv("WEFT_MPI_ROUND");
+	uint64_t round = rb != NULL && atoll(rb) > 0 && atoll(rb) < INT_MAX
+		? (uint64_t) atoll(rb) : (uint64_t) INT_MAX;
 	size_t n = (size_t) m->n;
 	uint64_t mine = len, *ls = calloc(n, sizeof *ls);
 	int *cnt = calloc(n, sizeof *cnt), *dsp = calloc(n, sizeof *dsp);
@@ -37,9 +42,31 @@ static void xgather(struct mctx *m, int all, const void *buf, size_t len, uint8_
 	}
 	int recv = all || m->rank == 0;
 	uint8_t *dst = recv ? malloc((size_t) total + 1) : NULL;
-	size_t chunk = (size_t) INT_MAX / n;
+	if (recv && dst == NULL)
+		MPI_Abort(MPI_COMM_WORLD, 1);
+	if (total <= round) {
+		/* one round, straight into place */
+		int at = 0;
+		for (size_t r = 0; r < n; r++) {
+			cnt[r] = (int) ls[r];
+			dsp[r] = at;
+			at += cnt[r];
+		}
+		if (all)
+			MPI_Allgatherv(buf, cnt[m->rank], MPI_BYTE, dst, cnt, dsp, MPI_BYTE,
+					MPI_COMM_WORLD);
+		else
+			MPI_Gatherv(buf, cnt[m->rank], MPI_BYTE, dst, cnt, dsp, MPI_BYTE, 0,
+					MPI_COMM_WORLD);
+		free(ls);
+		free(cnt);
+		free(dsp);
+		*out = dst;
+		return;
+	}
+	size_t chunk = (size_t) round / n > 0 ? (size_t) round / n : 1;
 	uint8_t *tmp = recv ? malloc((most < chunk ? (size_t) most : chunk) * n + 1) : NULL;
-	if (recv && (dst == NULL || tmp == NULL))
+	if (recv && tmp == NULL)
 		MPI_Abort(MPI_COMM_WORLD, 1);
 	for (uint64_t done = 0; done < most || done == 0; done += chunk) {
 		int at = 0;

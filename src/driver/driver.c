@@ -1220,7 +1220,7 @@ int weft_emulate_ranks(const struct weft_emulate_opts *user_opts, const struct w
 	}
 	if (job != 0)
 		goto out;
-	double t2 = now_s();
+	double t2 = now_s(), c2 = cpu_s(RUSAGE_SELF, 0) + cpu_s(RUSAGE_SELF, 1);
 	/* rank 0 gets every rank's counts and task types, then each view's
 	 * records */
 	struct rank_part me;
@@ -1258,7 +1258,7 @@ int weft_emulate_ranks(const struct weft_emulate_opts *user_opts, const struct w
 			P.rec[f] = NULL;
 		}
 	}
-	double t3 = now_s();
+	double t3 = now_s(), c3 = cpu_s(RUSAGE_SELF, 0) + cpu_s(RUSAGE_SELF, 1);
 	code = 0;
 	msg[0] = '\0';
 	if (rk->rank == 0) {
@@ -1310,7 +1310,7 @@ int weft_emulate_ranks(const struct weft_emulate_opts *user_opts, const struct w
 				snprintf(msg, sizeof msg, "records of two ranks at one time");
 			}
 		}
-		double t4 = now_s();
+		double t4 = now_s(), c4 = cpu_s(RUSAGE_SELF, 0) + cpu_s(RUSAGE_SELF, 1);
 		if (code == 0 && write_merged(&R, &so, P.emu, merged, nmerged, me.nviews, duration,
 				msg, sizeof msg) != 0)
 			code = fail_code(o);
@@ -1320,8 +1320,10 @@ int weft_emulate_ranks(const struct weft_emulate_opts *user_opts, const struct w
 			fprintf(stderr, "weft emu: --mpi: %d ranks, %" PRIu64 " events in %.2f s (the "
 					"metadata %.2f s, the emulation %.2f s, the gather %.2f s, the merge "
 					"%.2f s, the outputs %.2f s); CPU of the ranks' workers: sum %.3f s, "
-					"max %.3f s\n", rk->nranks, nevents, now_s() - t0, t1 - t0, t2 - t1,
-					t3 - t2, t4 - t3, now_s() - t4, cpu, cpumax);
+					"max %.3f s; rank 0's process CPU: the gather %.3f s, the merge %.3f s, "
+					"the outputs %.3f s\n", rk->nranks, nevents, now_s() - t0, t1 - t0,
+					t2 - t1, t3 - t2, t4 - t3, now_s() - t4, cpu, cpumax, c3 - c2, c4 - c3,
+					cpu_s(RUSAGE_SELF, 0) + cpu_s(RUSAGE_SELF, 1) - c4);
 	}
 	free(parts);
 	free(lens);

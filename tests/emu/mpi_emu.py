@@ -10,6 +10,8 @@ model's events) is emulated serially (`weft emu -j 1 -q --paraver`), then by
   - --local: the looms spread round-robin over R directories (rank r gets
     .../rK/ovni with K = r), each rank given its own; the same files, and no
     shadow trace left in TMPDIR;
+  - the collectives in rounds of 1000 bytes (WEFT_MPI_ROUND, as beyond 2 GiB):
+    the same files, shared and --local;
   - the trace with every loom's events at the same clocks: shared, rank 0 makes
     the serial run (the same files); --local refuses it (exit 1, the reason);
   - sync_drift's two-host trace with clock offsets and drift, the file in rank
@@ -100,7 +102,7 @@ class Job:
         self.shadow_tmp = tmp / "shadow-tmp"
         self.shadow_tmp.mkdir()
 
-    def run(self, n, extra, out, trace=None, local_root=None):
+    def run(self, n, extra, out, trace=None, local_root=None, env=None):
         """mpirun -n n weft emu --mpi [extra] ARGS -o out TRACE, or with
         local_root each rank given local_root/r<rank>/ovni (--local)."""
         shutil.rmtree(out, ignore_errors=True)
@@ -113,7 +115,7 @@ class Job:
             rank = "${OMPI_COMM_WORLD_RANK:-${PMI_RANK:-0}}"
             cmd += ["sh", "-c", f"exec {q} '{local_root}'/r{rank}/ovni"]
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT,
-                           env=mpi_env(self.shadow_tmp))
+                           env=dict(mpi_env(self.shadow_tmp), **(env or {})))
         return p.returncode, p.stderr
 
     def no_shadow(self, what):
@@ -188,6 +190,17 @@ def main():
                 for k in ref:
                     check(got.get(k) == ref[k], f"{what}: {k} differs from the serial run's")
                 job.no_shadow(what)
+
+        # the collectives in rounds of at most 1000 bytes in all (as beyond 2 GiB)
+        for local in (False, True):
+            what = "rounds of 1000 bytes" + (" --local" if local else "")
+            out = tmp / "out-rounds"
+            if local:
+                spread(trace, tmp / "local", 4)
+            rc, err = job.run(4, [], out, trace=trace, local_root=tmp / "local" if local else None,
+                              env={"WEFT_MPI_ROUND": "1000"})
+            check(rc == 0 and made.search(err), f"{what}: made by the ranks: {rc} {err!r}")
+            check(files(out) == ref, f"{what}: the serial files")
 
         # events of every loom at the same clocks: serial order unknown to the ranks
         ties = tmp / "ties" / "ovni"
