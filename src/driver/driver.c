@@ -1084,6 +1084,51 @@ out:
 	return r;
 }
 
+/* Merged records on their way to the outputs: batches of FEED_BATCH, in
+ * EMU_BATCH_KEEP + 1 arrays used in turn (a sink may hold a batch's array
+ * until EMU_BATCH_KEEP further calls returned: emu.h). */
+#define FEED_BATCH 4096
+struct feed {
+	struct run *R;
+	size_t f, nb, cur;
+	char *err;
+	size_t errlen;
+	struct emu_prv_rec b[EMU_BATCH_KEEP + 1][FEED_BATCH];
+};
+
+static int feed_flush(struct feed *F)
+{
+	if (F->nb == 0)
+		return 0;
+	struct emu_batch b;
+	memset(&b, 0, sizeof b);
+	b.prv[F->f] = F->b[F->cur];
+	b.nprv[F->f] = F->nb;
+	for (size_t k = 0; k < F->R->nouts; k++) {
+		struct emu_sink s = out_sink(F->R->outs[k]);
+		if (s.records(s.self, &b, F->err, F->errlen) != 0)
+			return -1;
+	}
+	F->nb = 0;
+	F->cur = (F->cur + 1) % (EMU_BATCH_KEEP + 1);
+	return 0;
+}
+
+static int feed_emit(void *ctx, const struct emu_prv_rec *r, size_t n)
+{
+	struct feed *F = ctx;
+	while (n > 0) {
+		size_t k = FEED_BATCH - F->nb < n ? FEED_BATCH - F->nb : n;
+		memcpy(F->b[F->cur] + F->nb, r, k * sizeof *r);
+		F->nb += k;
+		r += k;
+		n -= k;
+		if (F->nb == FEED_BATCH && feed_flush(F) != 0)
+			return -1;
+	}
+	return 0;
+}
+
 /* The serial run, by rank 0 alone (the others wait for its status). */
 static int rank0_serial(const struct weft_emulate_opts *o, const struct weft_ranks *rk,
 		const char *why, char *err, size_t errlen, int *who)
@@ -1285,8 +1330,17 @@ int weft_emulate_ranks(const struct weft_emulate_opts *user_opts, const struct w
 			if (timing)
 				fprintf(stderr, "weft emu: rank %zu CPU %.3f s\n", r, p.cpu);
 		}
-		struct emu_prv_rec *merged[EMU_MAX_VIEWS] = { NULL };
-		size_t nmerged[EMU_MAX_VIEWS] = { 0 };
+		/* the merge goes straight to the outputs, view by view, in batches
+		 * (no merged copy); a tie found on the way discards them */
+		double t4 = now_s(), c4 = cpu_s(RUSAGE_SELF, 0) + cpu_s(RUSAGE_SELF, 1);
+		struct feed *F = calloc(1, sizeof *F);
+		if (F == NULL)
+			abort();
+		F->R = &R;
+		F->err = msg;
+		F->errlen = sizeof msg;
+		if (code == 0 && open_outputs(&R, &so, P.emu, msg, sizeof msg) != 0)
+			code = fail_code(o);
 		for (size_t f = 0; f < me.nviews && code == 0; f++) {
 			const struct emu_prv_rec **src = calloc(nr, sizeof *src);
 			size_t *n = calloc(nr, sizeof *n), off = 0;
@@ -1297,32 +1351,40 @@ int weft_emulate_ranks(const struct weft_emulate_opts *user_opts, const struct w
 				n[r] = rlens[f][r] / sizeof **src;
 				off += rlens[f][r];
 			}
-			int m = par_merge(src, n, nr, &merged[f], &nmerged[f]);
+			F->f = f;
+			F->nb = 0;
+			int m = par_merge_each(src, n, nr, feed_emit, F);
+			if (m == 0)
+				m = feed_flush(F);
 			free(src);
 			free(n);
 			free(recs[f]);
 			recs[f] = NULL;
 			if (m < 0) {
-				code = 1;
-				snprintf(msg, sizeof msg, "out of memory for the merge");
+				code = fail_code(o);
+				if (msg[0] == '\0')
+					snprintf(msg, sizeof msg, "out of memory for the merge");
 			} else if (m > 0) {
 				code = RUN_SERIAL;
 				snprintf(msg, sizeof msg, "records of two ranks at one time");
 			}
 		}
-		double t4 = now_s(), c4 = cpu_s(RUSAGE_SELF, 0) + cpu_s(RUSAGE_SELF, 1);
-		if (code == 0 && write_merged(&R, &so, P.emu, merged, nmerged, me.nviews, duration,
-				msg, sizeof msg) != 0)
+		if (code == 0 && interrupted(o)) {
 			code = fail_code(o);
-		for (size_t f = 0; f < EMU_MAX_VIEWS; f++)
-			free(merged[f]);
+			snprintf(msg, sizeof msg, "interrupted");
+		}
+		if (code == 0 && outs_commit(&R, &so, duration, msg, sizeof msg) != 0)
+			code = fail_code(o);
+		else if (code != 0)
+			outs_discard(&R);
+		free(F);
 		if (timing && code == 0)
 			fprintf(stderr, "weft emu: --mpi: %d ranks, %" PRIu64 " events in %.2f s (the "
 					"metadata %.2f s, the emulation %.2f s, the gather %.2f s, the merge "
-					"%.2f s, the outputs %.2f s); CPU of the ranks' workers: sum %.3f s, "
-					"max %.3f s; rank 0's process CPU: the gather %.3f s, the merge %.3f s, "
-					"the outputs %.3f s\n", rk->nranks, nevents, now_s() - t0, t1 - t0,
-					t2 - t1, t3 - t2, t4 - t3, now_s() - t4, cpu, cpumax, c3 - c2, c4 - c3,
+					"and the outputs %.2f s); CPU of the ranks' workers: sum %.3f s, max "
+					"%.3f s; rank 0's process CPU: the gather %.3f s, the merge and the "
+					"outputs %.3f s\n", rk->nranks, nevents, now_s() - t0, t1 - t0,
+					t2 - t1, t3 - t2, now_s() - t4, cpu, cpumax, c3 - c2,
 					cpu_s(RUSAGE_SELF, 0) + cpu_s(RUSAGE_SELF, 1) - c4);
 	}
 	free(parts);

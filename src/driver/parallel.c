@@ -632,18 +632,13 @@ void par_free(struct par_out *out)
 	memset(out, 0, sizeof *out);
 }
 
-int par_merge(const struct emu_prv_rec *const *src, const size_t *n, size_t k,
-		struct emu_prv_rec **out, size_t *nout)
+int par_merge_each(const struct emu_prv_rec *const *src, const size_t *n, size_t k,
+		int (*emit)(void *ctx, const struct emu_prv_rec *r, size_t nr), void *ctx)
 {
-	size_t total = 0, m = 0;
-	for (size_t i = 0; i < k; i++)
-		total += n[i];
-	*out = malloc((total + 1) * sizeof **out);
 	size_t *pos = calloc(k + 1, sizeof *pos);
-	if (*out == NULL || pos == NULL) {
-		free(pos);
+	if (pos == NULL)
 		return -1;
-	}
+	int r = 0;
 	for (;;) {
 		size_t best = k;
 		int64_t bt = 0, second = INT64_MAX;
@@ -663,15 +658,46 @@ int par_merge(const struct emu_prv_rec *const *src, const size_t *n, size_t k,
 		if (best == k)
 			break;
 		if (second == bt) {
-			free(pos);
-			return 1;
+			r = 1;
+			break;
 		}
 		size_t j = pos[best];
 		while (j < n[best] && src[best][j].time < second)
-			(*out)[m++] = src[best][j++];
+			j++;
+		if (emit(ctx, src[best] + pos[best], j - pos[best]) != 0) {
+			r = -1;
+			break;
+		}
 		pos[best] = j;
 	}
 	free(pos);
-	*nout = m;
+	return r;
+}
+
+struct to_array {
+	struct emu_prv_rec *out;
+	size_t n;
+};
+
+static int append(void *ctx, const struct emu_prv_rec *r, size_t nr)
+{
+	struct to_array *a = ctx;
+	memcpy(a->out + a->n, r, nr * sizeof *r);
+	a->n += nr;
 	return 0;
+}
+
+int par_merge(const struct emu_prv_rec *const *src, const size_t *n, size_t k,
+		struct emu_prv_rec **out, size_t *nout)
+{
+	size_t total = 0;
+	for (size_t i = 0; i < k; i++)
+		total += n[i];
+	struct to_array a = { malloc((total + 1) * sizeof *a.out), 0 };
+	*out = a.out;
+	if (a.out == NULL)
+		return -1;
+	int r = par_merge_each(src, n, k, append, &a);
+	*nout = a.n;
+	return r;
 }

@@ -63,9 +63,14 @@ struct par_out {
 int par_run(const struct par_in *in, struct par_out *out, char *err, size_t errlen);
 void par_free(struct par_out *out);
 
-/* Merges k arrays of records, each sorted by time, into *out (malloc'd,
- * *nout records): 0; 1 when two arrays have records at one time (their
- * serial order is not known); -1 out of memory. */
+/* Merges k arrays of records, each sorted by time, handing emit each run
+ * of records of one array in merged order: 0; 1 when two arrays have
+ * records at one time (their serial order is not known; emit had those
+ * before); -1 when emit failed (its non-zero return) or out of memory. */
+int par_merge_each(const struct emu_prv_rec *const *src, const size_t *n, size_t k,
+		int (*emit)(void *ctx, const struct emu_prv_rec *r, size_t nr), void *ctx);
+
+/* The same into *out (malloc'd, *nout records); -1: out of memory. */
 int par_merge(const struct emu_prv_rec *const *src, const size_t *n, size_t k,
 		struct emu_prv_rec **out, size_t *nout);
 
