@@ -234,7 +234,7 @@ int ranks_scan(const char *dir, struct rbuf *b, char *err, size_t errlen)
 				r = walk(dir, de->d_name, SCAN_DEPTH - 1, &f, err, errlen);
 		}
 	closedir(d);
-	if (r == 0)
+	if (r == 0 && f.n > 1)
 		qsort(f.rel, f.n, sizeof *f.rel, cmp_str);
 	char path[PATH_MAX];
 	pathf(path, "%s/%s", dir, WEFT_CLOCK_OFFSETS);
@@ -416,7 +416,8 @@ int ranks_shadow(const char *dir, const uint8_t *all, const size_t *lens, int nr
 			}
 		}
 	}
-	qsort(*looms, *nlooms, sizeof **looms, cmp_loom);
+	if (*nlooms > 1)
+		qsort(*looms, *nlooms, sizeof **looms, cmp_loom);
 	return 0;
 bad:
 	snprintf(err, errlen, "the streams a rank found arrived malformed");
