@@ -88,8 +88,10 @@ int rget_str(struct rget *g, const uint8_t **s, size_t *n)
 	return 1;
 }
 
-/* The whole file path into b (length first); -1 with err. */
-static int put_file(struct rbuf *b, const char *path, size_t max, char *err, size_t errlen)
+/* The file path into b (length first), its first max bytes (trunc), or the
+ * whole file, refused beyond max bytes; -1 with err. */
+static int put_file(struct rbuf *b, const char *path, size_t max, int trunc, char *err,
+		size_t errlen)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	struct stat st;
@@ -97,6 +99,12 @@ static int put_file(struct rbuf *b, const char *path, size_t max, char *err, siz
 		snprintf(err, errlen, "%s: cannot read: %s", path, strerror(errno));
 		if (fd >= 0)
 			close(fd);
+		return -1;
+	}
+	if (!trunc && (uint64_t) st.st_size > max) {
+		snprintf(err, errlen, "%s: %llu bytes: more than the %zu a rank shares", path,
+				(unsigned long long) st.st_size, max);
+		close(fd);
 		return -1;
 	}
 	size_t want = (uint64_t) st.st_size < max ? (size_t) st.st_size : max;
@@ -154,7 +162,7 @@ static int put_head(struct rbuf *b, const char *path, uint64_t *size, char *err,
 		if (whole > *size)
 			whole = (size_t) *size;
 	}
-	return put_file(b, path, whole, err, errlen);
+	return put_file(b, path, whole, 1, err, errlen);
 }
 
 struct found {
@@ -240,7 +248,7 @@ int ranks_scan(const char *dir, struct rbuf *b, char *err, size_t errlen)
 	pathf(path, "%s/%s", dir, WEFT_CLOCK_OFFSETS);
 	if (r == 0 && access(path, F_OK) == 0) {
 		rbuf_u64(b, 1);
-		r = put_file(b, path, (size_t) 1 << 26, err, errlen);
+		r = put_file(b, path, (size_t) 1 << 26, 0, err, errlen);
 	} else if (r == 0) {
 		rbuf_u64(b, 0);
 	}
@@ -248,7 +256,7 @@ int ranks_scan(const char *dir, struct rbuf *b, char *err, size_t errlen)
 	for (size_t i = 0; i < f.n && r == 0; i++) {
 		rbuf_str(b, f.rel[i], strlen(f.rel[i]));
 		pathf(path, "%s/%s/%s", dir, f.rel[i], WEFT_STREAM_JSON);
-		r = put_file(b, path, (size_t) 1 << 26, err, errlen);
+		r = put_file(b, path, (size_t) 1 << 26, 0, err, errlen);
 		pathf(path, "%s/%s/%s", dir, f.rel[i], WEFT_STREAM_OBS);
 		uint64_t size = 0;
 		struct rbuf h = { NULL, 0, 0, 0 };
