@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "cli_common.h"
 #include "cli_mpi.h"
@@ -17,6 +18,24 @@
 struct mctx {
 	int rank, n;
 };
+
+/* Waits for every rank to reach the next collective with 1 ms sleeps, not
+ * by spinning in it: a rank that is done early (or every rank while rank 0
+ * alone makes a serial run) leaves the CPU to those still working, also
+ * when ranks share cores. */
+static void quiet_wait(void)
+{
+	MPI_Request rq;
+	int done = 0;
+	MPI_Ibarrier(MPI_COMM_WORLD, &rq);
+	for (;;) {
+		MPI_Test(&rq, &done, MPI_STATUS_IGNORE);
+		if (done)
+			return;
+		struct timespec ts = { 0, 1000000 };
+		nanosleep(&ts, NULL);
+	}
+}
 
 /* Every rank's bytes, to every rank (all) or to rank 0: the lengths first,
  * then the bytes in one call, or, beyond INT_MAX bytes in all (MPI counts
@@ -33,6 +52,7 @@ static void xgather(struct mctx *m, int all, const void *buf, size_t len, uint8_
 	int *cnt = calloc(n, sizeof *cnt), *dsp = calloc(n, sizeof *dsp);
 	if (ls == NULL || cnt == NULL || dsp == NULL)
 		MPI_Abort(MPI_COMM_WORLD, 1);
+	quiet_wait();
 	MPI_Allgather(&mine, 1, MPI_UINT64_T, ls, 1, MPI_UINT64_T, MPI_COMM_WORLD);
 	uint64_t total = 0, most = 0;
 	for (size_t r = 0; r < n; r++) {
