@@ -40,7 +40,8 @@
  * against best).
  *
  * Usage: bench_emu [-n EVENTS] [-r RUNS] [-k] [-c CPUS] [-g DIR]
- *   -n events a trace (10000000), -r runs (5), -k keeps the directory, -c CPUs
+ *   -n events a trace (10000000), -r runs (5), -k keeps the directory (with
+ *   -P, the 8-loom trace: weft emu --mpi's figures in docs/emu.md, MPI), -c CPUs
  *   of the layout (4; two threads each), -g DIR only writes the two traces
  *   into DIR (the profile-guided build's training, cmake/pgo.cmake).
  */
@@ -668,7 +669,7 @@ static double par_pass(const char *weft, const char *trace, const char *out, int
  * runtime trace's, its clocks one residue mod 8), then: each worker's CPU
  * with -j 8 and the serial run's, their ratios (best of runs), and the
  * wall time of -j 2 over -j 1. */
-static int parallel_bench(const char *weft, const char *root, uint64_t want, int runs)
+static int parallel_bench(const char *weft, const char *root, uint64_t want, int runs, int keep)
 {
 	char trace[256], out[256];
 	snprintf(trace, sizeof trace, "%s/par-trace", root);
@@ -726,7 +727,10 @@ static int parallel_bench(const char *weft, const char *root, uint64_t want, int
 	printf("process CPU -j %d / -j 1 (every thread: the reading ahead, the merge and the "
 			"Paraver writer too): %.3f\n", PAR_LOOMS, best_proc);
 	printf("wall -j 2 / -j 1: %.3f (%.3f s / %.3f s, best of %d)\n", w2 / w1, w2, w1, runs);
-	nftw(trace, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+	if (keep)
+		printf("kept: %s\n", trace);
+	else
+		nftw(trace, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	return 0;
 }
 
@@ -801,8 +805,9 @@ int main(int argc, char **argv)
 	if (mkdtemp(root) == NULL)
 		die("mkdtemp");
 	if (par_only) {
-		int r = parallel_bench(weft, root, want, runs);
-		nftw(root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+		int r = parallel_bench(weft, root, want, runs, keep);
+		if (!keep)
+			nftw(root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 		return r;
 	}
 	char trace[256], out[256];
@@ -865,7 +870,7 @@ int main(int argc, char **argv)
 		nftw(root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 	printf("emu/read ratio (runtime models): %.3f\n", rt_emu / rt_read);
 	if (!keep && mkdir(root, 0700) == 0) {
-		int r = parallel_bench(weft, root, want, runs);
+		int r = parallel_bench(weft, root, want, runs, 0);
 		nftw(root, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 		return r;
 	}

@@ -304,6 +304,14 @@ struct weft_stream {
 	 * one): sclock = rclock + clock_offset, unless the host has a drift
 	 * (docs/sync.md, "Drift"). Set by weft_open. (Addition.) */
 	int64_t clock_offset;
+	/* The drift of the stream's host (clock-offsets.txt's drift section;
+	 * 0 without one): when drift_ppb is not 0, sclock = rclock +
+	 * clock_offset + floor(drift_ppb * (rclock - drift_t0) / 10^9), which
+	 * weft_stream_sclock() computes. Set by weft_open. (Addition, appended:
+	 * libweft allocates every struct weft_stream, so programs built against
+	 * the struct without them keep working.) */
+	int64_t drift_ppb;
+	int64_t drift_t0;
 };
 
 /* Streams in relative-path order (the order the merge fills its heap). */
@@ -336,6 +344,19 @@ int weft_stream_attr_json(const struct weft_stream *s, const char *dotted_key,
  * header; the event itself is checked when the iteration reaches it.
  * (Addition, for the emulator's clock gate.) */
 int weft_stream_first_sclock(const struct weft_trace *t, size_t i, int64_t *clock);
+
+/* The same first clock as in the file (the rclock): 1 with *clock set, 0
+ * when there is none. (Addition: the origin of raw-clock views such as weft
+ * dump's; sclock - clock_offset is not the rclock when the host drifts.) */
+int weft_stream_first_rclock(const struct weft_trace *t, size_t i, int64_t *clock);
+
+/* The synchronized clock of raw clock rclock of stream s: rclock +
+ * clock_offset, plus floor(drift_ppb * (rclock - drift_t0) / 10^9) computed
+ * exactly (128-bit) when the host drifts. Exact for every clock of an event
+ * libweft yields (it refuses an event whose sclock is not an int64); a
+ * clock outside that range gives INT64_MIN or INT64_MAX. (Addition, exported
+ * and not inline, so that the arithmetic stays libweft's.) */
+int64_t weft_stream_sclock(const struct weft_stream *s, int64_t rclock);
 
 /* ---- events, in one global clock order ---- */
 
@@ -406,8 +427,14 @@ static inline int64_t weft_ref_rclock(const struct weft_ref *r)
 	return c;
 }
 
+/* The event's sclock (as struct weft_event's): the offset inline, the
+ * drift, where the host has one, by weft_stream_sclock(). Programs built
+ * with an earlier weft.h add the offset only: rebuild them to read drifted
+ * traces (docs/sync.md, "Drift"). */
 static inline int64_t weft_ref_sclock(const struct weft_ref *r)
 {
+	if (r->stream->drift_ppb != 0)
+		return weft_stream_sclock(r->stream, weft_ref_rclock(r));
 	return (int64_t) ((uint64_t) weft_ref_rclock(r) + (uint64_t) r->stream->clock_offset);
 }
 

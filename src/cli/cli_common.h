@@ -536,9 +536,7 @@ static inline void cli_window_apply(struct weft_trace *t, struct cli_window *w)
 		int any = 0;
 		for (size_t i = 0; i < weft_nstreams(t); i++) {
 			int64_t c;
-			if (weft_stream_first_sclock(t, i, &c)) {
-				c = (int64_t) ((uint64_t) c
-					- (uint64_t) weft_stream_at(t, i)->clock_offset);
+			if (weft_stream_first_rclock(t, i, &c)) {
 				if (!any || c < start)
 					start = c;
 				any = 1;

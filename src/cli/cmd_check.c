@@ -502,12 +502,8 @@ int weft_cmd_check(int argc, char **argv)
 	static struct rates rates;
 	while ((n = weft_next_refs(t, refs, 256)) > 0) {
 		cli_progress_tick(&prog, weft_nevents(t));
-		for (long k = 0; set[0] && k < n; k++) {
-			int64_t c;
-			memcpy(&c, refs[k].raw + WEFT_EV_OFF_CLOCK, sizeof c);
-			rates_add(&rates, (int64_t) ((uint64_t) c
-						+ (uint64_t) refs[k].stream->clock_offset));
-		}
+		for (long k = 0; set[0] && k < n; k++)
+			rates_add(&rates, weft_ref_sclock(&refs[k]));
 	}
 	cli_progress_end(&prog);
 	r = n < 0 ? -1 : 0;

@@ -830,9 +830,7 @@ static void dump_view_init(struct dump *d, const struct weft_trace *t)
 {
 	for (size_t i = 0; i < weft_nstreams(t); i++) { /* as cli_window_apply */
 		int64_t c;
-		if (weft_stream_first_sclock(t, i, &c)) {
-			c = (int64_t) ((uint64_t) c
-				- (uint64_t) weft_stream_at(t, i)->clock_offset);
+		if (weft_stream_first_rclock(t, i, &c)) {
 			if (!d->have_origin || c < d->origin)
 				d->origin = c;
 			d->have_origin = 1;

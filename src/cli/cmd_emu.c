@@ -19,6 +19,7 @@
 
 #include "driver.h"
 #include "cli_opts.h"
+#include "cli_mpi.h"
 
 /* The formats of -f and their parameters, from the registry (driver.h). */
 static void formats_help(FILE *f)
@@ -49,6 +50,7 @@ static void emu_usage(FILE *f)
 		"Usage: weft emu [-f FORMAT[:KEY=VALUE,...]]... [--paraver] [--perfetto] [--no-cfg]\n"
 		"                [-o DIR] [-b] [-a] [--model FILE]... [--lint] [--salvage]\n"
 		"                [--partial] [--from T0] [--to T1] [-j N] [-q] [-v] PATH\n"
+		"       mpirun -n R weft emu --mpi [--local] [OPTIONS] PATH\n"
 		"\n"
 		"Emulate the trace at PATH (a trace directory) through the models it requires\n"
 		"(ovni always; nosv, nanos6, openmp, mpi, tampi, nodes, kernel and the models\n"
@@ -100,6 +102,13 @@ static void emu_usage(FILE *f)
 		"                CPUs; 1: serially), the outputs the same whatever N; used\n"
 		"                for the Paraver output with -q, no window, -b or --salvage\n"
 		"                (docs/emu.md, PARALLEL); any other run is serial\n"
+		"  --mpi         under mpirun (or srun): the ranks emulate a share of the looms\n"
+		"                each (with -j N workers, default 1) and rank 0 writes the\n"
+		"                outputs, the same files (docs/emu.md, MPI); needs weft-mpi,\n"
+		"                built where Open MPI is found\n"
+		"  --local       with --mpi: each rank emulates the looms it finds under its\n"
+		"                own PATH (its node's directory); the ranks exchange the\n"
+		"                metadata\n"
 		"  -q, --quiet   no summary on stdout\n"
 		"  -v, --verbose information lines on stderr (burst statistics)\n"
 		"  -h, --help    this help\n"
@@ -197,7 +206,7 @@ int weft_cmd_emu(int argc, char **argv)
 /* The options of weft emu (cli_opts.h): add one here and in emu_opt. */
 enum { EMU_FORMAT, EMU_PARAVER, EMU_NO_CFG, EMU_PERFETTO, EMU_OUTPUT, EMU_BREAKDOWN, EMU_ALL_MODELS, EMU_MODEL,
 	EMU_LIST_MODELS, EMU_LINT, EMU_SALVAGE, EMU_PARTIAL, EMU_FROM, EMU_TO, EMU_JOBS, EMU_QUIET,
-	EMU_VERBOSE, EMU_L };
+	EMU_VERBOSE, EMU_MPI, EMU_LOCAL, EMU_L };
 
 static const struct cli_opt emu_opts[] = {
 	{ "format", 'f', "FORMAT[:KEY=VALUE,...]", EMU_FORMAT },
@@ -217,6 +226,8 @@ static const struct cli_opt emu_opts[] = {
 	{ "jobs", 'j', "N", EMU_JOBS },
 	{ "quiet", 'q', NULL, EMU_QUIET },
 	{ "verbose", 'v', NULL, EMU_VERBOSE },
+	{ "mpi", 0, NULL, EMU_MPI },
+	{ "local", 0, NULL, EMU_LOCAL },
 	{ NULL, 'l', NULL, EMU_L },
 	{ NULL, 0, NULL, 0 },
 };
@@ -226,7 +237,8 @@ static const struct cli_opt emu_opts[] = {
 struct emu_args {
 	int salvage, partial;
 	int no_cfg, lint, quiet, verbose, bd, all, list;
-	int jobs; /* -j; 0: the online CPUs */
+	int jobs; /* -j; 0: the online CPUs (1 with --mpi) */
+	int mpi, local; /* --mpi, --local */
 	const char *formats[EMU_MAX_FORMATS + 1]; /* -f, --paraver, --perfetto: the specs */
 	size_t nformats;
 	const char *outdir, *from_arg, *to_arg;
@@ -381,6 +393,8 @@ static int emu_opt(void *ctx, int id, const char *opt, const char *val)
 	}
 	case EMU_QUIET: a->quiet = 1; break;
 	case EMU_VERBOSE: a->verbose = 1; break;
+	case EMU_MPI: a->mpi = 1; break;
+	case EMU_LOCAL: a->local = 1; break;
 	case EMU_MODEL:
 		/* a malformed model file: exit status 1, as any other */
 		if (weft_registry_add_file(a->models, val, err, sizeof err) != 0) {
@@ -423,6 +437,12 @@ static int cmd_emu(int argc, char **argv, struct weft_registry *models)
 		fprintf(stderr, "weft emu: expected one trace PATH; run `weft emu --help`\n");
 		return 2;
 	}
+	if (ea.local && !ea.mpi)
+		return cli_usage_error("emu", "--local goes with --mpi");
+#ifndef WEFT_CLI_MPI
+	if (ea.mpi)
+		return cli_emu_mpi_exec(argc, argv);
+#endif
 	if (ea.nformats == 0) {
 		ea.formats[ea.nformats++] = "paraver";
 		ea.formats[ea.nformats++] = "perfetto";
@@ -473,6 +493,8 @@ static int cmd_emu(int argc, char **argv, struct weft_registry *models)
 	o.summary = quiet ? NULL : stdout;
 	o.stop = &cli_stop_sig;
 	o.keep_partial = partial;
+	if (ea.jobs == 0 && ea.mpi)
+		ea.jobs = 1; /* ranks share the nodes' cores */
 	if (ea.jobs == 0) {
 		long nc = sysconf(_SC_NPROCESSORS_ONLN);
 		ea.jobs = nc > 0 && nc < 4096 ? (int) nc : 1;
@@ -481,6 +503,15 @@ static int cmd_emu(int argc, char **argv, struct weft_registry *models)
 	cli_arm_stop();
 	struct cli_progress prog;
 	cli_progress_start(&prog, "emu", cli_obs_total_dir(path));
+#ifdef WEFT_CLI_MPI
+	if (ea.mpi) {
+		cli_progress_end(&prog);
+		int code = cli_emu_mpi(&o, ea.local);
+		if (code == 0 && !quiet)
+			print_where(outdir ? outdir : path, ea.formats);
+		return code;
+	}
+#endif
 	int r = weft_emulate(&o, err, sizeof err);
 	cli_progress_end(&prog);
 	if (r != 0 && cli_stop_sig != 0) {

@@ -18,6 +18,7 @@
 #include "opts_size.h"
 #include "out.h"
 #include "parallel.h"
+#include "ranks.h"
 
 #define EMU_BATCH 256
 #define MAX_OUTS 4
@@ -806,6 +807,47 @@ static int several_looms(const char *dir)
 	return n >= 2;
 }
 
+/* The outputs of o opened on the catalogue of emu, given the merged records
+ * of each view, and committed: 0, or -1 with err (nothing written). */
+static int write_merged(struct run *R, const struct weft_emulate_opts *o, const struct emu *emu,
+		struct emu_prv_rec *const *rec, const size_t *nrec, size_t nviews, int64_t duration,
+		char *err, size_t errlen)
+{
+	int status = open_outputs(R, o, emu, err, errlen);
+	struct emu_batch b;
+	for (size_t f = 0; f < nviews && status == 0; f++) {
+		for (size_t i = 0; i < nrec[f] && status == 0; i += 4096) {
+			memset(&b, 0, sizeof b);
+			b.prv[f] = rec[f] + i;
+			b.nprv[f] = nrec[f] - i < 4096 ? nrec[f] - i : 4096;
+			for (size_t k = 0; k < R->nouts && status == 0; k++) {
+				struct emu_sink s = out_sink(R->outs[k]);
+				status = s.records(s.self, &b, err, errlen);
+			}
+		}
+	}
+	if (status == 0 && interrupted(o)) {
+		snprintf(err, errlen, "interrupted");
+		status = -1;
+	}
+	if (status == 0)
+		return outs_commit(R, o, duration, err, errlen);
+	outs_discard(R);
+	return status;
+}
+
+/* The engine options of a worker (-j, --mpi). */
+static void worker_opts(const struct weft_emulate_opts *o, struct emu_opts *eo, char *e2,
+		size_t e2len)
+{
+	memset(eo, 0, sizeof *eo);
+	eo->lint = o->lint;
+	eo->model_name = model_name;
+	eo->model_ctx = (void *) (o->models != NULL ? o->models : weft_registry_builtin(e2,
+				e2len));
+	eo->no_summary = 1;
+}
+
 /* weft emu -j: the run by workers (parallel.h); RUN_SERIAL when it must be
  * made serially (the trace has one loom, or a worker met what could make
  * its result differ), 0, or -1 with err. */
@@ -849,14 +891,9 @@ static int run_parallel(const struct weft_emulate_opts *o, char *err, size_t err
 		if (R.has[i] && R.first[i] < origin)
 			origin = R.first[i];
 	struct emu_opts eo;
-	memset(&eo, 0, sizeof eo);
-	eo.lint = o->lint;
-	eo.model_name = model_name;
-	eo.model_ctx = (void *) (o->models != NULL ? o->models : weft_registry_builtin(e2,
-				sizeof e2));
-	eo.no_summary = 1;
+	worker_opts(o, &eo, e2, sizeof e2);
 	struct par_in in = { o->path, R.t, &R.sys, R.models, R.nmodels, &eo, origin,
-		(size_t) o->jobs, o->all_models, o->stop };
+		(size_t) o->jobs, o->all_models, o->stop, NULL, 0 };
 	struct par_out P;
 	double t0 = now_s();
 	int r = par_run(&in, &P, err, errlen);
@@ -872,27 +909,7 @@ static int run_parallel(const struct weft_emulate_opts *o, char *err, size_t err
 		return r > 0 ? RUN_SERIAL : -1;
 	}
 	double t1 = now_s();
-	int status = open_outputs(&R, o, P.emu, err, errlen);
-	struct emu_batch b;
-	for (size_t f = 0; f < P.nviews && status == 0; f++) {
-		for (size_t i = 0; i < P.nrec[f] && status == 0; i += 4096) {
-			memset(&b, 0, sizeof b);
-			b.prv[f] = P.rec[f] + i;
-			b.nprv[f] = P.nrec[f] - i < 4096 ? P.nrec[f] - i : 4096;
-			for (size_t k = 0; k < R.nouts && status == 0; k++) {
-				struct emu_sink s = out_sink(R.outs[k]);
-				status = s.records(s.self, &b, err, errlen);
-			}
-		}
-	}
-	if (status == 0 && interrupted(o)) {
-		snprintf(err, errlen, "interrupted");
-		status = -1;
-	}
-	if (status == 0)
-		status = outs_commit(&R, o, P.duration, err, errlen);
-	else
-		outs_discard(&R);
+	int status = write_merged(&R, o, P.emu, P.rec, P.nrec, P.nviews, P.duration, err, errlen);
 	if (timing)
 		fprintf(stderr, "weft emu: -j %d: %zu workers, %" PRIu64 " events in %.2f s (the "
 				"workers and the merge %.2f s, the outputs %.2f s); process CPU %.3f s\n", o->jobs,
@@ -933,4 +950,468 @@ int weft_emulate(const struct weft_emulate_opts *user_opts, char *err, size_t er
 	if (r != RUN_AGAIN)
 		return r;
 	return run_once(o, WEFT_SORT_REGIONS, NULL, err, errlen);
+}
+
+/* ---- weft emu --mpi (weft_emulate_ranks; docs/emu.md, MPI) ---- */
+
+/* The job's status from every rank's (code, msg): the lowest rank's error
+ * (a code other than 0 and RUN_SERIAL), else RUN_SERIAL with the lowest
+ * such rank's reason, else 0. Collective. */
+static int agree(const struct weft_ranks *rk, int code, const char *msg, char *out,
+		size_t outlen, int *who)
+{
+	struct rbuf b = { NULL, 0, 0, 0 };
+	rbuf_u64(&b, (uint64_t) (int64_t) code);
+	rbuf_str(&b, msg, b.oom ? 0 : strlen(msg));
+	uint8_t *all = NULL;
+	size_t *lens = calloc((size_t) rk->nranks, sizeof *lens);
+	if (b.oom || lens == NULL) {
+		/* nothing can be shared without memory: this rank's own status */
+		free(b.p);
+		free(lens);
+		snprintf(out, outlen, "out of memory");
+		*who = rk->rank;
+		return 1;
+	}
+	rk->allgather(rk->ctx, b.p, b.n, &all, lens);
+	free(b.p);
+	int job = 0, serial = -1;
+	size_t at = 0;
+	for (int r = 0; r < rk->nranks && job == 0; r++) {
+		struct rget g = { all + at, lens[r], 0 };
+		at += lens[r];
+		uint64_t c;
+		const uint8_t *m;
+		size_t ml;
+		if (!rget_u64(&g, &c) || !rget_str(&g, &m, &ml))
+			continue;
+		if ((int) (int64_t) c == RUN_SERIAL && serial < 0) {
+			serial = r;
+			snprintf(out, outlen, "%.*s", (int) ml, (const char *) m);
+		} else if (c != 0 && (int) (int64_t) c != RUN_SERIAL) {
+			job = (int) (int64_t) c;
+			*who = r;
+			snprintf(out, outlen, "%.*s", (int) ml, (const char *) m);
+		}
+	}
+	free(all);
+	free(lens);
+	if (job == 0 && serial >= 0) {
+		*who = serial;
+		return RUN_SERIAL;
+	}
+	return job;
+}
+
+/* A failure's exit status: 128 + the signal when the run was stopped. */
+static int fail_code(const struct weft_emulate_opts *o)
+{
+	return interrupted(o) ? 128 + (int) *o->stop : 1;
+}
+
+/* The task types of emu's catalogue (the .pcf lists them) as bytes. */
+static void dyn_bytes(const struct emu *e, struct rbuf *b)
+{
+	size_t n = emu_nchans(e);
+	for (size_t i = 0; i < n; i++) {
+		const struct emu_chan_info *c = emu_chan_at(e, i);
+		rbuf_u64(b, c->ndyn);
+		for (size_t k = 0; k < c->ndyn; k++) {
+			rbuf_u64(b, (uint64_t) c->dyn[k].value);
+			rbuf_str(b, c->dyn[k].label, strlen(c->dyn[k].label));
+		}
+	}
+}
+
+/* What a rank sends rank 0 after its share: its counts, then per view its
+ * records. */
+struct rank_part {
+	uint64_t nviews, nevents;
+	int64_t duration;
+	double cpu;
+	uint64_t has; /* emulated looms (its task types are compared) */
+	uint64_t nrec[EMU_MAX_VIEWS];
+};
+
+/* The share of each rank: looms (sys indices) of rank me into *mine. */
+static int rank_share(const struct run *R, const struct weft_ranks *rk, const struct rloom *rl,
+		size_t nrl, const char *path, size_t **mine, size_t *nmine, char *err, size_t errlen)
+{
+	size_t nl = R->sys.nlooms, nr = (size_t) rk->nranks;
+	uint64_t *weight = calloc(nl + 1, sizeof *weight);
+	uint8_t *may = rk->local ? calloc(nl * nr + 1, 1) : NULL;
+	size_t *bin = calloc(nl + 1, sizeof *bin);
+	*mine = calloc(nl + 1, sizeof **mine);
+	*nmine = 0;
+	int r = 0;
+	if (weight == NULL || bin == NULL || *mine == NULL || (rk->local && may == NULL)) {
+		snprintf(err, errlen, "out of memory");
+		r = -1;
+		goto out;
+	}
+	for (size_t t = 0; t < R->sys.nthreads; t++)
+		if (R->sys.threads[t].stream != NULL)
+			weight[R->sys.threads[t].loom] += R->sys.threads[t].stream->obs_size;
+	for (size_t L = 0; L < nl && rk->local; L++) {
+		char dir[512];
+		const struct rloom *f = NULL;
+		if (par_loom_dir(&R->sys, L, dir, sizeof dir) == 0)
+			for (size_t k = 0; k < nrl && f == NULL; k++)
+				if (strcmp(rl[k].dir, dir) == 0)
+					f = &rl[k];
+		if (f == NULL) {
+			snprintf(err, errlen, "loom '%s': no rank found its directory",
+					R->sys.looms[L].name);
+			r = -1;
+			goto out;
+		}
+		weight[L] = f->bytes; /* the shadow's files are not the streams */
+		memcpy(may + L * nr, f->seen, nr);
+	}
+	if (par_partition(weight, nl, may, nr, bin) != 0) {
+		snprintf(err, errlen, "out of memory");
+		r = -1;
+		goto out;
+	}
+	for (size_t L = 0; L < nl; L++)
+		if (bin[L] == (size_t) rk->rank)
+			(*mine)[(*nmine)++] = L;
+	if (rk->rank == 0 && *nmine == 0 && nl > 0) {
+		snprintf(err, errlen, "%s: rank 0 finds no loom there: it writes the outputs, "
+				"and emulates a share to know their catalogue", path);
+		r = -1;
+	}
+out:
+	free(weight);
+	free(may);
+	free(bin);
+	return r;
+}
+
+/* Merged records on their way to the outputs: batches of FEED_BATCH, in
+ * EMU_BATCH_KEEP + 1 arrays used in turn (a sink may hold a batch's array
+ * until EMU_BATCH_KEEP further calls returned: emu.h). */
+#define FEED_BATCH 4096
+struct feed {
+	struct run *R;
+	size_t f, nb, cur;
+	char *err;
+	size_t errlen;
+	struct emu_prv_rec b[EMU_BATCH_KEEP + 1][FEED_BATCH];
+};
+
+static int feed_flush(struct feed *F)
+{
+	if (F->nb == 0)
+		return 0;
+	struct emu_batch b;
+	memset(&b, 0, sizeof b);
+	b.prv[F->f] = F->b[F->cur];
+	b.nprv[F->f] = F->nb;
+	for (size_t k = 0; k < F->R->nouts; k++) {
+		struct emu_sink s = out_sink(F->R->outs[k]);
+		if (s.records(s.self, &b, F->err, F->errlen) != 0)
+			return -1;
+	}
+	F->nb = 0;
+	F->cur = (F->cur + 1) % (EMU_BATCH_KEEP + 1);
+	return 0;
+}
+
+static int feed_emit(void *ctx, const struct emu_prv_rec *r, size_t n)
+{
+	struct feed *F = ctx;
+	while (n > 0) {
+		size_t k = FEED_BATCH - F->nb < n ? FEED_BATCH - F->nb : n;
+		memcpy(F->b[F->cur] + F->nb, r, k * sizeof *r);
+		F->nb += k;
+		r += k;
+		n -= k;
+		if (F->nb == FEED_BATCH && feed_flush(F) != 0)
+			return -1;
+	}
+	return 0;
+}
+
+/* The serial run, by rank 0 alone (the others wait for its status). */
+static int rank0_serial(const struct weft_emulate_opts *o, const struct weft_ranks *rk,
+		const char *why, char *err, size_t errlen, int *who)
+{
+	int code = 0;
+	char msg[WEFT_ERR_MAX] = "";
+	if (rk->local) {
+		snprintf(msg, sizeof msg, "the ranks cannot emulate this trace apart as the serial "
+				"run would (%s): emulate the whole trace with weft emu", why);
+		code = rk->rank == 0 ? 1 : 0;
+	} else if (rk->rank == 0) {
+		if (getenv("WEFT_EMU_TIMING") != NULL)
+			fprintf(stderr, "weft emu: --mpi: serial run on rank 0 (%s)\n", why);
+		struct weft_emulate_opts so = *o;
+		if (weft_emulate(&so, msg, sizeof msg) != 0)
+			code = fail_code(o);
+	}
+	code = agree(rk, code, msg, err, errlen, who);
+	return code;
+}
+
+int weft_emulate_ranks(const struct weft_emulate_opts *user_opts, const struct weft_ranks *rk,
+		char *err, size_t errlen, int *who)
+{
+	struct weft_emulate_opts o0;
+	*who = rk->rank;
+	if (weft_opts_take(&o0, sizeof o0, user_opts, "weft_emulate_ranks: struct "
+			"weft_emulate_opts", err, errlen) != 0)
+		return 1;
+	const struct weft_emulate_opts *o = &o0;
+	int timing = getenv("WEFT_EMU_TIMING") != NULL;
+	double t0 = now_s();
+	struct weft_emulate_opts so = *o; /* the trace read: o->path, or the shadow */
+	so.outdir = o->outdir != NULL ? o->outdir : o->path;
+	so.jobs = o->jobs < 2 ? 2 : o->jobs;
+	int fits = parallel_fits(&so);
+	so.jobs = o->jobs < 1 ? 1 : o->jobs;
+	char msg[WEFT_ERR_MAX] = "", e2[WEFT_ERR_MAX];
+	char *shadow = NULL;
+	struct rloom *rl = NULL;
+	size_t nrl = 0, *mine = NULL, nmine = 0;
+	struct run R;
+	memset(&R, 0, sizeof R);
+	struct par_out P;
+	memset(&P, 0, sizeof P);
+	int job = 0;
+	if (!fits) {
+		const char *why = "the Paraver output only, with -q and without --from/--to, "
+			"--salvage, -b or -v, is made by the ranks";
+		if (!rk->local)
+			return rank0_serial(o, rk, why, err, errlen, who);
+		snprintf(msg, sizeof msg, "--local: %s", why);
+		return agree(rk, 1, msg, err, errlen, who);
+	}
+	if (rk->local) {
+		struct rbuf b = { NULL, 0, 0, 0 };
+		int code = ranks_scan(o->path, &b, msg, sizeof msg) != 0;
+		uint8_t *all = NULL;
+		size_t *lens = calloc((size_t) rk->nranks, sizeof *lens);
+		if (lens == NULL)
+			abort(); /* the collectives cannot go on without it */
+		rk->allgather(rk->ctx, code ? NULL : b.p, code ? 0 : b.n, &all, lens);
+		free(b.p);
+		if ((job = agree(rk, code, msg, err, errlen, who)) == 0 &&
+				ranks_shadow(o->path, all, lens, rk->nranks, rk->rank, &shadow, &rl, &nrl,
+				msg, sizeof msg) != 0)
+			code = 1;
+		free(all);
+		free(lens);
+		if (job == 0)
+			job = agree(rk, code, msg, err, errlen, who);
+		if (job != 0)
+			goto out;
+		so.path = shadow;
+	}
+	/* the whole trace, without outputs; every rank its own */
+	int warned = 0, code = 0;
+	struct weft_emulate_opts mo = so;
+	mo.formats = NULL;
+	mo.warn = note_warning;
+	mo.info = NULL;
+	mo.progress = NULL;
+	mo.ctx = &warned;
+	if (prepare(&R, &mo, WEFT_SORT_NONE, e2, sizeof e2) != 0) {
+		code = fail_code(o);
+		snprintf(msg, sizeof msg, "%s", e2);
+	} else if (warned) {
+		code = RUN_SERIAL;
+		snprintf(msg, sizeof msg, "a warning");
+	} else if (emu_has_lost(R.emu)) {
+		code = RUN_SERIAL;
+		snprintf(msg, sizeof msg, "lost events");
+	} else if (weft_stream_at(R.t, 0)->relpath[0] == '.' || strchr(weft_stream_at(R.t,
+			0)->relpath, '/') == NULL) {
+		code = RUN_SERIAL;
+		snprintf(msg, sizeof msg, "not a whole trace");
+	} else if (rank_share(&R, rk, rl, nrl, o->path, &mine, &nmine, msg, sizeof msg) != 0) {
+		code = 1;
+	}
+	double t1 = now_s();
+	struct emu_opts eo;
+	worker_opts(o, &eo, e2, sizeof e2);
+	if (code == 0 && nmine > 0) {
+		int64_t origin = INT64_MAX;
+		for (size_t i = 0; i < weft_nstreams(R.t); i++)
+			if (R.has[i] && R.first[i] < origin)
+				origin = R.first[i];
+		struct par_in in = { so.path, R.t, &R.sys, R.models, R.nmodels, &eo, origin,
+			(size_t) so.jobs, o->all_models, o->stop, mine, nmine };
+		int r = par_run(&in, &P, msg, sizeof msg);
+		if (r < 0 || P.error || interrupted(o)) {
+			code = fail_code(o);
+			if (r > 0)
+				snprintf(msg, sizeof msg, "%s", interrupted(o) ? "interrupted" : P.emsg);
+		} else if (r > 0) {
+			code = RUN_SERIAL;
+			snprintf(msg, sizeof msg, "%s", P.why);
+		}
+	}
+	if (shadow != NULL) {
+		/* messages name the files where they lie */
+		char m2[WEFT_ERR_MAX];
+		ranks_replace(msg, shadow, o->path, m2, sizeof m2);
+		snprintf(msg, sizeof msg, "%s", m2);
+	}
+	job = agree(rk, code, msg, err, errlen, who);
+	if (job == RUN_SERIAL) {
+		snprintf(e2, sizeof e2, "%s", err);
+		par_free(&P);
+		run_free(&R);
+		memset(&R, 0, sizeof R);
+		job = rank0_serial(o, rk, e2, err, errlen, who);
+		goto out;
+	}
+	if (job != 0)
+		goto out;
+	double t2 = now_s(), c2 = cpu_s(RUSAGE_SELF, 0) + cpu_s(RUSAGE_SELF, 1);
+	/* rank 0 gets every rank's counts and task types, then each view's
+	 * records */
+	struct rank_part me;
+	memset(&me, 0, sizeof me);
+	me.nviews = nmine > 0 ? P.nviews : emu_nviews(R.emu);
+	me.has = nmine > 0;
+	if (nmine > 0) {
+		me.nevents = P.nevents;
+		me.duration = P.duration;
+		for (size_t k = 0; k < P.nworkers && k < 64; k++)
+			me.cpu += P.cpu[k];
+		for (size_t f = 0; f < P.nviews; f++)
+			me.nrec[f] = P.nrec[f];
+	}
+	struct rbuf b = { NULL, 0, 0, 0 };
+	rbuf_put(&b, &me, sizeof me);
+	if (nmine > 0)
+		dyn_bytes(P.emu, &b);
+	size_t nr = (size_t) rk->nranks;
+	size_t *lens = calloc(nr, sizeof *lens);
+	uint8_t *parts = NULL;
+	if (lens == NULL || b.oom)
+		abort(); /* the collectives cannot go on without it */
+	rk->gather0(rk->ctx, b.p, b.n, &parts, lens);
+	free(b.p);
+	uint8_t *recs[EMU_MAX_VIEWS] = { NULL };
+	size_t *rlens[EMU_MAX_VIEWS] = { NULL };
+	for (size_t f = 0; f < me.nviews && f < EMU_MAX_VIEWS; f++) {
+		if ((rlens[f] = calloc(nr, sizeof *rlens[f])) == NULL)
+			abort();
+		rk->gather0(rk->ctx, nmine > 0 ? (const void *) P.rec[f] : NULL,
+				nmine > 0 ? P.nrec[f] * sizeof *P.rec[f] : 0, &recs[f], rlens[f]);
+		if (nmine > 0) {
+			free(P.rec[f]); /* rank 0 has its copy */
+			P.rec[f] = NULL;
+		}
+	}
+	double t3 = now_s(), c3 = cpu_s(RUSAGE_SELF, 0) + cpu_s(RUSAGE_SELF, 1);
+	code = 0;
+	msg[0] = '\0';
+	if (rk->rank == 0) {
+		/* the task types must be the same in every rank that emulated */
+		const uint8_t *dyn0 = parts + sizeof me;
+		size_t dl0 = lens[0] - sizeof me, at = 0;
+		int64_t duration = 0;
+		uint64_t nevents = 0;
+		double cpu = 0, cpumax = 0;
+		for (size_t r = 0; r < nr; r++) {
+			struct rank_part p;
+			memcpy(&p, parts + at, sizeof p);
+			if (p.has && (lens[r] - sizeof p != dl0 ||
+					memcmp(parts + at + sizeof p, dyn0, dl0) != 0) && code == 0) {
+				code = RUN_SERIAL;
+				snprintf(msg, sizeof msg, "the ranks know different task types");
+			}
+			at += lens[r];
+			if (p.duration > duration)
+				duration = p.duration;
+			nevents += p.nevents;
+			cpu += p.cpu;
+			cpumax = p.cpu > cpumax ? p.cpu : cpumax;
+			if (timing)
+				fprintf(stderr, "weft emu: rank %zu CPU %.3f s\n", r, p.cpu);
+		}
+		/* the merge goes straight to the outputs, view by view, in batches
+		 * (no merged copy); a tie found on the way discards them */
+		double t4 = now_s(), c4 = cpu_s(RUSAGE_SELF, 0) + cpu_s(RUSAGE_SELF, 1);
+		struct feed *F = calloc(1, sizeof *F);
+		if (F == NULL)
+			abort();
+		F->R = &R;
+		F->err = msg;
+		F->errlen = sizeof msg;
+		if (code == 0 && open_outputs(&R, &so, P.emu, msg, sizeof msg) != 0)
+			code = fail_code(o);
+		for (size_t f = 0; f < me.nviews && code == 0; f++) {
+			const struct emu_prv_rec **src = calloc(nr, sizeof *src);
+			size_t *n = calloc(nr, sizeof *n), off = 0;
+			if (src == NULL || n == NULL)
+				abort();
+			for (size_t r = 0; r < nr; r++) {
+				src[r] = (const struct emu_prv_rec *) (void *) (recs[f] + off);
+				n[r] = rlens[f][r] / sizeof **src;
+				off += rlens[f][r];
+			}
+			F->f = f;
+			F->nb = 0;
+			int m = par_merge_each(src, n, nr, feed_emit, F);
+			if (m == 0)
+				m = feed_flush(F);
+			free(src);
+			free(n);
+			free(recs[f]);
+			recs[f] = NULL;
+			if (m < 0) {
+				code = fail_code(o);
+				if (msg[0] == '\0')
+					snprintf(msg, sizeof msg, "out of memory for the merge");
+			} else if (m > 0) {
+				code = RUN_SERIAL;
+				snprintf(msg, sizeof msg, "records of two ranks at one time");
+			}
+		}
+		if (code == 0 && interrupted(o)) {
+			code = fail_code(o);
+			snprintf(msg, sizeof msg, "interrupted");
+		}
+		if (code == 0 && outs_commit(&R, &so, duration, msg, sizeof msg) != 0)
+			code = fail_code(o);
+		else if (code != 0)
+			outs_discard(&R);
+		free(F);
+		if (timing && code == 0)
+			fprintf(stderr, "weft emu: --mpi: %d ranks, %" PRIu64 " events in %.2f s (the "
+					"metadata %.2f s, the emulation %.2f s, the gather %.2f s, the merge "
+					"and the outputs %.2f s); CPU of the ranks' workers: sum %.3f s, max "
+					"%.3f s; rank 0's process CPU: the gather %.3f s, the merge and the "
+					"outputs %.3f s\n", rk->nranks, nevents, now_s() - t0, t1 - t0,
+					t2 - t1, t3 - t2, now_s() - t4, cpu, cpumax, c3 - c2,
+					cpu_s(RUSAGE_SELF, 0) + cpu_s(RUSAGE_SELF, 1) - c4);
+	}
+	free(parts);
+	free(lens);
+	for (size_t f = 0; f < EMU_MAX_VIEWS; f++) {
+		free(recs[f]);
+		free(rlens[f]);
+	}
+	job = agree(rk, code, msg, err, errlen, who);
+	if (job == RUN_SERIAL) {
+		snprintf(e2, sizeof e2, "%s", err);
+		par_free(&P);
+		run_free(&R);
+		memset(&R, 0, sizeof R);
+		job = rank0_serial(o, rk, e2, err, errlen, who);
+	}
+out:
+	par_free(&P);
+	run_free(&R);
+	free(mine);
+	ranks_looms_free(rl, nrl);
+	if (shadow != NULL)
+		ranks_rmtree(shadow);
+	free(shadow);
+	return job;
 }

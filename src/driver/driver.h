@@ -121,6 +121,38 @@ int weft_output_check(const char *spec, char *err, size_t errlen);
  * only read). */
 int weft_emulate(const struct weft_emulate_opts *o, char *err, size_t errlen);
 
+/*
+ * weft emu --mpi (docs/emu.md, MPI): one emulation made by the ranks of a
+ * job, each emulating its share of the looms; rank 0 merges their records
+ * and writes the outputs. The collectives are the caller's (src/cli/
+ * cli_mpi.c implements them with MPI), so the driver links no MPI. Each
+ * takes this rank's len bytes at buf and returns 0 with *all (malloc'd, the
+ * caller frees it) holding every rank's bytes in rank order, lens[r] their
+ * lengths; gather0 gives them to rank 0 only (*all NULL elsewhere). A
+ * failing collective ends the job (MPI's default), so they have no error.
+ */
+struct weft_ranks {
+	int rank, nranks;
+	/* --local: each rank emulates the looms it finds under its own
+	 * o->path (its node's directory); the ranks share the streams'
+	 * metadata and first events. 0: every rank reads the whole trace at
+	 * o->path (a shared file system). */
+	int local;
+	void *ctx;
+	void (*allgather)(void *ctx, const void *buf, size_t len, uint8_t **all, size_t *lens);
+	void (*gather0)(void *ctx, const void *buf, size_t len, uint8_t **all, size_t *lens);
+};
+
+/* Collective: every rank calls it with the same options (o->path: its own
+ * directory with local). Returns the job's exit status on every rank: 0, or
+ * that of the lowest rank that failed (1, or 128 + the signal when *o->stop
+ * was set), with its message in err and its number in *who. Outputs are
+ * written by rank 0 only, aside and renamed when complete, as
+ * weft_emulate's; a run the ranks cannot make as the serial run would is
+ * made by rank 0 alone (shared trace) or refused (local). */
+int weft_emulate_ranks(const struct weft_emulate_opts *o, const struct weft_ranks *rk,
+		char *err, size_t errlen, int *who);
+
 /* ---- exporting a trace to another format (weft export) ---- */
 
 /* The formats weft export writes: "ctf" (CTF 1.8, src/out/ctf.h). */

@@ -65,6 +65,8 @@ struct par_worker {
 	size_t held;
 	int fail; /* 1: the serial run is needed (why) */
 	char why[256];
+	int error; /* the failure was an error: its message */
+	char emsg[WEFT_ERR_MAX];
 	double cpu;
 	pthread_t th;
 	int started;
@@ -78,6 +80,17 @@ static void wfail(struct par_worker *w, const char *why, const char *a)
 	w->fail = 1;
 	snprintf(w->why, sizeof w->why, "%.60s%s%.180s%s", why, a ? " (" : "", a ? a : "",
 			a ? ")" : "");
+}
+
+/* An error of the reader or the engine: the serial run is needed (-j), or
+ * the message is the run's (--mpi). */
+static void werror(struct par_worker *w, const char *msg)
+{
+	if (!w->fail) {
+		w->error = 1;
+		snprintf(w->emsg, sizeof w->emsg, "%s", msg);
+	}
+	wfail(w, "an error", msg);
 }
 
 static void w_warn(void *ctx, const char *msg)
@@ -168,7 +181,7 @@ static const struct weft_stream *map_stream(struct reader *R, const struct weft_
 }
 
 /* The loom directory of sys loom L ("loom.X"), from its streams' paths. */
-static int loom_dir(const struct emu_sys *sys, size_t L, char *buf, size_t len)
+int par_loom_dir(const struct emu_sys *sys, size_t L, char *buf, size_t len)
 {
 	const struct emu_loom *lm = &sys->looms[L];
 	for (size_t p = lm->proc_first; p < lm->proc_first + lm->nprocs; p++) {
@@ -191,7 +204,7 @@ static int open_reader(struct par_worker *w, struct reader *R, size_t L)
 {
 	const struct par_in *in = w->in;
 	char dir[512];
-	if (loom_dir(in->sys, L, dir, sizeof dir) != 0) {
+	if (par_loom_dir(in->sys, L, dir, sizeof dir) != 0) {
 		wfail(w, "a loom without a loom.* directory", NULL);
 		return -1;
 	}
@@ -216,7 +229,7 @@ static int open_reader(struct par_worker *w, struct reader *R, size_t L)
 	R->t = weft_open(path, &oo, err, sizeof err);
 	free(path);
 	if (R->t == NULL) {
-		wfail(w, "an error", err);
+		werror(w, err);
 		return -1;
 	}
 	size_t ns = weft_nstreams(R->t), dl = strlen(dir);
@@ -267,7 +280,7 @@ static int refill(struct par_worker *w, struct reader *R)
 	R->n = weft_next_batch(R->t, R->ev, PAR_BATCH);
 	R->i = 0;
 	if (R->n < 0) {
-		wfail(w, "an error", weft_error(R->t));
+		werror(w, weft_error(R->t));
 		return -1;
 	}
 	if (reader_cut(R->t)) {
@@ -296,7 +309,7 @@ static void *worker_main(void *arg)
 	char err[WEFT_ERR_MAX];
 	w->emu = emu_create(sys, in->models, in->nmodels, &eo, err, sizeof err);
 	if (w->emu == NULL) {
-		wfail(w, "an error", err);
+		werror(w, err);
 		goto out;
 	}
 	emu_set_origin(w->emu, in->origin);
@@ -324,7 +337,7 @@ static void *worker_main(void *arg)
 		}
 	struct emu_sink sink = { w, w_records, 0, 1 };
 	if (emu_add_sink(w->emu, &sink) != 0) {
-		wfail(w, "an error", emu_error(w->emu));
+		werror(w, emu_error(w->emu));
 		goto out;
 	}
 	for (size_t k = 0; k < w->nlooms; k++) {
@@ -362,7 +375,7 @@ static void *worker_main(void *arg)
 		last_clock = ev.sclock;
 		last_stream = ev.stream;
 		if (emu_event(w->emu, &ev) != 0) {
-			wfail(w, "an error", emu_error(w->emu));
+			werror(w, emu_error(w->emu));
 			goto out;
 		}
 		if ((++n & 0xffff) == 0 && in->stop != NULL && *in->stop) {
@@ -371,7 +384,7 @@ static void *worker_main(void *arg)
 		}
 	}
 	if (emu_finish(w->emu, 1) != 0)
-		wfail(w, "an error", emu_error(w->emu));
+		werror(w, emu_error(w->emu));
 out:;
 	struct rusage ru;
 	if (getrusage(RUSAGE_THREAD, &ru) == 0)
@@ -451,31 +464,16 @@ static int merge_view(struct par_out *out, size_t f)
 	return 0;
 }
 
-int par_run(const struct par_in *in, struct par_out *out, char *err, size_t errlen)
+int par_partition(const uint64_t *weight, size_t nl, const uint8_t *may, size_t nw,
+		size_t *bin)
 {
-	memset(out, 0, sizeof *out);
-	const struct emu_sys *sys = in->sys;
-	size_t nl = sys->nlooms;
-	size_t nw = in->jobs < nl ? in->jobs : nl;
-	if (nw < 2) {
-		snprintf(out->why, sizeof out->why, "one worker");
-		return 1;
-	}
-	out->w = calloc(nw, sizeof *out->w);
 	size_t *order = calloc(nl + 1, sizeof *order);
-	uint64_t *weight = calloc(nl + 1, sizeof *weight);
-	if (out->w == NULL || order == NULL || weight == NULL) {
+	uint64_t *load = calloc(nw + 1, sizeof *load);
+	if (order == NULL || load == NULL) {
 		free(order);
-		free(weight);
-		snprintf(err, errlen, "out of memory");
+		free(load);
 		return -1;
 	}
-	out->nworkers = nw;
-	/* each loom weighs its streams' bytes; the heaviest first, each to
-	 * the lightest worker */
-	for (size_t t = 0; t < sys->nthreads; t++)
-		if (sys->threads[t].stream != NULL)
-			weight[sys->threads[t].loom] += sys->threads[t].stream->obs_size;
 	for (size_t L = 0; L < nl; L++)
 		order[L] = L;
 	for (size_t a = 1; a < nl; a++)
@@ -484,27 +482,61 @@ int par_run(const struct par_in *in, struct par_out *out, char *err, size_t errl
 			order[b] = order[b - 1];
 			order[b - 1] = x;
 		}
+	for (size_t a = 0; a < nl; a++) {
+		size_t L = order[a], lightest = nw;
+		for (size_t k = 0; k < nw; k++)
+			if ((may == NULL || may[L * nw + k]) &&
+					(lightest == nw || load[k] < load[lightest]))
+				lightest = k;
+		bin[L] = lightest == nw ? (size_t) -1 : lightest;
+		if (lightest != nw)
+			load[lightest] += weight[L];
+	}
+	free(order);
+	free(load);
+	return 0;
+}
+
+int par_run(const struct par_in *in, struct par_out *out, char *err, size_t errlen)
+{
+	memset(out, 0, sizeof *out);
+	const struct emu_sys *sys = in->sys;
+	size_t nl = in->only != NULL ? in->nonly : sys->nlooms;
+	size_t nw = in->jobs < nl ? in->jobs : nl;
+	if (nw < 2 && (in->only == NULL || nw == 0)) {
+		snprintf(out->why, sizeof out->why, "one worker");
+		return 1;
+	}
+	out->w = calloc(nw, sizeof *out->w);
+	size_t *bin = calloc(nl + 1, sizeof *bin);
+	uint64_t *weight = calloc(nl + 1, sizeof *weight);
+	uint64_t *lw = calloc(sys->nlooms + 1, sizeof *lw);
+	if (out->w == NULL || bin == NULL || weight == NULL || lw == NULL)
+		goto oom;
+	out->nworkers = nw;
+	/* each loom weighs its streams' bytes; the heaviest first, each to
+	 * the lightest worker */
+	for (size_t t = 0; t < sys->nthreads; t++)
+		if (sys->threads[t].stream != NULL)
+			lw[sys->threads[t].loom] += sys->threads[t].stream->obs_size;
+	for (size_t L = 0; L < nl; L++)
+		weight[L] = lw[in->only != NULL ? in->only[L] : L];
+	if (par_partition(weight, nl, NULL, nw, bin) != 0)
+		goto oom;
 	for (size_t k = 0; k < nw; k++) {
 		out->w[k].in = in;
 		out->w[k].looms = calloc(nl + 1, sizeof *out->w[k].looms);
-		if (out->w[k].looms == NULL) {
-			free(order);
-			free(weight);
-			snprintf(err, errlen, "out of memory");
-			return -1;
-		}
+		if (out->w[k].looms == NULL)
+			goto oom;
 	}
-	for (size_t a = 0; a < nl; a++) {
-		size_t lightest = 0;
-		for (size_t k = 1; k < nw; k++)
-			if (out->w[k].weight < out->w[lightest].weight)
-				lightest = k;
-		struct par_worker *w = &out->w[lightest];
-		w->looms[w->nlooms++] = order[a];
-		w->weight += weight[order[a]];
+	for (size_t L = 0; L < nl; L++) {
+		struct par_worker *w = &out->w[bin[L]];
+		w->looms[w->nlooms++] = in->only != NULL ? in->only[L] : L;
+		w->weight += weight[L];
 	}
-	free(order);
+	free(bin);
 	free(weight);
+	free(lw);
 	/* the records held until the merge, and their merged copy: a quarter
 	 * of the memory in all (WEFT_EMU_PAR_BUDGET, in MiB, sets it) */
 	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
@@ -528,6 +560,10 @@ int par_run(const struct par_in *in, struct par_out *out, char *err, size_t errl
 		if (out->w[k].fail && r == 0) {
 			snprintf(out->why, sizeof out->why, "%s", out->w[k].why);
 			r = 1;
+		}
+		if (out->w[k].error && !out->error) {
+			out->error = 1;
+			snprintf(out->emsg, sizeof out->emsg, "%s", out->w[k].emsg);
 		}
 	}
 	if (r != 0)
@@ -564,6 +600,12 @@ int par_run(const struct par_in *in, struct par_out *out, char *err, size_t errl
 		}
 	}
 	return 0;
+oom:
+	free(bin);
+	free(weight);
+	free(lw);
+	snprintf(err, errlen, "out of memory");
+	return -1;
 }
 
 void par_free(struct par_out *out)
@@ -588,4 +630,74 @@ void par_free(struct par_out *out)
 	for (size_t f = 0; f < EMU_MAX_VIEWS; f++)
 		free(out->rec[f]);
 	memset(out, 0, sizeof *out);
+}
+
+int par_merge_each(const struct emu_prv_rec *const *src, const size_t *n, size_t k,
+		int (*emit)(void *ctx, const struct emu_prv_rec *r, size_t nr), void *ctx)
+{
+	size_t *pos = calloc(k + 1, sizeof *pos);
+	if (pos == NULL)
+		return -1;
+	int r = 0;
+	for (;;) {
+		size_t best = k;
+		int64_t bt = 0, second = INT64_MAX;
+		for (size_t i = 0; i < k; i++) {
+			if (pos[i] == n[i])
+				continue;
+			int64_t t = src[i][pos[i]].time;
+			if (best == k || t < bt) {
+				if (best != k)
+					second = bt;
+				best = i;
+				bt = t;
+			} else if (t < second) {
+				second = t;
+			}
+		}
+		if (best == k)
+			break;
+		if (second == bt) {
+			r = 1;
+			break;
+		}
+		size_t j = pos[best];
+		while (j < n[best] && src[best][j].time < second)
+			j++;
+		if (emit(ctx, src[best] + pos[best], j - pos[best]) != 0) {
+			r = -1;
+			break;
+		}
+		pos[best] = j;
+	}
+	free(pos);
+	return r;
+}
+
+struct to_array {
+	struct emu_prv_rec *out;
+	size_t n;
+};
+
+static int append(void *ctx, const struct emu_prv_rec *r, size_t nr)
+{
+	struct to_array *a = ctx;
+	memcpy(a->out + a->n, r, nr * sizeof *r);
+	a->n += nr;
+	return 0;
+}
+
+int par_merge(const struct emu_prv_rec *const *src, const size_t *n, size_t k,
+		struct emu_prv_rec **out, size_t *nout)
+{
+	size_t total = 0;
+	for (size_t i = 0; i < k; i++)
+		total += n[i];
+	struct to_array a = { malloc((total + 1) * sizeof *a.out), 0 };
+	*out = a.out;
+	if (a.out == NULL)
+		return -1;
+	int r = par_merge_each(src, n, k, append, &a);
+	*nout = a.n;
+	return r;
 }

@@ -35,6 +35,10 @@ struct par_in {
 	size_t jobs;
 	int all_models;
 	const volatile sig_atomic_t *stop;
+	/* Non-NULL: only these looms (sys indices; weft emu --mpi: a rank's
+	 * share), among min(jobs, nonly) workers, one worker allowed. */
+	const size_t *only;
+	size_t nonly;
 };
 
 struct par_out {
@@ -47,6 +51,10 @@ struct par_out {
 	size_t nworkers;
 	double cpu[64]; /* each worker's CPU time (first 64) */
 	char why[256];  /* par_run returned 1: why the serial run is needed */
+	/* par_run returned 1 because a worker met an error (the reader's or
+	 * the engine's): its message (the first worker's that had one). */
+	int error;
+	char emsg[1024];
 	struct par_worker *w;
 };
 
@@ -54,5 +62,27 @@ struct par_out {
  * out of memory (err). par_free in every case. */
 int par_run(const struct par_in *in, struct par_out *out, char *err, size_t errlen);
 void par_free(struct par_out *out);
+
+/* Merges k arrays of records, each sorted by time, handing emit each run
+ * of records of one array in merged order: 0; 1 when two arrays have
+ * records at one time (their serial order is not known; emit had those
+ * before); -1 when emit failed (its non-zero return) or out of memory. */
+int par_merge_each(const struct emu_prv_rec *const *src, const size_t *n, size_t k,
+		int (*emit)(void *ctx, const struct emu_prv_rec *r, size_t nr), void *ctx);
+
+/* The same into *out (malloc'd, *nout records); -1: out of memory. */
+int par_merge(const struct emu_prv_rec *const *src, const size_t *n, size_t k,
+		struct emu_prv_rec **out, size_t *nout);
+
+/* Shares looms among nw bins: each loom (weight[L], bins it may go to:
+ * may[L * nw + b], NULL: any) heaviest first to the lightest bin it may go
+ * to (the lowest of equals). bin[L] gets the bin; -1 when a loom may go to
+ * none. 0, or -1 out of memory. */
+/* The directory ("loom.X") of sys loom L, from its streams' paths: 0, or
+ * -1 when it has none. */
+int par_loom_dir(const struct emu_sys *sys, size_t L, char *buf, size_t len);
+
+int par_partition(const uint64_t *weight, size_t nl, const uint8_t *may, size_t nw,
+		size_t *bin);
 
 #endif

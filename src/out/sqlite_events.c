@@ -246,16 +246,34 @@ static int write_streams(struct sq_events *q, const struct emu *emu, char *err, 
 	return r;
 }
 
-/* The clock offset of an event's stream as an SQL expression: the offset
- * of the first stream, and a CASE on the stream for those with another
- * (only traces of several looms have any). NULL: out of memory. */
+/* clock - rclock of a drifted stream s as SQL (docs/sql.md): with S =
+ * clock - offset - t0 and k = 10^9 + drift_ppb, the rclock is t0 + d for
+ * the least d with floor(d * k / 10^9) = S, that is ceil(S * 10^9 / k),
+ * computed in 64 bits as q * 10^9 + ceil(m * 10^9 / k) (S = q * k + m,
+ * 0 <= m < k). */
+static int drift_expr(char *x, size_t cap, const struct weft_stream *s)
+{
+	long long off = (long long) s->clock_offset, t0 = (long long) s->drift_t0;
+	long long k = 1000000000LL + (long long) s->drift_ppb;
+	char S[128], m[256];
+	snprintf(S, sizeof S, "(clock - %lld - %lld)", off, t0);
+	snprintf(m, sizeof m, "((%s %% %lld + %lld) %% %lld)", S, k, k, k);
+	return snprintf(x, cap, "(%s + %lld - ((%s - %s) / %lld * 1000000000"
+			" + (%s * 1000000000 + %lld) / %lld))",
+			S, off, S, m, k, m, k - 1, k);
+}
+
+/* The clock offset of an event's stream as an SQL expression (clock -
+ * rclock): the offset of the first stream, and a CASE on the stream for
+ * those with another or a drift (only traces of several looms have any).
+ * NULL: out of memory. */
 static char *offset_expr(const struct sq_events *q)
 {
 	long long base = q->ns > 0 ? (long long) q->m[0].s->clock_offset : 0;
 	size_t nother = 0;
 	for (size_t i = 0; i < q->ns; i++)
-		nother += q->m[i].s->clock_offset != base;
-	size_t cap = 64 + nother * 48;
+		nother += q->m[i].s->clock_offset != base || q->m[i].s->drift_ppb != 0;
+	size_t cap = 64 + nother * 1024;
 	char *x = malloc(cap);
 	if (x == NULL)
 		return NULL;
@@ -264,10 +282,16 @@ static char *offset_expr(const struct sq_events *q)
 		return x;
 	}
 	size_t len = (size_t) snprintf(x, cap, "CASE stream");
-	for (size_t i = 0; i < q->ns; i++)
-		if (q->m[i].s->clock_offset != base)
+	for (size_t i = 0; i < q->ns; i++) {
+		const struct weft_stream *s = q->m[i].s;
+		if (s->drift_ppb != 0) {
+			len += (size_t) snprintf(x + len, cap - len, " WHEN %zu THEN ", q->m[i].index);
+			len += (size_t) drift_expr(x + len, cap - len, s);
+		} else if (s->clock_offset != base) {
 			len += (size_t) snprintf(x + len, cap - len, " WHEN %zu THEN %lld",
-					q->m[i].index, (long long) q->m[i].s->clock_offset);
+					q->m[i].index, (long long) s->clock_offset);
+		}
+	}
 	snprintf(x + len, cap - len, " ELSE %lld END", base);
 	return x;
 }

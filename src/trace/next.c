@@ -469,7 +469,9 @@ void weft_ref_event(const struct weft_trace *t, const struct weft_ref *r,
 	fill_event(s, r->raw, need, ev);
 }
 
-int weft_stream_first_sclock(const struct weft_trace *t, size_t i, int64_t *clock)
+/* The rclock of stream i's first event (the sorted stream's with sorting on
+ * read, before the iteration starts): 1 with *c set, 0 when none. */
+static int first_rclock(const struct weft_trace *t, size_t i, int64_t *c)
 {
 	if (i >= t->nstreams)
 		return 0;
@@ -484,17 +486,45 @@ int weft_stream_first_sclock(const struct weft_trace *t, size_t i, int64_t *cloc
 		if (need_sorter(wt, ws) < 0)
 			return 0;
 		int fd = ws->fd >= 0 ? ws->fd : open(ws->obs_path, O_RDONLY | O_CLOEXEC);
-		int64_t c;
-		int r = fd >= 0 && weft_sorter_first_clock(ws->sorter, fd, &c);
+		int r = fd >= 0 && weft_sorter_first_clock(ws->sorter, fd, c);
 		if (fd >= 0 && fd != ws->fd)
 			close(fd);
-		if (r <= 0)
-			return 0;
-		if (clock != NULL)
-			*clock = weft_sclock_of(ws, c);
-		return 1;
+		return r > 0;
 	}
-	if (clock != NULL)
-		*clock = weft_sclock_of(s, s->peek_clock);
+	*c = s->peek_clock;
 	return 1;
+}
+
+int weft_stream_first_sclock(const struct weft_trace *t, size_t i, int64_t *clock)
+{
+	int64_t c;
+	if (!first_rclock(t, i, &c))
+		return 0;
+	if (clock != NULL)
+		*clock = weft_sclock_of(t->streams[i], c);
+	return 1;
+}
+
+int weft_stream_first_rclock(const struct weft_trace *t, size_t i, int64_t *clock)
+{
+	int64_t c;
+	if (!first_rclock(t, i, &c))
+		return 0;
+	if (clock != NULL)
+		*clock = c;
+	return 1;
+}
+
+/* The public sclock: the merge's (weft_sclock_of), from the public fields. */
+int64_t weft_stream_sclock(const struct weft_stream *s, int64_t rclock)
+{
+	if (s->drift_ppb == 0)
+		return (int64_t) ((uint64_t) rclock + (uint64_t) s->clock_offset);
+	int64_t v, lo, hi;
+	if (weft_clk_drift(rclock, s->clock_offset, s->drift_t0, s->drift_ppb, &v))
+		return v;
+	/* the corrected clock grows with rclock (|drift_ppb| < 10^9) */
+	if (!weft_clk_drift_range(s->clock_offset, s->drift_t0, s->drift_ppb, &lo, &hi))
+		return rclock > s->drift_t0 ? INT64_MAX : INT64_MIN;
+	return rclock > hi ? INT64_MAX : INT64_MIN;
 }

@@ -204,6 +204,8 @@ struct weft_trace *weft_open(const char *path, const struct weft_open_opts *user
 	for (size_t i = 0; i < t->nstreams; i++) {
 		struct weft_wstream *s = t->streams[i];
 		s->pub.clock_offset = s->clkoff;
+		s->pub.drift_ppb = s->drift_ppb;
+		s->pub.drift_t0 = s->drift_t0;
 		if (s->drift_ppb != 0)
 			continue; /* clk_lo and clk_hi set by weft_load_clock_offsets */
 		s->clk_lo = s->clkoff < 0 ? INT64_MIN - s->clkoff : INT64_MIN;

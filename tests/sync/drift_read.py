@@ -55,9 +55,9 @@ def raw_of(true, off, ppb, t0):
     return round(r)
 
 
-def build(root):
+def build(root, hosts=None):
     truth = []  # (true time, mcv, relpath, raw)
-    for i, (host, (loom, off, ppb, t0)) in enumerate(sorted(HOSTS.items())):
+    for i, (host, (loom, off, ppb, t0)) in enumerate(sorted((hosts or HOSTS).items())):
         rel = thread_rel(loom, 10 + i, 10 + i)
         evs = []
         for k in range(N):
