@@ -127,7 +127,13 @@ static int run_export(const char *format, const char *path, const struct export_
 		cli_message(CMD, "", err);
 		return CLI_EXIT_TRACE;
 	}
-	if (!a->quiet)
+	if (!a->quiet && strcmp(format, "otf2") == 0)
+		printf("weft %s: %s: %" PRIu64 " location%s, %" PRIu64 " region%s, %" PRIu64
+				" metric%s, %" PRIu64 " events (%" PRIu64 " enter, %" PRIu64 " leave, %"
+				PRIu64 " metric)\n", CMD, a->out, st.streams, st.streams == 1 ? "" : "s",
+				st.classes, st.classes == 1 ? "" : "s", st.metrics,
+				st.metrics == 1 ? "" : "s", st.events, st.enters, st.leaves, st.samples);
+	else if (!a->quiet)
 		printf("weft %s: %s: %" PRIu64 " stream%s, %" PRIu64 " event%s (%" PRIu64
 				" raw), %" PRIu64 " event classes, %" PRIu64 " events discarded, %"
 				PRIu64 " packets, %" PRIu64 " bytes\n", CMD, a->out, st.streams,
@@ -152,7 +158,7 @@ static int cmd_export(int argc, char **argv, struct cli_models *mf)
 	if (pr != 0)
 		return CLI_EXIT_USAGE;
 	if (format == NULL)
-		return cli_usage_error(CMD, "missing FORMAT (ctf)");
+		return cli_usage_error(CMD, "missing FORMAT (ctf or otf2)");
 	size_t nf = weft_export_format_count();
 	const char *names[8];
 	size_t f;
@@ -168,7 +174,13 @@ static int cmd_export(int argc, char **argv, struct cli_models *mf)
 			snprintf(what, sizeof what, "unknown format '%.64s' (did you mean '%s'?)",
 					format, sugg);
 		else
-			snprintf(what, sizeof what, "unknown format '%.64s' (one of: ctf)", format);
+			snprintf(what, sizeof what, "unknown format '%.64s' (one of: ctf, otf2)",
+					format);
+		return cli_usage_error(CMD, what);
+	}
+	if (!weft_export_format_built(f)) {
+		char what[512];
+		snprintf(what, sizeof what, "%s: %s", format, WEFT_EXPORT_NO_OTF2);
 		return cli_usage_error(CMD, what);
 	}
 	if (path == NULL)
@@ -187,6 +199,8 @@ static int cmd_export(int argc, char **argv, struct cli_models *mf)
 			return cli_usage_error(CMD, "--packet-size needs a number of bytes from "
 					"4096 to 1073741824");
 		packet = (size_t) v;
+		if (strcmp(format, "ctf") != 0)
+			return cli_usage_error(CMD, "--packet-size is an option of ctf only");
 	}
 	/* a malformed model file is refused before anything is read or written */
 	struct weft_registry *models = cli_registry(CMD, mf);
