@@ -45,7 +45,7 @@
 
 /* The formats weft export writes, as many as there are: another is a line
  * here. */
-static const char *const EXPORTS[] = { "ctf" };
+static const char *const EXPORTS[] = { "ctf", "otf2" };
 
 struct wstream {
 	FILE *f;

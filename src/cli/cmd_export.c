@@ -42,24 +42,34 @@ static void usage(FILE *f)
 		"The unordered regions (OU[ ... OU]) are sorted while reading; metadata\n"
 		"problems are warnings, as in weft dump.\n"
 		"\n"
-		"DIR is written aside (DIR.weft-ctf-XXXXXX beside it) and renamed at the end,\n"
+		"otf2: the trace emulated as weft emu does (the models it requires, -a every\n"
+		"one, --model), its thread view written through the OTF2 library: a system\n"
+		"tree node per loom, a location group per process, a location per thread; a\n"
+		"region per value of each channel drawn as slices (thread state, subsystems,\n"
+		"task types, MPI and TAMPI functions, marks, ...), entered and left as\n"
+		"weft sql's intervals of view 'thread' begin and end, properly nested; a\n"
+		"metric per counter; timestamps in ns from the trace's first clock (the\n"
+		"global offset). A weft built without the library refuses it (exit 2).\n"
+		"\n"
+		"DIR is written aside (DIR.weft-FORMAT-XXXXXX beside it), renamed at the end,\n"
 		"so a failed or interrupted export leaves DIR as it was. DIR may be absent or\n"
 		"an empty directory; a directory that holds files is replaced only with\n"
-		"--force and only when it is a trace weft export wrote; a symbolic link is\n"
-		"never followed nor replaced.\n"
+		"--force and only when it is a trace weft export wrote in FORMAT; a symbolic\n"
+		"link is never followed nor replaced.\n"
 		"\n"
 		"Options:\n"
 		"  -o, --output DIR  the directory to write (required)\n"
 		"  --force           replace DIR when it holds a trace weft export wrote\n"
-		"  -a, --all-models  the event classes of every model, whatever the streams\n"
-		"                    require\n"
+		"  -a, --all-models  every model, whatever the streams require (ctf: their\n"
+		"                    event classes; otf2: emulated, as weft emu -a)\n"
 		"  --model FILE      add the model FILE describes (repeatable; docs/models.md):\n"
-		"                    its events get classes of their own\n"
+		"                    ctf: its events get classes of their own; otf2: its\n"
+		"                    channels are emulated\n"
 		"  --packet-size BYTES  ctf: packets of at most BYTES (4096 to 1073741824;\n"
 		"                    65536 by default); an event larger than that has a\n"
 		"                    packet of its own\n"
 		"  -q, --quiet       no summary line on stdout\n"
-		"  --follow-links    follow the symbolic links that lead out of TRACE (by\n"
+		"  --follow-links    ctf: follow the symbolic links that lead out of TRACE (by\n"
 		"                    default each is named in a warning and not followed)\n"
 		"  -h, --help        show this help\n"
 		"\n"
@@ -191,6 +201,8 @@ static int cmd_export(int argc, char **argv, struct cli_models *mf)
 		return cli_usage_error(CMD, "missing -o DIR (the directory to write)");
 	if (a.out[0] == '\0')
 		return cli_usage_error(CMD, "-o needs a DIR");
+	if (cli_follow_links && strcmp(format, "ctf") != 0)
+		return cli_usage_error(CMD, "--follow-links is an option of ctf only");
 	size_t packet = 0;
 	if (a.packet != NULL) {
 		char *end;

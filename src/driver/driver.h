@@ -130,8 +130,8 @@ size_t weft_export_format_count(void);
 int weft_export_format_built(size_t i);
 /* What a build without OTF2 says of `weft export otf2`. */
 #define WEFT_EXPORT_NO_OTF2 "this weft was built without the OTF2 library: install it " \
-	"(Debian, Ubuntu: apt-get install libotf2-trace-dev; or scripts/install-deps.sh) " \
-	"and build weft again"
+	"(Debian, Ubuntu: apt-get install libotf2-trace-dev; or " \
+	"scripts/install-deps.sh --ci) and build weft again"
 
 /* Format i: its name, and what it writes (one line) in *what; NULL past
  * the end. */

@@ -318,6 +318,18 @@ def rules(printer, tmp, trace):
     rc, so, err = weft(["export", "otf2", "--packet-size", "4096", trace, "-o", out])
     c.eq((rc, err), (2, "weft export: --packet-size is an option of ctf only; run "
                      "`weft export --help`\n"), "--packet-size with otf2")
+    rc, so, err = weft(["export", "otf2", "--follow-links", trace, "-o", out])
+    c.eq((rc, err), (2, "weft export: --follow-links is an option of ctf only; run "
+                     "`weft export --help`\n"), "--follow-links with otf2")
+    # a trace the emulator refuses: its message, exit 1, nothing written
+    soup = os.path.join(os.path.dirname(os.path.dirname(trace)), "soup-1", "ovni")
+    new = os.path.join(tmp, "soup")
+    rc, so, err = weft(["export", "otf2", soup, "-o", new])
+    rc2, so2, err2 = weft(["emu", soup, "-o", os.path.join(tmp, "soup-emu")])
+    c.expect(rc == 1 and rc2 == 1 and err.startswith("weft export: ") and
+             err.replace("weft export: ", "") == err2.replace("weft emu: ", ""),
+             f"soup-1: refused as weft emu refuses it ({err!r} {err2!r})")
+    c.expect(not os.path.exists(new), "soup-1: nothing written")
     c.eq(glob.glob(os.path.join(tmp, "*.weft-otf2-*")), [], "no temporary left behind")
 
 
