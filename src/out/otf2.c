@@ -73,6 +73,7 @@ struct otf2_out {
 	size_t hcap;
 	struct out_otf2_stats *st;
 	struct out_otf2_stats count;
+	size_t max_chunks;         /* per writer's buffer (pool_alloc) */
 };
 
 static int otf2_fail(char *err, size_t errlen, const char *dir, const char *what,
@@ -97,6 +98,51 @@ static OTF2_TimeStamp post_flush(void *ud, OTF2_FileType ft, OTF2_LocationRef lo
 }
 
 static const OTF2_FlushCallbacks flush_cbs = { pre_flush, post_flush };
+
+/* The chunks of a writer's buffer: at most max_chunks, so that the memory
+ * does not grow with the trace (OTF2's own pool holds up to 128 MiB per
+ * writer): when the allocation fails, the library writes the buffer's
+ * chunks to its file and frees them (free_all), then asks again. */
+#define POOL_MAX 16
+
+struct pool {
+	size_t n;
+	void *chunk[POOL_MAX];
+};
+
+static void *pool_alloc(void *ud, OTF2_FileType ft, OTF2_LocationRef loc, void **pbd,
+		uint64_t size)
+{
+	(void) ft, (void) loc;
+	const size_t *max = ud;
+	struct pool *p = *pbd;
+	if (p == NULL && (p = *pbd = calloc(1, sizeof *p)) == NULL)
+		return NULL;
+	if (p->n >= *max)
+		return NULL;
+	void *c = malloc((size_t) size);
+	if (c != NULL)
+		p->chunk[p->n++] = c;
+	return c;
+}
+
+static void pool_free_all(void *ud, OTF2_FileType ft, OTF2_LocationRef loc, void **pbd,
+		bool final)
+{
+	(void) ud, (void) ft, (void) loc;
+	struct pool *p = *pbd;
+	if (p == NULL)
+		return;
+	for (size_t i = 0; i < p->n; i++)
+		free(p->chunk[i]);
+	p->n = 0;
+	if (final) {
+		free(p);
+		*pbd = NULL;
+	}
+}
+
+static const OTF2_MemoryCallbacks memory_cbs = { pool_alloc, pool_free_all };
 
 static uint64_t hash2(size_t slot, int64_t v)
 {
@@ -630,6 +676,11 @@ static int open_archive(struct otf2_out *s, char *err, size_t errlen)
 		return -1;
 	}
 	CHECK(OTF2_Archive_SetFlushCallbacks(s->ar, &flush_cbs, NULL), "the flush callbacks");
+	/* 16 MiB of 1 MiB event chunks over the threads, 2 to 8 each */
+	s->max_chunks = s->nthreads > 0 ? 16 / s->nthreads : 8;
+	s->max_chunks = s->max_chunks < 2 ? 2 : s->max_chunks > 8 ? 8 : s->max_chunks;
+	CHECK(OTF2_Archive_SetMemoryCallbacks(s->ar, &memory_cbs, &s->max_chunks),
+			"the memory callbacks");
 	CHECK(OTF2_Archive_SetSerialCollectiveCallbacks(s->ar), "the collective callbacks");
 	CHECK(OTF2_Archive_SetCreator(s->ar, OTF2_CREATOR), "the creator");
 	CHECK(OTF2_Archive_SetDescription(s->ar, "a trace of ovni's format, emulated by weft"),
