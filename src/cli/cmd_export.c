@@ -27,7 +27,8 @@ static void usage(FILE *f)
 	for (size_t i = 0; i < weft_export_format_count(); i++) {
 		const char *what;
 		const char *name = weft_export_format_at(i, &what);
-		fprintf(f, "  %-6s %s\n", name, what);
+		fprintf(f, "  %-6s %s%s\n", name, what, weft_export_format_built(i) ? "" :
+				" (not in this build: it needs the OTF2 library)");
 	}
 	fprintf(f,
 		"\n"
