@@ -14,8 +14,10 @@
 #               binutils (nm, readelf)
 #   --ci        also clang libclang-rt-14-dev (sanitizer and fuzz builds),
 #               chromium chromium-driver (weft view's page tests, tests/view)
-#               and babeltrace2 (weft export ctf's test, tests/export);
-#               the same as WEFT_DEPS_CI=1
+#               babeltrace2 (weft export ctf's test, tests/export), and
+#               libotf2-trace-dev otf2-tools python3-otf2 (weft export
+#               otf2, an optional part, and its test); the same as
+#               WEFT_DEPS_CI=1
 #   --dry-run   only say what is missing (exit 0), install nothing
 #
 # Exits non-zero, with a message, when apt-get fails or a package is still
@@ -47,7 +49,9 @@ pkgs=(
 )
 [ "$ci" = 1 ] && pkgs+=(clang libclang-rt-14-dev  # sanitizer and fuzz builds
                         chromium chromium-driver   # weft view's page tests (tests/view)
-                        babeltrace2)               # weft export ctf read back (tests/export)
+                        babeltrace2                # weft export ctf read back (tests/export)
+                        libotf2-trace-dev          # weft export otf2 (optional: built when found)
+                        otf2-tools python3-otf2)   # its archives read back (tests/export)
 
 if ! command -v dpkg-query >/dev/null 2>&1 || ! command -v apt-get >/dev/null 2>&1; then
   echo "$me: needs a Debian-like system (dpkg-query, apt-get); install by hand: ${pkgs[*]}" >&2

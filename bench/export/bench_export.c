@@ -3,16 +3,19 @@
  * bench_export - how fast `weft export` writes a trace, against the read
  * pass of the same trace.
  *
- * Writes a synthetic trace of 8 threads (10^7 events by default: nOS-V
- * tasks running, pausing and ending, subsystems, a task type now and then as
- * a jumbo event, and an event of an unknown model, so that the typed
- * classes, the wildcard and jumbo ones and the raw class are all written)
+ * Writes a synthetic trace of 8 threads on 8 CPUs (10^7 events by default:
+ * nOS-V tasks created, run and ended, subsystems entered and left, bursts,
+ * a task type now and then as a jumbo event, and a task run with 4 bytes
+ * more than its fields, so that CTF's typed classes, the wildcard and jumbo
+ * ones and the raw class are all written; every event one the emulator
+ * accepts, which the OTF2 export needs)
  * into a temporary directory, then measures, each in a child process and
  * as the best of BEST_OF runs taken in turns over a warm page cache:
  *   - the read pass: weft_open as weft export opens the trace (lenient,
  *     unordered regions sorted on read) and weft_next_batch over every
  *     event, reading its clock: events/s;
- *   - each export format (EXPORTS[]: `weft export FORMAT TRACE -o DIR`,
+ *   - each export format (EXPORTS[]: `weft export FORMAT TRACE -o DIR`;
+ *     ctf writes the events, otf2 emulates the trace and writes its regions,
  *     the weft binary next to this one, into a directory removed after
  *     each run): events/s, the bytes it wrote and its peak RSS; the line
  *     `FORMAT/read ratio: R`, its events/s over the read pass's.
@@ -45,7 +48,7 @@
 
 /* The formats weft export writes, as many as there are: another is a line
  * here. */
-static const char *const EXPORTS[] = { "ctf" };
+static const char *const EXPORTS[] = { "ctf", "otf2" };
 
 struct wstream {
 	FILE *f;
@@ -96,7 +99,89 @@ static void emit_task(int t, const char *mcv, uint32_t task, uint32_t body)
 	emit(t, mcv, p, 8);
 }
 
-/* The trace: every thread starts (OHx), runs bursts of tasks, ends (OHe). */
+/* Where a thread stands, so that every event it writes is one the nOS-V
+ * model accepts (the trace is emulated by weft export otf2). */
+struct tstate {
+	uint32_t task; /* its current task */
+	int created;   /* the task created, not yet running */
+	int in_task;   /* running the task's body */
+	int in_sub;    /* inside a VS[ ... VS] subsystem */
+};
+
+#define NTYPES 4
+
+static struct tstate thr[NTHREADS];
+static uint32_t next_task = 1, next_type = 100 + NTYPES;
+
+static void emit_type(int t, uint32_t type)
+{
+	uint8_t d[24] = { 0 };
+	memcpy(d, &type, 4);
+	memcpy(d + 4, "task type", 10);
+	emit_jumbo(t, "VYc", d, 14);
+}
+
+/* The events still owed to close every thread: its subsystem, its task's
+ * end and its OHe. */
+static uint64_t owed(void)
+{
+	uint64_t n = NTHREADS;
+	for (int t = 0; t < NTHREADS; t++)
+		n += (uint64_t) (thr[t].in_sub + thr[t].in_task);
+	return n;
+}
+
+/* One event of thread t, legal where it stands; with tight set, one that
+ * owes nothing more. */
+static void step(int t, unsigned r, int tight)
+{
+	struct tstate *s = &thr[t];
+	if (tight) {
+		emit(t, "OB.", NULL, 0);
+		return;
+	}
+	if (!s->in_task && !s->created) {
+		s->task = next_task++;
+		uint32_t p[2] = { s->task, 100 + s->task % NTYPES };
+		emit(t, "VTc", p, 8);
+		s->created = 1;
+		return;
+	}
+	if (!s->in_task && s->task % 16 == 0) {
+		/* 4 bytes more than the fields (the model's size is ">= 8"): the
+		 * emulator takes it, CTF writes it in the raw class */
+		uint32_t p[3] = { s->task, 0, 0xfeedu };
+		emit(t, "VTx", p, 12);
+		s->created = 0;
+		s->in_task = 1;
+		return;
+	}
+	if (!s->in_task) {
+		emit_task(t, "VTx", s->task, 0);
+		s->created = 0;
+		s->in_task = 1;
+		return;
+	}
+	unsigned what = r % 16;
+	if (what == 0 && ((r >> 4) & 63) == 0) {
+		emit_type(t, next_type++); /* a jumbo event */
+	} else if (what < 6) {
+		emit(t, s->in_sub ? "VS]" : "VS[", NULL, 0);
+		s->in_sub = !s->in_sub;
+	} else if (what < 10) {
+		emit(t, "OB.", NULL, 0);
+	} else if (s->in_sub) {
+		emit(t, "VS]", NULL, 0);
+		s->in_sub = 0;
+	} else {
+		emit_task(t, "VTe", s->task, 0);
+		s->in_task = 0;
+	}
+}
+
+/* The trace: every thread starts (OHx) on a CPU of its own, runs bursts
+ * of nOS-V tasks (created, run, their subsystems), ends (OHe); exactly
+ * `want` events. */
 static uint64_t write_trace(const char *root, uint64_t want)
 {
 	char dir[PATH_MAX + 64];
@@ -118,8 +203,10 @@ static uint64_t write_trace(const char *root, uint64_t want)
 		fprintf(f, "{\"version\": 3, \"ovni\": {\"lib\": {\"version\": \"1.14.0\", \"commit\": "
 			"\"bench\"}, \"part\": \"thread\", \"tid\": %d, \"pid\": %d, \"loom\": "
 			"\"bench\", \"app_id\": 1, \"require\": {\"ovni\": \"1.1.0\", \"nosv\": "
-			"\"2.7.0\"}, \"loom_cpus\": [{\"index\": 0, \"phyid\": 0}], \"finished\": 1}}",
-			PID + t, PID);
+			"\"2.7.0\"}, \"loom_cpus\": [", PID + t, PID);
+		for (int k = 0; k < NTHREADS; k++)
+			fprintf(f, "%s{\"index\": %d, \"phyid\": %d}", k ? ", " : "", k, k);
+		fprintf(f, "], \"finished\": 1}}");
 		if (fclose(f) != 0)
 			die(path);
 		snprintf(path, sizeof path, "%s/stream.obs", dir);
@@ -131,42 +218,33 @@ static uint64_t write_trace(const char *root, uint64_t want)
 		weft_store_u32(hdr + WEFT_OBS_MAGIC_LEN, WEFT_OBS_VERSION);
 		if (fwrite(hdr, 1, sizeof hdr, ws[t].f) != sizeof hdr)
 			die(path);
-		int32_t p[4] = { 0, -1, 0, 0 };
+		int32_t p[4] = { t, -1, 0, 0 };
 		emit(t, "OHx", p, 16);
 	}
-	uint64_t total = NTHREADS, task = 1;
+	uint64_t total = NTHREADS;
+	for (uint32_t k = 0; k < NTYPES && total + owed() < want; k++, total++)
+		emit_type(0, 100 + k); /* the types the tasks are of */
 	unsigned rnd = 12345;
-	while (total + NTHREADS < want) {
+	while (total + owed() < want) {
 		rnd = rnd * 1103515245u + 12345u;
 		int t = (int) (rnd >> 16) % NTHREADS;
 		unsigned burst = 1 + (rnd >> 8) % 64;
-		for (unsigned k = 0; k < burst && total + NTHREADS < want; k++, total++) {
-			unsigned what = (unsigned) (task + k) % 16;
-			if (what == 0 && (task & 255) == 0) {
-				uint8_t d[24] = { 0 };
-				uint32_t type = (uint32_t) task;
-				memcpy(d, &type, 4);
-				memcpy(d + 4, "task type", 10);
-				emit_jumbo(t, "VYc", d, 14);
-			} else if (what < 6) {
-				emit_task(t, "VTx", (uint32_t) task, 1);
-			} else if (what < 10) {
-				emit_task(t, "VTe", (uint32_t) task, 1);
-				task++;
-			} else if (what < 12) {
-				emit(t, "VS[", NULL, 0);
-			} else if (what < 14) {
-				emit(t, "VS]", NULL, 0);
-			} else if (what < 15) {
-				emit(t, "OB.", NULL, 0);
-			} else {
-				uint32_t x = (uint32_t) task;
-				emit(t, "ZZZ", &x, 4); /* no model knows it: the raw class */
-			}
+		for (unsigned k = 0; k < burst && total + owed() < want; k++, total++) {
+			rnd = rnd * 1103515245u + 12345u;
+			step(t, rnd >> 8, total + owed() + 1 == want);
 		}
 	}
-	for (int t = 0; t < NTHREADS; t++, total++) {
+	for (int t = 0; t < NTHREADS; t++) {
+		if (thr[t].in_sub) {
+			emit(t, "VS]", NULL, 0);
+			total++;
+		}
+		if (thr[t].in_task) {
+			emit_task(t, "VTe", thr[t].task, 0);
+			total++;
+		}
 		emit(t, "OHe", NULL, 0);
+		total++;
 		if (fclose(ws[t].f) != 0)
 			die("close");
 	}

@@ -27,7 +27,8 @@ static void usage(FILE *f)
 	for (size_t i = 0; i < weft_export_format_count(); i++) {
 		const char *what;
 		const char *name = weft_export_format_at(i, &what);
-		fprintf(f, "  %-6s %s\n", name, what);
+		fprintf(f, "  %-6s %s%s\n", name, what, weft_export_format_built(i) ? "" :
+				" (not in this build: it needs the OTF2 library)");
 	}
 	fprintf(f,
 		"\n"
@@ -42,24 +43,34 @@ static void usage(FILE *f)
 		"The unordered regions (OU[ ... OU]) are sorted while reading; metadata\n"
 		"problems are warnings, as in weft dump.\n"
 		"\n"
-		"DIR is written aside (DIR.weft-ctf-XXXXXX beside it) and renamed at the end,\n"
+		"otf2: the trace emulated as weft emu does (the models it requires, -a every\n"
+		"one, --model), its thread view written through the OTF2 library: a system\n"
+		"tree node per loom, a location group per process, a location per thread; a\n"
+		"region per value of each channel drawn as slices (thread state, subsystems,\n"
+		"task types, MPI and TAMPI functions, marks, ...), entered and left as\n"
+		"weft sql's intervals of view 'thread' begin and end, properly nested; a\n"
+		"metric per counter; timestamps in ns from the trace's first clock (the\n"
+		"global offset). A weft built without the library refuses it (exit 2).\n"
+		"\n"
+		"DIR is written aside (DIR.weft-FORMAT-XXXXXX beside it), renamed at the end,\n"
 		"so a failed or interrupted export leaves DIR as it was. DIR may be absent or\n"
 		"an empty directory; a directory that holds files is replaced only with\n"
-		"--force and only when it is a trace weft export wrote; a symbolic link is\n"
-		"never followed nor replaced.\n"
+		"--force and only when it is a trace weft export wrote in FORMAT; a symbolic\n"
+		"link is never followed nor replaced.\n"
 		"\n"
 		"Options:\n"
 		"  -o, --output DIR  the directory to write (required)\n"
 		"  --force           replace DIR when it holds a trace weft export wrote\n"
-		"  -a, --all-models  the event classes of every model, whatever the streams\n"
-		"                    require\n"
+		"  -a, --all-models  every model, whatever the streams require (ctf: their\n"
+		"                    event classes; otf2: emulated, as weft emu -a)\n"
 		"  --model FILE      add the model FILE describes (repeatable; docs/models.md):\n"
-		"                    its events get classes of their own\n"
+		"                    ctf: its events get classes of their own; otf2: its\n"
+		"                    channels are emulated\n"
 		"  --packet-size BYTES  ctf: packets of at most BYTES (4096 to 1073741824;\n"
 		"                    65536 by default); an event larger than that has a\n"
 		"                    packet of its own\n"
 		"  -q, --quiet       no summary line on stdout\n"
-		"  --follow-links    follow the symbolic links that lead out of TRACE (by\n"
+		"  --follow-links    ctf: follow the symbolic links that lead out of TRACE (by\n"
 		"                    default each is named in a warning and not followed)\n"
 		"  -h, --help        show this help\n"
 		"\n"
@@ -127,7 +138,13 @@ static int run_export(const char *format, const char *path, const struct export_
 		cli_message(CMD, "", err);
 		return CLI_EXIT_TRACE;
 	}
-	if (!a->quiet)
+	if (!a->quiet && strcmp(format, "otf2") == 0)
+		printf("weft %s: %s: %" PRIu64 " location%s, %" PRIu64 " region%s, %" PRIu64
+				" metric%s, %" PRIu64 " events (%" PRIu64 " enter, %" PRIu64 " leave, %"
+				PRIu64 " metric)\n", CMD, a->out, st.streams, st.streams == 1 ? "" : "s",
+				st.classes, st.classes == 1 ? "" : "s", st.metrics,
+				st.metrics == 1 ? "" : "s", st.events, st.enters, st.leaves, st.samples);
+	else if (!a->quiet)
 		printf("weft %s: %s: %" PRIu64 " stream%s, %" PRIu64 " event%s (%" PRIu64
 				" raw), %" PRIu64 " event classes, %" PRIu64 " events discarded, %"
 				PRIu64 " packets, %" PRIu64 " bytes\n", CMD, a->out, st.streams,
@@ -152,7 +169,7 @@ static int cmd_export(int argc, char **argv, struct cli_models *mf)
 	if (pr != 0)
 		return CLI_EXIT_USAGE;
 	if (format == NULL)
-		return cli_usage_error(CMD, "missing FORMAT (ctf)");
+		return cli_usage_error(CMD, "missing FORMAT (ctf or otf2)");
 	size_t nf = weft_export_format_count();
 	const char *names[8];
 	size_t f;
@@ -168,7 +185,13 @@ static int cmd_export(int argc, char **argv, struct cli_models *mf)
 			snprintf(what, sizeof what, "unknown format '%.64s' (did you mean '%s'?)",
 					format, sugg);
 		else
-			snprintf(what, sizeof what, "unknown format '%.64s' (one of: ctf)", format);
+			snprintf(what, sizeof what, "unknown format '%.64s' (one of: ctf, otf2)",
+					format);
+		return cli_usage_error(CMD, what);
+	}
+	if (!weft_export_format_built(f)) {
+		char what[512];
+		snprintf(what, sizeof what, "%s: %s", format, WEFT_EXPORT_NO_OTF2);
 		return cli_usage_error(CMD, what);
 	}
 	if (path == NULL)
@@ -179,6 +202,8 @@ static int cmd_export(int argc, char **argv, struct cli_models *mf)
 		return cli_usage_error(CMD, "missing -o DIR (the directory to write)");
 	if (a.out[0] == '\0')
 		return cli_usage_error(CMD, "-o needs a DIR");
+	if (cli_follow_links && strcmp(format, "ctf") != 0)
+		return cli_usage_error(CMD, "--follow-links is an option of ctf only");
 	size_t packet = 0;
 	if (a.packet != NULL) {
 		char *end;
@@ -187,6 +212,8 @@ static int cmd_export(int argc, char **argv, struct cli_models *mf)
 			return cli_usage_error(CMD, "--packet-size needs a number of bytes from "
 					"4096 to 1073741824");
 		packet = (size_t) v;
+		if (strcmp(format, "ctf") != 0)
+			return cli_usage_error(CMD, "--packet-size is an option of ctf only");
 	}
 	/* a malformed model file is refused before anything is read or written */
 	struct weft_registry *models = cli_registry(CMD, mf);

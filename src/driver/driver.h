@@ -155,8 +155,16 @@ int weft_emulate_ranks(const struct weft_emulate_opts *o, const struct weft_rank
 
 /* ---- exporting a trace to another format (weft export) ---- */
 
-/* The formats weft export writes: "ctf" (CTF 1.8, src/out/ctf.h). */
+/* The formats weft export writes: "ctf" (CTF 1.8, src/out/ctf.h) and
+ * "otf2" (OTF2, src/out/otf2.h, when this build found the OTF2 library). */
 size_t weft_export_format_count(void);
+/* 1 if format i was built (OTF2 needs the library), else 0. */
+int weft_export_format_built(size_t i);
+/* What a build without OTF2 says of `weft export otf2`. */
+#define WEFT_EXPORT_NO_OTF2 "this weft was built without the OTF2 library: install it " \
+	"(Debian, Ubuntu: apt-get install libotf2-trace-dev; or " \
+	"scripts/install-deps.sh --ci) and build weft again"
+
 /* Format i: its name, and what it writes (one line) in *what; NULL past
  * the end. */
 const char *weft_export_format_at(size_t i, const char **what);
@@ -184,7 +192,11 @@ struct weft_export_opts {
 };
 
 struct weft_export_stats {
+	/* ctf: data streams, events, raw, classes, discarded, packets, bytes;
+	 * otf2: locations (streams), events (enters + leaves + samples),
+	 * regions (classes), metrics */
 	uint64_t streams, events, raw, classes, discarded, packets, bytes;
+	uint64_t metrics, enters, leaves, samples;
 };
 
 /* Opens the trace (metadata problems are warnings, as weft dump; the

@@ -12,7 +12,8 @@ a part includes a header of a part it must not depend on:
     model   <- emu, driver, view, cli    (model descriptions, registry)
     emu     <- out, driver, view         (the engine; outputs see only emu.h)
     out     <- driver, view              (the output formats; out.h, raw_iv.h,
-                                          ctf.h (weft export's CTF writer);
+                                          ctf.h, otf2.h (weft export's CTF and
+                                          OTF2 writers);
                                           view: out_file.h too, its page written aside)
     driver  <- view, cli, python         (one call runs an emulation)
     view    <- cli                       (weft view's page, server, pictures; view.h, picture*.h)
@@ -55,7 +56,7 @@ INTERFACE = {
     "emu": {"emu.h"},
     "trace": {"weft.h", "weft/weft.h"},
     "model": {"model.h", "model_emu.h", "model_ids.h"},
-    "out": {"out.h", "raw_iv.h", "ctf.h"},
+    "out": {"out.h", "raw_iv.h", "ctf.h", "otf2.h"},
     "driver": {"driver.h"},
     "view": {"view.h", "picture.h", "picture_sink.h"},
     "format": None,  # all

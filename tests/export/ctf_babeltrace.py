@@ -389,7 +389,7 @@ def usage_and_dirs(bt2, tmp, trace):
     c.eq((rc, err), (2, "weft export: unknown format 'ctff' (did you mean 'ctf'?); run "
                      "`weft export --help`\n"), "a misspelt format")
     rc, so, err = weft(["export"])
-    c.eq((rc, err), (2, "weft export: missing FORMAT (ctf); run `weft export --help`\n"),
+    c.eq((rc, err), (2, "weft export: missing FORMAT (ctf or otf2); run `weft export --help`\n"),
          "no FORMAT")
     rc, so, err = weft(["export", "ctf", trace, trace, "-o", out])
     c.eq((rc, err), (2, "weft export: more than a FORMAT and a TRACE; run "
