@@ -3,8 +3,8 @@
  * sqlite_events.c - the SQLite output's tables of the trace itself
  * (docs/sql.md): the system (loom, process, thread, cpu), the streams of the trace the run opened, then every event
  * as the run reads it (the same batches the engine is fed), with one
- * prepared statement inside the output's one transaction; the trace row and
- * the events' indexes at the end.
+ * prepared statement inside the output's one transaction; the trace row at
+ * the end (the events have no index: they are stored in time order).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -34,9 +34,6 @@ static const char event_table[] =
 	" rclock INTEGER GENERATED ALWAYS AS (time + %lld - %s) VIRTUAL,"
 	" thread INTEGER REFERENCES thread, stream INTEGER NOT NULL REFERENCES stream,"
 	" mcv TEXT NOT NULL, payload BLOB)";
-
-static const char events_indexes[] =
-	"CREATE INDEX event_thread ON event (thread, time);\n";
 
 /* A stream of the trace, by its address: its position (stream.id) and its
  * thread (thread.id, -1: none). */
@@ -409,8 +406,6 @@ int sq_events_finish(struct sq_events *q, char *err, size_t errlen)
 	if (sqlite3_step(st) != SQLITE_DONE)
 		r = sq_db_fail(q->db, q->path, "cannot write the database", err, errlen);
 	sqlite3_finalize(st);
-	if (r == 0 && sqlite3_exec(q->db, events_indexes, NULL, NULL, NULL) != SQLITE_OK)
-		r = sq_db_fail(q->db, q->path, "cannot index the events", err, errlen);
 	return r;
 }
 
