@@ -60,51 +60,54 @@ static const char schema[] =
 	" WITHOUT ROWID;\n"
 	"CREATE TABLE view_name (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);\n"
 	"INSERT INTO view_name VALUES (0, 'thread'), (1, 'cpu');\n"
-	/* the intervals as stored: one row per (thread, channel, start, dur,
-	 * value) for the three layers that hold it (most intervals are the
-	 * same in the raw layer, the thread view and the CPU view of the CPU
-	 * the thread ran on): absent's bit 0 set: not in the raw layer, bit 1:
-	 * not in the thread view; cpu: the CPU view row that shows it (NULL:
-	 * none). The CPU view's intervals of no running thread, or of none the
-	 * running one has, are cpu_interval_data's. The duration rather than
+	/* the intervals as stored: one row per (track, start, dur, value) for
+	 * the layers that hold it (most intervals are the same in the raw
+	 * layer, the thread view and the CPU view of the CPU the thread ran
+	 * on), a track being a thread's channel (numbered as met: small
+	 * numbers): flags bit 0 set: not in the raw layer, bit 1: not in the
+	 * thread view; flags >> 2: 1 + the CPU view row that shows it (0:
+	 * none). The CPU view's intervals that start while no single thread
+	 * runs on the CPU are cpu_interval_data's. The duration rather than
 	 * the end, the view rows and labels found by the views below. */
-	"CREATE TABLE interval_data (thread INTEGER NOT NULL REFERENCES thread,"
-	" channel INTEGER NOT NULL REFERENCES channel, start INTEGER NOT NULL,"
-	" dur INTEGER NOT NULL, value INTEGER NOT NULL, absent INTEGER NOT NULL,"
-	" cpu INTEGER REFERENCES cpu, PRIMARY KEY (thread, channel, start, dur, value))"
-	" WITHOUT ROWID;\n"
+	"CREATE TABLE track (id INTEGER PRIMARY KEY, thread INTEGER NOT NULL REFERENCES thread,"
+	" channel INTEGER NOT NULL REFERENCES channel);\n"
+	"CREATE TABLE interval_data (track INTEGER NOT NULL REFERENCES track,"
+	" start INTEGER NOT NULL, dur INTEGER NOT NULL, value INTEGER NOT NULL,"
+	" flags INTEGER NOT NULL, PRIMARY KEY (track, start, dur, value)) WITHOUT ROWID;\n"
 	"CREATE TABLE cpu_interval_data (cpu INTEGER NOT NULL REFERENCES cpu,"
 	" channel INTEGER NOT NULL REFERENCES channel, start INTEGER NOT NULL,"
 	" dur INTEGER NOT NULL, value INTEGER NOT NULL, PRIMARY KEY (cpu, channel, start))"
 	" WITHOUT ROWID;\n"
-	"CREATE VIEW interval AS SELECT 'thread' AS view, i.thread AS row,"
-	" i.channel AS channel, i.start AS start, i.start + i.dur AS end,"
+	"CREATE VIEW interval AS SELECT 'thread' AS view, t.thread AS row,"
+	" t.channel AS channel, i.start AS start, i.start + i.dur AS end,"
 	" i.value AS value, l.label AS label, i.dur AS dur FROM interval_data i"
-	" LEFT JOIN value_label l ON l.channel = i.channel AND l.value = i.value"
-	" WHERE i.absent & 2 = 0"
-	" UNION ALL SELECT 'cpu', i.cpu, i.channel, i.start, i.start + i.dur, i.value,"
-	" l.label, i.dur FROM interval_data i"
-	" LEFT JOIN value_label l ON l.channel = i.channel AND l.value = i.value"
-	" WHERE i.cpu IS NOT NULL"
+	" JOIN track t ON t.id = i.track"
+	" LEFT JOIN value_label l ON l.channel = t.channel AND l.value = i.value"
+	" WHERE i.flags & 2 = 0"
+	" UNION ALL SELECT 'cpu', (i.flags >> 2) - 1, t.channel, i.start, i.start + i.dur,"
+	" i.value, l.label, i.dur FROM interval_data i JOIN track t ON t.id = i.track"
+	" LEFT JOIN value_label l ON l.channel = t.channel AND l.value = i.value"
+	" WHERE i.flags >= 4"
 	" UNION ALL SELECT 'cpu', i.cpu, i.channel, i.start, i.start + i.dur, i.value,"
 	" l.label, i.dur FROM cpu_interval_data i"
 	" LEFT JOIN value_label l ON l.channel = i.channel AND l.value = i.value;\n"
-	"CREATE VIEW raw_interval AS SELECT i.thread AS thread,"
-	" i.channel AS channel, i.start AS start, i.start + i.dur AS end,"
+	"CREATE VIEW raw_interval AS SELECT t.thread AS thread,"
+	" t.channel AS channel, i.start AS start, i.start + i.dur AS end,"
 	" i.value AS value, l.label AS label, i.dur AS dur FROM interval_data i"
-	" LEFT JOIN value_label l ON l.channel = i.channel AND l.value = i.value"
-	" WHERE i.absent & 1 = 0;\n";
+	" JOIN track t ON t.id = i.track"
+	" LEFT JOIN value_label l ON l.channel = t.channel AND l.value = i.value"
+	" WHERE i.flags & 1 = 0;\n";
 
-/* A layer's row of interval_data: the bits of absent it clears. */
+/* A layer's row of interval_data: its absent bits (flags & 3). */
 #define ABSENT_RAW 2    /* in the raw layer only */
 #define ABSENT_SHOWN 1  /* in the thread view only */
 #define ABSENT_CPU 3    /* in a CPU view only */
 
 /* Merges a row into the one of the same key (another layer's). Two CPUs
  * cannot share a row: the WHERE leaves it unchanged, counted (a failure). */
-static const char upsert[] = "ON CONFLICT DO UPDATE SET absent = absent & excluded.absent,"
-	" cpu = coalesce(cpu, excluded.cpu) WHERE cpu IS NULL OR excluded.cpu IS NULL"
-	" OR cpu = excluded.cpu";
+static const char upsert[] = "ON CONFLICT DO UPDATE SET flags = (flags & excluded.flags & 3)"
+	" | max(flags & ~3, excluded.flags & ~3) WHERE flags < 4 OR excluded.flags < 4"
+	" OR flags >> 2 = excluded.flags >> 2";
 
 /* The last intervals of a thread's channel not yet written, each until the
  * other layers that may hold it have given theirs (most come within one
@@ -160,6 +163,9 @@ struct sq {
 	struct sq_batch cb;    /* cpu_interval_data rows */
 	struct rsel_hist *hist; /* per CPU */
 	struct ring *ring;      /* per thread row * nchans + channel */
+	uint32_t *track;        /* the same: 1 + its track.id, 0: none yet */
+	uint32_t ntracks;
+	sqlite3_stmt *tins;     /* INSERT INTO track */
 	uint8_t *layers;        /* per channel: the absent bits some layer may clear */
 	char *path;           /* the final name, for messages */
 	struct out_file file; /* its temporary (out_file.h) */
@@ -226,6 +232,8 @@ static void sq_free(struct sq *s)
 	}
 	free(s->hist);
 	free(s->ring);
+	free(s->track);
+	sqlite3_finalize(s->tins);
 	free(s->layers);
 	sq_events_free(s->ev);
 	if (s->db != NULL)
@@ -385,20 +393,27 @@ static int rsel_add(struct sq *s, const struct emu_rec *x)
 	return 0;
 }
 
-/* An interval_data row: thread, channel (its catalogue id), start, dur,
- * value, the layers' absent bits, the CPU view row (-1: none). */
-static int put_row(struct sq *s, int64_t thread, int64_t id, int64_t start, int64_t dur,
+/* An interval_data row: thread, channel ci (its track made the first
+ * time), start, dur, value, the layers' absent bits, the CPU view row (-1:
+ * none). */
+static int put_row(struct sq *s, size_t thread, size_t ci, int64_t start, int64_t dur,
 		int64_t value, int64_t absent, int64_t cpu)
 {
-	struct sq_cell *c = sq_batch_row(&s->ib);
-	int64_t v[6] = { thread, id, start, dur, value, absent };
-	for (size_t i = 0; i < 6; i++) {
-		c[i].kind = 'i';
-		c[i].i = v[i];
+	uint32_t *tr = &s->track[thread * s->nchans + ci];
+	if (*tr == 0) {
+		if (s->ntracks == UINT32_MAX - 1)
+			return SQLITE_FULL;
+		sqlite3_bind_int64(s->tins, 1, s->ntracks);
+		sqlite3_bind_int64(s->tins, 2, (sqlite3_int64) thread);
+		sqlite3_bind_int64(s->tins, 3, (sqlite3_int64) s->chans[ci].entry->id);
+		int r = sqlite3_step(s->tins);
+		sqlite3_reset(s->tins);
+		if (r != SQLITE_DONE)
+			return r;
+		*tr = ++s->ntracks;
 	}
-	c[6].kind = cpu >= 0 ? 'i' : 'n';
-	c[6].i = cpu;
-	return sq_batch_commit_row(&s->ib);
+	int64_t v[5] = { *tr - 1, start, dur, value, absent | (cpu + 1) << 2 };
+	return sq_batch_add(&s->ib, v);
 }
 
 /* Whether no other layer may hold h (channel ci): then it is written. */
@@ -409,8 +424,7 @@ static int complete(const struct sq *s, size_t ci, const struct held *h)
 
 static int put_held(struct sq *s, size_t thread, size_t ci, const struct held *h)
 {
-	return put_row(s, (int64_t) thread, (int64_t) s->chans[ci].entry->id, h->start, h->dur,
-			h->value, h->absent, h->cpu);
+	return put_row(s, thread, ci, h->start, h->dur, h->value, h->absent, h->cpu);
 }
 
 /* A layer's interval of thread `thread`, channel ci: merged with the same
@@ -491,11 +505,9 @@ static int raw_put(void *ctx, uint32_t row, size_t id, int64_t start, int64_t en
 {
 	struct sq *s = ctx;
 	uint32_t ci = id < s->nmap ? s->map[EMU_FILE_THREAD][id] : UINT32_MAX;
-	int r = ci == UINT32_MAX || row >= s->nrows[EMU_FILE_THREAD] ?
-		put_row(s, row, (int64_t) id, start, (int64_t) ((uint64_t) end - (uint64_t) start),
-				value, ABSENT_RAW, -1) :
-		add_iv(s, row, ci, start, end, value, ABSENT_RAW, -1);
-	return r == SQLITE_OK ? 0 : -1;
+	if (ci == UINT32_MAX || row >= s->nrows[EMU_FILE_THREAD])
+		return -1; /* the raw layer's channels are thread view ones */
+	return add_iv(s, row, ci, start, end, value, ABSENT_RAW, -1) == SQLITE_OK ? 0 : -1;
 }
 
 /* A record of view v: ends the open interval of its row and channel, or
@@ -688,6 +700,8 @@ static int sq_close(struct out *o, int64_t duration, char *err, size_t errlen)
 		s->ev = NULL;
 		sq_batch_free(&s->ib);
 		sq_batch_free(&s->cb);
+		sqlite3_finalize(s->tins);
+		s->tins = NULL;
 		if (sqlite3_close(s->db) != SQLITE_OK)
 			r = sq_fail(s, "cannot close the database", err, errlen);
 		else
@@ -803,13 +817,16 @@ struct out *out_sqlite_open(const char *dir, const struct emu *emu, const struct
 	}
 	s->hist = calloc(s->nrows[EMU_FILE_CPU] + 1, sizeof *s->hist);
 	s->ring = calloc(s->nrows[EMU_FILE_THREAD] * s->nchans + 1, sizeof *s->ring);
+	s->track = calloc(s->nrows[EMU_FILE_THREAD] * s->nchans + 1, sizeof *s->track);
 	s->layers = calloc(s->nchans + 1, 1);
-	if (s->hist == NULL || s->ring == NULL || s->layers == NULL) {
+	if (s->hist == NULL || s->ring == NULL || s->track == NULL || s->layers == NULL) {
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
-	if (sq_batch_init_tail(&s->ib, s->db, "interval_data (thread, channel, start, dur, "
-			"value, absent, cpu)", 7, upsert) != SQLITE_OK || sq_batch_init(&s->cb, s->db,
+	if (sq_batch_init_tail(&s->ib, s->db, "interval_data (track, start, dur, value, flags)",
+			5, upsert) != SQLITE_OK || sqlite3_prepare_v3(s->db, "INSERT INTO track VALUES "
+			"(?, ?, ?)", -1, SQLITE_PREPARE_PERSISTENT, &s->tins, NULL) != SQLITE_OK ||
+			sq_batch_init(&s->cb, s->db,
 			"cpu_interval_data (cpu, channel, start, dur, value)", 5) != SQLITE_OK) {
 		sq_fail(s, "cannot prepare", err, errlen);
 		goto fail;
