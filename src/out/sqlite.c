@@ -638,6 +638,8 @@ static int sq_close(struct out *o, int64_t duration, char *err, size_t errlen)
 	if (r != 0)
 		snprintf(err, errlen, "%s: the database was not completed", s->path);
 	timing(s, "emulation and intervals", &s->t_open);
+	double t0 = now_s();
+	sq_phase(s, "committing the database");
 	/* what is open ends at the end of the run */
 	for (size_t v = 0; v < 2 && r == 0; v++)
 		for (size_t row = 0; row < s->nrows[v] && r == 0; row++)
@@ -686,11 +688,9 @@ static int sq_close(struct out *o, int64_t duration, char *err, size_t errlen)
 	}
 	if (st != NULL)
 		sqlite3_finalize(st);
-	double t0 = now_s();
-	sq_phase(s, "indexing the events and intervals");
 	if (r == 0 && s->ev != NULL && sq_events_finish(s->ev, err, errlen) != 0)
 		r = -1;
-	timing(s, "trace row and event indexes", &t0);
+	timing(s, "the last intervals, the labels, the trace row and the event view", &t0);
 	if (r == 0)
 		r = exec(s, "COMMIT", err, errlen);
 	timing(s, "commit", &t0);
