@@ -63,34 +63,24 @@ static const char schema[] =
 	/* the intervals as stored: one row per (track, start, dur, value) for
 	 * the layers that hold it (most intervals are the same in the raw
 	 * layer, the thread view and the CPU view of the CPU the thread ran
-	 * on), a track being a thread's channel (numbered as met: small
-	 * numbers): flags bit 0 set: not in the raw layer, bit 1: not in the
-	 * thread view; flags >> 2: 1 + the CPU view row that shows it (0:
-	 * none). The CPU view's intervals that start while no single thread
-	 * runs on the CPU are cpu_interval_data's. The duration rather than
-	 * the end, the view rows and labels found by the views below. */
-	"CREATE TABLE track (id INTEGER PRIMARY KEY, thread INTEGER NOT NULL REFERENCES thread,"
-	" channel INTEGER NOT NULL REFERENCES channel);\n"
+	 * on), a track being a thread's channel, or a CPU's for the CPU view's
+	 * intervals that start while no single thread runs on it (numbered as
+	 * met: small numbers): flags bit 0 set: not in the raw layer, bit 1:
+	 * not in the thread view; flags >> 2: 1 + the CPU view row that shows
+	 * it (0: none). The duration rather than the end; the view rows and
+	 * labels found by the views below (one join, no compound: SQLite
+	 * flattens them into a query). */
+	"CREATE TABLE track (id INTEGER PRIMARY KEY, thread INTEGER REFERENCES thread,"
+	" cpu INTEGER REFERENCES cpu, channel INTEGER NOT NULL REFERENCES channel);\n"
 	"CREATE TABLE interval_data (track INTEGER NOT NULL REFERENCES track,"
 	" start INTEGER NOT NULL, dur INTEGER NOT NULL, value INTEGER NOT NULL,"
 	" flags INTEGER NOT NULL, PRIMARY KEY (track, start, dur, value)) WITHOUT ROWID;\n"
-	"CREATE TABLE cpu_interval_data (cpu INTEGER NOT NULL REFERENCES cpu,"
-	" channel INTEGER NOT NULL REFERENCES channel, start INTEGER NOT NULL,"
-	" dur INTEGER NOT NULL, value INTEGER NOT NULL, PRIMARY KEY (cpu, channel, start))"
-	" WITHOUT ROWID;\n"
-	"CREATE VIEW interval AS SELECT 'thread' AS view, t.thread AS row,"
-	" t.channel AS channel, i.start AS start, i.start + i.dur AS end,"
-	" i.value AS value, l.label AS label, i.dur AS dur FROM interval_data i"
-	" JOIN track t ON t.id = i.track"
-	" LEFT JOIN value_label l ON l.channel = t.channel AND l.value = i.value"
-	" WHERE i.flags & 2 = 0"
-	" UNION ALL SELECT 'cpu', (i.flags >> 2) - 1, t.channel, i.start, i.start + i.dur,"
-	" i.value, l.label, i.dur FROM interval_data i JOIN track t ON t.id = i.track"
-	" LEFT JOIN value_label l ON l.channel = t.channel AND l.value = i.value"
-	" WHERE i.flags >= 4"
-	" UNION ALL SELECT 'cpu', i.cpu, i.channel, i.start, i.start + i.dur, i.value,"
-	" l.label, i.dur FROM cpu_interval_data i"
-	" LEFT JOIN value_label l ON l.channel = i.channel AND l.value = i.value;\n"
+	"CREATE VIEW interval AS SELECT v.name AS view, CASE v.id WHEN 0 THEN t.thread"
+	" ELSE (i.flags >> 2) - 1 END AS row, t.channel AS channel, i.start AS start,"
+	" i.start + i.dur AS end, i.value AS value, l.label AS label, i.dur AS dur"
+	" FROM interval_data i JOIN track t ON t.id = i.track"
+	" JOIN view_name v ON CASE v.id WHEN 0 THEN i.flags & 2 = 0 ELSE i.flags >= 4 END"
+	" LEFT JOIN value_label l ON l.channel = t.channel AND l.value = i.value;\n"
 	"CREATE VIEW raw_interval AS SELECT t.thread AS thread,"
 	" t.channel AS channel, i.start AS start, i.start + i.dur AS end,"
 	" i.value AS value, l.label AS label, i.dur AS dur FROM interval_data i"
@@ -160,10 +150,10 @@ struct sq {
 	const struct emu *emu;
 	sqlite3 *db;
 	struct sq_batch ib;    /* interval_data rows (an upsert) */
-	struct sq_batch cb;    /* cpu_interval_data rows */
 	struct rsel_hist *hist; /* per CPU */
 	struct ring *ring;      /* per thread row * nchans + channel */
-	uint32_t *track;        /* the same: 1 + its track.id, 0: none yet */
+	uint32_t *track;        /* the same: 1 + its track.id, 0: none yet; then
+	                           per CPU row * nchans + channel, a CPU's */
 	uint32_t ntracks;
 	sqlite3_stmt *tins;     /* INSERT INTO track */
 	uint8_t *layers;        /* per channel: the absent bits some layer may clear */
@@ -224,7 +214,6 @@ static void timing(const struct sq *s, const char *what, double *t0)
 static void sq_free(struct sq *s)
 {
 	sq_batch_free(&s->ib);
-	sq_batch_free(&s->cb);
 	raw_ivs_free(&s->raw);
 	for (size_t c = 0; s->hist != NULL && c < s->nrows[EMU_FILE_CPU]; c++) {
 		free(s->hist[c].time);
@@ -393,19 +382,22 @@ static int rsel_add(struct sq *s, const struct emu_rec *x)
 	return 0;
 }
 
-/* An interval_data row: thread, channel ci (its track made the first
- * time), start, dur, value, the layers' absent bits, the CPU view row (-1:
- * none). */
-static int put_row(struct sq *s, size_t thread, size_t ci, int64_t start, int64_t dur,
-		int64_t value, int64_t absent, int64_t cpu)
+/* An interval_data row of the track of thread `row` (view EMU_FILE_THREAD)
+ * or CPU `row` (EMU_FILE_CPU), channel ci (the track made the first time):
+ * start, dur, value, the layers' absent bits, the CPU view row (-1: none). */
+static int put_row(struct sq *s, size_t view, size_t row, size_t ci, int64_t start,
+		int64_t dur, int64_t value, int64_t absent, int64_t cpu)
 {
-	uint32_t *tr = &s->track[thread * s->nchans + ci];
+	size_t k = (view == EMU_FILE_THREAD ? row : s->nrows[EMU_FILE_THREAD] + row) * s->nchans +
+		ci;
+	uint32_t *tr = &s->track[k];
 	if (*tr == 0) {
 		if (s->ntracks == UINT32_MAX - 1)
 			return SQLITE_FULL;
 		sqlite3_bind_int64(s->tins, 1, s->ntracks);
-		sqlite3_bind_int64(s->tins, 2, (sqlite3_int64) thread);
-		sqlite3_bind_int64(s->tins, 3, (sqlite3_int64) s->chans[ci].entry->id);
+		sqlite3_bind_int64(s->tins, view == EMU_FILE_THREAD ? 2 : 3, (sqlite3_int64) row);
+		sqlite3_bind_null(s->tins, view == EMU_FILE_THREAD ? 3 : 2);
+		sqlite3_bind_int64(s->tins, 4, (sqlite3_int64) s->chans[ci].entry->id);
 		int r = sqlite3_step(s->tins);
 		sqlite3_reset(s->tins);
 		if (r != SQLITE_DONE)
@@ -424,7 +416,8 @@ static int complete(const struct sq *s, size_t ci, const struct held *h)
 
 static int put_held(struct sq *s, size_t thread, size_t ci, const struct held *h)
 {
-	return put_row(s, thread, ci, h->start, h->dur, h->value, h->absent, h->cpu);
+	return put_row(s, EMU_FILE_THREAD, thread, ci, h->start, h->dur, h->value, h->absent,
+			h->cpu);
 }
 
 /* A layer's interval of thread `thread`, channel ci: merged with the same
@@ -482,7 +475,7 @@ static int put_interval(struct sq *s, size_t view, uint32_t row, size_t chan, in
 {
 	if (end <= start)
 		return 0;
-	int64_t id = (int64_t) s->chans[chan].entry->id, r;
+	int r;
 	if (view == EMU_FILE_THREAD) {
 		r = add_iv(s, row, chan, start, end, value, ABSENT_SHOWN, -1);
 	} else {
@@ -490,9 +483,9 @@ static int put_interval(struct sq *s, size_t view, uint32_t row, size_t chan, in
 		if (t >= 0) {
 			r = add_iv(s, (size_t) t, chan, start, end, value, ABSENT_CPU, (int32_t) row);
 		} else {
-			int64_t v[5] = { row, id, start, (int64_t) ((uint64_t) end -
-				(uint64_t) start), value };
-			r = sq_batch_add(&s->cb, v);
+			/* no other layer: the CPU's own track */
+			r = put_row(s, EMU_FILE_CPU, row, chan, start, (int64_t) ((uint64_t) end -
+					(uint64_t) start), value, ABSENT_CPU, row);
 		}
 	}
 	if (r != SQLITE_OK)
@@ -654,9 +647,7 @@ static int sq_close(struct out *o, int64_t duration, char *err, size_t errlen)
 			}
 	if (r == 0 && raw_ivs_end(&s->raw, duration, raw_put, s) != 0)
 		r = sq_fail(s, "cannot write the raw intervals", err, errlen);
-	if (r == 0 && (flush_held(s) != SQLITE_OK || sq_batch_flush(&s->ib) != SQLITE_OK ||
-			sq_batch_flush(&s->cb) !=
-			SQLITE_OK))
+	if (r == 0 && (flush_held(s) != SQLITE_OK || sq_batch_flush(&s->ib) != SQLITE_OK))
 		r = sq_fail(s, "cannot write the intervals", err, errlen);
 	if (r == 0 && s->ib.unchanged != 0) {
 		s->failed = 1;
@@ -699,8 +690,7 @@ static int sq_close(struct out *o, int64_t duration, char *err, size_t errlen)
 		sq_events_free(s->ev);
 		s->ev = NULL;
 		sq_batch_free(&s->ib);
-		sq_batch_free(&s->cb);
-		sqlite3_finalize(s->tins);
+			sqlite3_finalize(s->tins);
 		s->tins = NULL;
 		if (sqlite3_close(s->db) != SQLITE_OK)
 			r = sq_fail(s, "cannot close the database", err, errlen);
@@ -817,7 +807,8 @@ struct out *out_sqlite_open(const char *dir, const struct emu *emu, const struct
 	}
 	s->hist = calloc(s->nrows[EMU_FILE_CPU] + 1, sizeof *s->hist);
 	s->ring = calloc(s->nrows[EMU_FILE_THREAD] * s->nchans + 1, sizeof *s->ring);
-	s->track = calloc(s->nrows[EMU_FILE_THREAD] * s->nchans + 1, sizeof *s->track);
+	s->track = calloc((s->nrows[EMU_FILE_THREAD] + s->nrows[EMU_FILE_CPU]) * s->nchans + 1,
+			sizeof *s->track);
 	s->layers = calloc(s->nchans + 1, 1);
 	if (s->hist == NULL || s->ring == NULL || s->track == NULL || s->layers == NULL) {
 		snprintf(err, errlen, "out of memory");
@@ -825,9 +816,7 @@ struct out *out_sqlite_open(const char *dir, const struct emu *emu, const struct
 	}
 	if (sq_batch_init_tail(&s->ib, s->db, "interval_data (track, start, dur, value, flags)",
 			5, upsert) != SQLITE_OK || sqlite3_prepare_v3(s->db, "INSERT INTO track VALUES "
-			"(?, ?, ?)", -1, SQLITE_PREPARE_PERSISTENT, &s->tins, NULL) != SQLITE_OK ||
-			sq_batch_init(&s->cb, s->db,
-			"cpu_interval_data (cpu, channel, start, dur, value)", 5) != SQLITE_OK) {
+			"(?, ?, ?, ?)", -1, SQLITE_PREPARE_PERSISTENT, &s->tins, NULL) != SQLITE_OK) {
 		sq_fail(s, "cannot prepare", err, errlen);
 		goto fail;
 	}

@@ -206,8 +206,7 @@ def check_case(c, name, case_dir, tmp, models, flags):
              both, f"{name}: an interval of the raw layer and the thread view stored once")
         c.eq(db.execute("SELECT count(*) FROM interval_data WHERE flags = 3").fetchone()[0], 0,
              f"{name}: no row of no layer")
-        stored = db.execute("SELECT (SELECT count(*) FROM interval_data) + "
-                            "(SELECT count(*) FROM cpu_interval_data)").fetchone()[0]
+        stored = db.execute("SELECT count(*) FROM interval_data").fetchone()[0]
         shown = db.execute("SELECT (SELECT count(*) FROM interval) + "
                            "(SELECT count(*) FROM raw_interval)").fetchone()[0]
         c.eq(stored + both <= shown, True, f"{name}: rows stored {stored}, intervals {shown}")
