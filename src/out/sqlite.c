@@ -15,10 +15,13 @@
  * run's duration. The raw layer (raw_interval): per thread and model
  * channel, the value its model wrote (a stack: its top), from the engine's
  * raw records (raw_iv.h), whether or not the thread ran. Channels are the
- * catalogue's entries (catalogue.h), under its ids and names. Everything
- * is written inside one transaction with prepared statements; the event
- * index is made after the inserts (the intervals are stored clustered by
- * their timeline, WITHOUT ROWID: no index). WEFT_SQL_TRACE_TX set: each
+ * catalogue's entries (catalogue.h), under its ids and names. An interval
+ * is one row for all the layers that hold it (the raw layer, the thread
+ * view, the CPU view of the CPU its thread ran on: EMU_REC_RSEL), merged as
+ * they are made (add_iv) or by the insert (upsert). Everything is written
+ * inside one transaction with prepared statements, with no index (the
+ * intervals are stored clustered by their track, WITHOUT ROWID; the events
+ * in time order). WEFT_SQL_TRACE_TX set: each
  * statement that begins or ends a transaction, and each that writes
  * outside one, is named on stderr (the test of the single transaction,
  * tests/sql/cli.py).
@@ -118,7 +121,8 @@ struct ring {
 };
 
 /* A CPU's running threads (EMU_REC_RSEL), in time order: from time[k] on,
- * thread thr[k] (-1: none or several). */
+ * thread thr[k] (-1: none or several). 12 bytes a change of the running
+ * thread, kept for the run (a CPU interval is written after its end). */
 struct rsel_hist {
 	int64_t *time;
 	int32_t *thr;
@@ -156,7 +160,9 @@ struct sq {
 	                           per CPU row * nchans + channel, a CPU's */
 	uint32_t ntracks;
 	sqlite3_stmt *tins;     /* INSERT INTO track */
-	uint8_t *layers;        /* per channel: the absent bits some layer may clear */
+	uint8_t *layers;        /* per channel: the layers that may hold its intervals:
+	                           the absent bits they clear (1 raw, 2 thread view),
+	                           4: a CPU view */
 	char *path;           /* the final name, for messages */
 	struct out_file file; /* its temporary (out_file.h) */
 	size_t nviews;
