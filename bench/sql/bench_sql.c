@@ -11,7 +11,7 @@
  *   - times `weft sql TRACE -o DB` (the weft of the same bin directory) and
  *     prints its events per second;
  *   - the floor: SQLite alone inserting as many rows as DB holds in all its
- *     tables, each a row of DB's event table (the same CREATE TABLE, the
+ *     tables, each a row of DB's stored events (event_data: the same CREATE TABLE, the
  *     stored columns' values taken in turn from DB's first 4,096 events, the
  *     primary key counting up), with one prepared statement in one
  *     transaction into a new file, with the pragmas weft's SQLite output
@@ -156,13 +156,13 @@ static void db_rows(sqlite3 *db, int64_t *rows, int64_t *page_size)
 	*page_size = count(db, "PRAGMA page_size");
 }
 
-/* The floor: rows rows of db's event table into a new file at path. */
+/* The floor: rows rows of db's stored events (event_data) into a new file at path. */
 static double floor_pass(sqlite3 *src, const char *path, int64_t rows, int64_t page_size,
 		double *cpu)
 {
-	/* the event table's declaration and stored columns */
+	/* the stored events' declaration and stored columns */
 	sqlite3_stmt *st;
-	if (sqlite3_prepare_v2(src, "SELECT sql FROM sqlite_schema WHERE name = 'event'", -1, &st,
+	if (sqlite3_prepare_v2(src, "SELECT sql FROM sqlite_schema WHERE name = 'event_data'", -1, &st,
 			NULL) != SQLITE_OK || sqlite3_step(st) != SQLITE_ROW)
 		die_db(src, "the event table");
 	char create[4096];
@@ -172,7 +172,7 @@ static double floor_pass(sqlite3 *src, const char *path, int64_t rows, int64_t p
 	sqlite3_finalize(st);
 	char cols[1024] = "", marks[256] = "";
 	int ncol = 0, pk = -1;
-	if (sqlite3_prepare_v2(src, "SELECT name, pk FROM pragma_table_info('event')", -1, &st,
+	if (sqlite3_prepare_v2(src, "SELECT name, pk FROM pragma_table_info('event_data')", -1, &st,
 			NULL) != SQLITE_OK)
 		die_db(src, "the event columns");
 	while (sqlite3_step(st) == SQLITE_ROW) {
@@ -187,7 +187,7 @@ static double floor_pass(sqlite3 *src, const char *path, int64_t rows, int64_t p
 	sqlite3_finalize(st);
 	/* the sample: the first NSAMPLE events */
 	char sel[1200];
-	snprintf(sel, sizeof sel, "SELECT %s FROM event ORDER BY rowid LIMIT %d", cols, NSAMPLE);
+	snprintf(sel, sizeof sel, "SELECT %s FROM event_data ORDER BY rowid LIMIT %d", cols, NSAMPLE);
 	if (sqlite3_prepare_v2(src, sel, -1, &st, NULL) != SQLITE_OK)
 		die_db(src, sel);
 	sqlite3_value **sample = calloc((size_t) NSAMPLE * (size_t) ncol, sizeof *sample);

@@ -93,7 +93,7 @@ static int usage_error(const char *msg)
 static volatile sig_atomic_t stop_sig;
 
 /* The one progress line of the build (cli_common.h): the emulation, the
- * events' table (a second pass over the trace), then the indexes. */
+ * events (in the same pass), then the commit. */
 static struct cli_progress build_progress;
 
 static int db_error(sqlite3 *db, const char *what, char *err, size_t errlen)
@@ -143,7 +143,7 @@ static void remove_tmp(const char *dir, const char *db)
 }
 
 /* The driver's phase hook: the line of an output's long step (the SQLite
- * output's indexes), its label, then kept going. */
+ * output's commit), its label, then kept going. */
 static void build_phase(void *ctx, const char *what)
 {
 	(void) ctx;
@@ -195,7 +195,7 @@ static int build(const char *path, int all_models, const struct weft_registry *m
 	cli_progress_end(&build_progress);
 	if (timing)
 		fprintf(stderr, "weft sql: the whole build (emulation, intervals, streams, events, "
-				"indexes, commit): %.2f s\n", cli_now() - t0);
+				"commit): %.2f s\n", cli_now() - t0);
 	if (r != 0) {
 		if (stop_sig != 0)
 			fprintf(stderr, "weft sql: interrupted by %s; nothing written\n",
@@ -242,7 +242,7 @@ static int check_out(const char *out)
 
 /* The layout of the database (src/out/sqlite.c, sqlite_events.c): raised
  * with it, so that a database kept from an older weft is built again. */
-#define SQL_SCHEMA 4
+#define SQL_SCHEMA 5
 /* Its name in the trace directory. */
 #define CACHE_NAME "weft-sql.db"
 

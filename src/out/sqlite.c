@@ -15,10 +15,13 @@
  * run's duration. The raw layer (raw_interval): per thread and model
  * channel, the value its model wrote (a stack: its top), from the engine's
  * raw records (raw_iv.h), whether or not the thread ran. Channels are the
- * catalogue's entries (catalogue.h), under its ids and names. Everything
- * is written inside one transaction with prepared statements; the event
- * index is made after the inserts (the intervals are stored clustered by
- * their timeline, WITHOUT ROWID: no index). WEFT_SQL_TRACE_TX set: each
+ * catalogue's entries (catalogue.h), under its ids and names. An interval
+ * is one row for all the layers that hold it (the raw layer, the thread
+ * view, the CPU view of the CPU its thread ran on: EMU_REC_RSEL), merged as
+ * they are made (add_iv) or by the insert (upsert). Everything is written
+ * inside one transaction with prepared statements, with no index (the
+ * intervals are stored clustered by their track, WITHOUT ROWID; the events
+ * in time order). WEFT_SQL_TRACE_TX set: each
  * statement that begins or ends a transaction, and each that writes
  * outside one, is named on stderr (the test of the single transaction,
  * tests/sql/cli.py).
@@ -60,26 +63,71 @@ static const char schema[] =
 	" WITHOUT ROWID;\n"
 	"CREATE TABLE view_name (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);\n"
 	"INSERT INTO view_name VALUES (0, 'thread'), (1, 'cpu');\n"
-	/* the intervals as stored: narrow rows (the view as its number, the
-	 * duration rather than the end: fewer bytes), the label found in
-	 * value_label (the views below) */
-	"CREATE TABLE interval_data (view INTEGER NOT NULL REFERENCES view_name,"
-	" row INTEGER NOT NULL, start INTEGER NOT NULL, channel INTEGER NOT NULL"
-	" REFERENCES channel, dur INTEGER NOT NULL, value INTEGER NOT NULL,"
-	" PRIMARY KEY (view, row, start, channel)) WITHOUT ROWID;\n"
-	"CREATE TABLE raw_interval_data (thread INTEGER NOT NULL REFERENCES thread,"
-	" start INTEGER NOT NULL, channel INTEGER NOT NULL REFERENCES channel,"
-	" dur INTEGER NOT NULL, value INTEGER NOT NULL,"
-	" PRIMARY KEY (thread, start, channel)) WITHOUT ROWID;\n"
-	"CREATE VIEW interval AS SELECT v.name AS view, i.row AS row,"
-	" i.channel AS channel, i.start AS start, i.start + i.dur AS end,"
+	/* the intervals as stored: one row per (track, start, dur, value) for
+	 * the layers that hold it (most intervals are the same in the raw
+	 * layer, the thread view and the CPU view of the CPU the thread ran
+	 * on), a track being a thread's channel, or a CPU's for the CPU view's
+	 * intervals that start while no single thread runs on it (numbered as
+	 * met: small numbers): flags bit 0 set: not in the raw layer, bit 1:
+	 * not in the thread view; flags >> 2: 1 + the CPU view row that shows
+	 * it (0: none). The duration rather than the end; the view rows and
+	 * labels found by the views below (one join, no compound: SQLite
+	 * flattens them into a query). */
+	"CREATE TABLE track (id INTEGER PRIMARY KEY, thread INTEGER REFERENCES thread,"
+	" cpu INTEGER REFERENCES cpu, channel INTEGER NOT NULL REFERENCES channel);\n"
+	"CREATE TABLE interval_data (track INTEGER NOT NULL REFERENCES track,"
+	" start INTEGER NOT NULL, dur INTEGER NOT NULL, value INTEGER NOT NULL,"
+	" flags INTEGER NOT NULL, PRIMARY KEY (track, start, dur, value)) WITHOUT ROWID;\n"
+	"CREATE VIEW interval AS SELECT v.name AS view, CASE v.id WHEN 0 THEN t.thread"
+	" ELSE (i.flags >> 2) - 1 END AS row, t.channel AS channel, i.start AS start,"
+	" i.start + i.dur AS end, i.value AS value, l.label AS label, i.dur AS dur"
+	" FROM interval_data i JOIN track t ON t.id = i.track"
+	" JOIN view_name v ON CASE v.id WHEN 0 THEN i.flags & 2 = 0 ELSE i.flags >= 4 END"
+	" LEFT JOIN value_label l ON l.channel = t.channel AND l.value = i.value;\n"
+	"CREATE VIEW raw_interval AS SELECT t.thread AS thread,"
+	" t.channel AS channel, i.start AS start, i.start + i.dur AS end,"
 	" i.value AS value, l.label AS label, i.dur AS dur FROM interval_data i"
-	" JOIN view_name v ON v.id = i.view"
-	" LEFT JOIN value_label l ON l.channel = i.channel AND l.value = i.value;\n"
-	"CREATE VIEW raw_interval AS SELECT i.thread AS thread,"
-	" i.channel AS channel, i.start AS start, i.start + i.dur AS end,"
-	" i.value AS value, l.label AS label, i.dur AS dur FROM raw_interval_data i"
-	" LEFT JOIN value_label l ON l.channel = i.channel AND l.value = i.value;\n";
+	" JOIN track t ON t.id = i.track"
+	" LEFT JOIN value_label l ON l.channel = t.channel AND l.value = i.value"
+	" WHERE i.flags & 1 = 0;\n";
+
+/* A layer's row of interval_data: its absent bits (flags & 3). */
+#define ABSENT_RAW 2    /* in the raw layer only */
+#define ABSENT_SHOWN 1  /* in the thread view only */
+#define ABSENT_CPU 3    /* in a CPU view only */
+
+/* Merges a row into the one of the same key (another layer's). Two CPUs
+ * cannot share a row: the WHERE leaves it unchanged, counted (a failure). */
+static const char upsert[] = "ON CONFLICT DO UPDATE SET flags = (flags & excluded.flags & 3)"
+	" | max(flags & ~3, excluded.flags & ~3) WHERE flags < 4 OR excluded.flags < 4"
+	" OR flags >> 2 = excluded.flags >> 2";
+
+/* The last intervals of a thread's channel not yet written, each until the
+ * other layers that may hold it have given theirs (most come within one
+ * interval of each other): merged here, one insert a row; one pushed out
+ * (RING_K held) or left at the end is written alone, and merged by the
+ * upsert if its other layers come later. */
+#define RING_K 4
+
+struct held {
+	int64_t start, dur, value;
+	int32_t cpu;   /* -1: none */
+	int32_t absent;
+};
+
+struct ring {
+	struct held h[RING_K];
+	size_t n;
+};
+
+/* A CPU's running threads (EMU_REC_RSEL), in time order: from time[k] on,
+ * thread thr[k] (-1: none or several). 12 bytes a change of the running
+ * thread, kept for the run (a CPU interval is written after its end). */
+struct rsel_hist {
+	int64_t *time;
+	int32_t *thr;
+	size_t n, cap;
+};
 
 struct label {
 	int64_t value;
@@ -105,7 +153,16 @@ struct sq {
 	struct out base;
 	const struct emu *emu;
 	sqlite3 *db;
-	struct sq_batch ib;    /* interval_data rows */
+	struct sq_batch ib;    /* interval_data rows (an upsert) */
+	struct rsel_hist *hist; /* per CPU */
+	struct ring *ring;      /* per thread row * nchans + channel */
+	uint32_t *track;        /* the same: 1 + its track.id, 0: none yet; then
+	                           per CPU row * nchans + channel, a CPU's */
+	uint32_t ntracks;
+	sqlite3_stmt *tins;     /* INSERT INTO track */
+	uint8_t *layers;        /* per channel: the layers that may hold its intervals:
+	                           the absent bits they clear (1 raw, 2 thread view),
+	                           4: a CPU view */
 	char *path;           /* the final name, for messages */
 	struct out_file file; /* its temporary (out_file.h) */
 	size_t nviews;
@@ -116,7 +173,6 @@ struct sq {
 	size_t nchans;
 	struct open_iv *cur[2]; /* per view: row * nchans + channel */
 	struct raw_ivs raw;     /* the raw layer (raw_iv.h) */
-	struct sq_batch rb;    /* raw_interval_data rows */
 	struct out_input in;    /* the run's input (out.h), once given */
 	const char *phase;      /* the long step running, for in.phase */
 	struct sq_events *ev;   /* the stream, event and trace tables */
@@ -164,8 +220,16 @@ static void timing(const struct sq *s, const char *what, double *t0)
 static void sq_free(struct sq *s)
 {
 	sq_batch_free(&s->ib);
-	sq_batch_free(&s->rb);
 	raw_ivs_free(&s->raw);
+	for (size_t c = 0; s->hist != NULL && c < s->nrows[EMU_FILE_CPU]; c++) {
+		free(s->hist[c].time);
+		free(s->hist[c].thr);
+	}
+	free(s->hist);
+	free(s->ring);
+	free(s->track);
+	sqlite3_finalize(s->tins);
+	free(s->layers);
 	sq_events_free(s->ev);
 	if (s->db != NULL)
 		sqlite3_close(s->db);
@@ -286,15 +350,151 @@ static int write_chans(struct sq *s, char *err, size_t errlen)
 	return r;
 }
 
+/* The thread running on CPU cpu at time t (-1: none, or several). */
+static int64_t running(const struct sq *s, size_t cpu, int64_t t)
+{
+	const struct rsel_hist *h = &s->hist[cpu];
+	size_t lo = 0, hi = h->n; /* the first entry after t */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (h->time[mid] <= t)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo > 0 ? h->thr[lo - 1] : -1;
+}
+
+static int rsel_add(struct sq *s, const struct emu_rec *x)
+{
+	if (x->row >= s->nrows[EMU_FILE_CPU])
+		return 0;
+	struct rsel_hist *h = &s->hist[x->row];
+	if (h->n == h->cap) {
+		size_t n = h->cap ? 2 * h->cap : 64;
+		int64_t *t = realloc(h->time, n * sizeof *t);
+		if (t == NULL)
+			return -1;
+		h->time = t;
+		int32_t *r = realloc(h->thr, n * sizeof *r);
+		if (r == NULL)
+			return -1;
+		h->thr = r;
+		h->cap = n;
+	}
+	h->time[h->n] = x->time;
+	h->thr[h->n++] = x->value >= 0 && x->value < (int64_t) s->nrows[EMU_FILE_THREAD] ?
+		(int32_t) x->value : -1;
+	return 0;
+}
+
+/* An interval_data row of the track of thread `row` (view EMU_FILE_THREAD)
+ * or CPU `row` (EMU_FILE_CPU), channel ci (the track made the first time):
+ * start, dur, value, the layers' absent bits, the CPU view row (-1: none). */
+static int put_row(struct sq *s, size_t view, size_t row, size_t ci, int64_t start,
+		int64_t dur, int64_t value, int64_t absent, int64_t cpu)
+{
+	size_t k = (view == EMU_FILE_THREAD ? row : s->nrows[EMU_FILE_THREAD] + row) * s->nchans +
+		ci;
+	uint32_t *tr = &s->track[k];
+	if (*tr == 0) {
+		if (s->ntracks == UINT32_MAX - 1)
+			return SQLITE_FULL;
+		sqlite3_bind_int64(s->tins, 1, s->ntracks);
+		sqlite3_bind_int64(s->tins, view == EMU_FILE_THREAD ? 2 : 3, (sqlite3_int64) row);
+		sqlite3_bind_null(s->tins, view == EMU_FILE_THREAD ? 3 : 2);
+		sqlite3_bind_int64(s->tins, 4, (sqlite3_int64) s->chans[ci].entry->id);
+		int r = sqlite3_step(s->tins);
+		sqlite3_reset(s->tins);
+		if (r != SQLITE_DONE)
+			return r;
+		*tr = ++s->ntracks;
+	}
+	int64_t v[5] = { *tr - 1, start, dur, value, absent | (cpu + 1) << 2 };
+	return sq_batch_add(&s->ib, v);
+}
+
+/* Whether no other layer may hold h (channel ci): then it is written. */
+static int complete(const struct sq *s, size_t ci, const struct held *h)
+{
+	return (h->absent & s->layers[ci] & 3) == 0 && (h->cpu >= 0 || !(s->layers[ci] & 4));
+}
+
+static int put_held(struct sq *s, size_t thread, size_t ci, const struct held *h)
+{
+	return put_row(s, EMU_FILE_THREAD, thread, ci, h->start, h->dur, h->value, h->absent,
+			h->cpu);
+}
+
+/* A layer's interval of thread `thread`, channel ci: merged with the same
+ * interval of another layer held, else held (or written). */
+static int add_iv(struct sq *s, size_t thread, size_t ci, int64_t start, int64_t end,
+		int64_t value, int32_t absent, int32_t cpu)
+{
+	struct ring *g = &s->ring[thread * s->nchans + ci];
+	struct held x = { start, (int64_t) ((uint64_t) end - (uint64_t) start), value, cpu,
+		absent };
+	for (size_t i = 0; i < g->n; i++) {
+		struct held *h = &g->h[i];
+		if (h->start != x.start || h->dur != x.dur || h->value != x.value ||
+				(h->cpu >= 0 && x.cpu >= 0 && h->cpu != x.cpu))
+			continue;
+		h->absent &= x.absent;
+		if (x.cpu >= 0)
+			h->cpu = x.cpu;
+		if (!complete(s, ci, h))
+			return SQLITE_OK;
+		int r = put_held(s, thread, ci, h);
+		memmove(h, h + 1, (g->n - i - 1) * sizeof *h);
+		g->n--;
+		return r;
+	}
+	if (complete(s, ci, &x))
+		return put_held(s, thread, ci, &x);
+	if (g->n == RING_K) {
+		int r = put_held(s, thread, ci, &g->h[0]);
+		if (r != SQLITE_OK)
+			return r;
+		memmove(&g->h[0], &g->h[1], (RING_K - 1) * sizeof g->h[0]);
+		g->n--;
+	}
+	g->h[g->n++] = x;
+	return SQLITE_OK;
+}
+
+/* Writes every interval held. */
+static int flush_held(struct sq *s)
+{
+	int r = SQLITE_OK;
+	for (size_t t = 0; t < s->nrows[EMU_FILE_THREAD] && r == SQLITE_OK; t++)
+		for (size_t ci = 0; ci < s->nchans && r == SQLITE_OK; ci++) {
+			struct ring *g = &s->ring[t * s->nchans + ci];
+			for (size_t i = 0; i < g->n && r == SQLITE_OK; i++)
+				r = put_held(s, t, ci, &g->h[i]);
+			g->n = 0;
+		}
+	return r;
+}
+
 static int put_interval(struct sq *s, size_t view, uint32_t row, size_t chan, int64_t start,
 		int64_t end, int64_t value, char *err, size_t errlen)
 {
 	if (end <= start)
 		return 0;
-	int64_t v[6] = { view == EMU_FILE_THREAD ? 0 : 1, row,
-		(int64_t) s->chans[chan].entry->id, start,
-		(int64_t) ((uint64_t) end - (uint64_t) start), value };
-	if (sq_batch_add(&s->ib, v) != SQLITE_OK)
+	int r;
+	if (view == EMU_FILE_THREAD) {
+		r = add_iv(s, row, chan, start, end, value, ABSENT_SHOWN, -1);
+	} else {
+		int64_t t = running(s, row, start);
+		if (t >= 0) {
+			r = add_iv(s, (size_t) t, chan, start, end, value, ABSENT_CPU, (int32_t) row);
+		} else {
+			/* no other layer: the CPU's own track */
+			r = put_row(s, EMU_FILE_CPU, row, chan, start, (int64_t) ((uint64_t) end -
+					(uint64_t) start), value, ABSENT_CPU, row);
+		}
+	}
+	if (r != SQLITE_OK)
 		return sq_fail(s, "cannot write the intervals", err, errlen);
 	return 0;
 }
@@ -303,9 +503,47 @@ static int put_interval(struct sq *s, size_t view, uint32_t row, size_t chan, in
 static int raw_put(void *ctx, uint32_t row, size_t id, int64_t start, int64_t end, int64_t value)
 {
 	struct sq *s = ctx;
-	int64_t v[5] = { row, (int64_t) id, start, (int64_t) ((uint64_t) end - (uint64_t) start),
-		value };
-	return sq_batch_add(&s->rb, v) == SQLITE_OK ? 0 : -1;
+	uint32_t ci = id < s->nmap ? s->map[EMU_FILE_THREAD][id] : UINT32_MAX;
+	if (ci == UINT32_MAX || row >= s->nrows[EMU_FILE_THREAD])
+		return -1; /* the raw layer's channels are thread view ones */
+	return add_iv(s, row, ci, start, end, value, ABSENT_RAW, -1) == SQLITE_OK ? 0 : -1;
+}
+
+/* A record of view v: ends the open interval of its row and channel, or
+ * starts one (intervals stored when complete). */
+static int prv_rec(struct sq *s, size_t v, const struct emu_prv_rec *r, char *err, size_t errlen)
+{
+	int64_t c = chan_of(s, v, r);
+	if (c < 0 || r->row >= s->nrows[v])
+		return 0; /* a record of no channel: not stored */
+	struct open_iv *o = &s->cur[v][(size_t) r->row * s->nchans + (size_t) c];
+	if (o->value == r->value)
+		return 0;
+	if (o->value != 0 && o->start < r->time) {
+		/* ends now; stored once something else follows (one that
+		 * started now has no length: dropped) */
+		if (o->pvalue != 0 && put_interval(s, v, r->row, (size_t) c, o->pstart, o->pend,
+				o->pvalue, err, errlen) != 0)
+			return -1;
+		o->pstart = o->start;
+		o->pend = r->time;
+		o->pvalue = o->value;
+	}
+	o->value = r->value;
+	o->start = r->time;
+	if (r->value == 0)
+		return 0;
+	if (o->pvalue == r->value && o->pend == r->time) {
+		/* the same value again where it ended: one interval */
+		o->start = o->pstart;
+		o->pvalue = 0;
+	} else if (o->pvalue != 0 && o->pend < r->time) {
+		if (put_interval(s, v, r->row, (size_t) c, o->pstart, o->pend, o->pvalue, err,
+				errlen) != 0)
+			return -1;
+		o->pvalue = 0;
+	}
+	return 0;
 }
 
 static int sq_records(void *self, const struct emu_batch *b, char *err, size_t errlen)
@@ -315,44 +553,35 @@ static int sq_records(void *self, const struct emu_batch *b, char *err, size_t e
 		snprintf(err, errlen, "%s: the database was not completed", s->path);
 		return -1;
 	}
-	for (size_t v = 0; v < 2; v++) {
-		for (size_t i = 0; i < b->nprv[v]; i++) {
-			const struct emu_prv_rec *r = &b->prv[v][i];
-			int64_t c = chan_of(s, v, r);
-			if (c < 0 || r->row >= s->nrows[v])
-				continue; /* a record of no channel: not stored */
-			struct open_iv *o = &s->cur[v][(size_t) r->row * s->nchans + (size_t) c];
-			if (o->value == r->value)
-				continue;
-			if (o->value != 0 && o->start < r->time) {
-				/* ends now; stored once something else follows (one
-				 * that started now has no length: dropped) */
-				if (o->pvalue != 0 && put_interval(s, v, r->row, (size_t) c,
-						o->pstart, o->pend, o->pvalue, err, errlen) != 0)
-					return -1;
-				o->pstart = o->start;
-				o->pend = r->time;
-				o->pvalue = o->value;
-			}
-			o->value = r->value;
-			o->start = r->time;
-			if (r->value == 0)
-				continue;
-			if (o->pvalue == r->value && o->pend == r->time) {
-				/* the same value again where it ended: one interval */
-				o->start = o->pstart;
-				o->pvalue = 0;
-			} else if (o->pvalue != 0 && o->pend < r->time) {
-				if (put_interval(s, v, r->row, (size_t) c, o->pstart, o->pend,
-						o->pvalue, err, errlen) != 0)
-					return -1;
-				o->pvalue = 0;
-			}
+	/* the running threads first: a CPU interval's thread is the one
+	 * running at its start */
+	for (size_t i = 0; i < b->ninternal; i++)
+		if (b->internal[i].kind == EMU_REC_RSEL && rsel_add(s, &b->internal[i]) != 0) {
+			s->failed = 1;
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+	/* the thread view's, the CPU view's and the raw records together in
+	 * time order: an interval's layers then come within a few intervals
+	 * of each other, and are merged before they are written (add_iv) */
+	size_t i0 = 0, i1 = 0, i2 = 0;
+	for (;;) {
+		int64_t t0 = i0 < b->nprv[0] ? b->prv[0][i0].time : INT64_MAX;
+		int64_t t1 = i1 < b->nprv[1] ? b->prv[1][i1].time : INT64_MAX;
+		int64_t t2 = i2 < b->ninternal ? b->internal[i2].time : INT64_MAX;
+		if (i0 < b->nprv[0] && t0 <= t1 && t0 <= t2) {
+			if (prv_rec(s, 0, &b->prv[0][i0++], err, errlen) != 0)
+				return -1;
+		} else if (i1 < b->nprv[1] && t1 <= t2) {
+			if (prv_rec(s, 1, &b->prv[1][i1++], err, errlen) != 0)
+				return -1;
+		} else if (i2 < b->ninternal) {
+			if (raw_ivs_rec(&s->raw, &b->internal[i2++], raw_put, s) != 0)
+				return sq_fail(s, "cannot write the raw intervals", err, errlen);
+		} else {
+			break;
 		}
 	}
-	for (size_t i = 0; i < b->ninternal; i++)
-		if (raw_ivs_rec(&s->raw, &b->internal[i], raw_put, s) != 0)
-			return sq_fail(s, "cannot write the raw intervals", err, errlen);
 	return 0;
 }
 
@@ -408,6 +637,8 @@ static int sq_close(struct out *o, int64_t duration, char *err, size_t errlen)
 	if (r != 0)
 		snprintf(err, errlen, "%s: the database was not completed", s->path);
 	timing(s, "emulation and intervals", &s->t_open);
+	double t0 = now_s();
+	sq_phase(s, "committing the database");
 	/* what is open ends at the end of the run */
 	for (size_t v = 0; v < 2 && r == 0; v++)
 		for (size_t row = 0; row < s->nrows[v] && r == 0; row++)
@@ -422,9 +653,14 @@ static int sq_close(struct out *o, int64_t duration, char *err, size_t errlen)
 			}
 	if (r == 0 && raw_ivs_end(&s->raw, duration, raw_put, s) != 0)
 		r = sq_fail(s, "cannot write the raw intervals", err, errlen);
-	if (r == 0 && (sq_batch_flush(&s->ib) != SQLITE_OK || sq_batch_flush(&s->rb) !=
-			SQLITE_OK))
+	if (r == 0 && (flush_held(s) != SQLITE_OK || sq_batch_flush(&s->ib) != SQLITE_OK))
 		r = sq_fail(s, "cannot write the intervals", err, errlen);
+	if (r == 0 && s->ib.unchanged != 0) {
+		s->failed = 1;
+		snprintf(err, errlen, "%s: %" PRIu64 " intervals of a thread shown by two CPUs at "
+				"once: not stored", s->path, s->ib.unchanged);
+		r = -1;
+	}
 	/* the value labels, those known only at the end (task types) too */
 	sqlite3_stmt *st = NULL;
 	if (r == 0 && sqlite3_prepare_v2(s->db, "INSERT OR IGNORE INTO value_label "
@@ -449,11 +685,9 @@ static int sq_close(struct out *o, int64_t duration, char *err, size_t errlen)
 	}
 	if (st != NULL)
 		sqlite3_finalize(st);
-	double t0 = now_s();
-	sq_phase(s, "indexing the events and intervals");
 	if (r == 0 && s->ev != NULL && sq_events_finish(s->ev, err, errlen) != 0)
 		r = -1;
-	timing(s, "trace row and event indexes", &t0);
+	timing(s, "the last intervals, the labels, the trace row and the event view", &t0);
 	if (r == 0)
 		r = exec(s, "COMMIT", err, errlen);
 	timing(s, "commit", &t0);
@@ -462,7 +696,8 @@ static int sq_close(struct out *o, int64_t duration, char *err, size_t errlen)
 		sq_events_free(s->ev);
 		s->ev = NULL;
 		sq_batch_free(&s->ib);
-		sq_batch_free(&s->rb);
+			sqlite3_finalize(s->tins);
+		s->tins = NULL;
 		if (sqlite3_close(s->db) != SQLITE_OK)
 			r = sq_fail(s, "cannot close the database", err, errlen);
 		else
@@ -576,9 +811,18 @@ struct out *out_sqlite_open(const char *dir, const struct emu *emu, const struct
 			goto fail;
 		}
 	}
-	if (sq_batch_init(&s->ib, s->db, "interval_data (view, row, channel, start, dur, value)",
-			6) != SQLITE_OK || sq_batch_init(&s->rb, s->db, "raw_interval_data (thread, "
-			"channel, start, dur, value)", 5) != SQLITE_OK) {
+	s->hist = calloc(s->nrows[EMU_FILE_CPU] + 1, sizeof *s->hist);
+	s->ring = calloc(s->nrows[EMU_FILE_THREAD] * s->nchans + 1, sizeof *s->ring);
+	s->track = calloc((s->nrows[EMU_FILE_THREAD] + s->nrows[EMU_FILE_CPU]) * s->nchans + 1,
+			sizeof *s->track);
+	s->layers = calloc(s->nchans + 1, 1);
+	if (s->hist == NULL || s->ring == NULL || s->track == NULL || s->layers == NULL) {
+		snprintf(err, errlen, "out of memory");
+		goto fail;
+	}
+	if (sq_batch_init_tail(&s->ib, s->db, "interval_data (track, start, dur, value, flags)",
+			5, upsert) != SQLITE_OK || sqlite3_prepare_v3(s->db, "INSERT INTO track VALUES "
+			"(?, ?, ?, ?)", -1, SQLITE_PREPARE_PERSISTENT, &s->tins, NULL) != SQLITE_OK) {
 		sq_fail(s, "cannot prepare", err, errlen);
 		goto fail;
 	}
@@ -586,8 +830,20 @@ struct out *out_sqlite_open(const char *dir, const struct emu *emu, const struct
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
+	/* the layers that may hold each channel's intervals: the raw layer
+	 * (absent bit 0), the thread view (bit 1), a CPU view (4) */
+	for (size_t ci = 0; ci < s->nchans; ci++) {
+		size_t id = s->chans[ci].entry->id;
+		if (id < s->raw.nids && s->raw.ent_of_id[id] != SIZE_MAX)
+			s->layers[ci] |= 1;
+		if (s->map[EMU_FILE_THREAD][id] == ci)
+			s->layers[ci] |= 2;
+		if (s->map[EMU_FILE_CPU][id] == ci)
+			s->layers[ci] |= 4;
+	}
 	return &s->base;
 fail:
 	sq_free(s);
 	return NULL;
 }
+

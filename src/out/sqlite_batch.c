@@ -6,10 +6,10 @@
 
 #include "sqlite_batch.h"
 
-/* "INSERT INTO <into> VALUES (?, ...), ..." of rows rows. */
-static char *insert_sql(const char *into, int ncol, int rows)
+/* "INSERT INTO <into> VALUES (?, ...), ... <tail>" of rows rows. */
+static char *insert_sql(const char *into, int ncol, int rows, const char *tail)
 {
-	size_t cap = strlen(into) + 32 + (size_t) rows * ((size_t) ncol * 3 + 4);
+	size_t cap = strlen(into) + strlen(tail) + 32 + (size_t) rows * ((size_t) ncol * 3 + 4);
 	char *s = malloc(cap);
 	if (s == NULL)
 		return NULL;
@@ -24,18 +24,26 @@ static char *insert_sql(const char *into, int ncol, int rows)
 		}
 		s[len++] = ')';
 	}
-	s[len] = '\0';
+	snprintf(s + len, cap - len, "%s%s", *tail ? " " : "", tail);
 	return s;
 }
 
 int sq_batch_init(struct sq_batch *b, sqlite3 *db, const char *into, int ncol)
 {
+	return sq_batch_init_tail(b, db, into, ncol, "");
+}
+
+int sq_batch_init_tail(struct sq_batch *b, sqlite3 *db, const char *into, int ncol,
+		const char *tail)
+{
 	memset(b, 0, sizeof *b);
 	b->db = db;
 	b->ncol = ncol;
+	b->count = *tail != '\0';
 	if (ncol < 1 || ncol > SQ_BATCH_MAXCOL)
 		return SQLITE_MISUSE;
-	char *many = insert_sql(into, ncol, SQ_BATCH_ROWS), *one = insert_sql(into, ncol, 1);
+	char *many = insert_sql(into, ncol, SQ_BATCH_ROWS, tail);
+	char *one = insert_sql(into, ncol, 1, tail);
 	int r = many == NULL || one == NULL ? SQLITE_NOMEM : SQLITE_OK;
 	if (r == SQLITE_OK)
 		r = sqlite3_prepare_v3(db, many, -1, SQLITE_PREPARE_PERSISTENT, &b->many, NULL);
@@ -46,7 +54,7 @@ int sq_batch_init(struct sq_batch *b, sqlite3 *db, const char *into, int ncol)
 	return r;
 }
 
-static int run(sqlite3_stmt *st, const struct sq_cell *v, int n)
+static int run(struct sq_batch *b, sqlite3_stmt *st, const struct sq_cell *v, int n)
 {
 	for (int i = 0; i < n; i++) {
 		switch (v[i].kind) {
@@ -58,6 +66,11 @@ static int run(sqlite3_stmt *st, const struct sq_cell *v, int n)
 	}
 	int r = sqlite3_step(st);
 	sqlite3_reset(st);
+	if (r == SQLITE_DONE && b->count) {
+		int rows = n / b->ncol, changed = sqlite3_changes(b->db);
+		if (changed < rows)
+			b->unchanged += (uint64_t) (rows - changed);
+	}
 	return r == SQLITE_DONE ? SQLITE_OK : r;
 }
 
@@ -71,7 +84,7 @@ int sq_batch_commit_row(struct sq_batch *b)
 	if (++b->n < SQ_BATCH_ROWS)
 		return SQLITE_OK;
 	b->n = 0;
-	return run(b->many, b->cells, SQ_BATCH_ROWS * b->ncol);
+	return run(b, b->many, b->cells, SQ_BATCH_ROWS * b->ncol);
 }
 
 int sq_batch_add(struct sq_batch *b, const int64_t *row)
@@ -88,7 +101,7 @@ int sq_batch_flush(struct sq_batch *b)
 {
 	int r = SQLITE_OK;
 	for (int i = 0; i < b->n && r == SQLITE_OK; i++)
-		r = run(b->one, &b->cells[i * b->ncol], b->ncol);
+		r = run(b, b->one, &b->cells[i * b->ncol], b->ncol);
 	b->n = 0;
 	return r;
 }

@@ -30,11 +30,18 @@ struct sq_batch {
 	sqlite3 *db;
 	sqlite3_stmt *many, *one;
 	int ncol, n; /* columns; rows held */
+	int count;   /* count the rows an insert left unchanged (an upsert's WHERE) */
+	uint64_t unchanged; /* those rows, so far */
 	struct sq_cell cells[SQ_BATCH_ROWS * SQ_BATCH_MAXCOL];
 };
 
 /* into: "table (col, ...)" with ncol columns. SQLITE_OK or SQLite's code. */
 int sq_batch_init(struct sq_batch *b, sqlite3 *db, const char *into, int ncol);
+/* The same with tail after the VALUES (an upsert's ON CONFLICT clause):
+ * each insert's rows that SQLite neither inserted nor updated (sqlite3_changes)
+ * are counted in unchanged. */
+int sq_batch_init_tail(struct sq_batch *b, sqlite3 *db, const char *into, int ncol,
+		const char *tail);
 /* A row of ncol integers; inserts a batch when it is full. SQLITE_OK, or
  * the code of the failed step. */
 int sq_batch_add(struct sq_batch *b, const int64_t *row);

@@ -3,8 +3,8 @@
  * sqlite_events.c - the SQLite output's tables of the trace itself
  * (docs/sql.md): the system (loom, process, thread, cpu), the streams of the trace the run opened, then every event
  * as the run reads it (the same batches the engine is fed), with one
- * prepared statement inside the output's one transaction; the trace row and
- * the events' indexes at the end.
+ * prepared statement inside the output's one transaction; the trace row at
+ * the end (the events have no index: they are stored in time order).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -23,20 +23,23 @@ static const char events_schema[] =
 	" size INTEGER NOT NULL, meta_version INTEGER NOT NULL, finished INTEGER NOT NULL,"
 	" lib_version TEXT);\n"
 	"CREATE TABLE trace (path TEXT NOT NULL, first_clock INTEGER, duration INTEGER,"
-	" nevents INTEGER NOT NULL);\n";
+	" nevents INTEGER NOT NULL);\n"
+	/* the events as stored: the time (after the first clock: small
+	 * numbers), the stream (its thread is the stream's), the MCV as its
+	 * number in mcv_name (numbered as met) */
+	"CREATE TABLE mcv_name (id INTEGER PRIMARY KEY, mcv TEXT NOT NULL);\n"
+	"CREATE TABLE event_data (id INTEGER PRIMARY KEY, time INTEGER NOT NULL,"
+	" stream INTEGER NOT NULL REFERENCES stream, mcv INTEGER NOT NULL REFERENCES mcv_name,"
+	" payload BLOB);\n";
 
-/* The event table (made at the first event, whose clock it needs): the
- * clocks are computed from the time (generated columns, not stored): clock
- * = time + the first clock, rclock = clock - the stream's clock offset. */
-static const char event_table[] =
-	"CREATE TABLE event (id INTEGER PRIMARY KEY, time INTEGER NOT NULL,"
-	" clock INTEGER GENERATED ALWAYS AS (time + %lld) VIRTUAL,"
-	" rclock INTEGER GENERATED ALWAYS AS (time + %lld - %s) VIRTUAL,"
-	" thread INTEGER REFERENCES thread, stream INTEGER NOT NULL REFERENCES stream,"
-	" mcv TEXT NOT NULL, payload BLOB)";
-
-static const char events_indexes[] =
-	"CREATE INDEX event_thread ON event (thread, time);\n";
+/* The event view (made at the end, with the first clock): clock = time +
+ * the first clock, rclock = clock - %s, the stream's clock offset (or, for a
+ * drifted stream, the expression of drift_expr). */
+static const char event_view[] =
+	"CREATE VIEW event AS SELECT e.id AS id, e.time AS time, e.time + %lld AS clock,"
+	" e.time + %lld - %s AS rclock, s.thread AS thread, e.stream AS stream,"
+	" m.mcv AS mcv, e.payload AS payload FROM event_data e"
+	" JOIN stream s ON s.id = e.stream JOIN mcv_name m ON m.id = e.mcv";
 
 /* A stream of the trace, by its address: its position (stream.id) and its
  * thread (thread.id, -1: none). */
@@ -55,10 +58,13 @@ struct sq_events {
 	size_t ns;
 	const struct weft_stream *last; /* the stream of the last event, and ... */
 	size_t last_i;                  /* ... its place in m */
-	struct sq_batch eb;    /* the event rows, once the table is made */
-	int made;
+	struct sq_batch eb;    /* the event_data rows */
 	struct sq_payload *pl; /* the payload fields */
-	char *offset_expr;     /* the streams' clock offsets as SQL (by stream) */
+	sqlite3_stmt *mins;    /* INSERT INTO mcv_name */
+	uint32_t *mkey;        /* the MCVs met: 1 + their 3 bytes (0: free), ... */
+	uint32_t *mval;        /* ... their mcv_name.id */
+	size_t mcap, nm;       /* slots (a power of 2), MCVs */
+	uint32_t last_key, last_val; /* the last MCV looked up */
 	uint64_t n;
 	int64_t first, last_clock;
 };
@@ -246,77 +252,6 @@ static int write_streams(struct sq_events *q, const struct emu *emu, char *err, 
 	return r;
 }
 
-/* clock - rclock of a drifted stream s as SQL (docs/sql.md): with S =
- * clock - offset - t0 and k = 10^9 + drift_ppb, the rclock is t0 + d for
- * the least d with floor(d * k / 10^9) = S, that is ceil(S * 10^9 / k),
- * computed in 64 bits as q * 10^9 + ceil(m * 10^9 / k) (S = q * k + m,
- * 0 <= m < k). */
-static int drift_expr(char *x, size_t cap, const struct weft_stream *s)
-{
-	long long off = (long long) s->clock_offset, t0 = (long long) s->drift_t0;
-	long long k = 1000000000LL + (long long) s->drift_ppb;
-	char S[128], m[256];
-	snprintf(S, sizeof S, "(clock - %lld - %lld)", off, t0);
-	snprintf(m, sizeof m, "((%s %% %lld + %lld) %% %lld)", S, k, k, k);
-	return snprintf(x, cap, "(%s + %lld - ((%s - %s) / %lld * 1000000000"
-			" + (%s * 1000000000 + %lld) / %lld))",
-			S, off, S, m, k, m, k - 1, k);
-}
-
-/* The clock offset of an event's stream as an SQL expression (clock -
- * rclock): the offset of the first stream, and a CASE on the stream for
- * those with another or a drift (only traces of several looms have any).
- * NULL: out of memory. */
-static char *offset_expr(const struct sq_events *q)
-{
-	long long base = q->ns > 0 ? (long long) q->m[0].s->clock_offset : 0;
-	size_t nother = 0;
-	for (size_t i = 0; i < q->ns; i++)
-		nother += q->m[i].s->clock_offset != base || q->m[i].s->drift_ppb != 0;
-	size_t cap = 64 + nother * 1024;
-	char *x = malloc(cap);
-	if (x == NULL)
-		return NULL;
-	if (nother == 0) {
-		snprintf(x, cap, "%lld", base);
-		return x;
-	}
-	size_t len = (size_t) snprintf(x, cap, "CASE stream");
-	for (size_t i = 0; i < q->ns; i++) {
-		const struct weft_stream *s = q->m[i].s;
-		if (s->drift_ppb != 0) {
-			len += (size_t) snprintf(x + len, cap - len, " WHEN %zu THEN ", q->m[i].index);
-			len += (size_t) drift_expr(x + len, cap - len, s);
-		} else if (s->clock_offset != base) {
-			len += (size_t) snprintf(x + len, cap - len, " WHEN %zu THEN %lld",
-					q->m[i].index, (long long) s->clock_offset);
-		}
-	}
-	snprintf(x + len, cap - len, " ELSE %lld END", base);
-	return x;
-}
-
-/* Makes the event table for a first clock, and its insert. */
-static int make_event_table(struct sq_events *q, int64_t first, char *err, size_t errlen)
-{
-	size_t cap = strlen(q->offset_expr) + sizeof event_table + 64;
-	char *sql = malloc(cap);
-	if (sql == NULL) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
-	snprintf(sql, cap, event_table, (long long) first, (long long) first, q->offset_expr);
-	int r = 0;
-	if (sqlite3_exec(q->db, sql, NULL, NULL, NULL) != SQLITE_OK)
-		r = sq_db_fail(q->db, q->path, "cannot write the database", err, errlen);
-	free(sql);
-	if (r == 0 && sq_batch_init(&q->eb, q->db, "event (id, time, thread, stream, mcv, payload)",
-			6) != SQLITE_OK)
-		r = sq_db_fail(q->db, q->path, "cannot prepare", err, errlen);
-	q->made = r == 0;
-	return r;
-}
-
 struct sq_events *sq_events_open(sqlite3 *db, const char *path, const struct emu *emu,
 		const struct out_input *in, char *err, size_t errlen)
 {
@@ -335,8 +270,10 @@ struct sq_events *sq_events_open(sqlite3 *db, const char *path, const struct emu
 	}
 	if (write_streams(q, emu, err, errlen) != 0)
 		goto fail;
-	if ((q->offset_expr = offset_expr(q)) == NULL) {
-		snprintf(err, errlen, "out of memory");
+	if (sq_batch_init(&q->eb, db, "event_data (id, time, stream, mcv, payload)", 5) !=
+			SQLITE_OK || sqlite3_prepare_v3(db, "INSERT INTO mcv_name VALUES (?, ?)", -1,
+			SQLITE_PREPARE_PERSISTENT, &q->mins, NULL) != SQLITE_OK) {
+		sq_db_fail(db, path, "cannot prepare", err, errlen);
 		goto fail;
 	}
 	q->pl = sq_payload_open(db, path, in->models, err, errlen);
@@ -367,11 +304,67 @@ static void mcv_cell(const char mcv[4], struct sq_cell *c)
 	c->len = (int) n;
 }
 
+/* The number of an MCV in mcv_name, written there the first time: 0, or
+ * -1 with err. */
+static int mcv_id(struct sq_events *q, const char mcv[4], uint32_t *id, char *err, size_t errlen)
+{
+	uint32_t key = 1u + ((uint32_t) (unsigned char) mcv[0] | (uint32_t) (unsigned char) mcv[1]
+			<< 8 | (uint32_t) (unsigned char) mcv[2] << 16);
+	if (key == q->last_key) {
+		*id = q->last_val;
+		return 0;
+	}
+	if (2 * (q->nm + 1) > q->mcap) {
+		/* grow: twice the slots, the MCVs placed again */
+		size_t cap = q->mcap ? 2 * q->mcap : 256;
+		uint32_t *k = calloc(cap, sizeof *k), *v = calloc(cap, sizeof *v);
+		if (k == NULL || v == NULL) {
+			free(k);
+			free(v);
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		for (size_t i = 0; i < q->mcap; i++) {
+			if (q->mkey[i] == 0)
+				continue;
+			size_t h = (q->mkey[i] * 2654435761u) & (cap - 1);
+			while (k[h] != 0)
+				h = (h + 1) & (cap - 1);
+			k[h] = q->mkey[i];
+			v[h] = q->mval[i];
+		}
+		free(q->mkey);
+		free(q->mval);
+		q->mkey = k;
+		q->mval = v;
+		q->mcap = cap;
+	}
+	size_t h = (key * 2654435761u) & (q->mcap - 1);
+	while (q->mkey[h] != 0 && q->mkey[h] != key)
+		h = (h + 1) & (q->mcap - 1);
+	if (q->mkey[h] == 0) {
+		struct sq_cell c;
+		mcv_cell(mcv, &c);
+		sqlite3_bind_int64(q->mins, 1, (sqlite3_int64) q->nm);
+		sqlite3_bind_text(q->mins, 2, c.text, c.len, SQLITE_TRANSIENT);
+		int r = sqlite3_step(q->mins);
+		sqlite3_reset(q->mins);
+		if (r != SQLITE_DONE)
+			return sq_db_fail(q->db, q->path, "cannot write the events", err, errlen);
+		q->mkey[h] = key;
+		q->mval[h] = (uint32_t) q->nm++;
+	}
+	q->last_key = key;
+	q->last_val = q->mval[h];
+	*id = q->mval[h];
+	return 0;
+}
+
 /* Inserts every row held: the payloads they point to are the batch's, valid
  * until the driver's next one. */
 static int flush(struct sq_events *q, char *err, size_t errlen)
 {
-	if (q->made && sq_batch_flush(&q->eb) != SQLITE_OK)
+	if (sq_batch_flush(&q->eb) != SQLITE_OK)
 		return sq_db_fail(q->db, q->path, "cannot write the events", err, errlen);
 	return sq_payload_flush(q->pl, err, errlen);
 }
@@ -379,8 +372,6 @@ static int flush(struct sq_events *q, char *err, size_t errlen)
 int sq_events_add(struct sq_events *q, const struct weft_event *evs, size_t n, char *err,
 		size_t errlen)
 {
-	if (n > 0 && !q->made && make_event_table(q, evs[0].sclock, err, errlen) != 0)
-		return -1;
 	for (size_t k = 0; k < n; k++) {
 		const struct weft_event *e = &evs[k];
 		const struct smap *m = find(q, e->stream);
@@ -392,19 +383,21 @@ int sq_events_add(struct sq_events *q, const struct weft_event *evs, size_t n, c
 		if (q->n == 0)
 			q->first = e->sclock;
 		q->last_clock = e->sclock;
+		uint32_t mid = 0;
+		if (mcv_id(q, e->mcv, &mid, err, errlen) != 0)
+			return -1;
 		struct sq_cell *c = sq_batch_row(&q->eb);
 		c[0].kind = 'i';
 		c[0].i = (int64_t) q->n;
 		c[1].kind = 'i';
 		c[1].i = (int64_t) ((uint64_t) e->sclock - (uint64_t) q->first);
-		c[2].kind = m->thread >= 0 ? 'i' : 'n';
-		c[2].i = m->thread;
+		c[2].kind = 'i';
+		c[2].i = (int64_t) m->index;
 		c[3].kind = 'i';
-		c[3].i = (int64_t) m->index;
-		mcv_cell(e->mcv, &c[4]);
-		c[5].kind = e->payload_size > 0 ? 'b' : 'n';
-		c[5].p = e->payload;
-		c[5].len = (int) e->payload_size;
+		c[3].i = mid;
+		c[4].kind = e->payload_size > 0 ? 'b' : 'n';
+		c[4].p = e->payload;
+		c[4].len = (int) e->payload_size;
 		if (sq_batch_commit_row(&q->eb) != SQLITE_OK)
 			return sq_db_fail(q->db, q->path, "cannot write the events", err, errlen);
 		if (e->payload_size > 0 && sq_payload_add(q->pl, q->n, e, err, errlen) != 0)
@@ -414,12 +407,69 @@ int sq_events_add(struct sq_events *q, const struct weft_event *evs, size_t n, c
 	return flush(q, err, errlen);
 }
 
+/* clock - rclock of a drifted stream s as SQL (docs/sql.md), with C the
+ * event's clock: with S = C - offset - t0 and k = 10^9 + drift_ppb, the
+ * rclock is t0 + d for the least d with floor(d * k / 10^9) = S, that is
+ * ceil(S * 10^9 / k), computed in 64 bits as q * 10^9 + ceil(m * 10^9 / k)
+ * (S = q * k + m, 0 <= m < k). */
+static int drift_expr(char *x, size_t cap, const struct weft_stream *s, long long first)
+{
+	long long off = (long long) s->clock_offset, t0 = (long long) s->drift_t0;
+	long long k = 1000000000LL + (long long) s->drift_ppb;
+	char S[128], m[256];
+	snprintf(S, sizeof S, "(e.time + %lld - %lld - %lld)", first, off, t0);
+	snprintf(m, sizeof m, "((%s %% %lld + %lld) %% %lld)", S, k, k, k);
+	return snprintf(x, cap, "(%s + %lld - ((%s - %s) / %lld * 1000000000"
+			" + (%s * 1000000000 + %lld) / %lld))",
+			S, off, S, m, k, m, k - 1, k);
+}
+
+/* clock - rclock as SQL: the stream's clock_offset column, or a CASE on the
+ * stream for the drifted ones (only traces with a drift section have any).
+ * NULL: out of memory. */
+static char *offset_expr(const struct sq_events *q)
+{
+	size_t ndrift = 0;
+	for (size_t i = 0; i < q->ns; i++)
+		ndrift += q->m[i].s->drift_ppb != 0;
+	size_t cap = 64 + ndrift * 1024;
+	char *x = malloc(cap);
+	if (x == NULL)
+		return NULL;
+	if (ndrift == 0) {
+		snprintf(x, cap, "s.clock_offset");
+		return x;
+	}
+	size_t len = (size_t) snprintf(x, cap, "CASE e.stream");
+	for (size_t i = 0; i < q->ns; i++) {
+		const struct weft_stream *s = q->m[i].s;
+		if (s->drift_ppb == 0)
+			continue;
+		len += (size_t) snprintf(x + len, cap - len, " WHEN %zu THEN ", q->m[i].index);
+		len += (size_t) drift_expr(x + len, cap - len, s, (long long) q->first);
+	}
+	snprintf(x + len, cap - len, " ELSE s.clock_offset END");
+	return x;
+}
+
 int sq_events_finish(struct sq_events *q, char *err, size_t errlen)
 {
 	sqlite3_stmt *st = NULL;
 	int r = 0;
-	if (!q->made && make_event_table(q, 0, err, errlen) != 0)
+	char *off = offset_expr(q);
+	size_t cap = off == NULL ? 0 : sizeof event_view + 48 + strlen(off);
+	char *view = off == NULL ? NULL : malloc(cap);
+	if (view == NULL) {
+		free(off);
+		snprintf(err, errlen, "out of memory");
 		return -1;
+	}
+	snprintf(view, cap, event_view, (long long) q->first, (long long) q->first, off);
+	free(off);
+	int made = sqlite3_exec(q->db, view, NULL, NULL, NULL) == SQLITE_OK;
+	free(view);
+	if (!made)
+		return sq_db_fail(q->db, q->path, "cannot write the database", err, errlen);
 	if (sqlite3_prepare_v2(q->db, "INSERT INTO trace VALUES (?, ?, ?, ?)", -1, &st, NULL)
 			!= SQLITE_OK)
 		return sq_db_fail(q->db, q->path, "cannot prepare", err, errlen);
@@ -433,8 +483,6 @@ int sq_events_finish(struct sq_events *q, char *err, size_t errlen)
 	if (sqlite3_step(st) != SQLITE_DONE)
 		r = sq_db_fail(q->db, q->path, "cannot write the database", err, errlen);
 	sqlite3_finalize(st);
-	if (r == 0 && sqlite3_exec(q->db, events_indexes, NULL, NULL, NULL) != SQLITE_OK)
-		r = sq_db_fail(q->db, q->path, "cannot index the events", err, errlen);
 	return r;
 }
 
@@ -444,8 +492,10 @@ void sq_events_free(struct sq_events *q)
 		return;
 	sq_batch_free(&q->eb);
 	sq_payload_free(q->pl);
+	sqlite3_finalize(q->mins);
+	free(q->mkey);
+	free(q->mval);
 	free(q->m);
-	free(q->offset_expr);
 	free(q->trace_path);
 	free(q);
 }

@@ -100,7 +100,7 @@ def main():
         # -o and a query: written, then queried
         c.eq(run(["sql", trace, "-o", db, "SELECT count(*) AS events FROM event"]),
              (0, b"events\n------\n   167\n", ""), "-o with a query")
-        c.eq(run(["sql", db, "DELETE FROM event"]),
+        c.eq(run(["sql", db, "DELETE FROM event_data"]),
              (1, b"", "weft sql: SQL error: attempt to write a readonly database\n"),
              "a database is opened read-only")
         c.eq(run(["sql", db, VALUES]), (0, TABLE.encode(), ""), "NULL, BLOB, text, numbers")

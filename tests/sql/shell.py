@@ -113,7 +113,7 @@ def main():
              "a dot command on a database file")
         c.eq(weft(["sql", "--csv", db], env, b"SELECT 1 AS a, 'x,y' AS b;\n"),
              (0, b'1,"x,y"\n', ""), "--csv: the shell in CSV mode")
-        rc, out, err = weft(["sql", db], env, b"DELETE FROM event;\n")
+        rc, out, err = weft(["sql", db], env, b"DELETE FROM event_data;\n")
         c.expect(rc != 0 and "readonly database" in err,
                  f"the shell opens the database read-only: {rc} {err!r}")
         rc, term = weft_pty(["sql", trace], env, b"SELECT 40 + 2;\n.quit\n")

@@ -15,6 +15,8 @@ a set of v3 cases and the v1 cases):
   - stream, loom, process, thread: the counts of `weft check`'s summary;
   - thread and cpu: the labels of the reference's thread.row and cpu.row,
     in row order (the CPUs with one vCPU per loom; for v1, their number);
+  - no index; an interval of both the raw layer and the thread view is
+    one row of interval_data (the raw_interval and interval views agree);
   - interval (models/ and v3 cases): exactly the intervals the reference's
     thread.prv and cpu.prv make under the documented rule (docs/sql.md),
     per view, row, Paraver type, start, end and value, and the label of each
@@ -191,8 +193,23 @@ def check_case(c, name, case_dir, tmp, models, flags):
         c.eq(len(mine) if v1 else mine, len(want) if v1 else want, f"{name}: cpu labels")
         c.eq(db.execute("SELECT count(*) FROM cpu WHERE NOT virtual").fetchone()[0],
              db.execute("SELECT sum(ncpus) FROM loom").fetchone()[0], f"{name}: physical CPUs")
+        c.eq(db.execute("SELECT name FROM sqlite_schema WHERE type = 'index' AND name NOT "
+                        "LIKE 'sqlite_autoindex_%'").fetchall(), [], f"{name}: no index")
         if not models:
             return
+        # an interval of the raw layer and the thread view is one row of
+        # interval_data, and each row is at least one interval of a layer
+        both = db.execute("SELECT count(*) FROM (SELECT thread, channel, start, dur, value "
+                          "FROM raw_interval INTERSECT SELECT row, channel, start, dur, value "
+                          "FROM interval WHERE view = 'thread')").fetchone()[0]
+        c.eq(db.execute("SELECT count(*) FROM interval_data WHERE flags & 3 = 0").fetchone()[0],
+             both, f"{name}: an interval of the raw layer and the thread view stored once")
+        c.eq(db.execute("SELECT count(*) FROM interval_data WHERE flags = 3").fetchone()[0], 0,
+             f"{name}: no row of no layer")
+        stored = db.execute("SELECT count(*) FROM interval_data").fetchone()[0]
+        shown = db.execute("SELECT (SELECT count(*) FROM interval) + "
+                           "(SELECT count(*) FROM raw_interval)").fetchone()[0]
+        c.eq(stored + both <= shown, True, f"{name}: rows stored {stored}, intervals {shown}")
         got = set(db.execute("SELECT i.view, i.row, c.type, i.start, i.end, i.value FROM "
                              "interval i JOIN channel c ON c.id = i.channel"))
         for view in ("thread", "cpu"):
