@@ -27,8 +27,10 @@
  * user + system CPU time) and "threads write/floor ratio: R" (the same for
  * the thread-heavy case), each with the wall-time ratio beside it.
  *
- * usage: bench_write [EVENTS [REPETITIONS [THREADS]]]
- *        (default 5000000 events per thread, 3 repetitions, 500 threads)
+ * usage: bench_write [EVENTS [REPETITIONS [THREADS [SIDE]]]]
+ *        (default 5000000 events per thread, 3 repetitions, 500 threads;
+ *        SIDE "libovni" or "floor" runs that side only, without ratios, e.g.
+ *        under strace -f -c to count the system calls of one side)
  * Everything is written under a temporary directory in $TMPDIR (or /tmp),
  * removed at the end and on every error path of the parent.
  */
@@ -336,8 +338,11 @@ int main(int argc, char **argv)
 		reps = atoi(argv[2]);
 	if (argc > 3)
 		nheavy = atoi(argv[3]);
-	if (nevents <= 0 || reps <= 0 || nheavy <= 0) {
-		fprintf(stderr, "usage: bench_write [EVENTS [REPETITIONS [THREADS]]]\n");
+	int sides = 3; /* bit 0: libovni, bit 1: floor */
+	if (argc > 4)
+		sides = strcmp(argv[4], "libovni") == 0 ? 1 : strcmp(argv[4], "floor") == 0 ? 2 : 0;
+	if (nevents <= 0 || reps <= 0 || nheavy <= 0 || sides == 0) {
+		fprintf(stderr, "usage: bench_write [EVENTS [REPETITIONS [THREADS [libovni|floor]]]]\n");
 		return 2;
 	}
 	const char *base = getenv("TMPDIR");
@@ -353,12 +358,21 @@ int main(int argc, char **argv)
 
 	struct times bw = {0}, bf = {0}, hw = {0}, hf = {0};
 	for (int r = 0; r < reps; r++) {
-		keep_best(&bw, run(1, BULK_THREADS, BULK_THREADS, nevents, 0));
-		keep_best(&bf, run(0, BULK_THREADS, BULK_THREADS, nevents, 0));
-		keep_best(&hw, run(1, nheavy, HEAVY_BATCH, HEAVY_EVENTS, 1));
-		keep_best(&hf, run(0, nheavy, HEAVY_BATCH, HEAVY_EVENTS, 1));
+		if (sides & 1)
+			keep_best(&bw, run(1, BULK_THREADS, BULK_THREADS, nevents, 0));
+		if (sides & 2)
+			keep_best(&bf, run(0, BULK_THREADS, BULK_THREADS, nevents, 0));
+		if (sides & 1)
+			keep_best(&hw, run(1, nheavy, HEAVY_BATCH, HEAVY_EVENTS, 1));
+		if (sides & 2)
+			keep_best(&hf, run(0, nheavy, HEAVY_BATCH, HEAVY_EVENTS, 1));
 	}
 	cleanup();
+	if (sides != 3) {
+		print(sides == 1 ? "bulk, libovni:" : "bulk, floor:", sides == 1 ? bw : bf, 0);
+		print(sides == 1 ? "threads, libovni:" : "threads, floor:", sides == 1 ? hw : hf, nheavy);
+		return 0;
+	}
 
 	print("bulk, libovni:", bw, 0);
 	print("bulk, floor:", bf, 0);
