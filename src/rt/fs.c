@@ -31,6 +31,10 @@ char *rt_strfmt(const char *func, const char *fmt, ...)
 
 void rt_mkdir_p(const char *func, const char *path)
 {
+	/* The parents usually exist (every thread's directory but the first
+	 * is one mkdir(2) from them): try the whole path first. */
+	if (mkdir(path, 0777) == 0)
+		return;
 	size_t len = strlen(path);
 	char *tmp = malloc(len + 1);
 	if (tmp == NULL)
@@ -95,6 +99,21 @@ void rt_write_file_atomic(const char *func, const char *path, const char *text)
 	if (rename(tmp, path) != 0)
 		rt_die_errno(func, errno, "cannot rename '%s' to the metadata file '%s'", tmp, path);
 	free(tmp);
+}
+
+int rt_write_file_over(const char *func, const char *path, const char *text, size_t len, int create)
+{
+	int flags = O_WRONLY | O_CLOEXEC | (create ? O_CREAT | O_EXCL : 0);
+	int fd = open(path, flags, 0666);
+	if (fd < 0) {
+		if (create && errno == EEXIST)
+			return 0;
+		rt_die_errno(func, errno, "cannot open the metadata file '%s'", path);
+	}
+	rt_write_all(func, fd, text, len, path);
+	if (close(fd) != 0)
+		rt_die_errno(func, errno, "cannot close the metadata file '%s'", path);
+	return 1;
 }
 
 /* Copies the file src (its stat st) into the new file dst, times kept. */

@@ -103,6 +103,12 @@ void rt_write_all(const char *func, int fd, const void *buf, size_t len, const c
 /* Writes text into path atomically: a temporary file in the same
  * directory, then rename(2). */
 void rt_write_file_atomic(const char *func, const char *path, const char *text);
+/* Writes len bytes of text over the start of the file path, in place
+ * (open without O_TRUNC, write, close: no temporary file, no rename, which
+ * on ext4 each start the write-back of the file); with create, the file
+ * must not exist (O_EXCL): returns 0, having written nothing, if it does.
+ * Returns 1 when written; dies naming func on any other error. */
+int rt_write_file_over(const char *func, const char *path, const char *text, size_t len, int create);
 /* Moves the tree src into dst, then removes src: directories are created
  * where missing (an existing one is kept; one that is not a directory, a
  * link included, is an error), and each file replaces the one of the same
@@ -328,6 +334,9 @@ struct rt_thread {
 	 * temporary file a crash writes it to. NULL when off. */
 	char *crash_text;
 	size_t crash_cut;
+	/* The length of stream.json as this thread last wrote it (0: not
+	 * written yet; meta.c). */
+	size_t json_len;
 	char *crash_tmp;
 	/* Where the placeholder of weft.ring is in crash_text (ring mode). */
 	size_t crash_ring;
