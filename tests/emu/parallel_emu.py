@@ -10,12 +10,13 @@ driver say whether the workers made the run ("weft emu: -j N: K workers, ...",
 K = min(N, looms)) or why it was made serially ("-j N: serial run (why)"),
 which is asserted too:
   - every multi-loom case of the conformance corpus (v1/ and v3/, the ones the
-    reference refuses included: the same message), with --paraver -q: by
-    workers, except the cases listed in SERIAL (their reason asserted);
+    reference refuses included: the same message), with --paraver -q and with
+    --paraver (the summary on stdout): by workers, except the cases listed in SERIAL (their reason asserted);
   - a generated 16-loom trace (2 threads on 2 CPUs per loom, a user model's
     events: --model examples/zeta/zeta.yaml), with --paraver -q, with -a,
-    and with -f paraver:aux=no: by workers; with --perfetto, -f sqlite, -b,
-    --from/--to, --salvage, or without -q: serial (the same files);
+    with -f paraver:aux=no, and without -q (the summary on stdout, the same
+    lines): by workers; with --perfetto, -f sqlite, -b, --from/--to or
+    --salvage: serial (the same files; the reason asserted);
   - the same trace with every loom's events at the same clocks: serial
     (events of two streams at one clock cannot be ordered as the serial
     run's heap orders them), the same files.
@@ -158,8 +159,10 @@ def main():
             if len(looms) < 2:
                 continue
             why = SERIAL.get(case.name)
-            compare(case.name, trace, ["--paraver", "-q"], tmp,
-                    ("serial", why) if why else ("workers", len(looms)), ok=False)
+            expect = ("serial", why) if why else ("workers", len(looms))
+            compare(case.name, trace, ["--paraver", "-q"], tmp, expect, ok=False)
+            # the summary (stdout) too: the workers' figures, put together
+            compare(case.name + " summary", trace, ["--paraver"], tmp, expect, ok=False)
             n += 1
         if c:
             check(n >= 15, f"only {n} multi-loom corpus cases found")
@@ -172,13 +175,19 @@ def main():
         compare("gen16", trace, m + ["--paraver", "-q"], tmp, work)
         compare("gen16 -a", trace, m + ["--paraver", "-q", "-a"], tmp, work)
         compare("gen16 aux=no", trace, m + ["-f", "paraver:aux=no", "-q", "--no-cfg"], tmp, work)
-        compare("gen16 --perfetto", trace, m + ["--paraver", "--perfetto", "-q"], tmp, None)
-        compare("gen16 sqlite", trace, m + ["-f", "sqlite", "-q"], tmp, None)
-        compare("gen16 -b", trace, m + ["--paraver", "-q", "-b"], tmp, None)
+        compare("gen16 --perfetto", trace, m + ["--paraver", "--perfetto", "-q"], tmp,
+                ("serial", "the Perfetto output"))
+        compare("gen16 sqlite", trace, m + ["-f", "sqlite", "-q"], tmp,
+                ("serial", "the SQLite output"))
+        compare("gen16 -b", trace, m + ["--paraver", "-q", "-b"], tmp,
+                ("serial", "the breakdown"))
         compare("gen16 window", trace, m + ["--paraver", "-q", "--from", "1010000",
-                                            "--to", "1200000"], tmp, None)
-        compare("gen16 --salvage", trace, m + ["--paraver", "-q", "--salvage"], tmp, None)
-        compare("gen16 summary", trace, m + ["--paraver"], tmp, None)
+                                            "--to", "1200000"], tmp,
+                ("serial", "a window"))
+        compare("gen16 --salvage", trace, m + ["--paraver", "-q", "--salvage"], tmp,
+                ("serial", "--salvage"))
+        compare("gen16 summary", trace, m + ["--paraver"], tmp, work)
+        compare("gen16 summary -a", trace, m + ["--paraver", "-a"], tmp, work)
         # more records than the memory given to them (here 10 KiB): serial
         compare("gen16 budget", trace, m + ["--paraver", "-q"], tmp,
                 ("serial", "the records would exceed the memory given to them"),
