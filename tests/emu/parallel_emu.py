@@ -20,6 +20,9 @@ which is asserted too:
   - the same trace with every loom's events at the same clocks: serial
     (events of two streams at one clock cannot be ordered as the serial
     run's heap orders them), the same files.
+weft sql -j N and weft view -j N: the same database (its dump) and page as
+with -j 1, the serial run's reason printed; -j 0, 4097 and x refused by
+weft emu, weft sql and weft view (exit 2, the message).
 Environment: WEFT_BIN, WEFT_SOURCE_DIR, WEFT_CONFORMANCE_DIR(_DEFAULT).
 """
 import os
@@ -212,10 +215,44 @@ def main():
         rc, err, _, _ = emu(["-j", "2", "--paraver", "-q"] + m + [str(warn)], tmp / "w")
         check(rc == 0 and err.count("loom.link") == 1, f"warning: {rc} {err!r}")
         # -j's value is checked
-        p = subprocess.run([WEFT, "emu", "-j", "0", str(trace)], capture_output=True,
-                           text=True, timeout=60)
-        check(p.returncode == 2 and p.stderr == "weft emu: -j takes a number of workers from 1 "
-              "to 4096, not '0'\n", f"-j 0: {p.returncode} {p.stderr!r}")
+        for cmd in ("emu", "sql", "view"):
+            for bad in ("0", "4097", "x"):
+                p = subprocess.run([WEFT, cmd, "-j", bad, str(trace)], capture_output=True,
+                                   text=True, timeout=60)
+                check(p.returncode == 2 and p.stderr == f"weft {cmd}: -j takes a number of "
+                      f"workers from 1 to 4096, not '{bad}'\n",
+                      f"{cmd} -j {bad}: {p.returncode} {p.stderr!r}")
+        # weft sql and weft view take -j: the same database and page whatever N,
+        # made serially (their outputs follow the engine's batches), which
+        # WEFT_EMU_TIMING says
+        fronts = (("sql", "db", "the SQLite output"), ("view", "html", "an output of the caller"))
+        for cmd, ext, why in fronts:
+            for name, tr in (("gen16", trace), ("two-looms", c / "v3" / "two-looms" / "ovni"
+                                                 if c else None)):
+                if tr is None:
+                    continue
+                outs = {}
+                for j in (1, 2, 3, 16):
+                    f = tmp / f"{cmd}-{name}-j{j}.{ext}"
+                    args = [WEFT, cmd, "-j", str(j), "-o", str(f)]
+                    args += (["-q"] if cmd == "view" else [])
+                    args += (m if name == "gen16" else []) + [str(tr)]
+                    p = subprocess.run(args, capture_output=True, text=True, timeout=120,
+                                       env=dict(os.environ, WEFT_EMU_TIMING="1"))
+                    check(p.returncode == 0, f"{cmd} -j {j} {name}: exit {p.returncode} "
+                          f"{p.stderr!r}")
+                    serial = f"weft emu: -j {j}: serial run ({why})"
+                    check((serial in p.stderr.splitlines()) == (j > 1),
+                          f"{cmd} -j {j} {name}: {serial!r} expected {j > 1}: {p.stderr!r}")
+                    d = tmp / f"{cmd}-{j}"
+                    d.mkdir()
+                    if f.exists():
+                        f.rename(d / f.name)
+                    outs[j] = files(d).get(f.name)
+                    shutil.rmtree(d)
+                check(outs[1] is not None and len(outs[1]) > 1000, f"{cmd} {name}: -j 1 output")
+                for j in (2, 3, 16):
+                    check(outs[j] == outs[1], f"{cmd} -j {j} {name}: differs from -j 1's")
     if failures:
         print(f"{len(failures)} failure(s)")
         return 1
