@@ -1919,17 +1919,17 @@ static PyObject *coll_views(struct coll *c)
 
 /* emulate(path, lint, breakdown, all_models, salvage, has_from, from,
  * from_rel, has_to, to, to_rel, warn list, models: a registry capsule or
- * None): runs weft_emulate() with our collecting output and no output
+ * None, jobs: weft emu -j, 1 to 4096): runs weft_emulate() with our collecting output and no output
  * format, the GIL released (runs in several threads go on at once); returns
  * the views (coll_views). */
 static PyObject *m_emulate(PyObject *Py_UNUSED(mod), PyObject *args)
 {
 	PyObject *pathobj, *list, *models;
-	int lint, bd, all, salvage, has_from, from_rel, has_to, to_rel;
+	int lint, bd, all, salvage, has_from, from_rel, has_to, to_rel, jobs;
 	long long from, to;
-	if (!PyArg_ParseTuple(args, "O&iiiiiLiiLiO!O", PyUnicode_FSConverter, &pathobj,
+	if (!PyArg_ParseTuple(args, "O&iiiiiLiiLiO!Oi", PyUnicode_FSConverter, &pathobj,
 			&lint, &bd, &all, &salvage, &has_from, &from, &from_rel, &has_to, &to,
-			&to_rel, &PyList_Type, &list, &models))
+			&to_rel, &PyList_Type, &list, &models, &jobs))
 		return NULL;
 	const struct weft_registry *reg;
 	if (!registry_of(models, &reg)) {
@@ -1966,6 +1966,7 @@ static PyObject *m_emulate(PyObject *Py_UNUSED(mod), PyObject *args)
 	o.has_to = has_to;
 	o.to = to;
 	o.to_rel = to_rel;
+	o.jobs = jobs;
 	char err[WEFT_ERR_MAX + 256];
 	int r;
 	Py_BEGIN_ALLOW_THREADS

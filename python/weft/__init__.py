@@ -667,7 +667,7 @@ def _bound(v, what):
 
 
 def emulate(path, models="required", window=None, breakdown=False, lint=False,
-            salvage=False, model=None):
+            salvage=False, model=None, jobs=None):
     """Emulates the trace at path through the driver of `weft emu` and
     returns the timelines as interval tables (weft.Emulation). models:
     "required" (those the streams require) or "all" (weft emu -a). window:
@@ -676,11 +676,18 @@ def emulate(path, models="required", window=None, breakdown=False, lint=False,
     weft emu --from/--to ("+N" and ("rel", N): N ns after the first
     event). model: a model file, or a list of them, added to the built-in
     models of this run (weft emu --model FILE...); a malformed file raises
-    weft.Error with the loader's message before the trace is read. Runs in
+    weft.Error with the loader's message before the trace is read. jobs:
+    weft emu -j's workers, 1 to 4096 (None: the online CPUs); the result is
+    the same whatever it is, and the module's collecting output follows the
+    engine's batches, so the driver makes the run serially. Runs in
     several threads go on at once (the GIL is released). Raises weft.Error
     with weft emu's message."""
     if models not in ("required", "all"):
         raise ValueError('models must be "required" or "all"')
+    if jobs is None:
+        jobs = min(max(os.cpu_count() or 1, 1), 4096)
+    elif isinstance(jobs, bool) or not isinstance(jobs, int) or not 1 <= jobs <= 4096:
+        raise ValueError(f"jobs {jobs!r}: give a number of workers from 1 to 4096, or None")
     registry = _models(model)
     f, t = window if window is not None else (None, None)
     hf, vf, rf = _bound(f, "window start")
@@ -696,7 +703,7 @@ def emulate(path, models="required", window=None, breakdown=False, lint=False,
     # the driver hands every view's records to the module (no files)
     res = _weft.emulate(os.fspath(path), int(bool(lint)), int(bool(breakdown)),
                         int(models == "all"), int(bool(salvage)), hf, vf, rf, ht, vt, rt,
-                        warnings, registry)
+                        warnings, registry, jobs)
     res, raw_iv = res
     views = {}
     raw = None

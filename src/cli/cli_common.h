@@ -473,6 +473,33 @@ static inline struct weft_registry *cli_registry(const char *cmd, struct cli_mod
 	return r;
 }
 
+/* -j N of an emulation (weft emu, weft view, weft sql): 1 to 4096 workers
+ * into *jobs, 0, or 2 after printing why. */
+static inline int cli_jobs(const char *cmd, const char *opt, const char *val, int *jobs)
+{
+	char *end;
+	errno = 0;
+	long j = strtol(val, &end, 10);
+	if (end == val || *end != '\0' || errno != 0 || j < 1 || j > 4096) {
+		char msg[WEFT_ERR_MAX];
+		snprintf(msg, sizeof msg, "%s takes a number of workers from 1 to 4096, not '%s'",
+				opt, val);
+		cli_message(cmd, "", msg);
+		return 2;
+	}
+	*jobs = (int) j;
+	return 0;
+}
+
+/* The workers of -j when not given (0): the online CPUs. */
+static inline int cli_jobs_default(int jobs)
+{
+	if (jobs > 0)
+		return jobs;
+	long nc = sysconf(_SC_NPROCESSORS_ONLN);
+	return nc > 0 && nc < 4096 ? (int) nc : 1;
+}
+
 /* --from and --to of weft dump and weft top (cli_window_finish), and of
  * an emulation (cli_emu_window). */
 struct cli_window {

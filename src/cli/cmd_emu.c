@@ -100,8 +100,9 @@ static void emu_usage(FILE *f)
 		"                up to it (as the reference does); the exit status is still 1\n"
 		"  -j, --jobs N  emulate the looms with N workers at once (default: the online\n"
 		"                CPUs; 1: serially), the outputs the same whatever N; used\n"
-		"                for the Paraver output with -q, no window, -b or --salvage\n"
-		"                (docs/emu.md, PARALLEL); any other run is serial\n"
+		"                for the Paraver output and the summary, without a window,\n"
+		"                -b or --salvage (docs/emu.md, PARALLEL); any other run is\n"
+		"                serial\n"
 		"  --mpi         under mpirun (or srun): the ranks emulate a share of the looms\n"
 		"                each (with -j N workers, default 1) and rank 0 writes the\n"
 		"                outputs, the same files (docs/emu.md, MPI); needs weft-mpi,\n"
@@ -378,19 +379,10 @@ static int emu_opt(void *ctx, int id, const char *opt, const char *val)
 	case EMU_PARTIAL: a->partial = 1; break;
 	case EMU_FROM: a->from_arg = val; break;
 	case EMU_TO: a->to_arg = val; break;
-	case EMU_JOBS: {
-		char *end;
-		errno = 0;
-		long j = strtol(val, &end, 10);
-		if (end == val || *end != '\0' || errno != 0 || j < 1 || j > 4096) {
-			snprintf(err, sizeof err, "%s takes a number of workers from 1 to 4096, not '%s'",
-					opt, val);
-			cli_message("emu", "", err);
+	case EMU_JOBS:
+		if (cli_jobs("emu", opt, val, &a->jobs) != 0)
 			return 2;
-		}
-		a->jobs = (int) j;
 		break;
-	}
 	case EMU_QUIET: a->quiet = 1; break;
 	case EMU_VERBOSE: a->verbose = 1; break;
 	case EMU_MPI: a->mpi = 1; break;
@@ -495,11 +487,7 @@ static int cmd_emu(int argc, char **argv, struct weft_registry *models)
 	o.keep_partial = partial;
 	if (ea.jobs == 0 && ea.mpi)
 		ea.jobs = 1; /* ranks share the nodes' cores */
-	if (ea.jobs == 0) {
-		long nc = sysconf(_SC_NPROCESSORS_ONLN);
-		ea.jobs = nc > 0 && nc < 4096 ? (int) nc : 1;
-	}
-	o.jobs = ea.jobs;
+	o.jobs = cli_jobs_default(ea.jobs);
 	cli_arm_stop();
 	struct cli_progress prog;
 	cli_progress_start(&prog, "emu", cli_obs_total_dir(path));

@@ -70,6 +70,10 @@ static const char usage[] =
 	"                     intervals when a stream requires it; a malformed\n"
 	"                     file is refused (FILE:LINE: reason, exit status 1)\n"
 	"                     before anything is read or written\n"
+	"  -j, --jobs N       emulate with N workers (as weft emu -j; default: the\n"
+	"                     online CPUs): the database is the same whatever N;\n"
+	"                     its writer follows the engine's batches, so the run\n"
+	"                     is made serially (docs/emu.md, PARALLEL)\n"
 	"      --csv          print results as CSV (RFC 4180: CRLF line ends,\n"
 	"                     quoted fields; NULL is an empty field)\n"
 	"  -h, --help         show this help\n"
@@ -159,8 +163,8 @@ static void build_phase(void *ctx, const char *what)
 /* Builds the database of the trace at path in a new directory tmpdir
  * (a template, filled in) as tmpdir/timeline.db (written into dbpath);
  * out: the -o FILE its messages name instead (NULL: none). */
-static int build(const char *path, int all_models, const struct weft_registry *models,
-		char *tmpdir, char *dbpath, size_t dblen,
+static int build(const char *path, int all_models, int jobs,
+		const struct weft_registry *models, char *tmpdir, char *dbpath, size_t dblen,
 		const char *out)
 {
 	if (mkdtemp(tmpdir) == NULL) {
@@ -178,6 +182,7 @@ static int build(const char *path, int all_models, const struct weft_registry *m
 	o.outdir = tmpdir;
 	o.formats = formats;
 	o.all_models = all_models;
+	o.jobs = cli_jobs_default(jobs);
 	o.models = models;
 	o.warn = cli_warn;
 	o.ctx = (void *) CMD;
@@ -780,7 +785,7 @@ static int check_db(const char *path)
 
 static int cmd_sql(int argc, char **argv, struct cli_models *mf);
 struct sql_args {
-	int csv, all_models, rebuild;
+	int csv, all_models, rebuild, jobs;
 	const char *out;
 	struct cli_models *mf;
 };
@@ -798,7 +803,7 @@ int weft_cmd_sql(int argc, char **argv)
 }
 
 /* The options of weft sql (cli_opts.h): add one here and in sql_opt. */
-enum { SQL_CSV, SQL_ALL_MODELS, SQL_OUTPUT, SQL_MODEL, SQL_REBUILD };
+enum { SQL_CSV, SQL_ALL_MODELS, SQL_OUTPUT, SQL_MODEL, SQL_REBUILD, SQL_JOBS };
 
 static const struct cli_opt sql_opts[] = {
 	{ "csv", 0, NULL, SQL_CSV },
@@ -806,12 +811,12 @@ static const struct cli_opt sql_opts[] = {
 	{ "output", 'o', "FILE", SQL_OUTPUT },
 	{ "model", 0, "FILE", SQL_MODEL },
 	{ "rebuild", 0, NULL, SQL_REBUILD },
+	{ "jobs", 'j', "N", SQL_JOBS },
 	{ NULL, 0, NULL, 0 },
 };
 
 static int sql_opt(void *ctx, int id, const char *opt, const char *val)
 {
-	(void) opt;
 	struct sql_args *a = ctx;
 	switch (id) {
 	case SQL_CSV: a->csv = 1; break;
@@ -819,6 +824,10 @@ static int sql_opt(void *ctx, int id, const char *opt, const char *val)
 	case SQL_OUTPUT: a->out = val; break;
 	case SQL_MODEL: a->mf->files[a->mf->n++] = val; break;
 	case SQL_REBUILD: a->rebuild = 1; break;
+	case SQL_JOBS:
+		if (cli_jobs(CMD, opt, val, &a->jobs) != 0)
+			return 2;
+		break;
 	default: abort();
 	}
 	return 0;
@@ -827,7 +836,7 @@ static int sql_opt(void *ctx, int id, const char *opt, const char *val)
 /* mf: the --model files, loaded once the arguments are known good. */
 static int cmd_sql(int argc, char **argv, struct cli_models *mf)
 {
-	struct sql_args sa = { 0, 0, 0, NULL, mf };
+	struct sql_args sa = { 0, 0, 0, 0, NULL, mf };
 	const char **pos = cli_operands(argc);
 	int npos = 0;
 	int pr = cli_opts_parse(CMD, sql_opts, argc, argv, sql_opt, &sa, pos, &npos);
@@ -924,7 +933,7 @@ static int run_sql(const char *path, const char *query, const struct sql_args *a
 		free(key);
 		return usage_error("FILE is too long");
 	}
-	if (build(path, a->all_models, models, tmpdir, dbpath, sizeof dbpath, out) != 0) {
+	if (build(path, a->all_models, a->jobs, models, tmpdir, dbpath, sizeof dbpath, out) != 0) {
 		free(key);
 		return stop_sig != 0 ? 128 + stop_sig : CLI_EXIT_TRACE;
 	}

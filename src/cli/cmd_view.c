@@ -27,7 +27,7 @@ static void view_usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: weft view [-o FILE.html] [--from T0] [--to T1] [--model FILE]...\n"
-		"                 [--budget SIZE] [--channel NAME] [-q] TRACE\n"
+		"                 [--budget SIZE] [--channel NAME] [-j N] [-q] TRACE\n"
 		"       weft view --serve [--port N] [--bind 127.0.0.1] [...] TRACE\n"
 		"       weft view --png FILE | --svg FILE | --pdf FILE [--size WxH] [...] TRACE\n"
 		"\n"
@@ -49,6 +49,9 @@ static void view_usage(FILE *f)
 		"                no more intervals than fit it, so its memory does not grow with\n"
 		"                the trace (--serve keeps them all)\n"
 		"  --channel NAME  the colour channel shown first (default ovni.thread.state)\n"
+		"  -j, --jobs N  emulate with N workers (as weft emu -j; default: the online\n"
+		"                CPUs): the page is the same whatever N; its collection follows\n"
+		"                the engine's batches, so the run is made serially\n"
 		"  --serve       serve the page on http://127.0.0.1:PORT/ instead of writing\n"
 		"                it: the page asks the server for the intervals it lacks, so\n"
 		"                it stays exact at every zoom whatever the budget; stops on\n"
@@ -67,7 +70,7 @@ static void view_usage(FILE *f)
 }
 
 enum { V_OUTPUT, V_FROM, V_TO, V_MODEL, V_BUDGET, V_CHANNEL, V_SERVE, V_PORT, V_BIND, V_PNG,
-	V_SVG, V_PDF, V_SIZE, V_QUIET };
+	V_SVG, V_PDF, V_SIZE, V_QUIET, V_JOBS };
 
 static const struct cli_opt view_opts[] = {
 	{ "output", 'o', "FILE", V_OUTPUT },
@@ -84,18 +87,18 @@ static const struct cli_opt view_opts[] = {
 	{ "pdf", 0, "FILE", V_PDF },
 	{ "size", 0, "WxH", V_SIZE },
 	{ "quiet", 'q', NULL, V_QUIET },
+	{ "jobs", 'j', "N", V_JOBS },
 	{ NULL, 0, NULL, 0 },
 };
 
 struct view_args {
 	const char *output, *from, *to, *budget, *channel, *port, *bind, *png, *svg, *pdf, *size;
-	int serve, quiet;
+	int serve, quiet, jobs;
 	struct cli_models models;
 };
 
 static int view_opt(void *ctx, int id, const char *opt, const char *val)
 {
-	(void) opt;
 	struct view_args *a = ctx;
 	switch (id) {
 	case V_OUTPUT: a->output = val; break;
@@ -112,6 +115,10 @@ static int view_opt(void *ctx, int id, const char *opt, const char *val)
 	case V_PDF: a->pdf = val; break;
 	case V_SIZE: a->size = val; break;
 	case V_QUIET: a->quiet = 1; break;
+	case V_JOBS:
+		if (cli_jobs("view", opt, val, &a->jobs) != 0)
+			return 2;
+		break;
 	default: abort();
 	}
 	return 0;
@@ -300,6 +307,7 @@ static int cmd_view(int argc, char **argv, struct view_args *a)
 	o.to_arg = a->to;
 	o.open_output = open_view;
 	o.hook_ctx = vd;
+	o.jobs = cli_jobs_default(a->jobs);
 	o.stop = &cli_stop_sig;
 	o.progress = cli_progress_emulate;
 	o.progress_every = cli_progress_every();

@@ -769,19 +769,34 @@ static int run_once(const struct weft_emulate_opts *o, enum weft_sort sort, stru
 	return status;
 }
 
-/* Whether run o may be made by workers (weft_emulate_opts.jobs): the
- * Paraver output only, without what a worker cannot do alone. */
-static int parallel_fits(const struct weft_emulate_opts *o)
+/* Why run o may not be made by workers (weft_emulate_opts.jobs), or NULL:
+ * the Paraver output only, without what a worker cannot do alone; the
+ * summary too where `summary` (weft emu -j, not --mpi). */
+static const char *parallel_unfit(const struct weft_emulate_opts *o, int summary)
 {
-	if (o->jobs < 2 || o->summary != NULL || o->info != NULL || o->salvage || o->has_from ||
-			o->has_to || o->breakdown || o->open_output != NULL ||
-			o->formats == NULL || o->formats[0] == NULL)
-		return 0;
+	if (o->jobs < 2)
+		return "one worker";
+	if (o->summary != NULL && !summary)
+		return "the summary";
+	if (o->info != NULL)
+		return "-v";
+	if (o->salvage)
+		return "--salvage";
+	if (o->has_from || o->has_to)
+		return "a window";
+	if (o->breakdown)
+		return "the breakdown";
+	if (o->open_output != NULL)
+		return "an output of the caller";
+	if (o->formats == NULL || o->formats[0] == NULL)
+		return "no output";
 	for (size_t i = 0; o->formats[i] != NULL; i++)
 		if (strncmp(o->formats[i], "paraver", 7) != 0 || (o->formats[i][7] != '\0' &&
 				o->formats[i][7] != ':' && strcmp(o->formats[i] + 7, "-cfg") != 0))
-			return 0;
-	return 1;
+			return strncmp(o->formats[i], "perfetto", 8) == 0 ? "the Perfetto output" :
+				strncmp(o->formats[i], "sqlite", 6) == 0 ? "the SQLite output" :
+				"an output other than Paraver";
+	return NULL;
 }
 
 #define RUN_SERIAL 3
@@ -845,7 +860,7 @@ static void worker_opts(const struct weft_emulate_opts *o, struct emu_opts *eo, 
 	eo->model_name = model_name;
 	eo->model_ctx = (void *) (o->models != NULL ? o->models : weft_registry_builtin(e2,
 				e2len));
-	eo->no_summary = 1;
+	eo->no_summary = o->summary == NULL;
 }
 
 /* weft emu -j: the run by workers (parallel.h); RUN_SERIAL when it must be
@@ -875,7 +890,7 @@ static int run_parallel(const struct weft_emulate_opts *o, char *err, size_t err
 		why = "a warning";
 	else if (R.sys.nlooms < 2)
 		why = "one loom";
-	else if (emu_has_lost(R.emu))
+	else if (emu_loss_noted(R.emu))
 		why = "lost events";
 	else if (weft_stream_at(R.t, 0)->relpath[0] == '.' || strchr(weft_stream_at(R.t,
 			0)->relpath, '/') == NULL)
@@ -910,6 +925,10 @@ static int run_parallel(const struct weft_emulate_opts *o, char *err, size_t err
 	}
 	double t1 = now_s();
 	int status = write_merged(&R, o, P.emu, P.rec, P.nrec, P.nviews, P.duration, err, errlen);
+	if (status == 0 && o->summary != NULL && par_summary(&P, o->summary) != 0) {
+		snprintf(err, errlen, "out of memory");
+		status = -1;
+	}
 	if (timing)
 		fprintf(stderr, "weft emu: -j %d: %zu workers, %" PRIu64 " events in %.2f s (the "
 				"workers and the merge %.2f s, the outputs %.2f s); process CPU %.3f s\n", o->jobs,
@@ -935,10 +954,13 @@ int weft_emulate(const struct weft_emulate_opts *user_opts, char *err, size_t er
 			err, errlen) != 0)
 		return -1;
 	const struct weft_emulate_opts *o = &full;
-	if (parallel_fits(o)) {
+	const char *unfit = parallel_unfit(o, 1);
+	if (unfit == NULL) {
 		int pr = run_parallel(o, err, errlen);
 		if (pr != RUN_SERIAL)
 			return pr;
+	} else if (o->jobs >= 2 && getenv("WEFT_EMU_TIMING") != NULL) {
+		fprintf(stderr, "weft emu: -j %d: serial run (%s)\n", o->jobs, unfit);
 	}
 	if (o->salvage || o->has_to)
 		return run_once(o, WEFT_SORT_REGIONS, NULL, err, errlen);
@@ -1168,7 +1190,7 @@ int weft_emulate_ranks(const struct weft_emulate_opts *user_opts, const struct w
 	struct weft_emulate_opts so = *o; /* the trace read: o->path, or the shadow */
 	so.outdir = o->outdir != NULL ? o->outdir : o->path;
 	so.jobs = o->jobs < 2 ? 2 : o->jobs;
-	int fits = parallel_fits(&so);
+	int fits = parallel_unfit(&so, 0) == NULL;
 	so.jobs = o->jobs < 1 ? 1 : o->jobs;
 	char msg[WEFT_ERR_MAX] = "", e2[WEFT_ERR_MAX];
 	char *shadow = NULL;

@@ -464,6 +464,43 @@ static int merge_view(struct par_out *out, size_t f)
 	return 0;
 }
 
+int par_summary(const struct par_out *out, FILE *f)
+{
+	const struct emu_sys *sys = emu_system(out->emu);
+	size_t nw = out->nworkers;
+	const struct emu **thr_of = calloc(sys->nthreads + 1, sizeof *thr_of);
+	const struct emu **cpu_of = calloc(sys->ncpus + 1, sizeof *cpu_of);
+	const struct emu **all = calloc(nw + 1, sizeof *all);
+	if (thr_of == NULL || cpu_of == NULL || all == NULL) {
+		free(thr_of);
+		free(cpu_of);
+		free(all);
+		return -1;
+	}
+	/* each row from the worker of its loom (worker 0 for none) */
+	for (size_t k = 0; k < nw; k++) {
+		const struct par_worker *w = &out->w[k];
+		all[k] = w->emu;
+		for (size_t t = 0; t < sys->nthreads; t++)
+			if (thr_of[t] == NULL && w->own[0][t])
+				thr_of[t] = w->emu;
+		for (size_t c = 0; c < sys->ncpus; c++)
+			if (cpu_of[c] == NULL && w->own[1][c])
+				cpu_of[c] = w->emu;
+	}
+	for (size_t t = 0; t < sys->nthreads; t++)
+		if (thr_of[t] == NULL)
+			thr_of[t] = out->emu;
+	for (size_t c = 0; c < sys->ncpus; c++)
+		if (cpu_of[c] == NULL)
+			cpu_of[c] = out->emu;
+	emu_summary_split(out->emu, thr_of, cpu_of, all, nw, f);
+	free(thr_of);
+	free(cpu_of);
+	free(all);
+	return 0;
+}
+
 int par_partition(const uint64_t *weight, size_t nl, const uint8_t *may, size_t nw,
 		size_t *bin)
 {

@@ -19,6 +19,7 @@
 #include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "emu.h"
 
@@ -62,6 +63,11 @@ struct par_out {
  * out of memory (err). par_free in every case. */
 int par_run(const struct par_in *in, struct par_out *out, char *err, size_t errlen);
 void par_free(struct par_out *out);
+
+/* The run's summary (emu_summary_split): each thread's and CPU's figures
+ * from the worker that emulated its loom; the workers must have been made
+ * with emu_opts.no_summary 0. 0, or -1 out of memory (nothing printed). */
+int par_summary(const struct par_out *out, FILE *f);
 
 /* Merges k arrays of records, each sorted by time, handing emit each run
  * of records of one array in merged order: 0; 1 when two arrays have

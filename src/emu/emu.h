@@ -409,6 +409,17 @@ int64_t emu_type_gid_of(const char *label);
  * during which a thread was running on it; per model, the share of each
  * labelled value (not with emu_opts.no_summary). */
 void emu_summary(const struct emu *e, FILE *out);
+/* The summary of a run made by several engines over one system (weft emu
+ * -j: each emulated the threads and CPUs of its looms, with the same
+ * models and origin): thread t's figures from thr_of[t], CPU c's from
+ * cpu_of[c], the catalogue from e; the duration is the largest of all's
+ * (e among them), the events their sum. Without a window, cuts or losses,
+ * it is the serial run's summary, line for line. */
+void emu_summary_split(const struct emu *e, const struct emu *const *thr_of,
+		const struct emu *const *cpu_of, const struct emu *const *all, size_t nall, FILE *out);
+/* 1 when a thread lost or dropped events (emu_thread_lost,
+ * emu_thread_filtered), even without a run of lost events. */
+int emu_loss_noted(const struct emu *e);
 
 /* The channel catalogue: every channel and what the outputs need. */
 #include "catalogue.h"

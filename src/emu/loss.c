@@ -161,6 +161,11 @@ int emu_has_lost(const struct emu *e)
 	return e->loss != NULL && e->loss->has_runs;
 }
 
+int emu_loss_noted(const struct emu *e)
+{
+	return e->loss != NULL;
+}
+
 int emu_thread_cut_at(struct emu *e, size_t t)
 {
 	if (e->cuts == NULL || t >= e->nthreads || !e->cuts[t].cut)

@@ -11,9 +11,9 @@
  * its time, e.g. time per subsystem. The raw definition: the time the
  * model's value (a stack: its top) held, whether or not the thread ran, as
  * Perfetto's slices and `weft sql`'s raw_interval give it. */
-static void model_shares(const struct emu *e, FILE *out)
+static void model_shares(const struct emu *e, const struct emu *const *thr_of, int64_t end,
+		FILE *out)
 {
-	int64_t end = e->duration;
 	if (end <= 0)
 		return;
 	for (size_t c = 0; c < e->nchans; c++) {
@@ -22,14 +22,15 @@ static void model_shares(const struct emu *e, FILE *out)
 			continue;
 		int header = 0;
 		for (size_t t = 0; t < e->nthreads; t++) {
-			const struct raw *R = &e->raw[t * e->nchans + c];
+			const struct emu *se = thr_of != NULL ? thr_of[t] : e;
+			const struct raw *R = &se->raw[t * e->nchans + c];
 			size_t n = C->info.nvalues;
 			int64_t tot[64];
 			if (n > 64)
 				n = 64;
 			int any = 0;
 			for (size_t i = 0; i < n; i++) {
-				tot[i] = e->acc[t * e->nacc + C->acc_first + i];
+				tot[i] = se->acc[t * e->nacc + C->acc_first + i];
 				if (R->depth > 0 && emu_chan_value(C, i) == R->val && end > R->since)
 					tot[i] += end - R->since;
 				any |= tot[i] > 0;
@@ -70,10 +71,12 @@ static int64_t sat_add(int64_t a, int64_t b)
 	return r;
 }
 
-void emu_summary(const struct emu *e, FILE *out)
+/* The summary: thread t's figures from thr_of[t], CPU c's from cpu_of[c]
+ * (NULL: e's), the catalogue, the window and the losses from e. */
+static void summary_of(const struct emu *e, const struct emu *const *thr_of,
+		const struct emu *const *cpu_of, int64_t end, uint64_t nevents, FILE *out)
 {
-	int64_t end = e->duration;
-	fprintf(out, "duration: %" PRId64 " ns, %" PRIu64 " events\n", end, e->nevents);
+	fprintf(out, "duration: %" PRId64 " ns, %" PRIu64 " events\n", end, nevents);
 	if ((e->window.bounds.has_from || e->window.bounds.has_to) && e->started) {
 		int64_t wend = e->window.stopped ? e->window.to : end;
 		fprintf(out, "window: %" PRId64 " to %" PRId64 " ns into the run (clocks %" PRId64
@@ -92,12 +95,13 @@ void emu_summary(const struct emu *e, FILE *out)
 		fprintf(out, " %14s", emu_state_name(order[k]));
 	fputc('\n', out);
 	for (size_t t = 0; t < e->nthreads; t++) {
-		const struct thr *T = &e->thr[t];
+		const struct emu *se = thr_of != NULL ? thr_of[t] : e;
+		const struct thr *T = &se->thr[t];
 		/* a thread cut short ends at its last event */
 		int64_t tend = end;
-		if (emu_is_cut(e, t))
-			tend = e->cuts[t].has_last && e->started
-				? e->cuts[t].last - e->first_clock : 0;
+		if (emu_is_cut(se, t))
+			tend = se->cuts[t].has_last && se->started
+				? se->cuts[t].last - se->first_clock : 0;
 		fprintf(out, "%-24s", e->sys->threads[t].label);
 		for (size_t k = 0; k < 5; k++) {
 			int s = order[k];
@@ -108,24 +112,30 @@ void emu_summary(const struct emu *e, FILE *out)
 		}
 		fputc('\n', out);
 	}
-	if (e->ncut > 0) {
+	size_t ncut = 0;
+	for (size_t t = 0; t < e->nthreads; t++)
+		ncut += emu_is_cut(thr_of != NULL ? thr_of[t] : e, t) != 0;
+	if (ncut > 0) {
 		size_t nat = 0;
-		for (size_t t = 0; t < e->nthreads; t++)
-			nat += emu_is_cut(e, t) && e->cuts[t].at_cut;
-		fprintf(out, "cut short (--salvage): %zu thread%s, each closed at %s; "
-				"the end checks were waived for %s\n", e->ncut, e->ncut == 1 ? "" : "s",
-				nat == 0 ? "its last event" : nat == e->ncut ? "the clock of its cut" :
-				"its last event or the clock of its cut", e->ncut == 1 ? "it" : "them");
 		for (size_t t = 0; t < e->nthreads; t++) {
-			if (!emu_is_cut(e, t))
+			const struct emu *se = thr_of != NULL ? thr_of[t] : e;
+			nat += emu_is_cut(se, t) && se->cuts[t].at_cut;
+		}
+		fprintf(out, "cut short (--salvage): %zu thread%s, each closed at %s; "
+				"the end checks were waived for %s\n", ncut, ncut == 1 ? "" : "s",
+				nat == 0 ? "its last event" : nat == ncut ? "the clock of its cut" :
+				"its last event or the clock of its cut", ncut == 1 ? "it" : "them");
+		for (size_t t = 0; t < e->nthreads; t++) {
+			const struct emu *se = thr_of != NULL ? thr_of[t] : e;
+			if (!emu_is_cut(se, t))
 				continue;
-			const struct emu_cut *C = &e->cuts[t];
+			const struct emu_cut *C = &se->cuts[t];
 			fprintf(out, "  %-22s %s: ", e->sys->threads[t].label,
 					e->sys->threads[t].relpath);
 			if (C->has_last)
 				fprintf(out, "%s at clock %" PRId64 " (%" PRId64 " ns into "
 						"the run)", C->at_cut ? "closed" : "last event", C->last,
-						e->started ? C->last - e->first_clock : 0);
+						se->started ? C->last - se->first_clock : 0);
 			else
 				fprintf(out, "no events");
 			fprintf(out, "; %s\n", C->why);
@@ -134,7 +144,7 @@ void emu_summary(const struct emu *e, FILE *out)
 	emu_loss_summary(e, out);
 	fprintf(out, "%-24s %14s\n", "CPU", "running");
 	for (size_t c = 0; c < e->ncpus; c++) {
-		const struct cpu *C = &e->cpu[c];
+		const struct cpu *C = &(cpu_of != NULL ? cpu_of[c] : e)->cpu[c];
 		int64_t busy = C->busy;
 		if (C->nrun > 0 && end > C->busy_since)
 			busy += end - C->busy_since;
@@ -142,5 +152,23 @@ void emu_summary(const struct emu *e, FILE *out)
 		fprintf(out, "%-24s %13.2f%%\n", e->sys->cpus[c].label[0] == ' ' ?
 				e->sys->cpus[c].label + 1 : e->sys->cpus[c].label, frac);
 	}
-	model_shares(e, out);
+	model_shares(e, thr_of, end, out);
+}
+
+void emu_summary(const struct emu *e, FILE *out)
+{
+	summary_of(e, NULL, NULL, e->duration, e->nevents, out);
+}
+
+void emu_summary_split(const struct emu *e, const struct emu *const *thr_of,
+		const struct emu *const *cpu_of, const struct emu *const *all, size_t nall, FILE *out)
+{
+	int64_t end = e->duration;
+	uint64_t n = 0;
+	for (size_t k = 0; k < nall; k++) {
+		if (all[k]->duration > end)
+			end = all[k]->duration;
+		n += all[k]->nevents;
+	}
+	summary_of(e, thr_of, cpu_of, end, n, out);
 }

@@ -10,15 +10,19 @@ driver say whether the workers made the run ("weft emu: -j N: K workers, ...",
 K = min(N, looms)) or why it was made serially ("-j N: serial run (why)"),
 which is asserted too:
   - every multi-loom case of the conformance corpus (v1/ and v3/, the ones the
-    reference refuses included: the same message), with --paraver -q: by
-    workers, except the cases listed in SERIAL (their reason asserted);
+    reference refuses included: the same message), with --paraver -q and with
+    --paraver (the summary on stdout): by workers, except the cases listed in SERIAL (their reason asserted);
   - a generated 16-loom trace (2 threads on 2 CPUs per loom, a user model's
     events: --model examples/zeta/zeta.yaml), with --paraver -q, with -a,
-    and with -f paraver:aux=no: by workers; with --perfetto, -f sqlite, -b,
-    --from/--to, --salvage, or without -q: serial (the same files);
+    with -f paraver:aux=no, and without -q (the summary on stdout, the same
+    lines): by workers; with --perfetto, -f sqlite, -b, --from/--to or
+    --salvage: serial (the same files; the reason asserted);
   - the same trace with every loom's events at the same clocks: serial
     (events of two streams at one clock cannot be ordered as the serial
     run's heap orders them), the same files.
+weft sql -j N and weft view -j N: the same database (its dump) and page as
+with -j 1, the serial run's reason printed; -j 0, 4097 and x refused by
+weft emu, weft sql and weft view (exit 2, the message).
 Environment: WEFT_BIN, WEFT_SOURCE_DIR, WEFT_CONFORMANCE_DIR(_DEFAULT).
 """
 import os
@@ -158,8 +162,10 @@ def main():
             if len(looms) < 2:
                 continue
             why = SERIAL.get(case.name)
-            compare(case.name, trace, ["--paraver", "-q"], tmp,
-                    ("serial", why) if why else ("workers", len(looms)), ok=False)
+            expect = ("serial", why) if why else ("workers", len(looms))
+            compare(case.name, trace, ["--paraver", "-q"], tmp, expect, ok=False)
+            # the summary (stdout) too: the workers' figures, put together
+            compare(case.name + " summary", trace, ["--paraver"], tmp, expect, ok=False)
             n += 1
         if c:
             check(n >= 15, f"only {n} multi-loom corpus cases found")
@@ -172,13 +178,19 @@ def main():
         compare("gen16", trace, m + ["--paraver", "-q"], tmp, work)
         compare("gen16 -a", trace, m + ["--paraver", "-q", "-a"], tmp, work)
         compare("gen16 aux=no", trace, m + ["-f", "paraver:aux=no", "-q", "--no-cfg"], tmp, work)
-        compare("gen16 --perfetto", trace, m + ["--paraver", "--perfetto", "-q"], tmp, None)
-        compare("gen16 sqlite", trace, m + ["-f", "sqlite", "-q"], tmp, None)
-        compare("gen16 -b", trace, m + ["--paraver", "-q", "-b"], tmp, None)
+        compare("gen16 --perfetto", trace, m + ["--paraver", "--perfetto", "-q"], tmp,
+                ("serial", "the Perfetto output"))
+        compare("gen16 sqlite", trace, m + ["-f", "sqlite", "-q"], tmp,
+                ("serial", "the SQLite output"))
+        compare("gen16 -b", trace, m + ["--paraver", "-q", "-b"], tmp,
+                ("serial", "the breakdown"))
         compare("gen16 window", trace, m + ["--paraver", "-q", "--from", "1010000",
-                                            "--to", "1200000"], tmp, None)
-        compare("gen16 --salvage", trace, m + ["--paraver", "-q", "--salvage"], tmp, None)
-        compare("gen16 summary", trace, m + ["--paraver"], tmp, None)
+                                            "--to", "1200000"], tmp,
+                ("serial", "a window"))
+        compare("gen16 --salvage", trace, m + ["--paraver", "-q", "--salvage"], tmp,
+                ("serial", "--salvage"))
+        compare("gen16 summary", trace, m + ["--paraver"], tmp, work)
+        compare("gen16 summary -a", trace, m + ["--paraver", "-a"], tmp, work)
         # more records than the memory given to them (here 10 KiB): serial
         compare("gen16 budget", trace, m + ["--paraver", "-q"], tmp,
                 ("serial", "the records would exceed the memory given to them"),
@@ -203,10 +215,44 @@ def main():
         rc, err, _, _ = emu(["-j", "2", "--paraver", "-q"] + m + [str(warn)], tmp / "w")
         check(rc == 0 and err.count("loom.link") == 1, f"warning: {rc} {err!r}")
         # -j's value is checked
-        p = subprocess.run([WEFT, "emu", "-j", "0", str(trace)], capture_output=True,
-                           text=True, timeout=60)
-        check(p.returncode == 2 and p.stderr == "weft emu: -j takes a number of workers from 1 "
-              "to 4096, not '0'\n", f"-j 0: {p.returncode} {p.stderr!r}")
+        for cmd in ("emu", "sql", "view"):
+            for bad in ("0", "4097", "x"):
+                p = subprocess.run([WEFT, cmd, "-j", bad, str(trace)], capture_output=True,
+                                   text=True, timeout=60)
+                check(p.returncode == 2 and p.stderr == f"weft {cmd}: -j takes a number of "
+                      f"workers from 1 to 4096, not '{bad}'\n",
+                      f"{cmd} -j {bad}: {p.returncode} {p.stderr!r}")
+        # weft sql and weft view take -j: the same database and page whatever N,
+        # made serially (their outputs follow the engine's batches), which
+        # WEFT_EMU_TIMING says
+        fronts = (("sql", "db", "the SQLite output"), ("view", "html", "an output of the caller"))
+        for cmd, ext, why in fronts:
+            for name, tr in (("gen16", trace), ("two-looms", c / "v3" / "two-looms" / "ovni"
+                                                 if c else None)):
+                if tr is None:
+                    continue
+                outs = {}
+                for j in (1, 2, 3, 16):
+                    f = tmp / f"{cmd}-{name}-j{j}.{ext}"
+                    args = [WEFT, cmd, "-j", str(j), "-o", str(f)]
+                    args += (["-q"] if cmd == "view" else [])
+                    args += (m if name == "gen16" else []) + [str(tr)]
+                    p = subprocess.run(args, capture_output=True, text=True, timeout=120,
+                                       env=dict(os.environ, WEFT_EMU_TIMING="1"))
+                    check(p.returncode == 0, f"{cmd} -j {j} {name}: exit {p.returncode} "
+                          f"{p.stderr!r}")
+                    serial = f"weft emu: -j {j}: serial run ({why})"
+                    check((serial in p.stderr.splitlines()) == (j > 1),
+                          f"{cmd} -j {j} {name}: {serial!r} expected {j > 1}: {p.stderr!r}")
+                    d = tmp / f"{cmd}-{j}"
+                    d.mkdir()
+                    if f.exists():
+                        f.rename(d / f.name)
+                    outs[j] = files(d).get(f.name)
+                    shutil.rmtree(d)
+                check(outs[1] is not None and len(outs[1]) > 1000, f"{cmd} {name}: -j 1 output")
+                for j in (2, 3, 16):
+                    check(outs[j] == outs[1], f"{cmd} -j {j} {name}: differs from -j 1's")
     if failures:
         print(f"{len(failures)} failure(s)")
         return 1

@@ -6,7 +6,9 @@ row and type, or the end; 0 is null), with the row labels of the .row and
 the type and value labels of the .pcf; a trace weft emu refuses raises
 weft.Error with weft emu's message; a window as --from/--to (their units and
 forms, the same intervals; a refused window with weft emu's message, naming the
-bound; bad bounds refused with the reason)."""
+bound; bad bounds refused with the reason); jobs= (weft emu -j) gives the
+same views, the run made serially (WEFT_EMU_TIMING's line), a bad jobs
+refused."""
 import os
 import shutil
 import subprocess
@@ -162,6 +164,30 @@ for w, exc, msg in (
         c.expect(False, f"window {w}: raises")
     except exc as e:
         c.eq(str(e), msg, f"window {w}: {exc.__name__}")
+# jobs= (weft emu -j): the same views whatever it is; the module's output
+# follows the engine's batches, so the driver makes the run serially and says so
+two = os.path.join(root, "v3", "two-looms", "ovni")
+ref = weft.emulate(two, jobs=1)
+for j in (2, 3, 16, None):
+    em = weft.emulate(two, jobs=j)
+    c.eq(sorted(em.views), sorted(ref.views), f"jobs={j}: the views")
+    for name in ref.views:
+        c.eq(table(em.views[name]), table(ref.views[name]), f"jobs={j}: view {name}")
+        c.eq(em.views[name].duration, ref.views[name].duration, f"jobs={j}: {name} duration")
+    c.eq(table(em.raw), table(ref.raw), f"jobs={j}: the raw layer")
+p = subprocess.run([sys.executable, "-c", "import sys, weft; weft.emulate(sys.argv[1], jobs=3)",
+                    two], capture_output=True, text=True, timeout=120,
+                   env=dict(os.environ, WEFT_EMU_TIMING="1"))
+c.eq(p.returncode, 0, f"jobs=3 under WEFT_EMU_TIMING: exit ({p.stderr!r})")
+c.expect("weft emu: -j 3: serial run (an output of the caller)\n" in p.stderr,
+         f"jobs=3: the serial run says why: {p.stderr!r}")
+for j in (0, 4097, True, "2", 2.0):
+    try:
+        weft.emulate(two, jobs=j)
+        c.expect(False, f"jobs={j!r}: raises")
+    except ValueError as e:
+        c.eq(str(e), f"jobs {j!r}: give a number of workers from 1 to 4096, or None",
+             f"jobs={j!r}: ValueError")
 c.expect(nemu >= 40, f"cases emulated ({nemu} of {ncases})")
 print(f"{nemu} of {ncases} cases emulated")
 c.done()
