@@ -12,9 +12,11 @@
  * published by a release store of the count, so that a sample (on any
  * thread, possibly in a signal handler) reads it without a lock.
  */
+#include <fcntl.h>
 #include <linux/perf_event.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -103,11 +105,52 @@ void rt_sample_thread_init(const char *func, struct rt_thread *th)
 		rt_sample_start(func, th);
 }
 
+/* The events in the first th->wbytes bytes of events of stream.obs, read
+ * back (a first weft_rt_sample_now after the buffer was written). */
+static uint64_t count_written(const char *func, const struct rt_thread *th)
+{
+	int fd = open(th->obs_path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		rt_die_errno(func, errno, "cannot read back the stream file '%s' to count its events", th->obs_path);
+	enum { CHUNK = 65536 };
+	uint8_t *chunk = malloc(CHUNK);
+	if (chunk == NULL)
+		rt_die(func, "out of memory to count the events of '%s'", th->obs_path);
+	uint64_t pos = WEFT_OBS_HEADER_SIZE, end = WEFT_OBS_HEADER_SIZE + th->wbytes, n = 0;
+	while (pos < end) {
+		size_t want = end - pos < CHUNK ? (size_t) (end - pos) : CHUNK;
+		ssize_t r = pread(fd, chunk, want, (off_t) pos);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < (ssize_t) WEFT_EV_HEADER_SIZE && (uint64_t) r < end - pos)
+			rt_die(func, "cannot read back the stream file '%s' at byte %llu to count its events",
+			       th->obs_path, (unsigned long long) pos);
+		size_t i = 0, got = (size_t) r;
+		/* whole headers only (a jumbo's with its size field) */
+		while (i + WEFT_EV_HEADER_SIZE + WEFT_EV_JUMBO_SIZE_FIELD <= got
+		       || (i + WEFT_EV_HEADER_SIZE <= got && !weft_ev_is_jumbo(chunk[i]))) {
+			i += rt_ev_stored_size(chunk + i);
+			n++;
+		}
+		if (i == 0)
+			rt_die(func, "the stream file '%s' ends inside an event at byte %llu", th->obs_path,
+			       (unsigned long long) pos);
+		pos += i;
+	}
+	free(chunk);
+	close(fd);
+	return n;
+}
+
 void rt_sample_start(const char *func, struct rt_thread *th)
 {
 	if (th->sampling)
 		return;
 	th->sampling = 1;
+	/* Events written before counting started: read back from the file
+	 * (with WEFT_OUTPUT=off there is none: the count starts here). */
+	th->cnt_off = th->wbytes;
+	th->cnt_events = th->wbytes > 0 && !th->output_off ? count_written(func, th) : 0;
 	/* The stream's events need the model. */
 	if (json_object_set_new(th->require, RT_SAMPLE_MODEL, json_string(RT_SAMPLE_MODEL_VERSION)) != 0)
 		rt_die(func, "out of memory for the metadata of '%s'", th->json_path);

@@ -4,7 +4,8 @@
  * weft_rt_sample_now; docs/runtime.md, "Sampling").
  *
  * periodic: four threads emit for 60 ms each with WEFT_SAMPLE_MS=1 and a
- *   16 KiB buffer (flushes). In each stream every sample adds up to what
+ *   16 KiB buffer (flushes), runs of events of one size and stretches of
+ *   mixed sizes and jumbo events (the counting walks both ways). In each stream every sample adds up to what
  *   the stream holds before it: WCe is the number of events before it,
  *   WCb + WCu the bytes before it, WCf the OF[ before it, WCt the sum of
  *   the OF] - OF[ before it, WCl and WCx 0, WR0 (a registered counter:
@@ -22,6 +23,8 @@
  *   lists the registered counters; weft emu's thread.prv and weft sql's
  *   intervals hold the values exactly. `test_rt_sample keep DIR` writes
  *   that trace into DIR for tests/rt/sample_python.py.
+ * now_late: a first weft_rt_sample_now after the buffer was written: the
+ *   events written before are counted too (read back from stream.obs).
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -82,9 +85,19 @@ static void *periodic_thread(void *p)
 	emit_ohx();
 	uint64_t t0 = ovni_clock_now();
 	for (uint64_t i = 0; ovni_clock_now() - t0 < RUN_NS; i++) {
-		/* counted first: the sample this emit may record follows it */
+		/* counted first: the sample this emit may record follows it;
+		 * runs of one size and stretches of mixed sizes (payloads of
+		 * 4 and 8 bytes, a jumbo event now and then) */
+		static const uint8_t pl[40] = {1, 2, 3, 4, 5, 6, 7, 8};
 		bursts++;
-		emit("OB.", NULL, 0);
+		if (i % 1000 == 999) {
+			struct ovni_ev ev = {0};
+			ovni_ev_set_mcv(&ev, "OB.");
+			ovni_ev_set_clock(&ev, ovni_clock_now());
+			ovni_ev_jumbo_emit(&ev, pl, (uint32_t) (i % 40));
+		} else {
+			emit("OB.", pl, i % 50 < 40 ? 0 : i % 2 == 0 ? 4 : 8);
+		}
 		if (i % 5000 == 4999)
 			ovni_flush();
 	}
@@ -427,6 +440,57 @@ static void test_now(void **s)
 	free(dir);
 }
 
+/* ---- a first weft_rt_sample_now after the buffer was written ---- */
+
+struct lchild {
+	char dir[512];
+	int pid;
+};
+
+static void late_main(void *p)
+{
+	struct lchild *ch = p;
+	ch->pid = (int) getpid();
+	setenv("OVNI_TRACEDIR", ch->dir, 1);
+	unsetenv("WEFT_SAMPLE_MS");
+	ovni_proc_init(1, "late", ch->pid);
+	ovni_thread_init(ch->pid);
+	emit_ohx();
+	for (int i = 0; i < 3; i++)
+		emit("OB.", NULL, 0);
+	ovni_flush(); /* writes the four events; OF[ OF] in the buffer */
+	for (int i = 0; i < 2; i++)
+		emit("OB.", NULL, 0);
+	weft_rt_sample_now();
+	emit("OHe", NULL, 0);
+	ovni_thread_free();
+	ovni_proc_fini();
+}
+
+static void test_now_late(void **s)
+{
+	(void) s;
+	struct lchild ch;
+	memset(&ch, 0, sizeof ch);
+	snprintf(ch.dir, sizeof ch.dir, "%s/late", rt_test_dir);
+	assert_true(rt_test_in_proc(late_main, &ch, sizeof ch));
+	char *obs = rt_test_path("%s/loom.late/proc.%d/thread.%d/stream.obs", ch.dir, ch.pid, ch.pid);
+	struct rt_test_stream st;
+	rt_test_stream_load(&st, obs);
+	assert_true(st.nev > 8);
+	assert_string_equal(st.ev[8].mcv, "WCe");
+	/* the four events written before counting started are counted */
+	assert_int_equal(sample_get(&st, 8, "WCe"), 8);
+	assert_int_equal(sample_get(&st, 8, "WCb"), 28 + 3 * 12);
+	assert_int_equal(sample_get(&st, 8, "WCu"), 2 * 12 + 2 * 12);
+	assert_int_equal(sample_get(&st, 8, "WCf"), 1);
+	assert_string_equal(st.ev[4].mcv, "OF[");
+	assert_string_equal(st.ev[5].mcv, "OF]");
+	assert_int_equal(sample_get(&st, 8, "WCt"), st.ev[5].clock - st.ev[4].clock);
+	rt_test_stream_free(&st);
+	free(obs);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && strcmp(argv[1], "keep") == 0) {
@@ -438,6 +502,7 @@ int main(int argc, char **argv)
 	}
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_now),
+		cmocka_unit_test(test_now_late),
 		cmocka_unit_test(test_periodic),
 	};
 	return cmocka_run_group_tests(tests, rt_test_group_setup, rt_test_group_teardown);
