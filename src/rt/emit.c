@@ -8,7 +8,8 @@
  * one test ("fits, in clock order, nobody had the buffer and nothing is
  * pending": also fails when the thread is not ready because cur and end
  * are then NULL; it includes the filter table's byte for the event's model,
- * 0 unless WEFT_FILTER or a callback concerns it, see filter.c), a
+ * 0 unless WEFT_FILTER or a callback concerns it, see filter.c, and
+ * "the sampling deadline has passed", see sample.c and sample_put), a
  * fixed-size copy, a pointer bump, give the buffer back, and one look at
  * the pending ring.
  * No locks, no system calls, nothing shared.
