@@ -18,7 +18,7 @@ struct weft_model_id {
 static const struct weft_model_id weft_model_ids[] = {
 	{ "nanos6", '6' }, { "nodes", 'D' }, { "kernel", 'K' }, { "laplace", 'L' },
 	{ "mpi", 'M' },
-	{ "ovni", 'O' }, { "openmp", 'P' }, { "tampi", 'T' }, { "nosv", 'V' },
+	{ "ovni", 'O' }, { "openmp", 'P' }, { "tampi", 'T' }, { "nosv", 'V' }, { "sample", 'W' },
 };
 
 /* The model byte of a known model name, or 0. */

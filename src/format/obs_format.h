@@ -181,6 +181,12 @@ static inline void weft_store_u32(void *p, uint32_t v)
  *   counter and converted to CLOCK_MONOTONIC nanoseconds (the events are
  *   as with the default clock; absent: CLOCK_MONOTONIC itself).
  *
+ * weft.sample: {"period_ms": P, "hardware": H, "counters": [{"name": N, "unit": U}...]}
+ *   written once the thread records samples (WEFT_SAMPLE_MS=P, 0 when only
+ *   weft_rt_sample_now; H: cycles and instructions were counted): the
+ *   events of the "sample" model (model byte W) hold them; counters lists
+ *   the program's registered counters, WR0 first (docs/runtime.md).
+ *
  * weft.output: "off" and weft.unwritten_bytes: B
  *   written by WEFT_OUTPUT=off (the perturbation mode): the events were
  *   recorded into the buffers as usual but never written, B bytes of them
@@ -196,6 +202,7 @@ static inline void weft_store_u32(void *p, uint32_t v)
 #define WEFT_KEY_OUTPUT "output"           /* weft.output */
 #define WEFT_OUTPUT_OFF "off"
 #define WEFT_KEY_UNWRITTEN_BYTES "unwritten_bytes" /* weft.unwritten_bytes */
+#define WEFT_KEY_SAMPLE "sample"           /* weft.sample (object) */
 #define WEFT_KEY_CUT "cut"                 /* weft.cut (object) */
 #define WEFT_KEY_CUT_BY "by"               /* weft.cut.by */
 #define WEFT_CUT_BY_SIGNAL "signal"

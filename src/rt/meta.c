@@ -105,6 +105,14 @@ static void meta_output(const char *func, struct rt_thread *th)
 	set_or_die(func, weft, WEFT_KEY_UNWRITTEN_BYTES, json_integer((json_int_t) n));
 }
 
+/* Sampling: weft.sample, at every stage, once the thread samples. */
+static void meta_sample(const char *func, struct rt_thread *th)
+{
+	json_t *o = rt_sample_json(func, th);
+	if (o != NULL)
+		set_or_die(func, weft_object(func, th->meta), WEFT_KEY_SAMPLE, o);
+}
+
 /* RT_META_UPDATE's keys (and ovni.finished if final). */
 static void meta_update(const char *func, struct rt_thread *th, int final)
 {
@@ -201,6 +209,7 @@ void rt_meta_write(const char *func, struct rt_thread *th, enum rt_meta_stage st
 	meta_ring(func, th);
 	meta_filter(func, th);
 	meta_output(func, th);
+	meta_sample(func, th);
 	char *text = json_dumps(th->meta, JSON_INDENT(4) | JSON_REAL_PRECISION(17));
 	if (text == NULL)
 		rt_die(func, "cannot serialize the metadata of '%s'", th->json_path);

@@ -230,6 +230,7 @@ void rt_proc_get(const char *func, struct rt_proc_info *info)
 	info->ring_size = proc.set.ring_size;
 	info->ring_flush = proc.set.ring_flush;
 	info->output_off = proc.set.output_off;
+	info->sample_ns = proc.set.sample_ns;
 	info->rank_set = proc.rank_set;
 	info->rank = proc.rank;
 	info->nranks = proc.nranks;

@@ -144,6 +144,7 @@ struct rt_settings {
 	int crash;          /* WEFT_CRASH=flush */
 	int output_off;     /* WEFT_OUTPUT=off */
 	int clock_tsc;      /* WEFT_CLOCK=tsc */
+	uint64_t sample_ns; /* WEFT_SAMPLE_MS in ns, 0 when off */
 	struct rt_filter_spec filter; /* WEFT_FILTER (no rules when unset) */
 	weft_rt_filter_fn filter_fn; /* weft_rt_filter_set */
 	void *filter_arg;
@@ -243,6 +244,42 @@ int rt_filter_active(void);
 const char *rt_filter_rules(void);
 int rt_filter_callback(void);
 
+/* ---- sampling (sample.c) ---- */
+
+struct rt_thread;
+
+/* The built-in model of the samples. */
+#define RT_SAMPLE_MODEL "sample"
+#define RT_SAMPLE_MODEL_VERSION "1.0.0"
+#define RT_SAMPLE_BYTE 'W'
+/* The most counters of one sample (built-in and registered). */
+#define RT_SAMPLE_MAX 24
+struct rt_sample_val {
+	char mcv[3];
+	uint64_t v;
+};
+/* ovni_thread_init's part: opens the hardware counters (warning once per
+ * process where not permitted). */
+void rt_sample_thread_init(const char *func, struct rt_thread *th);
+void rt_sample_thread_free(struct rt_thread *th);
+/* Turns counting on for th (the first sample of weft_rt_sample_now, or
+ * ovni_thread_init with WEFT_SAMPLE_MS): the model joins ovni.require
+ * (the caller writes stream.json) and the hardware counters open. */
+void rt_sample_start(const char *func, struct rt_thread *th);
+/* The counters other than those of the buffer (CPU time, hardware,
+ * registered) into out (from index n on); returns the new n. */
+size_t rt_sample_collect(const struct rt_thread *th, struct rt_sample_val *out, size_t n);
+/* weft.sample in stream.json (NULL when the thread never sampled). */
+json_t *rt_sample_json(const char *func, const struct rt_thread *th);
+/* The next deadline after clock c for a period of p ns. */
+static inline uint64_t rt_sample_next(uint64_t deadline, uint64_t c, uint64_t p)
+{
+	if (deadline > c)
+		return deadline;
+	uint64_t k = (c - deadline) / p + 1u;
+	return deadline + k * p;
+}
+
 /* ---- process (proc.c) ---- */
 
 /* Nonzero once ovni_proc_init has run in this process (and until a fork()
@@ -260,6 +297,7 @@ struct rt_proc_info {
 	size_t ring_size;  /* WEFT_RING in bytes, 0 when off */
 	int ring_flush;    /* WEFT_RING_FLUSH=on */
 	int output_off;    /* WEFT_OUTPUT=off */
+	uint64_t sample_ns; /* WEFT_SAMPLE_MS in ns, 0 when off */
 	int rank_set;
 	int rank;
 	int nranks;
@@ -342,6 +380,15 @@ struct rt_thread {
 	size_t crash_ring;
 	/* ---- WEFT_RING (ring.c): NULL when off ---- */
 	struct rt_ring *ring;
+	/* ---- sampling (sample.c) ---- */
+	uint64_t sample_ns;   /* WEFT_SAMPLE_MS in ns, 0 when off */
+	int sampling;         /* counting on (periodic, or weft_rt_sample_now once) */
+	uint64_t wbytes;      /* event bytes passed to the writes (written or not) */
+	uint64_t cnt_off;     /* events counted up to this stream offset (wbytes scale) */
+	uint64_t cnt_events;  /* ... this many */
+	uint64_t flushes;     /* OF[/OF] pairs stored */
+	uint64_t flush_ns_sum;/* the sum of their OF] - OF[ */
+	int perf_fd[2];       /* cycles, instructions; -1 when not counted */
 };
 
 /* Per-thread state of the emit path. cur and end are both NULL while the
@@ -362,6 +409,9 @@ struct rt_hot {
 	uint64_t flush_at;
 	uint32_t pend;  /* bytes reserved in the pending ring (atomic) */
 	uint64_t clk_last; /* WEFT_CLOCK=tsc: the newest clock read on the thread */
+	/* Sampling: an event with a clock at or after this goes to the slow
+	 * path, which records the thread's sample first (UINT64_MAX: off). */
+	uint64_t sample_at;
 	/* The clock log: entry i % RT_CLOG_N is the i-th read. An entry is
 	 * valid while its ep equals epoch (never 0); whatever moves bytes in
 	 * the buffer bumps epoch and carries the entries it keeps over. */
@@ -568,6 +618,8 @@ void rt_emit_open(struct rt_thread *th);
 /* The exit handler, on the exiting thread's own stream: writes its buffer
  * and empties it (no OF[/OF] pair). */
 void rt_emit_write_out(const char *func, struct rt_thread *th);
+/* weft_rt_sample_now's part: records a sample on the calling thread. */
+void rt_emit_sample_now(const char *func);
 /* In a fork() child: the emit path of the calling thread forgets its
  * buffer. */
 void rt_emit_forget(void);

@@ -208,6 +208,20 @@ static int parse_clock(const char *v, struct rt_settings *s, char *err)
 	return 0;
 }
 
+/* WEFT_SAMPLE_MS bound (one hour). */
+#define SAMPLE_MS_MAX 3600000ull
+
+static int parse_sample_ms(const char *v, struct rt_settings *s, char *err)
+{
+	int ok;
+	unsigned long long n = parse_decimal(v, SAMPLE_MS_MAX, &ok);
+	if (!ok)
+		return fail(err, "WEFT_SAMPLE_MS='%s' is not a sampling period in milliseconds between 0 (off) and %llu",
+			    v, SAMPLE_MS_MAX);
+	s->sample_ns = (uint64_t) n * 1000000ull;
+	return 0;
+}
+
 /* ---- the table ---- */
 
 struct setting {
@@ -226,6 +240,7 @@ static const struct setting table[] = {
 	{"WEFT_FILTER", parse_filter},
 	{"WEFT_OUTPUT", parse_output},
 	{"WEFT_CLOCK", parse_clock},
+	{"WEFT_SAMPLE_MS", parse_sample_ms},
 };
 #define NSETTINGS (sizeof table / sizeof table[0])
 
@@ -265,6 +280,10 @@ void rt_settings_read(const char *func, struct rt_settings *s)
 		rt_die(func,
 		       "WEFT_RING and WEFT_FLUSH_MS cannot be used together (a flight recorder writes only when "
 		       "asked; unset one of them)");
+	if (s->ring_size != 0 && s->sample_ns != 0)
+		rt_die(func,
+		       "WEFT_RING and WEFT_SAMPLE_MS cannot be used together (a flight recorder drops old events, "
+		       "so the samples' event counts would not add up; unset one of them)");
 }
 
 static void check_not_started(const char *func)
@@ -314,4 +333,11 @@ void weft_rt_filter_set(weft_rt_filter_fn fn, void *arg)
 	calls.filter_fn = fn;
 	calls.filter_arg = fn != NULL ? arg : NULL;
 	pthread_mutex_unlock(&calls.mu);
+}
+
+int weft_rt_sample_every(unsigned ms)
+{
+	char v[16];
+	snprintf(v, sizeof v, "%u", ms);
+	return weft_rt_set("WEFT_SAMPLE_MS", v);
 }

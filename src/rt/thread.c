@@ -154,6 +154,7 @@ void ovni_thread_init(pid_t tid)
 	th->bufsize = info.bufsize;
 	th->flush_ns = info.flush_ns;
 	th->output_off = info.output_off;
+	th->sample_ns = info.sample_ns;
 	/* WEFT_RING: the buffer is the ring, twice its size (emit.c). */
 	if (info.ring_size != 0) {
 		th->bufsize = 2u * info.ring_size;
@@ -177,9 +178,10 @@ void ovni_thread_init(pid_t tid)
 	if (th->require == NULL)
 		rt_die(func, "out of memory for the metadata of '%s'", th->json_path);
 	th->loom_cpus = NULL;
+	rt_sample_thread_init(func, th);
 	if (rt_crash_enabled)
 		rt_crash_thread_init(th);
-	rt_meta_write(func, th, RT_META_INITIAL);
+	rt_meta_write(func, th, th->sampling ? RT_META_UPDATE : RT_META_INITIAL);
 	rt_proc_info_free(&info);
 
 	threads_add(th);
@@ -265,6 +267,7 @@ void ovni_thread_free(void)
 	th->fd = -1;
 	rt_index_close(func, th);
 	rt_meta_write(func, th, RT_META_FINAL);
+	rt_sample_thread_free(th);
 	threads_remove(th);
 
 	th_state = RT_THREAD_FINISHED;

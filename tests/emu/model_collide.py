@@ -101,7 +101,7 @@ CASES = {
     "collide/label_twice_first.yaml": ([], 16, "value 2 is labelled twice"),
 }
 
-BUILTINS = ["nanos6", "nodes", "kernel", "laplace", "mpi", "ovni", "openmp", "tampi", "nosv"]
+BUILTINS = ["nanos6", "nodes", "kernel", "laplace", "mpi", "ovni", "openmp", "tampi", "nosv", "sample"]
 
 failures = []
 

@@ -130,13 +130,50 @@ static void filter_after_init(void *a)
 	weft_rt_filter_set(keep_all, NULL);
 }
 
+/* weft_rt_sample_every is weft_rt_set("WEFT_SAMPLE_MS", ...) */
+static void sample_bad(void *a)
+{
+	(void) a;
+	weft_rt_sample_every(3600001u);
+}
+
+static void sample_ring(void *a)
+{
+	(void) a;
+	weft_rt_set("WEFT_RING", "64K");
+	weft_rt_sample_every(5);
+	ovni_proc_init(1, "set", (int) getpid());
+}
+
+static uint64_t zero(void *arg)
+{
+	(void) arg;
+	return 0;
+}
+
+static void sample_register_bad(void *a)
+{
+	(void) a;
+	weft_rt_sample_register("a\tb", "items", zero, NULL);
+}
+
 static void test_misuse(void **s)
 {
 	(void) s;
 	expect_abort(set_unknown, NULL,
 		     "libovni: weft_rt_set: 'WEFT_BUFSIZ' is not a libovni setting (the settings are WEFT_CRASH, "
 		     "WEFT_BUFSIZE, WEFT_FLUSH_MS, WEFT_RING, WEFT_RING_FLUSH, WEFT_RING_SIGNAL, WEFT_FILTER, "
-		     "WEFT_OUTPUT, WEFT_CLOCK)");
+		     "WEFT_OUTPUT, WEFT_CLOCK, WEFT_SAMPLE_MS)");
+	expect_abort(sample_bad, NULL,
+		     "libovni: weft_rt_set: WEFT_SAMPLE_MS='3600001' is not a sampling period in milliseconds "
+		     "between 0 (off) and 3600000");
+	expect_abort(sample_ring, NULL,
+		     "libovni: ovni_proc_init: WEFT_RING and WEFT_SAMPLE_MS cannot be used together (a flight "
+		     "recorder drops old events, so the samples' event counts would not add up; unset one of "
+		     "them)");
+	expect_abort(sample_register_bad, NULL,
+		     "libovni: weft_rt_sample_register: the counter name 'a\tb' is not 1 to 63 printable bytes "
+		     "(no quote, no backslash)");
 	expect_abort(set_bad, NULL,
 		     "libovni: weft_rt_set: WEFT_BUFSIZE='12' is not a buffer size in bytes between 256 and "
 		     "1073741824");
