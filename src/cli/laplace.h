@@ -148,9 +148,12 @@ static inline int lap_outdir_open(const char *cmd, struct lap_outdir *o, const c
 	}
 	const char *slash = strrchr(o->out, '/');
 	size_t dlen = slash == NULL ? 0 : (size_t) (slash - o->out) + 1;
-	snprintf(o->tmp, sizeof o->tmp, "%.*s.%s.weft-XXXXXX", (int) dlen, o->out,
+	int w = snprintf(o->tmp, sizeof o->tmp, "%.*s.%s.weft-XXXXXX", (int) dlen, o->out,
 			o->out + dlen);
-	if (mkdtemp(o->tmp) == NULL) {
+	int cut = w < 0 || (size_t) w >= sizeof o->tmp; /* not so: out has at most 4063 bytes */
+	if (cut)
+		errno = ENAMETOOLONG;
+	if (cut || mkdtemp(o->tmp) == NULL) {
 		fprintf(stderr, "weft %s: cannot create a directory beside %s: %s\n", cmd, o->out,
 				strerror(errno));
 		return 1;

@@ -96,7 +96,7 @@ static void test_in_place(void **st)
 			    "Phase");
 	json_decref(doc);
 	/* The file is exactly the document: nothing after it. */
-	size_t len;
+	size_t len = 0;
 	char *text = rt_test_read(j.json, &len);
 	assert_non_null(text);
 	assert_int_equal((long long) len, j.size[4]);
@@ -148,7 +148,7 @@ static void test_shorter_or_larger_replaced_whole(void **st)
 	assert_string_equal(json_string_value(json_object_get(json_object_get(doc, "app"), "note")), "end");
 	assert_int_equal(json_integer_value(json_object_get(json_object_get(doc, "ovni"), "finished")), 1);
 	json_decref(doc);
-	size_t len;
+	size_t len = 0;
 	char *text = rt_test_read(j.json, &len);
 	assert_non_null(text);
 	assert_int_equal((long long) len, j.size[4]);
@@ -195,7 +195,7 @@ static void test_free_after_exit_handler(void **st)
 	json_t *doc = load(j.json);
 	assert_int_equal(json_integer_value(json_object_get(json_object_get(doc, "ovni"), "finished")), 1);
 	json_decref(doc);
-	size_t len;
+	size_t len = 0;
 	char *text = rt_test_read(j.json, &len);
 	assert_non_null(text);
 	assert_int_equal((long long) len, j.size[2]);
