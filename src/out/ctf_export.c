@@ -33,7 +33,8 @@ struct xstream {
 	int64_t last;         /* the sclock of its last event */
 	int any;
 	size_t nruns, next_run; /* the flight recorder's lost runs */
-	uint64_t dropped;     /* signal handlers' events lost (when unknown) */
+	uint64_t dropped;     /* signal handlers' events lost (when unknown) and
+	                       * the events a filter left out (weft.filtered) */
 };
 
 static int by_ptr(const void *a, const void *b)
@@ -182,7 +183,7 @@ int ctf_export(const struct ctf_opts *o, struct ctf_stats *st, char *err, size_t
 		struct weft_loss loss;
 		if (weft_stream_loss(t, i, &loss)) {
 			xs[i].nruns = loss.ring ? loss.nruns : 0;
-			xs[i].dropped = loss.dropped;
+			xs[i].dropped = loss.dropped + loss.filtered;
 		}
 		refs[i].s = s;
 		refs[i].i = i;
@@ -245,10 +246,9 @@ int ctf_export(const struct ctf_opts *o, struct ctf_stats *st, char *err, size_t
 	}
 	for (size_t i = 0; i < ns; i++) {
 		struct xstream *x = &xs[i];
-		/* the runs after its last event, and the events lost at an
-		 * unknown time: counted at its end (the events a filter left
-		 * out, weft.filtered, once struct weft_loss carries them, are
-		 * to be added to x->dropped where it is read above) */
+		/* the runs after its last event, the events lost at an
+		 * unknown time and those a filter left out (weft.filtered):
+		 * counted at its end */
 		uint64_t tail = x->dropped;
 		for (; x->next_run < x->nruns; x->next_run++) {
 			struct weft_lost_run run;

@@ -274,6 +274,10 @@ def check_lost(trace):
                          out, re.M):
         rel = os.path.relpath(m.group(1), trace)
         lost[rel] = lost.get(rel, 0) + int(m.group(2))
+    for m in re.finditer(r"^weft check: (\S+)/stream\.json: (\d+) events? filtered at the source",
+                         out, re.M):
+        rel = os.path.relpath(m.group(1), trace)
+        lost[rel] = lost.get(rel, 0) + int(m.group(2))
     return lost
 
 
@@ -317,16 +321,20 @@ def zeta_trace(tmp):
     return trace
 
 
-def ring_trace(tmp):
+def workers_trace(tmp, name, **setting):
     workers = os.path.join(BIN, "bin", "workers")
-    d = os.path.join(tmp, "ring")
+    d = os.path.join(tmp, name)
     os.mkdir(d)
-    env = dict(os.environ, WEFT_RING="1K")
+    env = dict(os.environ, **setting)
     env.pop("OVNI_TMPDIR", None)
     env.pop("OVNI_TRACEDIR", None)
     p = subprocess.run([workers], cwd=d, env=env, capture_output=True, timeout=120)
-    c.eq(p.returncode, 0, "workers with WEFT_RING=1K")
+    c.eq(p.returncode, 0, f"workers with {setting}")
     return os.path.join(d, "ovni")
+
+
+def ring_trace(tmp):
+    return workers_trace(tmp, "ring", WEFT_RING="1K")
 
 
 def one(bt2, trace, out, models=(), name=None, packet=None):
@@ -480,6 +488,12 @@ def main():
         ring = ring_trace(tmp)
         c.expect(sum(check_lost(ring).values()) > 0, "the ring trace lost events")
         one(bt2, ring, os.path.join(tmp, "ring-ctf"), name="WEFT_RING=1K")
+        # events a filter left out: discarded too (the workers' OHp, one
+        # a thread and ten a worker)
+        filt = workers_trace(tmp, "filter", WEFT_FILTER="-OHp")
+        c.eq(sorted(check_lost(filt).values()), [1, 10, 10, 10, 10],
+             "the filtered trace: weft check's filtered counts")
+        one(bt2, filt, os.path.join(tmp, "filter-ctf"), name="WEFT_FILTER=-OHp")
         usage_and_dirs(bt2, tmp, os.path.join(corpus, "v3", "two-procs", "ovni"))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
