@@ -26,7 +26,7 @@
 static void view_usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: weft view [-o FILE.html] [--from T0] [--to T1] [--model FILE]...\n"
+		"Usage: weft view [-o FILE.html] [--from T0] [--to T1] [-a] [--model FILE]...\n"
 		"                 [--budget SIZE] [--channel NAME] [-q] TRACE\n"
 		"       weft view --serve [--port N] [--bind 127.0.0.1] [...] TRACE\n"
 		"       weft view --png FILE | --svg FILE | --pdf FILE [--size WxH] [...] TRACE\n"
@@ -42,6 +42,8 @@ static void view_usage(FILE *f)
 		"  -o, --output FILE  the page (default: TRACE/view.html); written aside and\n"
 		"                renamed over FILE once complete\n"
 		"  --from T0, --to T1  the window [T0, T1] only (times as weft emu's)\n"
+		"  -a, --all-models  enable every model, whatever ovni.require says (as\n"
+		"                weft emu -a)\n"
 		"  --model FILE  add the model described by FILE (repeatable; docs/models.md)\n"
 		"  --budget SIZE the page's largest size (default 64MiB; SIZE in bytes, or with\n"
 		"                K, M, G (KiB, MiB, GiB) or kB, MB, GB): beyond it the page holds\n"
@@ -67,7 +69,7 @@ static void view_usage(FILE *f)
 }
 
 enum { V_OUTPUT, V_FROM, V_TO, V_MODEL, V_BUDGET, V_CHANNEL, V_SERVE, V_PORT, V_BIND, V_PNG,
-	V_SVG, V_PDF, V_SIZE, V_QUIET };
+	V_SVG, V_PDF, V_SIZE, V_QUIET, V_ALL };
 
 static const struct cli_opt view_opts[] = {
 	{ "output", 'o', "FILE", V_OUTPUT },
@@ -84,12 +86,13 @@ static const struct cli_opt view_opts[] = {
 	{ "pdf", 0, "FILE", V_PDF },
 	{ "size", 0, "WxH", V_SIZE },
 	{ "quiet", 'q', NULL, V_QUIET },
+	{ "all-models", 'a', NULL, V_ALL },
 	{ NULL, 0, NULL, 0 },
 };
 
 struct view_args {
 	const char *output, *from, *to, *budget, *channel, *port, *bind, *png, *svg, *pdf, *size;
-	int serve, quiet;
+	int serve, quiet, all;
 	struct cli_models models;
 };
 
@@ -112,6 +115,7 @@ static int view_opt(void *ctx, int id, const char *opt, const char *val)
 	case V_PDF: a->pdf = val; break;
 	case V_SIZE: a->size = val; break;
 	case V_QUIET: a->quiet = 1; break;
+	case V_ALL: a->all = 1; break;
 	default: abort();
 	}
 	return 0;
@@ -188,6 +192,7 @@ static int pictures(const struct view_args *a, const char *path)
 	r.from = a->from;
 	r.to = a->to;
 	r.channel = a->channel;
+	r.all_models = a->all;
 	r.png = a->png;
 	r.svg = a->svg;
 	r.pdf = a->pdf;
@@ -289,6 +294,7 @@ static int cmd_view(int argc, char **argv, struct view_args *a)
 	o.path = path;
 	o.formats = no_formats;
 	o.models = models;
+	o.all_models = a->all;
 	o.warn = warn_cb;
 	o.has_from = a->from != NULL;
 	o.has_to = a->to != NULL;

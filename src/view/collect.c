@@ -68,15 +68,17 @@ size_t view_ndropped(const struct view_data *vd)
 
 static void spyr_free(struct view_spyr *sp);
 
-void view_data_free(struct view_data *vd)
+/* Frees what a collection put in vd and makes it empty again (its budget
+ * kept): a run given up (driver.c: the run in file order that meets an
+ * unordered region or fails) is followed by a second run, which collects
+ * afresh. */
+static void view_data_clear(struct view_data *vd)
 {
-	if (vd == NULL)
-		return;
-	for (size_t i = 0; i < vd->nrows; i++) {
+	for (size_t i = 0; vd->rows != NULL && i < vd->nrows; i++) {
 		free(vd->rows[i].label);
 		free(vd->rows[i].loom);
 	}
-	for (size_t i = 0; i < vd->nchans; i++) {
+	for (size_t i = 0; vd->chans != NULL && i < vd->nchans; i++) {
 		struct view_chan *c = &vd->chans[i];
 		free(c->name);
 		free(c->model);
@@ -96,6 +98,16 @@ void view_data_free(struct view_data *vd)
 	free(vd->rows);
 	free(vd->chans);
 	free(vd->chan_of_id);
+	uint64_t keep = vd->keep;
+	memset(vd, 0, sizeof *vd);
+	vd->keep = keep;
+}
+
+void view_data_free(struct view_data *vd)
+{
+	if (vd == NULL)
+		return;
+	view_data_clear(vd);
 	free(vd);
 }
 
@@ -300,7 +312,7 @@ static int vo_records(void *self, const struct emu_batch *b, char *err, size_t e
 	}
 	if (failed) {
 		o->vd->failed = 1;
-		snprintf(err, errlen, "weft view: out of memory");
+		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
 	return 0;
@@ -723,7 +735,7 @@ static int vo_close(struct out *out, int64_t duration, char *err, size_t errlen)
 	struct view_data *vd = o->vd;
 	collector_stop(o);
 	if (vd->failed) {
-		snprintf(err, errlen, "weft view: out of memory");
+		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
 	vd->duration = duration;
@@ -766,7 +778,7 @@ static int vo_close(struct out *out, int64_t duration, char *err, size_t errlen)
 	return 0;
 oom:
 	vd->failed = 1;
-	snprintf(err, errlen, "weft view: out of memory");
+	snprintf(err, errlen, "out of memory");
 	return -1;
 }
 
@@ -781,7 +793,9 @@ static int vo_commit(struct out *out, char *err, size_t errlen)
 
 static void vo_discard(struct out *out)
 {
-	collector_stop((struct vout *) out);
+	struct vout *o = (struct vout *) out;
+	collector_stop(o);
+	view_data_clear(o->vd);
 	free(out);
 }
 
@@ -860,12 +874,13 @@ struct out *view_out_open(struct view_data *vd, const struct emu *emu, char *err
 	struct vout *o = calloc(1, sizeof *o);
 	if (vd->rows != NULL) {
 		free(o);
-		snprintf(err, errlen, "weft view: one collection per run");
+		snprintf(err, errlen, "one collection per run");
 		return NULL;
 	}
 	if (o == NULL || setup(vd, emu) != 0) {
+		view_data_clear(vd);
 		free(o);
-		snprintf(err, errlen, "weft view: out of memory");
+		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
 	o->base.ops = &vo_ops;

@@ -292,12 +292,12 @@ int view_serve(const struct view_data *vd, const struct view_page_opts *o, int p
 	size_t plen = 0;
 	FILE *f = open_memstream(&page, &plen);
 	if (f == NULL) {
-		snprintf(err, errlen, "weft view: out of memory");
+		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
 	int r = view_write_page(vd, o, f, err, errlen);
 	if (fclose(f) != 0 && r == 0) {
-		snprintf(err, errlen, "weft view: out of memory");
+		snprintf(err, errlen, "out of memory");
 		r = -1;
 	}
 	if (r != 0) {
@@ -306,7 +306,7 @@ int view_serve(const struct view_data *vd, const struct view_page_opts *o, int p
 	}
 	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (s < 0) {
-		snprintf(err, errlen, "weft view: socket: %s", strerror(errno));
+		snprintf(err, errlen, "socket: %s", strerror(errno));
 		free(page);
 		return -1;
 	}
@@ -320,7 +320,7 @@ int view_serve(const struct view_data *vd, const struct view_page_opts *o, int p
 	socklen_t al = sizeof a;
 	if (bind(s, (struct sockaddr *) &a, sizeof a) != 0 || listen(s, 16) != 0
 			|| getsockname(s, (struct sockaddr *) &a, &al) != 0) {
-		snprintf(err, errlen, "weft view: cannot listen on 127.0.0.1:%d: %s", port,
+		snprintf(err, errlen, "cannot listen on 127.0.0.1:%d: %s", port,
 				strerror(errno));
 		close(s);
 		free(page);

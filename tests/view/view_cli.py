@@ -14,7 +14,11 @@ parameters 400, and SIGINT ends it with exit 0. The collection's thread
 gives the page it gives inline, on a trace that cycles the engine's batches;
 on that trace, a tile of the whole run holds, for rows of more than 4096
 intervals, the interval at each of its 1024 buckets' start, and a tile at
-level 0 exactly the table's intervals.
+level 0 exactly the table's intervals. A trace with events of a model that
+no stream requires: refused without -a with the emulator's message (once
+prefixed; the run in file order given up and the sorted run collecting
+afresh, not "one collection per run"), and with -a its page holds the
+rows and intervals of `weft sql -a`'s table.
 """
 import bisect
 import json
@@ -100,6 +104,35 @@ def writing(tmp, t):
     c.expect(err.startswith(f"weft view: {link}: is a symbolic link"), f"its message: {err!r}")
     c.eq(sorted(os.listdir(os.path.dirname(out))), ["link.html", "v.html"], "nothing else written")
     c.eq(os.path.getsize(out), size, "the link's target untouched")
+
+
+def all_models(tmp):
+    t = os.path.join(tmp, "mpi")
+    write_stream(t, thread_rel("vm", 1, 1), meta(1, 1), [
+        ev("OHx", 100, struct.pack("<iiQ", 0, -1, 0)), ev("MUi", 122), ev("MUI", 125),
+        ev("OHe", 130)])
+    out = os.path.join(tmp, "mpi.html")
+    c.eq(weft(["view", "-o", out, t]), (
+        1, "", "weft view: loom.vm/proc.1/thread.1: event MUi at clock 122 (offset 36): the mpi "
+        "model is not enabled (no stream requires it; -a enables every model)\n"),
+        "an event of a model not enabled: the emulator's message, once prefixed")
+    c.expect(not os.path.exists(out), "refused: no page")
+    db = os.path.join(tmp, "mpi.sqlite")
+    rc, _, err = weft(["sql", "-a", "-o", db, t])
+    c.eq((rc, err), (0, ""), "weft sql -a")
+    con = sqlite3.connect(db)
+    nrows = con.execute("SELECT (SELECT count(*) FROM thread) + (SELECT count(*) FROM cpu)"
+                        ).fetchone()[0]
+    nint = con.execute("SELECT count(*) FROM interval").fetchone()[0]
+    con.close()
+    c.expect(nint > 0, f"the table has intervals ({nint})")
+    rc, so, err = weft(["view", "-a", "-o", out, t])
+    c.eq((rc, err), (0, ""), "weft view -a: exit 0")
+    c.expect(so.startswith(f"{out}: {nrows} rows, {nint} intervals, "),
+             f"weft view -a: the table's rows ({nrows}) and intervals ({nint}): {so!r}")
+    with open(out, encoding="utf-8") as f:
+        page = f.read()
+    c.expect("mpi.function" in page, "the page has the mpi model's channel")
 
 
 def listening_addrs(port):
@@ -261,6 +294,7 @@ def main():
         writing(tmp, t)
         serving(tmp, t)
         threaded(tmp)
+        all_models(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     c.done()
