@@ -49,7 +49,8 @@ static void view_usage(FILE *f)
 		"                K, M, G (KiB, MiB, GiB) or kB, MB, GB): beyond it the page holds\n"
 		"                the summary of the largest rows only, and says so; the run keeps\n"
 		"                no more intervals than fit it, so its memory does not grow with\n"
-		"                the trace (--serve keeps them all)\n"
+		"                the trace (--serve writes the others to an unlinked file\n"
+		"                in $TMPDIR, from which it answers the page's tiles)\n"
 		"  --channel NAME  the colour channel shown first (default ovni.thread.state)\n"
 		"  --serve       serve the page on http://127.0.0.1:PORT/ instead of writing\n"
 		"                it: the page asks the server for the intervals it lacks, so\n"
@@ -154,10 +155,17 @@ static struct out *open_view(void *ctx, const struct emu *emu, char *err, size_t
 	return view_out_open(ctx, emu, err, errlen);
 }
 
+struct bound_ctx {
+	const char *path;
+	size_t spilled; /* tracks read from the temporary file */
+};
+
 static void on_bound(void *ctx, int port)
 {
-	printf("weft view: serving %s at http://127.0.0.1:%d/ (Ctrl-C to stop)\n",
-			(const char *) ctx, port);
+	const struct bound_ctx *b = ctx;
+	printf("weft view: serving %s at http://127.0.0.1:%d/ (Ctrl-C to stop; %zu track%s "
+			"beyond the budget, read from a temporary file)\n", b->path, port, b->spilled,
+			b->spilled == 1 ? "" : "s");
 	fflush(stdout);
 }
 
@@ -282,11 +290,17 @@ static int cmd_view(int argc, char **argv, struct view_args *a)
 		fprintf(stderr, "weft view: out of memory\n");
 		return 1;
 	}
-	/* the page's collection keeps the intervals up to the budget (its
-	 * memory then bounded whatever the trace); the server keeps them all,
-	 * to answer its tiles */
-	if (!a->serve)
-		view_data_keep(vd, budget);
+	/* the collection keeps the intervals up to the budget (its memory
+	 * then bounded whatever the trace); the server's writes the others to
+	 * a temporary file, to answer its tiles exactly */
+	view_data_keep(vd, budget);
+	char err[WEFT_ERR_MAX];
+	if (a->serve && view_data_spill(vd, NULL, err, sizeof err) != 0) {
+		weft_registry_free(models);
+		view_data_free(vd);
+		cli_message("view", "", err);
+		return 1;
+	}
 	static const char *const no_formats[] = { NULL };
 	struct weft_emulate_opts o;
 	memset(&o, 0, sizeof o);
@@ -310,7 +324,6 @@ static int cmd_view(int argc, char **argv, struct view_args *a)
 	o.progress = cli_progress_emulate;
 	o.progress_every = cli_progress_every();
 	cli_arm_stop();
-	char err[WEFT_ERR_MAX];
 	struct cli_progress prog;
 	cli_progress_start(&prog, "view", cli_obs_total_dir(path));
 	int r = weft_emulate(&o, err, sizeof err);
@@ -335,8 +348,8 @@ static int cmd_view(int argc, char **argv, struct view_args *a)
 	struct view_page_opts po = { path, budget, a->channel, a->serve, 0, &complete };
 	if (a->serve) {
 		cli_stop_sig = 0;
-		r = view_serve(vd, &po, (int) port, &cli_stop_sig, on_bound, (void *) path, err,
-				sizeof err);
+		struct bound_ctx bc = { path, view_ndropped(vd) };
+		r = view_serve(vd, &po, (int) port, &cli_stop_sig, on_bound, &bc, err, sizeof err);
 		view_data_free(vd);
 		if (r != 0) {
 			cli_message("view", "", err);

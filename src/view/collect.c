@@ -9,8 +9,11 @@
  * their intervals arrive (struct view_spyr), so that memory does not grow
  * with the trace.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -51,9 +54,105 @@ static char *dup_s(const char *s)
 struct view_data *view_data_new(void)
 {
 	struct view_data *vd = calloc(1, sizeof(struct view_data));
-	if (vd != NULL)
+	if (vd != NULL) {
 		vd->keep = UINT64_MAX;
+		vd->spill_fd = -1;
+	}
 	return vd;
+}
+
+int view_data_spill(struct view_data *vd, const char *dir, char *err, size_t errlen)
+{
+	if (dir == NULL || dir[0] == '\0')
+		dir = getenv("TMPDIR");
+	if (dir == NULL || dir[0] == '\0')
+		dir = "/tmp";
+	size_t n = strlen(dir) + sizeof "/weft-view-XXXXXX";
+	char *path = malloc(n);
+	if (path == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	snprintf(path, n, "%s/weft-view-XXXXXX", dir);
+	int fd = mkostemp(path, O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(err, errlen, "%s: cannot create the temporary file of the intervals beyond "
+				"the budget: %s", dir, strerror(errno));
+		free(path);
+		return -1;
+	}
+	unlink(path); /* gone with the process */
+	free(path);
+	vd->spill_fd = fd;
+	return 0;
+}
+
+int view_spill_read(const struct view_data *vd, const struct view_track *t, size_t k,
+		struct view_iv *out, size_t *n)
+{
+	uint64_t end = k + 1 < t->nchunks ? t->chunks[k + 1].base : t->nspilled;
+	size_t want = (size_t) (end - t->chunks[k].base) * sizeof *out;
+	size_t got = 0;
+	while (got < want) {
+		ssize_t r = pread(vd->spill_fd, (char *) out + got, want - got,
+				(off_t) (t->chunks[k].off + got));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		got += (size_t) r;
+	}
+	*n = want / sizeof *out;
+	return 0;
+}
+
+/* The buffered chunk of t written: 0, or -1 (spill_errno set). */
+static int spill_flush(struct view_data *vd, struct view_track *t)
+{
+	if (t->sn == 0)
+		return 0;
+	if (t->nchunks == t->ccap) {
+		size_t cap = t->ccap ? 2 * t->ccap : 16;
+		struct view_spill_chunk *c = realloc(t->chunks, cap * sizeof *c);
+		if (c == NULL)
+			return -1;
+		t->chunks = c;
+		t->ccap = cap;
+	}
+	size_t want = t->sn * sizeof *t->sbuf, done = 0;
+	while (done < want) {
+		ssize_t w = pwrite(vd->spill_fd, (const char *) t->sbuf + done, want - done,
+				(off_t) (vd->spill_off + done));
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			vd->spill_errno = w < 0 ? errno : ENOSPC;
+			return -1;
+		}
+		done += (size_t) w;
+	}
+	t->chunks[t->nchunks++] = (struct view_spill_chunk) { t->sbuf[t->sn - 1].end, t->nspilled,
+		vd->spill_off };
+	vd->spill_off += want;
+	t->nspilled += t->sn;
+	t->sn = 0;
+	return 0;
+}
+
+/* An interval of a spilled track (one continuing the last is merged). */
+static int spill_put(struct view_data *vd, struct view_track *t, int64_t start, int64_t end,
+		int64_t value)
+{
+	if (t->sbuf == NULL && (t->sbuf = malloc(VIEW_SPILL_CHUNK * sizeof *t->sbuf)) == NULL)
+		return -1;
+	if (t->sn > 0 && t->sbuf[t->sn - 1].end == start && t->sbuf[t->sn - 1].value == value) {
+		t->sbuf[t->sn - 1].end = end;
+		return 0;
+	}
+	if (t->sn == VIEW_SPILL_CHUNK && spill_flush(vd, t) != 0)
+		return -1;
+	t->sbuf[t->sn++] = (struct view_iv) { start, end, value };
+	return 0;
 }
 
 void view_data_keep(struct view_data *vd, uint64_t budget)
@@ -93,14 +192,20 @@ static void view_data_clear(struct view_data *vd)
 			spyr_free(vd->tracks[i].sp);
 			free(vd->tracks[i].pyr);
 			free(vd->tracks[i].off);
+			free(vd->tracks[i].chunks);
+			free(vd->tracks[i].sbuf);
 		}
 	free(vd->tracks);
 	free(vd->rows);
 	free(vd->chans);
 	free(vd->chan_of_id);
 	uint64_t keep = vd->keep;
+	int fd = vd->spill_fd;
+	if (fd >= 0 && ftruncate(fd, 0) != 0)
+		vd->spill_errno = errno; /* the file is rewritten from 0 anyway */
 	memset(vd, 0, sizeof *vd);
 	vd->keep = keep;
+	vd->spill_fd = fd;
 }
 
 void view_data_free(struct view_data *vd)
@@ -108,6 +213,8 @@ void view_data_free(struct view_data *vd)
 	if (vd == NULL)
 		return;
 	view_data_clear(vd);
+	if (vd->spill_fd >= 0)
+		close(vd->spill_fd);
 	free(vd);
 }
 
@@ -194,6 +301,8 @@ static int put(struct view_data *vd, struct view_track *t, int64_t start, int64_
 		}
 		t->lend = end;
 		t->lvalue = value;
+		if (vd->spill_fd >= 0 && spill_put(vd, t, start, end, value) != 0)
+			return -1;
 		return spyr_add(t->sp, start, end, value);
 	}
 	size_t add;
@@ -562,8 +671,14 @@ static int drop_largest(struct view_data *vd)
 			free(ts);
 			return -1;
 		}
-		for (size_t i = 0; i < t->n; i++)
+		for (size_t i = 0; i < t->n; i++) {
 			spyr_add(t->sp, t->iv[i].start, t->iv[i].end, t->iv[i].value);
+			if (vd->spill_fd >= 0 && spill_put(vd, t, t->iv[i].start, t->iv[i].end,
+					t->iv[i].value) != 0) {
+				free(ts);
+				return -1;
+			}
+		}
 		t->count = t->n;
 		t->lend = t->iv[t->n - 1].end;
 		t->lvalue = t->iv[t->n - 1].value;
@@ -734,10 +849,8 @@ static int vo_close(struct out *out, int64_t duration, char *err, size_t errlen)
 	struct vout *o = (struct vout *) out;
 	struct view_data *vd = o->vd;
 	collector_stop(o);
-	if (vd->failed) {
-		snprintf(err, errlen, "out of memory");
-		return -1;
-	}
+	if (vd->failed)
+		goto oom;
 	vd->duration = duration;
 	for (size_t i = 0; i < vd->nrows * vd->nchans; i++) {
 		struct view_track *t = &vd->tracks[i];
@@ -749,6 +862,10 @@ static int vo_close(struct out *out, int64_t duration, char *err, size_t errlen)
 		struct view_track *t = &vd->tracks[i];
 		if (t->sp == NULL)
 			t->count = t->n;
+		if (t->sbuf != NULL && spill_flush(vd, t) != 0)
+			goto oom;
+		free(t->sbuf);
+		t->sbuf = NULL;
 	}
 	/* the labels known at the end (task types) */
 	for (size_t id = 0; id < vd->ncat; id++) {
@@ -778,7 +895,11 @@ static int vo_close(struct out *out, int64_t duration, char *err, size_t errlen)
 	return 0;
 oom:
 	vd->failed = 1;
-	snprintf(err, errlen, "out of memory");
+	if (vd->spill_errno != 0)
+		snprintf(err, errlen, "cannot write the temporary file of the intervals beyond the "
+				"budget: %s", strerror(vd->spill_errno));
+	else
+		snprintf(err, errlen, "out of memory");
 	return -1;
 }
 

@@ -42,6 +42,18 @@ struct view_iv {
  * no longer kept (collect.c). */
 struct view_spyr;
 
+/* --serve (view_data_spill): the intervals of a track beyond the budget
+ * go to a temporary file in chunks of VIEW_SPILL_CHUNK (the last one
+ * buffered), each known by its last end, its first interval's index and
+ * its offset, so that the server finds an interval with a binary search
+ * over the chunks and one read (serve.c). */
+#define VIEW_SPILL_CHUNK 1024
+
+struct view_spill_chunk {
+	int64_t last_end;
+	uint64_t base, off;
+};
+
 struct view_track {
 	struct view_iv *iv;     /* the intervals kept (none once sp is set) */
 	size_t n, cap;
@@ -56,6 +68,12 @@ struct view_track {
 	int kmin, nlev;
 	int64_t *pyr;
 	size_t *off;
+	/* spilled (sp set, view_data_spill): the chunks written, the next one */
+	struct view_spill_chunk *chunks;
+	size_t nchunks, ccap;
+	uint64_t nspilled;      /* intervals in the chunks written */
+	struct view_iv *sbuf;   /* VIEW_SPILL_CHUNK; sn used */
+	size_t sn;
 };
 
 struct view_data {
@@ -72,7 +90,15 @@ struct view_data {
 	size_t ndropped;           /* tracks whose intervals were beyond keep */
 	int complete;
 	int failed;
+	int spill_fd;              /* view_data_spill's file, else -1 */
+	uint64_t spill_off;        /* its size */
+	int spill_errno;           /* a write to it failed (failed set too) */
 };
+
+/* A spilled track's intervals [first, first + n) into out (n at most a
+ * chunk's, within one chunk): 0, or -1 (a read error). */
+int view_spill_read(const struct view_data *vd, const struct view_track *t, size_t k,
+		struct view_iv *out, size_t *n);
 
 /* The decimal digits of v (and its sign). */
 static inline size_t view_digits(int64_t v)
