@@ -87,22 +87,85 @@ int view_data_spill(struct view_data *vd, const char *dir, char *err, size_t err
 	return 0;
 }
 
-int view_spill_read(const struct view_data *vd, const struct view_track *t, size_t k,
-		struct view_iv *out, size_t *n)
+/* Reads n bytes at off: 0, or -1. */
+static int read_at(int fd, void *buf, size_t n, uint64_t off)
 {
-	uint64_t end = k + 1 < t->nchunks ? t->chunks[k + 1].base : t->nspilled;
-	size_t want = (size_t) (end - t->chunks[k].base) * sizeof *out;
 	size_t got = 0;
-	while (got < want) {
-		ssize_t r = pread(vd->spill_fd, (char *) out + got, want - got,
-				(off_t) (t->chunks[k].off + got));
+	while (got < n) {
+		ssize_t r = pread(fd, (char *) buf + got, n - got, (off_t) (off + got));
 		if (r < 0 && errno == EINTR)
 			continue;
 		if (r <= 0)
 			return -1;
 		got += (size_t) r;
 	}
-	*n = want / sizeof *out;
+	return 0;
+}
+
+static size_t chunk_n(const struct view_track *t, size_t k)
+{
+	uint64_t end = k + 1 < t->nchunks ? t->chunks[k + 1].base : t->nspilled;
+	return (size_t) (end - t->chunks[k].base);
+}
+
+#define FENCE_BYTES (VIEW_SPILL_FENCES * sizeof(int64_t))
+
+int view_spill_read(const struct view_data *vd, const struct view_track *t, size_t k,
+		struct view_iv *out, size_t *n)
+{
+	*n = chunk_n(t, k);
+	return read_at(vd->spill_fd, out, *n * sizeof *out, t->chunks[k].off + FENCE_BYTES);
+}
+
+int view_spill_find(const struct view_data *vd, const struct view_track *t, size_t k,
+		int64_t time, size_t *x, struct view_iv *v)
+{
+	int64_t fence[VIEW_SPILL_FENCES];
+	struct view_iv sub[VIEW_SPILL_SUB];
+	size_t n = chunk_n(t, k);
+	if (read_at(vd->spill_fd, fence, sizeof fence, t->chunks[k].off) != 0)
+		return -1;
+	size_t j = 0;
+	while (j + 1 < VIEW_SPILL_FENCES && fence[j] <= time)
+		j++;
+	size_t first = j * VIEW_SPILL_SUB;
+	if (first >= n)
+		return -1;
+	size_t m = n - first < VIEW_SPILL_SUB ? n - first : VIEW_SPILL_SUB;
+	if (read_at(vd->spill_fd, sub, m * sizeof *sub, t->chunks[k].off + FENCE_BYTES
+			+ first * sizeof *sub) != 0)
+		return -1;
+	size_t lo = 0, hi = m;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (sub[mid].end <= time)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == m)
+		return -1; /* not in the chunk: the file is not what was written */
+	*x = first + lo;
+	*v = sub[lo];
+	return 0;
+}
+
+/* Writes n bytes at vd's file's end: 0, or -1 (spill_errno set). */
+static int spill_write(struct view_data *vd, const void *p, size_t want)
+{
+	size_t done = 0;
+	while (done < want) {
+		ssize_t w = pwrite(vd->spill_fd, (const char *) p + done, want - done,
+				(off_t) (vd->spill_off + done));
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			vd->spill_errno = w < 0 ? errno : ENOSPC;
+			return -1;
+		}
+		done += (size_t) w;
+	}
+	vd->spill_off += want;
 	return 0;
 }
 
@@ -119,21 +182,17 @@ static int spill_flush(struct view_data *vd, struct view_track *t)
 		t->chunks = c;
 		t->ccap = cap;
 	}
-	size_t want = t->sn * sizeof *t->sbuf, done = 0;
-	while (done < want) {
-		ssize_t w = pwrite(vd->spill_fd, (const char *) t->sbuf + done, want - done,
-				(off_t) (vd->spill_off + done));
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0) {
-			vd->spill_errno = w < 0 ? errno : ENOSPC;
-			return -1;
-		}
-		done += (size_t) w;
+	int64_t fence[VIEW_SPILL_FENCES];
+	for (size_t j = 0; j < VIEW_SPILL_FENCES; j++) {
+		size_t i = j * VIEW_SPILL_SUB + VIEW_SPILL_SUB - 1;
+		fence[j] = t->sbuf[i < t->sn ? i : t->sn - 1].end;
 	}
+	uint64_t off = vd->spill_off;
+	if (spill_write(vd, fence, sizeof fence) != 0
+			|| spill_write(vd, t->sbuf, t->sn * sizeof *t->sbuf) != 0)
+		return -1;
 	t->chunks[t->nchunks++] = (struct view_spill_chunk) { t->sbuf[t->sn - 1].end, t->nspilled,
-		vd->spill_off };
-	vd->spill_off += want;
+		off };
 	t->nspilled += t->sn;
 	t->sn = 0;
 	return 0;

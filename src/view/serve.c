@@ -138,19 +138,29 @@ static uint64_t track_n(const struct view_track *t)
 	return t->sp != NULL ? t->nspilled : t->n;
 }
 
-/* Chunk k of t (NULL: a read error). */
-static const struct chunk_slot *chunk(struct srv *S, const struct view_track *t, size_t k)
+/* Chunk k of t, if cached. */
+static const struct chunk_slot *cached(struct srv *S, const struct view_track *t, size_t k)
 {
-	struct chunk_slot *old = &S->slots[0];
 	for (size_t i = 0; i < CACHE_SLOTS; i++) {
 		struct chunk_slot *c = &S->slots[i];
 		if (c->t == t && c->k == k) {
 			c->used = ++S->clock;
 			return c;
 		}
-		if (c->used < old->used)
-			old = c;
 	}
+	return NULL;
+}
+
+/* Chunk k of t, read into the cache if need be (NULL: a read error). */
+static const struct chunk_slot *chunk(struct srv *S, const struct view_track *t, size_t k)
+{
+	const struct chunk_slot *hit = cached(S, t, k);
+	if (hit != NULL)
+		return hit;
+	struct chunk_slot *old = &S->slots[0];
+	for (size_t i = 1; i < CACHE_SLOTS; i++)
+		if (S->slots[i].used < old->used)
+			old = &S->slots[i];
 	old->t = NULL;
 	if (view_spill_read(S->vd, t, k, old->iv, &old->n) != 0) {
 		S->failed = 1;
@@ -191,12 +201,16 @@ static int track_get(struct srv *S, const struct view_track *t, uint64_t x, stru
 	return 0;
 }
 
-/* The first interval of t ending after time (track_n when none); -1 on a
- * read error. */
-static int track_find(struct srv *S, const struct view_track *t, int64_t time, uint64_t *x)
+/* The first interval of t ending after time (track_n when none), and it
+ * in *v; -1 on a read error. A chunk not cached is not read whole: a
+ * sample tile looks up 1024 times in as many chunks. */
+static int track_find(struct srv *S, const struct view_track *t, int64_t time, uint64_t *x,
+		struct view_iv *v)
 {
 	if (t->sp == NULL) {
 		*x = view_track_find(t, time);
+		if (*x < t->n)
+			*v = t->iv[*x];
 		return 0;
 	}
 	size_t lo = 0, hi = t->nchunks;
@@ -211,18 +225,30 @@ static int track_find(struct srv *S, const struct view_track *t, int64_t time, u
 		*x = t->nspilled;
 		return 0;
 	}
-	const struct chunk_slot *c = chunk(S, t, lo);
-	if (c == NULL)
-		return -1;
-	size_t a = 0, b = c->n;
-	while (a < b) {
-		size_t mid = a + (b - a) / 2;
-		if (c->iv[mid].end <= time)
-			a = mid + 1;
-		else
-			b = mid;
+	const struct chunk_slot *c = cached(S, t, lo);
+	size_t in;
+	if (c == NULL) {
+		if (view_spill_find(S->vd, t, lo, time, &in, v) != 0) {
+			S->failed = 1;
+			return -1;
+		}
+	} else {
+		size_t a = 0, b = c->n;
+		while (a < b) {
+			size_t mid = a + (b - a) / 2;
+			if (c->iv[mid].end <= time)
+				a = mid + 1;
+			else
+				b = mid;
+		}
+		if (a == c->n) {
+			S->failed = 1;
+			return -1;
+		}
+		in = a;
+		*v = c->iv[a];
 	}
-	*x = t->chunks[lo].base + a;
+	*x = t->chunks[lo].base + in;
 	return 0;
 }
 
@@ -255,13 +281,10 @@ static char *tile(struct srv *S, const char *q, size_t *len)
 		 * the one holding t1 if it starts before t1 */
 		uint64_t a, b;
 		struct view_iv v;
-		if (track_find(S, t, t0, &a) != 0 || track_find(S, t, t1, &b) != 0)
+		if (track_find(S, t, t0, &a, &v) != 0 || track_find(S, t, t1, &b, &v) != 0)
 			break;
-		if (b < track_n(t)) {
-			if (track_get(S, t, b, &v) != 0)
-				break;
+		if (b < track_n(t))
 			b += v.start < t1;
-		}
 		vj_s(jp, r > r0 ? ",[" : "[");
 		vj_int(jp, r);
 		int64_t prev = 0;
@@ -287,10 +310,9 @@ static char *tile(struct srv *S, const char *q, size_t *len)
 			int first = 1;
 			for (int64_t k = 0; k < VIEW_TILE_BUCKETS; k++) {
 				uint64_t x;
-				if (track_find(S, t, t0 + k * w, &x) != 0)
+				if (track_find(S, t, t0 + k * w, &x, &v) != 0)
 					break;
-				if (x >= track_n(t) || x == last || track_get(S, t, x, &v) != 0
-						|| v.start >= t0 + (k + 1) * w)
+				if (x >= track_n(t) || x == last || v.start >= t0 + (k + 1) * w)
 					continue;
 				last = x;
 				vj_s(jp, first ? "" : ",");
@@ -325,7 +347,7 @@ static char *at(struct srv *S, const char *q, size_t *len)
 	const struct view_track *tr = &vd->tracks[(size_t) r * vd->nchans + (size_t) c];
 	uint64_t x;
 	struct view_iv v = { 0, 0, 0 };
-	if (track_find(S, tr, t, &x) != 0 || (x < track_n(tr) && track_get(S, tr, x, &v) != 0))
+	if (track_find(S, tr, t, &x, &v) != 0)
 		return NULL;
 	struct reply_json rj;
 	struct vj *jp = reply_json_open(&rj, len);

@@ -48,6 +48,12 @@ struct view_spyr;
  * its offset, so that the server finds an interval with a binary search
  * over the chunks and one read (serve.c). */
 #define VIEW_SPILL_CHUNK 1024
+/* Each chunk on disk: VIEW_SPILL_FENCES int64s (the end of every
+ * VIEW_SPILL_SUB-th interval, the last one's for the rest), then its
+ * intervals; a lookup in a chunk not cached reads a fence block and one
+ * sub-block (1 KiB), not the chunk (24 KiB). */
+#define VIEW_SPILL_SUB 32
+#define VIEW_SPILL_FENCES (VIEW_SPILL_CHUNK / VIEW_SPILL_SUB)
 
 struct view_spill_chunk {
 	int64_t last_end;
@@ -95,10 +101,15 @@ struct view_data {
 	int spill_errno;           /* a write to it failed (failed set too) */
 };
 
-/* A spilled track's intervals [first, first + n) into out (n at most a
- * chunk's, within one chunk): 0, or -1 (a read error). */
+/* A spilled track's chunk k into out (VIEW_SPILL_CHUNK), *n its
+ * intervals: 0, or -1 (a read error). */
 int view_spill_read(const struct view_data *vd, const struct view_track *t, size_t k,
 		struct view_iv *out, size_t *n);
+/* In chunk k of a spilled track, the first interval ending after time
+ * (one does: the chunk's last end is after it), its index in the chunk
+ * in *x: 0, or -1 (a read error). */
+int view_spill_find(const struct view_data *vd, const struct view_track *t, size_t k,
+		int64_t time, size_t *x, struct view_iv *v);
 
 /* The decimal digits of v (and its sign). */
 static inline size_t view_digits(int64_t v)

@@ -206,6 +206,12 @@ def serving(tmp, t):
     finally:
         rc, err = srv.stop()
     c.eq((rc, err), (0, ""), "SIGINT: exit 0")
+    bad = os.path.join(tmp, "no-such-dir")
+    p = subprocess.run([weft_bin(), "view", "--serve", t], capture_output=True, text=True,
+                       timeout=60, env=dict(os.environ, TMPDIR=bad))
+    c.eq((p.returncode, p.stdout, p.stderr), (
+        1, "", f"weft view: {bad}: cannot create the temporary file of the intervals beyond the "
+        "budget: No such file or directory\n"), "--serve: $TMPDIR missing: exit 1, its message")
     srv = Server(weft_bin(), [t])
     try:
         c.expect(srv.line.endswith("(Ctrl-C to stop; 0 tracks beyond the budget, read from a "
