@@ -102,52 +102,23 @@ static int read_at(int fd, void *buf, size_t n, uint64_t off)
 	return 0;
 }
 
-static size_t chunk_n(const struct view_track *t, size_t k)
+size_t view_spill_chunk_n(const struct view_track *t, size_t k)
 {
 	uint64_t end = k + 1 < t->nchunks ? t->chunks[k + 1].base : t->nspilled;
 	return (size_t) (end - t->chunks[k].base);
 }
 
-#define FENCE_BYTES (VIEW_SPILL_FENCES * sizeof(int64_t))
-
 int view_spill_read(const struct view_data *vd, const struct view_track *t, size_t k,
 		struct view_iv *out, size_t *n)
 {
-	*n = chunk_n(t, k);
-	return read_at(vd->spill_fd, out, *n * sizeof *out, t->chunks[k].off + FENCE_BYTES);
+	*n = view_spill_chunk_n(t, k);
+	return read_at(vd->spill_fd, out, *n * sizeof *out,
+			t->chunks[k].off + VIEW_SPILL_FENCE_BYTES);
 }
 
-int view_spill_find(const struct view_data *vd, const struct view_track *t, size_t k,
-		int64_t time, size_t *x, struct view_iv *v)
+int view_spill_pread(const struct view_data *vd, uint64_t off, void *buf, size_t n)
 {
-	int64_t fence[VIEW_SPILL_FENCES];
-	struct view_iv sub[VIEW_SPILL_SUB];
-	size_t n = chunk_n(t, k);
-	if (read_at(vd->spill_fd, fence, sizeof fence, t->chunks[k].off) != 0)
-		return -1;
-	size_t j = 0;
-	while (j + 1 < VIEW_SPILL_FENCES && fence[j] <= time)
-		j++;
-	size_t first = j * VIEW_SPILL_SUB;
-	if (first >= n)
-		return -1;
-	size_t m = n - first < VIEW_SPILL_SUB ? n - first : VIEW_SPILL_SUB;
-	if (read_at(vd->spill_fd, sub, m * sizeof *sub, t->chunks[k].off + FENCE_BYTES
-			+ first * sizeof *sub) != 0)
-		return -1;
-	size_t lo = 0, hi = m;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (sub[mid].end <= time)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == m)
-		return -1; /* not in the chunk: the file is not what was written */
-	*x = first + lo;
-	*v = sub[lo];
-	return 0;
+	return read_at(vd->spill_fd, buf, n, off);
 }
 
 /* Writes n bytes at vd's file's end: 0, or -1 (spill_errno set). */
@@ -198,19 +169,48 @@ static int spill_flush(struct view_data *vd, struct view_track *t)
 	return 0;
 }
 
+/* The samples at the times before end not yet sampled: the track's last
+ * interval (index x), the first to end after them. */
+static void sample(struct view_track *t, uint64_t x, const struct view_iv *v)
+{
+	for (;;) {
+		int64_t next = (int64_t) t->nsmp << t->sk;
+		if (next >= v->end)
+			return;
+		if (t->nsmp == VIEW_SPILL_SAMPLES) {
+			/* twice as far apart: every other one kept */
+			for (size_t j = 0; j < VIEW_SPILL_SAMPLES / 2; j++)
+				t->smp[j] = t->smp[2 * j];
+			t->nsmp /= 2;
+			t->slast = (t->slast + 1) / 2;
+			t->sk++;
+			continue;
+		}
+		t->smp[t->nsmp++] = (struct view_spill_sample) { v->start, v->end, v->value, x };
+	}
+}
+
 /* An interval of a spilled track (one continuing the last is merged). */
 static int spill_put(struct view_data *vd, struct view_track *t, int64_t start, int64_t end,
 		int64_t value)
 {
 	if (t->sbuf == NULL && (t->sbuf = malloc(VIEW_SPILL_CHUNK * sizeof *t->sbuf)) == NULL)
 		return -1;
+	if (t->smp == NULL && (t->smp = malloc(VIEW_SPILL_SAMPLES * sizeof *t->smp)) == NULL)
+		return -1;
 	if (t->sn > 0 && t->sbuf[t->sn - 1].end == start && t->sbuf[t->sn - 1].value == value) {
-		t->sbuf[t->sn - 1].end = end;
+		struct view_iv *l = &t->sbuf[t->sn - 1];
+		l->end = end;
+		for (size_t i = t->slast; i < t->nsmp; i++)
+			t->smp[i].end = end;
+		sample(t, t->nspilled + t->sn - 1, l);
 		return 0;
 	}
 	if (t->sn == VIEW_SPILL_CHUNK && spill_flush(vd, t) != 0)
 		return -1;
 	t->sbuf[t->sn++] = (struct view_iv) { start, end, value };
+	t->slast = t->nsmp;
+	sample(t, t->nspilled + t->sn - 1, &t->sbuf[t->sn - 1]);
 	return 0;
 }
 
@@ -253,6 +253,7 @@ static void view_data_clear(struct view_data *vd)
 			free(vd->tracks[i].off);
 			free(vd->tracks[i].chunks);
 			free(vd->tracks[i].sbuf);
+			free(vd->tracks[i].smp);
 		}
 	free(vd->tracks);
 	free(vd->rows);

@@ -129,7 +129,59 @@ struct srv {
 	struct chunk_slot *slots; /* CACHE_SLOTS */
 	uint64_t clock;
 	int failed;               /* a read of the file failed */
+	/* the fence block and the sub-block read last (a sample tile's
+	 * buckets fall in one sub-block or chunk again and again) */
+	const struct view_track *ft, *st;
+	size_t fk, sk, sj, sm;
+	int64_t fence[VIEW_SPILL_FENCES];
+	struct view_iv sub[VIEW_SPILL_SUB];
 };
+
+/* In chunk k of a spilled track, not cached, the first interval ending
+ * after time (one does: the chunk's last end is after it): its index in
+ * the chunk and it; 0, or -1 (a read error). */
+static int spill_find(struct srv *S, const struct view_track *t, size_t k, int64_t time,
+		size_t *x, struct view_iv *v)
+{
+	size_t n = view_spill_chunk_n(t, k);
+	uint64_t off = t->chunks[k].off;
+	if (S->ft != t || S->fk != k) {
+		S->ft = NULL;
+		if (view_spill_pread(S->vd, off, S->fence, sizeof S->fence) != 0)
+			return -1;
+		S->ft = t;
+		S->fk = k;
+	}
+	size_t j = 0;
+	while (j + 1 < VIEW_SPILL_FENCES && S->fence[j] <= time)
+		j++;
+	size_t first = j * VIEW_SPILL_SUB;
+	if (first >= n)
+		return -1;
+	if (S->st != t || S->sk != k || S->sj != j) {
+		S->st = NULL;
+		S->sm = n - first < VIEW_SPILL_SUB ? n - first : VIEW_SPILL_SUB;
+		if (view_spill_pread(S->vd, off + VIEW_SPILL_FENCE_BYTES + first * sizeof *S->sub,
+				S->sub, S->sm * sizeof *S->sub) != 0)
+			return -1;
+		S->st = t;
+		S->sk = k;
+		S->sj = j;
+	}
+	size_t lo = 0, hi = S->sm;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (S->sub[mid].end <= time)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == S->sm)
+		return -1; /* not there: the file is not what was written */
+	*x = first + lo;
+	*v = S->sub[lo];
+	return 0;
+}
 
 /* The intervals of t as one array, wherever they are: kept in memory, or
  * in the chunks of the temporary file. */
@@ -213,6 +265,18 @@ static int track_find(struct srv *S, const struct view_track *t, int64_t time, u
 			*v = t->iv[*x];
 		return 0;
 	}
+	if (t->smp != NULL && time >= 0 && (time & (((int64_t) 1 << t->sk) - 1)) == 0) {
+		/* a sampled time: nothing to read */
+		uint64_t i = (uint64_t) time >> t->sk;
+		if (i >= t->nsmp) {
+			*x = t->nspilled; /* after the last end */
+		} else {
+			const struct view_spill_sample *p = &t->smp[i];
+			*x = p->index;
+			*v = (struct view_iv) { p->start, p->end, p->value };
+		}
+		return 0;
+	}
 	size_t lo = 0, hi = t->nchunks;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -228,7 +292,7 @@ static int track_find(struct srv *S, const struct view_track *t, int64_t time, u
 	const struct chunk_slot *c = cached(S, t, lo);
 	size_t in;
 	if (c == NULL) {
-		if (view_spill_find(S->vd, t, lo, time, &in, v) != 0) {
+		if (spill_find(S, t, lo, time, &in, v) != 0) {
 			S->failed = 1;
 			return -1;
 		}
@@ -493,7 +557,10 @@ int view_serve(const struct view_data *vd, const struct view_page_opts *o, int p
 		free(page);
 		return -1;
 	}
-	struct srv S = { vd, calloc(CACHE_SLOTS, sizeof(struct chunk_slot)), 0, 0 };
+	struct srv S;
+	memset(&S, 0, sizeof S);
+	S.vd = vd;
+	S.slots = calloc(CACHE_SLOTS, sizeof(struct chunk_slot));
 	if (S.slots == NULL) {
 		snprintf(err, errlen, "out of memory");
 		close(s);

@@ -54,10 +54,22 @@ struct view_spyr;
  * sub-block (1 KiB), not the chunk (24 KiB). */
 #define VIEW_SPILL_SUB 32
 #define VIEW_SPILL_FENCES (VIEW_SPILL_CHUNK / VIEW_SPILL_SUB)
+#define VIEW_SPILL_FENCE_BYTES (VIEW_SPILL_FENCES * sizeof(int64_t))
 
 struct view_spill_chunk {
 	int64_t last_end;
 	uint64_t base, off;
+};
+
+/* A spilled track's interval at times i * 2^k (i < VIEW_SPILL_SAMPLES,
+ * k the least for the run so far): the first interval ending after it
+ * (index: its place among the track's), so that the coarse tiles of the
+ * server, whose buckets start at such times, read nothing. */
+#define VIEW_SPILL_SAMPLES 8192
+
+struct view_spill_sample {
+	int64_t start, end, value;
+	uint64_t index;
 };
 
 struct view_track {
@@ -80,6 +92,9 @@ struct view_track {
 	uint64_t nspilled;      /* intervals in the chunks written */
 	struct view_iv *sbuf;   /* VIEW_SPILL_CHUNK; sn used */
 	size_t sn;
+	struct view_spill_sample *smp; /* VIEW_SPILL_SAMPLES; nsmp filled */
+	size_t nsmp, slast;     /* slast: the first sample of the last interval */
+	int sk;                 /* the samples are 2^sk ns apart */
 };
 
 struct view_data {
@@ -105,11 +120,10 @@ struct view_data {
  * intervals: 0, or -1 (a read error). */
 int view_spill_read(const struct view_data *vd, const struct view_track *t, size_t k,
 		struct view_iv *out, size_t *n);
-/* In chunk k of a spilled track, the first interval ending after time
- * (one does: the chunk's last end is after it), its index in the chunk
- * in *x: 0, or -1 (a read error). */
-int view_spill_find(const struct view_data *vd, const struct view_track *t, size_t k,
-		int64_t time, size_t *x, struct view_iv *v);
+/* The intervals in chunk k of a spilled track. */
+size_t view_spill_chunk_n(const struct view_track *t, size_t k);
+/* n bytes of the file at off: 0, or -1 (a read error). */
+int view_spill_pread(const struct view_data *vd, uint64_t off, void *buf, size_t n);
 
 /* The decimal digits of v (and its sign). */
 static inline size_t view_digits(int64_t v)
