@@ -11,7 +11,7 @@
  * and channel: per power-of-two time bucket, the time of each value
  * (dominant first; min, max and mean for counters). The page holds the
  * pyramid and the intervals up to a budget; `weft view --serve` answers the
- * rest from the collected data (serve.c).
+ * rest from the collection's temporary file (view_data_spill, serve.c).
  */
 #ifndef WEFT_VIEW_VIEW_H
 #define WEFT_VIEW_VIEW_H
