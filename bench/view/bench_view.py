@@ -18,11 +18,13 @@ directory it removes, then prints, in one run:
     window halved around its middle down to 1 us: the tiles a 1024 px
     window needs, every channel the page shows first), `first tile: X ms`,
     `zoom step: median X ms, max Y ms` (target at most 100 ms), and the
-    server's peak resident memory (it keeps every interval).
+    server's peak resident memory (it keeps the intervals up to the budget,
+    the others in a temporary file).
 Usage: bench_view [-n EVENTS] [-r RUNS] [--budget SIZE] [--no-emu] [--no-serve] [-k]
   (10^8 events by default; --no-emu skips weft emu --paraver, whose .prv
-  files take about 83 bytes an event; --no-serve skips the server, which
-  keeps 24 bytes an interval; -k keeps the directory)
+  files take about 83 bytes an event; --no-serve skips the server, whose
+  temporary file takes 24 bytes an interval beyond the budget; -k keeps the
+  directory)
 """
 import argparse
 import json

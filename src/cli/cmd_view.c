@@ -26,7 +26,7 @@
 static void view_usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: weft view [-o FILE.html] [--from T0] [--to T1] [--model FILE]...\n"
+		"Usage: weft view [-o FILE.html] [--from T0] [--to T1] [-a] [--model FILE]...\n"
 		"                 [--budget SIZE] [--channel NAME] [-j N] [-q] TRACE\n"
 		"       weft view --serve [--port N] [--bind 127.0.0.1] [...] TRACE\n"
 		"       weft view --png FILE | --svg FILE | --pdf FILE [--size WxH] [...] TRACE\n"
@@ -42,12 +42,15 @@ static void view_usage(FILE *f)
 		"  -o, --output FILE  the page (default: TRACE/view.html); written aside and\n"
 		"                renamed over FILE once complete\n"
 		"  --from T0, --to T1  the window [T0, T1] only (times as weft emu's)\n"
+		"  -a, --all-models  enable every model, whatever ovni.require says (as\n"
+		"                weft emu -a)\n"
 		"  --model FILE  add the model described by FILE (repeatable; docs/models.md)\n"
 		"  --budget SIZE the page's largest size (default 64MiB; SIZE in bytes, or with\n"
 		"                K, M, G (KiB, MiB, GiB) or kB, MB, GB): beyond it the page holds\n"
 		"                the summary of the largest rows only, and says so; the run keeps\n"
 		"                no more intervals than fit it, so its memory does not grow with\n"
-		"                the trace (--serve keeps them all)\n"
+		"                the trace (--serve writes the others to an unlinked file\n"
+		"                in $TMPDIR, from which it answers the page's tiles)\n"
 		"  --channel NAME  the colour channel shown first (default ovni.thread.state)\n"
 		"  -j, --jobs N  emulate with N workers (as weft emu -j; default: the online\n"
 		"                CPUs): the page is the same whatever N; its collection follows\n"
@@ -70,7 +73,7 @@ static void view_usage(FILE *f)
 }
 
 enum { V_OUTPUT, V_FROM, V_TO, V_MODEL, V_BUDGET, V_CHANNEL, V_SERVE, V_PORT, V_BIND, V_PNG,
-	V_SVG, V_PDF, V_SIZE, V_QUIET, V_JOBS };
+	V_SVG, V_PDF, V_SIZE, V_QUIET, V_JOBS, V_ALL };
 
 static const struct cli_opt view_opts[] = {
 	{ "output", 'o', "FILE", V_OUTPUT },
@@ -88,12 +91,13 @@ static const struct cli_opt view_opts[] = {
 	{ "size", 0, "WxH", V_SIZE },
 	{ "quiet", 'q', NULL, V_QUIET },
 	{ "jobs", 'j', "N", V_JOBS },
+	{ "all-models", 'a', NULL, V_ALL },
 	{ NULL, 0, NULL, 0 },
 };
 
 struct view_args {
 	const char *output, *from, *to, *budget, *channel, *port, *bind, *png, *svg, *pdf, *size;
-	int serve, quiet, jobs;
+	int serve, quiet, jobs, all;
 	struct cli_models models;
 };
 
@@ -119,6 +123,7 @@ static int view_opt(void *ctx, int id, const char *opt, const char *val)
 		if (cli_jobs("view", opt, val, &a->jobs) != 0)
 			return 2;
 		break;
+	case V_ALL: a->all = 1; break;
 	default: abort();
 	}
 	return 0;
@@ -157,10 +162,17 @@ static struct out *open_view(void *ctx, const struct emu *emu, char *err, size_t
 	return view_out_open(ctx, emu, err, errlen);
 }
 
+struct bound_ctx {
+	const char *path;
+	size_t spilled; /* tracks read from the temporary file */
+};
+
 static void on_bound(void *ctx, int port)
 {
-	printf("weft view: serving %s at http://127.0.0.1:%d/ (Ctrl-C to stop)\n",
-			(const char *) ctx, port);
+	const struct bound_ctx *b = ctx;
+	printf("weft view: serving %s at http://127.0.0.1:%d/ (Ctrl-C to stop; %zu track%s "
+			"beyond the budget, read from a temporary file)\n", b->path, port, b->spilled,
+			b->spilled == 1 ? "" : "s");
 	fflush(stdout);
 }
 
@@ -195,6 +207,7 @@ static int pictures(const struct view_args *a, const char *path)
 	r.from = a->from;
 	r.to = a->to;
 	r.channel = a->channel;
+	r.all_models = a->all;
 	r.png = a->png;
 	r.svg = a->svg;
 	r.pdf = a->pdf;
@@ -284,11 +297,17 @@ static int cmd_view(int argc, char **argv, struct view_args *a)
 		fprintf(stderr, "weft view: out of memory\n");
 		return 1;
 	}
-	/* the page's collection keeps the intervals up to the budget (its
-	 * memory then bounded whatever the trace); the server keeps them all,
-	 * to answer its tiles */
-	if (!a->serve)
-		view_data_keep(vd, budget);
+	/* the collection keeps the intervals up to the budget (its memory
+	 * then bounded whatever the trace); the server's writes the others to
+	 * a temporary file, to answer its tiles exactly */
+	view_data_keep(vd, budget);
+	char err[WEFT_ERR_MAX];
+	if (a->serve && view_data_spill(vd, NULL, err, sizeof err) != 0) {
+		weft_registry_free(models);
+		view_data_free(vd);
+		cli_message("view", "", err);
+		return 1;
+	}
 	static const char *const no_formats[] = { NULL };
 	struct weft_emulate_opts o;
 	memset(&o, 0, sizeof o);
@@ -296,6 +315,7 @@ static int cmd_view(int argc, char **argv, struct view_args *a)
 	o.path = path;
 	o.formats = no_formats;
 	o.models = models;
+	o.all_models = a->all;
 	o.warn = warn_cb;
 	o.has_from = a->from != NULL;
 	o.has_to = a->to != NULL;
@@ -312,7 +332,6 @@ static int cmd_view(int argc, char **argv, struct view_args *a)
 	o.progress = cli_progress_emulate;
 	o.progress_every = cli_progress_every();
 	cli_arm_stop();
-	char err[WEFT_ERR_MAX];
 	struct cli_progress prog;
 	cli_progress_start(&prog, "view", cli_obs_total_dir(path));
 	int r = weft_emulate(&o, err, sizeof err);
@@ -337,8 +356,8 @@ static int cmd_view(int argc, char **argv, struct view_args *a)
 	struct view_page_opts po = { path, budget, a->channel, a->serve, 0, &complete };
 	if (a->serve) {
 		cli_stop_sig = 0;
-		r = view_serve(vd, &po, (int) port, &cli_stop_sig, on_bound, (void *) path, err,
-				sizeof err);
+		struct bound_ctx bc = { path, view_ndropped(vd) };
+		r = view_serve(vd, &po, (int) port, &cli_stop_sig, on_bound, &bc, err, sizeof err);
 		view_data_free(vd);
 		if (r != 0) {
 			cli_message("view", "", err);

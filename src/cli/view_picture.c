@@ -193,6 +193,7 @@ static int run(const struct view_picture_req *r, struct weft_registry *models,
 	o.path = r->trace;
 	o.formats = no_formats;
 	o.models = models;
+	o.all_models = r->all_models;
 	o.breakdown = picture_sink_wants_breakdown(channel);
 	o.has_from = r->from != NULL;
 	o.has_to = r->to != NULL;

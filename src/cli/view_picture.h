@@ -16,6 +16,7 @@ struct view_picture_req {
 	const char *channel;       /* --channel: a catalogue name; NULL: ovni.thread.state */
 	const char *png, *svg, *pdf; /* files to write; NULL: not asked */
 	unsigned width, height;    /* --size WxH; 0: the default */
+	int all_models;            /* -a: every model enabled */
 };
 
 /* 0, or -1 with a one-sentence reason in err. */

@@ -9,8 +9,11 @@
  * their intervals arrive (struct view_spyr), so that memory does not grow
  * with the trace.
  */
+#include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -51,9 +54,164 @@ static char *dup_s(const char *s)
 struct view_data *view_data_new(void)
 {
 	struct view_data *vd = calloc(1, sizeof(struct view_data));
-	if (vd != NULL)
+	if (vd != NULL) {
 		vd->keep = UINT64_MAX;
+		vd->spill_fd = -1;
+	}
 	return vd;
+}
+
+int view_data_spill(struct view_data *vd, const char *dir, char *err, size_t errlen)
+{
+	if (dir == NULL || dir[0] == '\0')
+		dir = getenv("TMPDIR");
+	if (dir == NULL || dir[0] == '\0')
+		dir = "/tmp";
+	size_t n = strlen(dir) + sizeof "/weft-view-XXXXXX";
+	char *path = malloc(n);
+	if (path == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	snprintf(path, n, "%s/weft-view-XXXXXX", dir);
+	int fd = mkostemp(path, O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(err, errlen, "%s: cannot create the temporary file of the intervals beyond "
+				"the budget: %s", dir, strerror(errno));
+		free(path);
+		return -1;
+	}
+	unlink(path); /* gone with the process */
+	free(path);
+	vd->spill_fd = fd;
+	return 0;
+}
+
+/* Reads n bytes at off: 0, or -1. */
+static int read_at(int fd, void *buf, size_t n, uint64_t off)
+{
+	size_t got = 0;
+	while (got < n) {
+		ssize_t r = pread(fd, (char *) buf + got, n - got, (off_t) (off + got));
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			return -1;
+		got += (size_t) r;
+	}
+	return 0;
+}
+
+size_t view_spill_chunk_n(const struct view_track *t, size_t k)
+{
+	uint64_t end = k + 1 < t->nchunks ? t->chunks[k + 1].base : t->nspilled;
+	return (size_t) (end - t->chunks[k].base);
+}
+
+int view_spill_read(const struct view_data *vd, const struct view_track *t, size_t k,
+		struct view_iv *out, size_t *n)
+{
+	*n = view_spill_chunk_n(t, k);
+	return read_at(vd->spill_fd, out, *n * sizeof *out,
+			t->chunks[k].off + VIEW_SPILL_FENCE_BYTES);
+}
+
+int view_spill_pread(const struct view_data *vd, uint64_t off, void *buf, size_t n)
+{
+	return read_at(vd->spill_fd, buf, n, off);
+}
+
+/* Writes n bytes at vd's file's end: 0, or -1 (spill_errno set). */
+static int spill_write(struct view_data *vd, const void *p, size_t want)
+{
+	size_t done = 0;
+	while (done < want) {
+		ssize_t w = pwrite(vd->spill_fd, (const char *) p + done, want - done,
+				(off_t) (vd->spill_off + done));
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0) {
+			vd->spill_errno = w < 0 ? errno : ENOSPC;
+			return -1;
+		}
+		done += (size_t) w;
+	}
+	vd->spill_off += want;
+	return 0;
+}
+
+/* The buffered chunk of t written: 0, or -1 (spill_errno set). */
+static int spill_flush(struct view_data *vd, struct view_track *t)
+{
+	if (t->sn == 0)
+		return 0;
+	if (t->nchunks == t->ccap) {
+		size_t cap = t->ccap ? 2 * t->ccap : 16;
+		struct view_spill_chunk *c = realloc(t->chunks, cap * sizeof *c);
+		if (c == NULL)
+			return -1;
+		t->chunks = c;
+		t->ccap = cap;
+	}
+	int64_t fence[VIEW_SPILL_FENCES];
+	for (size_t j = 0; j < VIEW_SPILL_FENCES; j++) {
+		size_t i = j * VIEW_SPILL_SUB + VIEW_SPILL_SUB - 1;
+		fence[j] = t->sbuf[i < t->sn ? i : t->sn - 1].end;
+	}
+	uint64_t off = vd->spill_off;
+	if (spill_write(vd, fence, sizeof fence) != 0
+			|| spill_write(vd, t->sbuf, t->sn * sizeof *t->sbuf) != 0)
+		return -1;
+	t->chunks[t->nchunks++] = (struct view_spill_chunk) { t->sbuf[t->sn - 1].end, t->nspilled,
+		off };
+	t->nspilled += t->sn;
+	t->sn = 0;
+	return 0;
+}
+
+/* The samples at the times before end not yet sampled: the track's last
+ * interval (index x), the first to end after them. */
+static void sample(struct view_track *t, uint64_t x, const struct view_iv *v)
+{
+	for (;;) {
+		int64_t next = (int64_t) t->nsmp << t->sk;
+		if (next >= v->end)
+			return;
+		if (t->nsmp == VIEW_SPILL_SAMPLES) {
+			/* twice as far apart: every other one kept */
+			for (size_t j = 0; j < VIEW_SPILL_SAMPLES / 2; j++)
+				t->smp[j] = t->smp[2 * j];
+			t->nsmp /= 2;
+			t->slast = (t->slast + 1) / 2;
+			t->sk++;
+			continue;
+		}
+		t->smp[t->nsmp++] = (struct view_spill_sample) { v->start, v->end, v->value, x };
+	}
+}
+
+/* An interval of a spilled track (one continuing the last is merged). */
+static int spill_put(struct view_data *vd, struct view_track *t, int64_t start, int64_t end,
+		int64_t value)
+{
+	if (t->sbuf == NULL && (t->sbuf = malloc(VIEW_SPILL_CHUNK * sizeof *t->sbuf)) == NULL)
+		return -1;
+	if (t->smp == NULL && (t->smp = malloc(VIEW_SPILL_SAMPLES * sizeof *t->smp)) == NULL)
+		return -1;
+	if (t->sn > 0 && t->sbuf[t->sn - 1].end == start && t->sbuf[t->sn - 1].value == value) {
+		struct view_iv *l = &t->sbuf[t->sn - 1];
+		l->end = end;
+		for (size_t i = t->slast; i < t->nsmp; i++)
+			t->smp[i].end = end;
+		sample(t, t->nspilled + t->sn - 1, l);
+		return 0;
+	}
+	if (t->sn == VIEW_SPILL_CHUNK && spill_flush(vd, t) != 0)
+		return -1;
+	t->sbuf[t->sn++] = (struct view_iv) { start, end, value };
+	t->slast = t->nsmp;
+	sample(t, t->nspilled + t->sn - 1, &t->sbuf[t->sn - 1]);
+	return 0;
 }
 
 void view_data_keep(struct view_data *vd, uint64_t budget)
@@ -68,15 +226,17 @@ size_t view_ndropped(const struct view_data *vd)
 
 static void spyr_free(struct view_spyr *sp);
 
-void view_data_free(struct view_data *vd)
+/* Frees what a collection put in vd and makes it empty again (its budget
+ * kept): a run given up (driver.c: the run in file order that meets an
+ * unordered region or fails) is followed by a second run, which collects
+ * afresh. */
+static void view_data_clear(struct view_data *vd)
 {
-	if (vd == NULL)
-		return;
-	for (size_t i = 0; i < vd->nrows; i++) {
+	for (size_t i = 0; vd->rows != NULL && i < vd->nrows; i++) {
 		free(vd->rows[i].label);
 		free(vd->rows[i].loom);
 	}
-	for (size_t i = 0; i < vd->nchans; i++) {
+	for (size_t i = 0; vd->chans != NULL && i < vd->nchans; i++) {
 		struct view_chan *c = &vd->chans[i];
 		free(c->name);
 		free(c->model);
@@ -91,11 +251,30 @@ void view_data_free(struct view_data *vd)
 			spyr_free(vd->tracks[i].sp);
 			free(vd->tracks[i].pyr);
 			free(vd->tracks[i].off);
+			free(vd->tracks[i].chunks);
+			free(vd->tracks[i].sbuf);
+			free(vd->tracks[i].smp);
 		}
 	free(vd->tracks);
 	free(vd->rows);
 	free(vd->chans);
 	free(vd->chan_of_id);
+	uint64_t keep = vd->keep;
+	int fd = vd->spill_fd;
+	if (fd >= 0 && ftruncate(fd, 0) != 0)
+		vd->spill_errno = errno; /* the file is rewritten from 0 anyway */
+	memset(vd, 0, sizeof *vd);
+	vd->keep = keep;
+	vd->spill_fd = fd;
+}
+
+void view_data_free(struct view_data *vd)
+{
+	if (vd == NULL)
+		return;
+	view_data_clear(vd);
+	if (vd->spill_fd >= 0)
+		close(vd->spill_fd);
 	free(vd);
 }
 
@@ -182,6 +361,8 @@ static int put(struct view_data *vd, struct view_track *t, int64_t start, int64_
 		}
 		t->lend = end;
 		t->lvalue = value;
+		if (vd->spill_fd >= 0 && spill_put(vd, t, start, end, value) != 0)
+			return -1;
 		return spyr_add(t->sp, start, end, value);
 	}
 	size_t add;
@@ -300,7 +481,7 @@ static int vo_records(void *self, const struct emu_batch *b, char *err, size_t e
 	}
 	if (failed) {
 		o->vd->failed = 1;
-		snprintf(err, errlen, "weft view: out of memory");
+		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
 	return 0;
@@ -550,8 +731,14 @@ static int drop_largest(struct view_data *vd)
 			free(ts);
 			return -1;
 		}
-		for (size_t i = 0; i < t->n; i++)
+		for (size_t i = 0; i < t->n; i++) {
 			spyr_add(t->sp, t->iv[i].start, t->iv[i].end, t->iv[i].value);
+			if (vd->spill_fd >= 0 && spill_put(vd, t, t->iv[i].start, t->iv[i].end,
+					t->iv[i].value) != 0) {
+				free(ts);
+				return -1;
+			}
+		}
 		t->count = t->n;
 		t->lend = t->iv[t->n - 1].end;
 		t->lvalue = t->iv[t->n - 1].value;
@@ -722,10 +909,8 @@ static int vo_close(struct out *out, int64_t duration, char *err, size_t errlen)
 	struct vout *o = (struct vout *) out;
 	struct view_data *vd = o->vd;
 	collector_stop(o);
-	if (vd->failed) {
-		snprintf(err, errlen, "weft view: out of memory");
-		return -1;
-	}
+	if (vd->failed)
+		goto oom;
 	vd->duration = duration;
 	for (size_t i = 0; i < vd->nrows * vd->nchans; i++) {
 		struct view_track *t = &vd->tracks[i];
@@ -737,6 +922,10 @@ static int vo_close(struct out *out, int64_t duration, char *err, size_t errlen)
 		struct view_track *t = &vd->tracks[i];
 		if (t->sp == NULL)
 			t->count = t->n;
+		if (t->sbuf != NULL && spill_flush(vd, t) != 0)
+			goto oom;
+		free(t->sbuf);
+		t->sbuf = NULL;
 	}
 	/* the labels known at the end (task types) */
 	for (size_t id = 0; id < vd->ncat; id++) {
@@ -766,7 +955,11 @@ static int vo_close(struct out *out, int64_t duration, char *err, size_t errlen)
 	return 0;
 oom:
 	vd->failed = 1;
-	snprintf(err, errlen, "weft view: out of memory");
+	if (vd->spill_errno != 0)
+		snprintf(err, errlen, "cannot write the temporary file of the intervals beyond the "
+				"budget: %s", strerror(vd->spill_errno));
+	else
+		snprintf(err, errlen, "out of memory");
 	return -1;
 }
 
@@ -781,7 +974,9 @@ static int vo_commit(struct out *out, char *err, size_t errlen)
 
 static void vo_discard(struct out *out)
 {
-	collector_stop((struct vout *) out);
+	struct vout *o = (struct vout *) out;
+	collector_stop(o);
+	view_data_clear(o->vd);
 	free(out);
 }
 
@@ -860,12 +1055,13 @@ struct out *view_out_open(struct view_data *vd, const struct emu *emu, char *err
 	struct vout *o = calloc(1, sizeof *o);
 	if (vd->rows != NULL) {
 		free(o);
-		snprintf(err, errlen, "weft view: one collection per run");
+		snprintf(err, errlen, "one collection per run");
 		return NULL;
 	}
 	if (o == NULL || setup(vd, emu) != 0) {
+		view_data_clear(vd);
 		free(o);
-		snprintf(err, errlen, "weft view: out of memory");
+		snprintf(err, errlen, "out of memory");
 		return NULL;
 	}
 	o->base.ops = &vo_ops;

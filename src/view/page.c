@@ -301,7 +301,7 @@ int view_write_page(const struct view_data *vd, const struct view_page_opts *o, 
 {
 	const char *mark = strstr(view_page_text, DATA_MARK);
 	if (mark == NULL || !vd->complete) {
-		snprintf(err, errlen, "weft view: the page's template has no data mark");
+		snprintf(err, errlen, "the page's template has no data mark");
 		return -1;
 	}
 	/* all but the intervals, written once into memory: its size decides
@@ -322,7 +322,7 @@ int view_write_page(const struct view_data *vd, const struct view_page_opts *o, 
 	if (hfailed) {
 		free(hbuf);
 		free(jw);
-		snprintf(err, errlen, "weft view: out of memory");
+		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
 	uint64_t used = hlen + view_page_len - strlen(DATA_MARK) + 64;
@@ -334,7 +334,7 @@ int view_write_page(const struct view_data *vd, const struct view_page_opts *o, 
 		free(take);
 		free(jw);
 		free(hbuf);
-		snprintf(err, errlen, "weft view: out of memory");
+		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
 	size_t n = 0, ntake = 0;
@@ -381,7 +381,7 @@ int view_write_page(const struct view_data *vd, const struct view_page_opts *o, 
 	free(ts);
 	free(take);
 	if (failed || ferror(f)) {
-		snprintf(err, errlen, "weft view: cannot write the page: %s", strerror(errno));
+		snprintf(err, errlen, "cannot write the page: %s", strerror(errno));
 		return -1;
 	}
 	return 0;
@@ -392,7 +392,7 @@ int view_write_file(const struct view_data *vd, const struct view_page_opts *o,
 {
 	char *dir = strdup(path);
 	if (dir == NULL) {
-		snprintf(err, errlen, "weft view: out of memory");
+		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
 	char *slash = strrchr(dir, '/');

@@ -5,7 +5,9 @@
  * timelines. The API: GET / (the page), GET /tile (a row range's intervals
  * of one channel in one time tile of one level), GET /at (the interval of
  * a row at a time). Any other path is 404, any other method 405, a bad
- * parameter 400; the server answers nothing else.
+ * parameter 400; the server answers nothing else. The intervals of the
+ * tracks beyond the budget are read from the collection's temporary file
+ * (view_data_spill), a chunk at a time through a small cache.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -111,8 +113,212 @@ static char *reply_json_close(struct reply_json *rj)
 	return rj->buf;
 }
 
-static char *tile(const struct view_data *vd, const char *q, size_t *len)
+/* The server's chunks of spilled tracks read last (view_data_spill): a
+ * small cache, the least recently used replaced. */
+#define CACHE_SLOTS 32
+
+struct chunk_slot {
+	const struct view_track *t; /* NULL: empty */
+	size_t k, n;
+	uint64_t used;
+	struct view_iv iv[VIEW_SPILL_CHUNK];
+};
+
+struct srv {
+	const struct view_data *vd;
+	struct chunk_slot *slots; /* CACHE_SLOTS */
+	uint64_t clock;
+	int failed;               /* a read of the file failed */
+	/* the fence block and the sub-block read last (a sample tile's
+	 * buckets fall in one sub-block or chunk again and again) */
+	const struct view_track *ft, *st;
+	size_t fk, sk, sj, sm;
+	int64_t fence[VIEW_SPILL_FENCES];
+	struct view_iv sub[VIEW_SPILL_SUB];
+};
+
+/* In chunk k of a spilled track, not cached, the first interval ending
+ * after time (one does: the chunk's last end is after it): its index in
+ * the chunk and it; 0, or -1 (a read error). */
+static int spill_find(struct srv *S, const struct view_track *t, size_t k, int64_t time,
+		size_t *x, struct view_iv *v)
 {
+	size_t n = view_spill_chunk_n(t, k);
+	uint64_t off = t->chunks[k].off;
+	if (S->ft != t || S->fk != k) {
+		S->ft = NULL;
+		if (view_spill_pread(S->vd, off, S->fence, sizeof S->fence) != 0)
+			return -1;
+		S->ft = t;
+		S->fk = k;
+	}
+	size_t j = 0;
+	while (j + 1 < VIEW_SPILL_FENCES && S->fence[j] <= time)
+		j++;
+	size_t first = j * VIEW_SPILL_SUB;
+	if (first >= n)
+		return -1;
+	if (S->st != t || S->sk != k || S->sj != j) {
+		S->st = NULL;
+		S->sm = n - first < VIEW_SPILL_SUB ? n - first : VIEW_SPILL_SUB;
+		if (view_spill_pread(S->vd, off + VIEW_SPILL_FENCE_BYTES + first * sizeof *S->sub,
+				S->sub, S->sm * sizeof *S->sub) != 0)
+			return -1;
+		S->st = t;
+		S->sk = k;
+		S->sj = j;
+	}
+	size_t lo = 0, hi = S->sm;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (S->sub[mid].end <= time)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == S->sm)
+		return -1; /* not there: the file is not what was written */
+	*x = first + lo;
+	*v = S->sub[lo];
+	return 0;
+}
+
+/* The intervals of t as one array, wherever they are: kept in memory, or
+ * in the chunks of the temporary file. */
+static uint64_t track_n(const struct view_track *t)
+{
+	return t->sp != NULL ? t->nspilled : t->n;
+}
+
+/* Chunk k of t, if cached. */
+static const struct chunk_slot *cached(struct srv *S, const struct view_track *t, size_t k)
+{
+	for (size_t i = 0; i < CACHE_SLOTS; i++) {
+		struct chunk_slot *c = &S->slots[i];
+		if (c->t == t && c->k == k) {
+			c->used = ++S->clock;
+			return c;
+		}
+	}
+	return NULL;
+}
+
+/* Chunk k of t, read into the cache if need be (NULL: a read error). */
+static const struct chunk_slot *chunk(struct srv *S, const struct view_track *t, size_t k)
+{
+	const struct chunk_slot *hit = cached(S, t, k);
+	if (hit != NULL)
+		return hit;
+	struct chunk_slot *old = &S->slots[0];
+	for (size_t i = 1; i < CACHE_SLOTS; i++)
+		if (S->slots[i].used < old->used)
+			old = &S->slots[i];
+	old->t = NULL;
+	if (view_spill_read(S->vd, t, k, old->iv, &old->n) != 0) {
+		S->failed = 1;
+		return NULL;
+	}
+	old->t = t;
+	old->k = k;
+	old->used = ++S->clock;
+	return old;
+}
+
+/* The chunk holding interval x of a spilled track. */
+static size_t chunk_of(const struct view_track *t, uint64_t x)
+{
+	size_t lo = 0, hi = t->nchunks;
+	while (hi - lo > 1) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (t->chunks[mid].base <= x)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/* Interval x of t (x < track_n(t)); 0, or -1 (a read error). */
+static int track_get(struct srv *S, const struct view_track *t, uint64_t x, struct view_iv *v)
+{
+	if (t->sp == NULL) {
+		*v = t->iv[x];
+		return 0;
+	}
+	size_t k = chunk_of(t, x);
+	const struct chunk_slot *c = chunk(S, t, k);
+	if (c == NULL || x - t->chunks[k].base >= c->n)
+		return -1;
+	*v = c->iv[x - t->chunks[k].base];
+	return 0;
+}
+
+/* The first interval of t ending after time (track_n when none), and it
+ * in *v; -1 on a read error. A chunk not cached is not read whole: a
+ * sample tile looks up 1024 times in as many chunks. */
+static int track_find(struct srv *S, const struct view_track *t, int64_t time, uint64_t *x,
+		struct view_iv *v)
+{
+	if (t->sp == NULL) {
+		*x = view_track_find(t, time);
+		if (*x < t->n)
+			*v = t->iv[*x];
+		return 0;
+	}
+	if (t->smp != NULL && time >= 0 && (time & (((int64_t) 1 << t->sk) - 1)) == 0) {
+		/* a sampled time: nothing to read */
+		uint64_t i = (uint64_t) time >> t->sk;
+		if (i >= t->nsmp) {
+			*x = t->nspilled; /* after the last end */
+		} else {
+			const struct view_spill_sample *p = &t->smp[i];
+			*x = p->index;
+			*v = (struct view_iv) { p->start, p->end, p->value };
+		}
+		return 0;
+	}
+	size_t lo = 0, hi = t->nchunks;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (t->chunks[mid].last_end <= time)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == t->nchunks) {
+		*x = t->nspilled;
+		return 0;
+	}
+	const struct chunk_slot *c = cached(S, t, lo);
+	size_t in;
+	if (c == NULL) {
+		if (spill_find(S, t, lo, time, &in, v) != 0) {
+			S->failed = 1;
+			return -1;
+		}
+	} else {
+		size_t a = 0, b = c->n;
+		while (a < b) {
+			size_t mid = a + (b - a) / 2;
+			if (c->iv[mid].end <= time)
+				a = mid + 1;
+			else
+				b = mid;
+		}
+		if (a == c->n) {
+			S->failed = 1;
+			return -1;
+		}
+		in = a;
+		*v = c->iv[a];
+	}
+	*x = t->chunks[lo].base + in;
+	return 0;
+}
+
+static char *tile(struct srv *S, const char *q, size_t *len)
+{
+	const struct view_data *vd = S->vd;
 	int64_t c, r0, r1, l, i;
 	if (param(q, "c", &c) || param(q, "r0", &r0) || param(q, "r1", &r1) || param(q, "l", &l)
 			|| param(q, "i", &i) || c < 0 || (uint64_t) c >= vd->nchans || r0 < 0
@@ -132,73 +338,92 @@ static char *tile(const struct view_data *vd, const char *q, size_t *len)
 	vj_s(jp, ",\"i\":");
 	vj_int(jp, i);
 	vj_s(jp, ",\"rows\":[");
-	for (int64_t r = r0; r <= r1; r++) {
+	for (int64_t r = r0; r <= r1 && !S->failed; r++) {
 		const struct view_track *t = &vd->tracks[(size_t) r * vd->nchans + (size_t) c];
 		/* [a, b): the intervals ending after t0 and starting before t1
-		 * (binary searches: a row may hold 10^8 intervals) */
-		size_t a = view_track_find(t, t0), lo = a, hi = t->n;
-		while (lo < hi) {
-			size_t mid = lo + (hi - lo) / 2;
-			if (t->iv[mid].start < t1)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		size_t b = lo;
+		 * (binary searches: a row may hold 10^8 intervals); b: after
+		 * the one holding t1 if it starts before t1 */
+		uint64_t a, b;
+		struct view_iv v;
+		if (track_find(S, t, t0, &a, &v) != 0 || track_find(S, t, t1, &b, &v) != 0)
+			break;
+		if (b < track_n(t))
+			b += v.start < t1;
 		vj_s(jp, r > r0 ? ",[" : "[");
 		vj_int(jp, r);
+		int64_t prev = 0;
 		if (b - a <= TILE_MAX_EXACT) {
-			vj_s(jp, ",0,");
-			vj_ivs(jp, t, a, b, 0);
+			vj_s(jp, ",0,[");
+			for (uint64_t x = a; x < b; x++) {
+				if (track_get(S, t, x, &v) != 0)
+					break;
+				vj_s(jp, x > a ? "," : "");
+				vj_int(jp, v.start - prev);
+				vj_raw(jp, ",", 1);
+				vj_int(jp, v.end - v.start);
+				vj_raw(jp, ",", 1);
+				vj_int(jp, v.value);
+				prev = v.end;
+			}
+			vj_raw(jp, "]", 1);
 		} else {
 			/* one interval per bucket: the one at the bucket's start,
 			 * else the first in it */
 			vj_s(jp, ",1,[");
-			int64_t prev = 0;
-			size_t last = SIZE_MAX;
+			uint64_t last = UINT64_MAX;
 			int first = 1;
 			for (int64_t k = 0; k < VIEW_TILE_BUCKETS; k++) {
-				size_t x = view_track_find(t, t0 + k * w);
-				if (x >= t->n || t->iv[x].start >= t0 + (k + 1) * w || x == last)
+				uint64_t x;
+				if (track_find(S, t, t0 + k * w, &x, &v) != 0)
+					break;
+				if (x >= track_n(t) || x == last || v.start >= t0 + (k + 1) * w)
 					continue;
 				last = x;
-				const struct view_iv *v = &t->iv[x];
 				vj_s(jp, first ? "" : ",");
 				first = 0;
-				vj_int(jp, v->start - prev);
+				vj_int(jp, v.start - prev);
 				vj_raw(jp, ",", 1);
-				vj_int(jp, v->end - v->start);
+				vj_int(jp, v.end - v.start);
 				vj_raw(jp, ",", 1);
-				vj_int(jp, v->value);
-				prev = v->end;
+				vj_int(jp, v.value);
+				prev = v.end;
 			}
 			vj_raw(jp, "]", 1);
 		}
 		vj_raw(jp, "]", 1);
 	}
 	vj_s(jp, "]}");
-	return reply_json_close(&rj);
+	char *body = reply_json_close(&rj);
+	if (S->failed) {
+		free(body);
+		return NULL;
+	}
+	return body;
 }
 
-static char *at(const struct view_data *vd, const char *q, size_t *len)
+static char *at(struct srv *S, const char *q, size_t *len)
 {
+	const struct view_data *vd = S->vd;
 	int64_t c, r, t;
 	if (param(q, "c", &c) || param(q, "r", &r) || param(q, "t", &t) || c < 0
 			|| (uint64_t) c >= vd->nchans || r < 0 || (uint64_t) r >= vd->nrows)
 		return NULL;
 	const struct view_track *tr = &vd->tracks[(size_t) r * vd->nchans + (size_t) c];
-	size_t x = view_track_find(tr, t);
+	uint64_t x;
+	struct view_iv v = { 0, 0, 0 };
+	if (track_find(S, tr, t, &x, &v) != 0)
+		return NULL;
 	struct reply_json rj;
 	struct vj *jp = reply_json_open(&rj, len);
 	if (jp == NULL)
 		return NULL;
-	if (x < tr->n && tr->iv[x].start <= t) {
+	if (x < track_n(tr) && v.start <= t) {
 		vj_s(jp, "{\"iv\":[");
-		vj_int(jp, tr->iv[x].start);
+		vj_int(jp, v.start);
 		vj_raw(jp, ",", 1);
-		vj_int(jp, tr->iv[x].end);
+		vj_int(jp, v.end);
 		vj_raw(jp, ",", 1);
-		vj_int(jp, tr->iv[x].value);
+		vj_int(jp, v.value);
 		vj_s(jp, "]}");
 	} else {
 		vj_s(jp, "{\"iv\":null}");
@@ -228,7 +453,7 @@ static void close_gently(int fd)
 }
 
 /* One request on fd (read with a deadline), answered. */
-static void handle(int fd, const struct view_data *vd, const char *page, size_t plen)
+static void handle(int fd, struct srv *S, const char *page, size_t plen)
 {
 	char req[8192];
 	size_t n = 0;
@@ -275,7 +500,13 @@ static void handle(int fd, const struct view_data *vd, const char *page, size_t 
 		return;
 	}
 	size_t len = 0;
-	char *body = is_tile ? tile(vd, q, &len) : at(vd, q, &len);
+	char *body = is_tile ? tile(S, q, &len) : at(S, q, &len);
+	if (body == NULL && S->failed) {
+		S->failed = 0;
+		reply_text(fd, 500, "Internal Server Error", "cannot read the intervals' temporary "
+				"file\n");
+		return;
+	}
 	if (body == NULL) {
 		reply_text(fd, 400, "Bad Request", "bad parameters\n");
 		return;
@@ -292,12 +523,12 @@ int view_serve(const struct view_data *vd, const struct view_page_opts *o, int p
 	size_t plen = 0;
 	FILE *f = open_memstream(&page, &plen);
 	if (f == NULL) {
-		snprintf(err, errlen, "weft view: out of memory");
+		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
 	int r = view_write_page(vd, o, f, err, errlen);
 	if (fclose(f) != 0 && r == 0) {
-		snprintf(err, errlen, "weft view: out of memory");
+		snprintf(err, errlen, "out of memory");
 		r = -1;
 	}
 	if (r != 0) {
@@ -306,7 +537,7 @@ int view_serve(const struct view_data *vd, const struct view_page_opts *o, int p
 	}
 	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (s < 0) {
-		snprintf(err, errlen, "weft view: socket: %s", strerror(errno));
+		snprintf(err, errlen, "socket: %s", strerror(errno));
 		free(page);
 		return -1;
 	}
@@ -320,8 +551,18 @@ int view_serve(const struct view_data *vd, const struct view_page_opts *o, int p
 	socklen_t al = sizeof a;
 	if (bind(s, (struct sockaddr *) &a, sizeof a) != 0 || listen(s, 16) != 0
 			|| getsockname(s, (struct sockaddr *) &a, &al) != 0) {
-		snprintf(err, errlen, "weft view: cannot listen on 127.0.0.1:%d: %s", port,
+		snprintf(err, errlen, "cannot listen on 127.0.0.1:%d: %s", port,
 				strerror(errno));
+		close(s);
+		free(page);
+		return -1;
+	}
+	struct srv S;
+	memset(&S, 0, sizeof S);
+	S.vd = vd;
+	S.slots = calloc(CACHE_SLOTS, sizeof(struct chunk_slot));
+	if (S.slots == NULL) {
+		snprintf(err, errlen, "out of memory");
 		close(s);
 		free(page);
 		return -1;
@@ -335,10 +576,11 @@ int view_serve(const struct view_data *vd, const struct view_page_opts *o, int p
 		int c = accept4(s, NULL, NULL, SOCK_CLOEXEC);
 		if (c < 0)
 			continue;
-		handle(c, vd, page, plen);
+		handle(c, &S, page, plen);
 		close_gently(c);
 	}
 	close(s);
+	free(S.slots);
 	free(page);
 	return 0;
 }

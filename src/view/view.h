@@ -11,7 +11,7 @@
  * and channel: per power-of-two time bucket, the time of each value
  * (dominant first; min, max and mean for counters). The page holds the
  * pyramid and the intervals up to a budget; `weft view --serve` answers the
- * rest from the collected data (serve.c).
+ * rest from the collection's temporary file (view_data_spill, serve.c).
  */
 #ifndef WEFT_VIEW_VIEW_H
 #define WEFT_VIEW_VIEW_H
@@ -34,6 +34,11 @@ struct view_data *view_data_new(void);
  * pyramids are then built as they arrive), so the collection's memory is bounded by the budget and
  * the pyramids whatever the trace's length (docs/view.md). */
 void view_data_keep(struct view_data *vd, uint64_t budget);
+/* Before the run (--serve): the intervals beyond the budget are written to
+ * an unlinked temporary file in dir (NULL: $TMPDIR, else /tmp), so that
+ * the server answers every tile exactly with the collection's memory
+ * still bounded by the budget. 0, or -1 with err. */
+int view_data_spill(struct view_data *vd, const char *dir, char *err, size_t errlen);
 /* Tracks whose intervals were beyond the budget (after the run). */
 size_t view_ndropped(const struct view_data *vd);
 void view_data_free(struct view_data *vd);

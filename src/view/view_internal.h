@@ -42,6 +42,36 @@ struct view_iv {
  * no longer kept (collect.c). */
 struct view_spyr;
 
+/* --serve (view_data_spill): the intervals of a track beyond the budget
+ * go to a temporary file in chunks of VIEW_SPILL_CHUNK (the last one
+ * buffered), each known by its last end, its first interval's index and
+ * its offset, so that the server finds an interval with a binary search
+ * over the chunks and one read (serve.c). */
+#define VIEW_SPILL_CHUNK 1024
+/* Each chunk on disk: VIEW_SPILL_FENCES int64s (the end of every
+ * VIEW_SPILL_SUB-th interval, the last one's for the rest), then its
+ * intervals; a lookup in a chunk not cached reads a fence block and one
+ * sub-block (1 KiB), not the chunk (24 KiB). */
+#define VIEW_SPILL_SUB 32
+#define VIEW_SPILL_FENCES (VIEW_SPILL_CHUNK / VIEW_SPILL_SUB)
+#define VIEW_SPILL_FENCE_BYTES (VIEW_SPILL_FENCES * sizeof(int64_t))
+
+struct view_spill_chunk {
+	int64_t last_end;
+	uint64_t base, off;
+};
+
+/* A spilled track's interval at times i * 2^k (i < VIEW_SPILL_SAMPLES,
+ * k the least for the run so far): the first interval ending after it
+ * (index: its place among the track's), so that the coarse tiles of the
+ * server, whose buckets start at such times, read nothing. */
+#define VIEW_SPILL_SAMPLES 8192
+
+struct view_spill_sample {
+	int64_t start, end, value;
+	uint64_t index;
+};
+
 struct view_track {
 	struct view_iv *iv;     /* the intervals kept (none once sp is set) */
 	size_t n, cap;
@@ -56,6 +86,15 @@ struct view_track {
 	int kmin, nlev;
 	int64_t *pyr;
 	size_t *off;
+	/* spilled (sp set, view_data_spill): the chunks written, the next one */
+	struct view_spill_chunk *chunks;
+	size_t nchunks, ccap;
+	uint64_t nspilled;      /* intervals in the chunks written */
+	struct view_iv *sbuf;   /* VIEW_SPILL_CHUNK; sn used */
+	size_t sn;
+	struct view_spill_sample *smp; /* VIEW_SPILL_SAMPLES; nsmp filled */
+	size_t nsmp, slast;     /* slast: the first sample of the last interval */
+	int sk;                 /* the samples are 2^sk ns apart */
 };
 
 struct view_data {
@@ -72,7 +111,19 @@ struct view_data {
 	size_t ndropped;           /* tracks whose intervals were beyond keep */
 	int complete;
 	int failed;
+	int spill_fd;              /* view_data_spill's file, else -1 */
+	uint64_t spill_off;        /* its size */
+	int spill_errno;           /* a write to it failed (failed set too) */
 };
+
+/* A spilled track's chunk k into out (VIEW_SPILL_CHUNK), *n its
+ * intervals: 0, or -1 (a read error). */
+int view_spill_read(const struct view_data *vd, const struct view_track *t, size_t k,
+		struct view_iv *out, size_t *n);
+/* The intervals in chunk k of a spilled track. */
+size_t view_spill_chunk_n(const struct view_track *t, size_t k);
+/* n bytes of the file at off: 0, or -1 (a read error). */
+int view_spill_pread(const struct view_data *vd, uint64_t off, void *buf, size_t n);
 
 /* The decimal digits of v (and its sign). */
 static inline size_t view_digits(int64_t v)

@@ -10,11 +10,17 @@ renamed (no temporary left; a symbolic link at -o refused, exit 1, nothing
 written); the server: listening on 127.0.0.1 only (/proc/net/tcp), GET /
 the page, GET /tile and /at the intervals of weft sql's table, any other
 path (../, /etc/passwd, /tile/x) 404, any method but GET 405, bad
-parameters 400, and SIGINT ends it with exit 0. The collection's thread
+parameters 400, and SIGINT ends it with exit 0; with --budget 1 its port
+line counts every track with intervals as read from its temporary file
+(the tiles then read from there), with the default budget none. The collection's thread
 gives the page it gives inline, on a trace that cycles the engine's batches;
 on that trace, a tile of the whole run holds, for rows of more than 4096
 intervals, the interval at each of its 1024 buckets' start, and a tile at
-level 0 exactly the table's intervals.
+level 0 exactly the table's intervals. A trace with events of a model that
+no stream requires: refused without -a with the emulator's message (once
+prefixed; the run in file order given up and the sorted run collecting
+afresh, not "one collection per run"), and with -a its page holds the
+rows and intervals of `weft sql -a`'s table.
 """
 import bisect
 import json
@@ -102,6 +108,35 @@ def writing(tmp, t):
     c.eq(os.path.getsize(out), size, "the link's target untouched")
 
 
+def all_models(tmp):
+    t = os.path.join(tmp, "mpi")
+    write_stream(t, thread_rel("vm", 1, 1), meta(1, 1), [
+        ev("OHx", 100, struct.pack("<iiQ", 0, -1, 0)), ev("MUi", 122), ev("MUI", 125),
+        ev("OHe", 130)])
+    out = os.path.join(tmp, "mpi.html")
+    c.eq(weft(["view", "-o", out, t]), (
+        1, "", "weft view: loom.vm/proc.1/thread.1: event MUi at clock 122 (offset 36): the mpi "
+        "model is not enabled (no stream requires it; -a enables every model)\n"),
+        "an event of a model not enabled: the emulator's message, once prefixed")
+    c.expect(not os.path.exists(out), "refused: no page")
+    db = os.path.join(tmp, "mpi.sqlite")
+    rc, _, err = weft(["sql", "-a", "-o", db, t])
+    c.eq((rc, err), (0, ""), "weft sql -a")
+    con = sqlite3.connect(db)
+    nrows = con.execute("SELECT (SELECT count(*) FROM thread) + (SELECT count(*) FROM cpu)"
+                        ).fetchone()[0]
+    nint = con.execute("SELECT count(*) FROM interval").fetchone()[0]
+    con.close()
+    c.expect(nint > 0, f"the table has intervals ({nint})")
+    rc, so, err = weft(["view", "-a", "-o", out, t])
+    c.eq((rc, err), (0, ""), "weft view -a: exit 0")
+    c.expect(so.startswith(f"{out}: {nrows} rows, {nint} intervals, "),
+             f"weft view -a: the table's rows ({nrows}) and intervals ({nint}): {so!r}")
+    with open(out, encoding="utf-8") as f:
+        page = f.read()
+    c.expect("mpi.function" in page, "the page has the mpi model's channel")
+
+
 def listening_addrs(port):
     addrs = []
     for name in ("/proc/net/tcp", "/proc/net/tcp6"):
@@ -126,9 +161,15 @@ def serving(tmp, t):
                       "ON c.id = i.channel WHERE i.view = 'thread' AND c.name = "
                       "'ovni.thread.state' ORDER BY i.row, i.start").fetchall()
     names = [n for (n,) in con.execute("SELECT name FROM channel ORDER BY id")]
+    ntracks = con.execute("SELECT count(*) FROM (SELECT DISTINCT view, row, channel FROM "
+                          "interval)").fetchone()[0]
     con.close()
     srv = Server(weft_bin(), ["--budget", "1", t])
     try:
+        # --budget 1: every track's intervals beyond it, served from the file
+        c.eq(srv.line, f"weft view: serving {t} at http://127.0.0.1:{srv.port}/ (Ctrl-C to "
+             f"stop; {ntracks} tracks beyond the budget, read from a temporary file)\n",
+             "the port line: every track with intervals read from the temporary file")
         c.eq(listening_addrs(srv.port), ["0100007F"], "listens on 127.0.0.1 only")
         st, body = srv.request("GET", "/")
         c.expect(st == 200 and body.startswith(b"<!DOCTYPE html>") and b'"serve":true' in body,
@@ -165,6 +206,29 @@ def serving(tmp, t):
     finally:
         rc, err = srv.stop()
     c.eq((rc, err), (0, ""), "SIGINT: exit 0")
+    bad = os.path.join(tmp, "no-such-dir")
+    p = subprocess.run([weft_bin(), "view", "--serve", t], capture_output=True, text=True,
+                       timeout=60, env=dict(os.environ, TMPDIR=bad))
+    c.eq((p.returncode, p.stdout, p.stderr), (
+        1, "", f"weft view: {bad}: cannot create the temporary file of the intervals beyond the "
+        "budget: No such file or directory\n"), "--serve: $TMPDIR missing: exit 1, its message")
+    srv = Server(weft_bin(), [t])
+    try:
+        c.expect(srv.line.endswith("(Ctrl-C to stop; 0 tracks beyond the budget, read from a "
+                                   "temporary file)\n"), f"the default budget: {srv.line!r}")
+        st, body = srv.request("GET", f"/tile?c={ch}&r0=0&r1=1&l=0&i=0")
+        c.eq((st, body_ivs(body)), (200, [(r, s, e, v) for r, _, s, e, v in ivs]),
+             "the default budget: the tile from memory, weft sql's intervals")
+    finally:
+        rc, err = srv.stop()
+    c.eq((rc, err), (0, ""), "the default budget: SIGINT: exit 0")
+
+
+def body_ivs(body):
+    got = []
+    for r, sampled, flat in json.loads(body)["rows"]:
+        got.extend((r, s, e, v) for s, e, v in decode(flat))
+    return got
 
 
 def threaded(tmp):
@@ -215,9 +279,14 @@ def sampled_tiles(tmp, t):
                                   "c.name = 'ovni.thread.state' ORDER BY i.row, i.start"):
         ivs.setdefault(r, []).append((s, e, v))
     dur = max(e for r in ivs.values() for _, e, _ in r)
+    ntracks = con.execute("SELECT count(*) FROM (SELECT DISTINCT view, row, channel FROM "
+                          "interval)").fetchone()[0]
     con.close()
     srv = Server(weft_bin(), ["--budget", "1", t])
     try:
+        c.expect(srv.line.endswith(f"; {ntracks} tracks beyond the budget, read from a "
+                                   "temporary file)\n"),
+                 f"the big trace: its {ntracks} tracks read from the file: {srv.line!r}")
         st, body = srv.request("GET", "/")
         data = json.loads(body.split(b'type="application/json">')[1].split(b"</script>")[0])
         ch = [x["name"] for x in data["chans"]].index("ovni.thread.state")
@@ -248,6 +317,19 @@ def sampled_tiles(tmp, t):
             c.eq((sampled, decode(flat)),
                  (0, [iv for iv in ivs.get(r, []) if iv[0] < 8 * 1024 and iv[1] > 7 * 1024]),
                  f"row {r}: the tile [7168, 8192) at level 0, exactly")
+        # across the file's chunks (1024 intervals): tiles at level 0 and
+        # the interval at a time, about the largest row's 1024th and 5000th
+        big = max(ivs, key=lambda r: len(ivs[r]))
+        for n in (1023, 1024, 5000):
+            s0, e0, v0 = ivs[big][n]
+            k = s0 // 1024
+            st, body = srv.request("GET", f"/tile?c={ch}&r0={big}&r1={big}&l=0&i={k}")
+            c.eq(body_ivs(body), [(big, s, e, v) for s, e, v in ivs[big]
+                                  if s < (k + 1) * 1024 and e > k * 1024],
+                 f"row {big}: the tile at level 0 about its interval {n}, exactly")
+            c.eq(srv.request("GET", f"/at?c={ch}&r={big}&t={(s0 + e0) // 2}"),
+                 (200, json.dumps({"iv": [s0, e0, v0]}, separators=(",", ":")).encode()),
+                 f"row {big}: /at inside its interval {n}")
     finally:
         rc, err = srv.stop()
     c.eq((rc, err), (0, ""), "SIGINT: exit 0")
@@ -261,6 +343,7 @@ def main():
         writing(tmp, t)
         serving(tmp, t)
         threaded(tmp)
+        all_models(tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     c.done()

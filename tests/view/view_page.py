@@ -90,6 +90,8 @@ class Table:
                 "ORDER BY view DESC, row, start"):
             g = row if view == "thread" else self.nthreads + row
             self.ivs.setdefault(names[ch], []).append((g, s, e, v, lab))
+        self.ntracks = con.execute("SELECT count(*) FROM (SELECT DISTINCT view, row, channel "
+                                   "FROM interval)").fetchone()[0]
         con.close()
         os.unlink(db)
 
@@ -229,10 +231,14 @@ def budget_case(browser, tmp, trace):
 
 def serve_case(browser, tmp, name, trace):
     """The same checks against weft view --serve with --budget 1: every
-    interval the page shows or hovers comes from the server's tiles."""
+    interval the page shows or hovers comes from the server's tiles, read
+    from its temporary file."""
     tab = Table(trace, tmp)
     srv = Server(weft_bin(), ["--budget", "1", trace])
     try:
+        # every track with intervals is served from the server's temporary file
+        c.expect(srv.line.endswith(f"; {tab.ntracks} tracks beyond the budget, read from a "
+                                   "temporary file)\n"), f"serve {name}: {srv.line!r}")
         base = f"http://127.0.0.1:{srv.port}/"
         p = open_page(browser, base, "serve " + name)
         if p is not None:
