@@ -272,6 +272,12 @@ def tools(c, tmp):
     c.eq((rc, so, se), (0, SQL_OUT, ""), "sql: the laplace intervals")
     rc, so, se = weft("sql", "--csv", db, SQL2)
     c.eq((rc, so, se), (0, SQL2_OUT, ""), "sql: payload fields")
+    # weft view: the page of an imported trace
+    page = os.path.join(tmp, "small.html")
+    rc, so, se = weft("view", tr, "-o", page)
+    c.eq((rc, se), (0, ""), "view: exit")
+    c.eq(so.split(", ")[:2], [page + ": 6 rows", "37 intervals"],
+         "view: the rows and intervals of the page")
     # weft emu -a leaves laplace out of a trace that does not require it
     rc, so, se = weft("emu", "--list-models")
     c.expect(rc == 0 and "laplace" in so, "emu --list-models names laplace")
