@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "export_dir.h"
 #include "ctf_internal.h"
 
 int ctf_write_all(int fd, const void *buf, size_t len)
@@ -35,13 +36,6 @@ int ctf_write_all(int fd, const void *buf, size_t len)
 		len -= (size_t) n;
 	}
 	return 0;
-}
-
-static const char *kind_of(mode_t m)
-{
-	return S_ISLNK(m) ? "a symbolic link" : S_ISREG(m) ? "a regular file" :
-		S_ISFIFO(m) ? "a FIFO" : S_ISCHR(m) ? "a character device" :
-		S_ISBLK(m) ? "a block device" : S_ISSOCK(m) ? "a socket" : "not a directory";
 }
 
 /* What the directory open at fd holds: 0 empty, 1 a trace of weft's (a
@@ -83,51 +77,6 @@ static int dir_holds(int fd)
 		== 0 ? 1 : 2;
 }
 
-/* Checks out: -1 with err if refused, else 0 with *exists (0 absent, 1 an
- * empty directory, 2 a trace of weft's to replace). */
-static int check_out(const char *out, int force, int *exists, char *err, size_t errlen)
-{
-	struct stat st;
-	*exists = 0;
-	if (lstat(out, &st) != 0) {
-		if (errno == ENOENT)
-			return 0;
-		snprintf(err, errlen, "%s: cannot check the output directory: %s", out,
-				strerror(errno));
-		return -1;
-	}
-	if (!S_ISDIR(st.st_mode)) {
-		snprintf(err, errlen, "%s: is %s: not replaced (the output is a directory, and "
-				"weft follows no symbolic link)", out, kind_of(st.st_mode));
-		return -1;
-	}
-	int fd = open(out, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	int h = fd < 0 ? -1 : dir_holds(fd);
-	if (fd >= 0)
-		close(fd);
-	if (h < 0) {
-		snprintf(err, errlen, "%s: cannot read the output directory: %s", out,
-				strerror(errno));
-		return -1;
-	}
-	if (h == 0) {
-		*exists = 1;
-		return 0;
-	}
-	if (force && h == 2) {
-		snprintf(err, errlen, "%s: exists and is not a CTF trace weft wrote: not replaced "
-				"(even with --force)", out);
-		return -1;
-	}
-	if (!force) {
-		snprintf(err, errlen, "%s: exists and is not empty: not replaced (--force "
-				"replaces a CTF trace weft wrote)", out);
-		return -1;
-	}
-	*exists = 2;
-	return 0;
-}
-
 int ctf_dir_open(struct ctf_dir *d, const char *out, int force, char *err, size_t errlen)
 {
 	d->dfd = -1;
@@ -142,7 +91,7 @@ int ctf_dir_open(struct ctf_dir *d, const char *out, int force, char *err, size_
 	memcpy(d->out, out, n);
 	d->out[n] = '\0';
 	int exists;
-	if (check_out(d->out, force, &exists, err, errlen) != 0)
+	if (export_dir_check(d->out, force, "a CTF trace", dir_holds, &exists, err, errlen) != 0)
 		return -1;
 	memcpy(d->tmp, d->out, n);
 	memcpy(d->tmp + n, ".weft-ctf-XXXXXX", sizeof ".weft-ctf-XXXXXX");
@@ -213,7 +162,7 @@ int ctf_dir_commit(struct ctf_dir *d, int force, char *err, size_t errlen)
 	}
 	/* out may have changed meanwhile: checked again */
 	int exists;
-	if (check_out(d->out, force, &exists, err, errlen) != 0) {
+	if (export_dir_check(d->out, force, "a CTF trace", dir_holds, &exists, err, errlen) != 0) {
 		ctf_dir_discard(d);
 		return -1;
 	}

@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "export_dir.h"
 #include "otf2_internal.h"
 
 /* The regular files of the directory open at fd, and with sub the
@@ -84,56 +85,6 @@ static int dir_holds(int fd)
 	return r > 0 && memmem(head, (size_t) r, OTF2_CREATOR, sl) != NULL ? 1 : 2;
 }
 
-static const char *kind_of(mode_t m)
-{
-	return S_ISLNK(m) ? "a symbolic link" : S_ISREG(m) ? "a regular file" : "not a directory";
-}
-
-/* -1 if refused (err), else 0 with *exists: 0 absent, 1 empty, 2 an
- * archive of weft's to replace. */
-static int check_out(const char *out, int force, int *exists, char *err, size_t errlen)
-{
-	struct stat st;
-	*exists = 0;
-	if (lstat(out, &st) != 0) {
-		if (errno == ENOENT)
-			return 0;
-		snprintf(err, errlen, "%s: cannot check the output directory: %s", out,
-				strerror(errno));
-		return -1;
-	}
-	if (!S_ISDIR(st.st_mode)) {
-		snprintf(err, errlen, "%s: is %s: not replaced (the output is a directory, and "
-				"weft follows no symbolic link)", out, kind_of(st.st_mode));
-		return -1;
-	}
-	int fd = open(out, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	int h = fd < 0 ? -1 : dir_holds(fd);
-	if (fd >= 0)
-		close(fd);
-	if (h < 0) {
-		snprintf(err, errlen, "%s: cannot read the output directory: %s", out,
-				strerror(errno));
-		return -1;
-	}
-	if (h == 0) {
-		*exists = 1;
-		return 0;
-	}
-	if (force && h == 2) {
-		snprintf(err, errlen, "%s: exists and is not an OTF2 archive weft wrote: not "
-				"replaced (even with --force)", out);
-		return -1;
-	}
-	if (!force) {
-		snprintf(err, errlen, "%s: exists and is not empty: not replaced (--force "
-				"replaces an OTF2 archive weft wrote)", out);
-		return -1;
-	}
-	*exists = 2;
-	return 0;
-}
-
 int otf2_dir_open(struct otf2_dir *d, const char *out, int force, char *err, size_t errlen)
 {
 	d->tmp[0] = '\0';
@@ -147,7 +98,7 @@ int otf2_dir_open(struct otf2_dir *d, const char *out, int force, char *err, siz
 	memcpy(d->out, out, n);
 	d->out[n] = '\0';
 	int exists;
-	if (check_out(d->out, force, &exists, err, errlen) != 0)
+	if (export_dir_check(d->out, force, "an OTF2 archive", dir_holds, &exists, err, errlen) != 0)
 		return -1;
 	memcpy(d->tmp, d->out, n);
 	memcpy(d->tmp + n, ".weft-otf2-XXXXXX", sizeof ".weft-otf2-XXXXXX");
@@ -190,7 +141,7 @@ int otf2_dir_commit(struct otf2_dir *d, int force, char *err, size_t errlen)
 		return -1;
 	}
 	int exists;
-	if (check_out(d->out, force, &exists, err, errlen) != 0) {
+	if (export_dir_check(d->out, force, "an OTF2 archive", dir_holds, &exists, err, errlen) != 0) {
 		otf2_dir_discard(d);
 		return -1;
 	}
