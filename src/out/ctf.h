@@ -4,7 +4,7 @@
  * export.md): the TSDL metadata (plain text) and one binary data stream per
  * thread, in packets of bounded size, so that memory does not grow with
  * the trace. Written into a temporary directory beside the output and
- * renamed over it at the end (ctf_dir.c); a failed or interrupted export
+ * renamed over it at the end (export_dir.c); a failed or interrupted export
  * leaves the output as it was.
  *
  * The files of this part, one concern each:
@@ -12,7 +12,8 @@
  *   ctf_class.c   the event classes: the models' events, the raw ones
  *   ctf_packet.c  the data streams: packets, their header and context
  *   ctf_meta.c    the TSDL metadata
- *   ctf_dir.c     the output directory: written aside, renamed, replaced
+ *   ctf_dir.c     the output directory: what a trace of weft's holds, its
+ *                 files (written aside, renamed, replaced by export_dir.c)
  */
 #ifndef WEFT_OUT_CTF_H
 #define WEFT_OUT_CTF_H

@@ -149,7 +149,7 @@ int ctf_export(const struct ctf_opts *o, struct ctf_stats *st, char *err, size_t
 		}
 	}
 
-	struct ctf_dir dir;
+	struct export_dir dir;
 	if (ctf_dir_open(&dir, o->outdir, o->force, err, errlen) != 0)
 		return -1;
 	struct ctf_classes *classes = ctf_classes_new(o->models, t, o->all_models, err, errlen);
@@ -275,14 +275,14 @@ int ctf_export(const struct ctf_opts *o, struct ctf_stats *st, char *err, size_t
 		snprintf(err, errlen, "interrupted");
 		goto out;
 	}
-	if (ctf_dir_commit(&dir, o->force, err, errlen) != 0)
+	if (export_dir_commit(&dir, o->force, err, errlen) != 0)
 		goto out;
 	rc = 0;
 	if (st != NULL)
 		*st = stats;
 out:
 	if (rc != 0)
-		ctf_dir_discard(&dir);
+		export_dir_discard(&dir);
 	for (size_t i = 0; xs != NULL && i < ns; i++)
 		ctf_stream_free(xs[i].w);
 	free(xs);

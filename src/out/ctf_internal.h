@@ -11,16 +11,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "export_dir.h"
 #include "model.h"
 #include "weft/weft.h"
 
 /* ---- the output directory (ctf_dir.c) ---- */
-
-struct ctf_dir {
-	char out[PATH_MAX];  /* the directory asked for */
-	char tmp[PATH_MAX];  /* where the files are written: OUT.weft-ctf-XXXXXX */
-	int dfd;             /* tmp, opened (O_DIRECTORY, O_NOFOLLOW); -1: none */
-};
 
 /* The first line of the metadata weft writes: --force replaces only a
  * directory whose metadata file starts with it. */
@@ -28,16 +23,11 @@ struct ctf_dir {
 
 /* Checks out (absent, an empty directory, or with force a CTF trace weft
  * wrote; never a symbolic link) and makes the temporary directory beside
- * it. 0, or -1 with err. */
-int ctf_dir_open(struct ctf_dir *d, const char *out, int force, char *err, size_t errlen);
+ * it. 0, or -1 with err. Then export_dir_commit or export_dir_discard. */
+int ctf_dir_open(struct export_dir *d, const char *out, int force, char *err, size_t errlen);
 /* A new file name in the temporary directory (O_EXCL, no link followed),
  * opened for writing: its descriptor, or -1 with err. */
-int ctf_dir_create(struct ctf_dir *d, const char *name, char *err, size_t errlen);
-/* Renames the temporary directory over out (checked again), removing the
- * trace it replaces. 0, or -1 with err (the temporary directory removed). */
-int ctf_dir_commit(struct ctf_dir *d, int force, char *err, size_t errlen);
-/* Removes the temporary directory and what it holds. */
-void ctf_dir_discard(struct ctf_dir *d);
+int ctf_dir_create(struct export_dir *d, const char *name, char *err, size_t errlen);
 
 /* ---- the event classes (ctf_class.c) ---- */
 
@@ -107,7 +97,7 @@ struct ctf_stream_info {
 
 /* A data stream file (name) in d, packets of at most packet_size bytes
  * (an event larger than a packet has a packet of its own). NULL with err. */
-struct ctf_stream *ctf_stream_new(struct ctf_dir *d, const char *name,
+struct ctf_stream *ctf_stream_new(struct export_dir *d, const char *name,
 		const struct ctf_stream_info *info, size_t packet_size, char *err, size_t errlen);
 /* Appends an event record at timestamp ts. 0, or -1 with err (a write error). */
 int ctf_stream_add(struct ctf_stream *s, const struct ctf_rec *r, uint64_t ts, char *err,
@@ -138,7 +128,7 @@ struct ctf_meta_info {
 };
 
 /* Writes the metadata file into d. 0 or -1 with err. */
-int ctf_meta_write(struct ctf_dir *d, const struct ctf_meta_info *m, char *err, size_t errlen);
+int ctf_meta_write(struct export_dir *d, const struct ctf_meta_info *m, char *err, size_t errlen);
 
 /* Writes all of buf to fd (a short write retried). 0 or -1 with errno. */
 int ctf_write_all(int fd, const void *buf, size_t len);

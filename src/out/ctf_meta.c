@@ -168,7 +168,7 @@ static void put_uuid(FILE *f, const uint8_t *u)
 	fputc('"', f);
 }
 
-int ctf_meta_write(struct ctf_dir *d, const struct ctf_meta_info *m, char *err, size_t errlen)
+int ctf_meta_write(struct export_dir *d, const struct ctf_meta_info *m, char *err, size_t errlen)
 {
 	char *text = NULL;
 	size_t len = 0;

@@ -32,7 +32,7 @@ enum {
 };
 
 struct ctf_stream {
-	struct ctf_dir *d;
+	struct export_dir *d;
 	char name[64];
 	uint8_t *buf;
 	size_t cap, len, hdr; /* the packet: its bytes, the header and context's */
@@ -55,7 +55,7 @@ static void put32(uint8_t *p, uint32_t v)
 	memcpy(p, &v, 4);
 }
 
-struct ctf_stream *ctf_stream_new(struct ctf_dir *d, const char *name,
+struct ctf_stream *ctf_stream_new(struct export_dir *d, const char *name,
 		const struct ctf_stream_info *info, size_t packet_size, char *err, size_t errlen)
 {
 	struct ctf_stream *s = calloc(1, sizeof *s);

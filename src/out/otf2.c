@@ -52,7 +52,7 @@ struct region {
 struct otf2_out {
 	struct out base;
 	const struct emu *emu;
-	struct otf2_dir dir;
+	struct export_dir dir;
 	int force, closed;
 	OTF2_Archive *ar;
 	int64_t origin;            /* the trace's first clock: time 0 */
@@ -553,7 +553,7 @@ static void otf2_free(struct otf2_out *s)
 static int otf2_commit(struct out *o, char *err, size_t errlen)
 {
 	struct otf2_out *s = (struct otf2_out *) o;
-	int r = otf2_dir_commit(&s->dir, s->force, err, errlen);
+	int r = export_dir_commit(&s->dir, s->force, err, errlen);
 	otf2_free(s);
 	return r;
 }
@@ -565,7 +565,7 @@ static void otf2_discard(struct out *o)
 		OTF2_Archive_Close(s->ar);
 		s->ar = NULL;
 	}
-	otf2_dir_discard(&s->dir);
+	export_dir_discard(&s->dir);
 	otf2_free(s);
 }
 

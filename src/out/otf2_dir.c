@@ -1,18 +1,17 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * otf2_dir.c - the output directory of `weft export otf2` (otf2.h): the
- * archive (traces.otf2, traces.def, traces/) is written into a temporary
- * directory beside it (OUT.weft-otf2-XXXXXX), renamed to OUT only when the
- * whole archive was written. OUT may be absent or an empty directory; one
- * that holds files is replaced only with --force, and only when it is an
- * archive weft wrote (its anchor file names weft as its creator, and it
- * holds nothing but the archive's files). No symbolic link is followed.
+ * otf2_dir.c - the output directory of `weft export otf2` (otf2.h,
+ * export_dir.h): the archive (traces.otf2, traces.def, traces/) is written
+ * into a temporary directory beside it (OUT.weft-otf2-XXXXXX), renamed to
+ * OUT only when the whole archive was written. A directory that holds
+ * files is replaced only with --force, and only when it is an archive weft
+ * wrote (its anchor file names weft as its creator, and it holds nothing
+ * but the archive's files). No symbolic link is followed.
  */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -85,90 +84,20 @@ static int dir_holds(int fd)
 	return r > 0 && memmem(head, (size_t) r, OTF2_CREATOR, sl) != NULL ? 1 : 2;
 }
 
-int otf2_dir_open(struct otf2_dir *d, const char *out, int force, char *err, size_t errlen)
+/* Removes the archive in the directory open at fd (its regular files and
+ * traces/). */
+static void empty_dir(int fd)
 {
-	d->tmp[0] = '\0';
-	size_t n = strlen(out);
-	while (n > 1 && out[n - 1] == '/')
-		n--;
-	if (n == 0 || n + 20 >= sizeof d->tmp) {
-		snprintf(err, errlen, "%s: not a usable output directory name", out);
-		return -1;
-	}
-	memcpy(d->out, out, n);
-	d->out[n] = '\0';
-	int exists;
-	if (export_dir_check(d->out, force, "an OTF2 archive", dir_holds, &exists, err, errlen) != 0)
-		return -1;
-	memcpy(d->tmp, d->out, n);
-	memcpy(d->tmp + n, ".weft-otf2-XXXXXX", sizeof ".weft-otf2-XXXXXX");
-	if (mkdtemp(d->tmp) == NULL) {
-		snprintf(err, errlen, "%s: cannot make the temporary directory beside it: %s",
-				d->out, strerror(errno));
-		d->tmp[0] = '\0';
-		return -1;
-	}
-	return 0;
+	int n = 0, others = 0;
+	scan(fd, 1, 1, &n, &others);
 }
 
-/* Removes the directory at path (what an archive holds), not following
- * links. */
-static void remove_tree(const char *path)
-{
-	int fd = open(path, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	if (fd >= 0) {
-		int n = 0, others = 0;
-		scan(fd, 1, 1, &n, &others);
-		close(fd);
-	}
-	rmdir(path);
-}
+static const struct export_fmt otf2_fmt = {
+	.what = "an OTF2 archive", .suffix = ".weft-otf2-XXXXXX", .holds = dir_holds,
+	.empty = empty_dir, .sync = 0,
+};
 
-void otf2_dir_discard(struct otf2_dir *d)
+int otf2_dir_open(struct export_dir *d, const char *out, int force, char *err, size_t errlen)
 {
-	if (d->tmp[0] != '\0')
-		remove_tree(d->tmp);
-	d->tmp[0] = '\0';
-}
-
-int otf2_dir_commit(struct otf2_dir *d, int force, char *err, size_t errlen)
-{
-	mode_t mask = umask(0);
-	umask(mask);
-	if (chmod(d->tmp, 0777 & ~mask) != 0) {
-		snprintf(err, errlen, "%s: %s", d->tmp, strerror(errno));
-		otf2_dir_discard(d);
-		return -1;
-	}
-	int exists;
-	if (export_dir_check(d->out, force, "an OTF2 archive", dir_holds, &exists, err, errlen) != 0) {
-		otf2_dir_discard(d);
-		return -1;
-	}
-	if (exists < 2) {
-		if (rename(d->tmp, d->out) != 0) {
-			snprintf(err, errlen, "%s: cannot rename %s to it: %s", d->out, d->tmp,
-					strerror(errno));
-			otf2_dir_discard(d);
-			return -1;
-		}
-		d->tmp[0] = '\0';
-		return 0;
-	}
-	/* an archive of weft's: swapped with the new one in one step, then its
-	 * files (now at tmp) removed when they are still what was checked */
-	if (renameat2(AT_FDCWD, d->tmp, AT_FDCWD, d->out, RENAME_EXCHANGE) != 0) {
-		snprintf(err, errlen, "%s: cannot replace it with %s: %s", d->out, d->tmp,
-				strerror(errno));
-		otf2_dir_discard(d);
-		return -1;
-	}
-	int fd = open(d->tmp, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
-	int h = fd < 0 ? -1 : dir_holds(fd);
-	if (fd >= 0)
-		close(fd);
-	if (h == 1)
-		remove_tree(d->tmp);
-	d->tmp[0] = '\0';
-	return 0;
+	return export_dir_open(d, &otf2_fmt, out, force, err, errlen);
 }

@@ -9,6 +9,8 @@
 #include <limits.h>
 #include <stddef.h>
 
+#include "export_dir.h"
+
 /* The archive's name in the output directory: traces.otf2 (the anchor
  * file), traces.def (the global definitions), traces/ (a .evt and a .def
  * file per location). */
@@ -16,19 +18,9 @@
 /* The anchor file's creator: --force replaces only an archive with it. */
 #define OTF2_CREATOR "weft export otf2"
 
-struct otf2_dir {
-	char out[PATH_MAX]; /* the directory asked for */
-	char tmp[PATH_MAX]; /* where the archive is written: OUT.weft-otf2-XXXXXX */
-};
-
 /* Checks out (absent, an empty directory, or with force an archive weft
  * wrote; never a symbolic link) and makes the temporary directory beside
- * it. 0, or -1 with err. */
-int otf2_dir_open(struct otf2_dir *d, const char *out, int force, char *err, size_t errlen);
-/* Renames the temporary directory over out (checked again), removing the
- * archive it replaces. 0, or -1 with err (the temporary removed). */
-int otf2_dir_commit(struct otf2_dir *d, int force, char *err, size_t errlen);
-/* Removes the temporary directory and what it holds. */
-void otf2_dir_discard(struct otf2_dir *d);
+ * it. 0, or -1 with err. Then export_dir_commit or export_dir_discard. */
+int otf2_dir_open(struct export_dir *d, const char *out, int force, char *err, size_t errlen);
 
 #endif
