@@ -319,17 +319,22 @@ const char *view_label_of(const struct view_chan *c, int64_t v)
 	return lo < c->nlabels && c->lvalue[lo] == v ? c->llabel[lo] : NULL;
 }
 
-size_t view_track_find(const struct view_track *t, int64_t time)
+size_t view_iv_find(const struct view_iv *iv, size_t n, int64_t time)
 {
-	size_t lo = 0, hi = t->n;
+	size_t lo = 0, hi = n;
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
-		if (t->iv[mid].end <= time)
+		if (iv[mid].end <= time)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
 	return lo;
+}
+
+size_t view_track_find(const struct view_track *t, int64_t time)
+{
+	return view_iv_find(t->iv, t->n, time);
 }
 
 static const char *kind_name(const struct emu_cat_entry *e)

@@ -168,18 +168,11 @@ static int spill_find(struct srv *S, const struct view_track *t, size_t k, int64
 		S->sk = k;
 		S->sj = j;
 	}
-	size_t lo = 0, hi = S->sm;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (S->sub[mid].end <= time)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == S->sm)
+	size_t in = view_iv_find(S->sub, S->sm, time);
+	if (in == S->sm)
 		return -1; /* not there: the file is not what was written */
-	*x = first + lo;
-	*v = S->sub[lo];
+	*x = first + in;
+	*v = S->sub[in];
 	return 0;
 }
 
@@ -297,23 +290,28 @@ static int track_find(struct srv *S, const struct view_track *t, int64_t time, u
 			return -1;
 		}
 	} else {
-		size_t a = 0, b = c->n;
-		while (a < b) {
-			size_t mid = a + (b - a) / 2;
-			if (c->iv[mid].end <= time)
-				a = mid + 1;
-			else
-				b = mid;
-		}
-		if (a == c->n) {
+		in = view_iv_find(c->iv, c->n, time);
+		if (in == c->n) {
 			S->failed = 1;
 			return -1;
 		}
-		in = a;
-		*v = c->iv[a];
+		*v = c->iv[in];
 	}
 	*x = t->chunks[lo].base + in;
 	return 0;
+}
+
+/* An interval of a tile's row: its start after the previous one's end
+ * (*prev, then its end), its length, its value; first: no comma before. */
+static void tile_iv(struct vj *jp, const struct view_iv *v, int first, int64_t *prev)
+{
+	vj_s(jp, first ? "" : ",");
+	vj_int(jp, v->start - *prev);
+	vj_raw(jp, ",", 1);
+	vj_int(jp, v->end - v->start);
+	vj_raw(jp, ",", 1);
+	vj_int(jp, v->value);
+	*prev = v->end;
 }
 
 static char *tile(struct srv *S, const char *q, size_t *len)
@@ -357,36 +355,22 @@ static char *tile(struct srv *S, const char *q, size_t *len)
 			for (uint64_t x = a; x < b; x++) {
 				if (track_get(S, t, x, &v) != 0)
 					break;
-				vj_s(jp, x > a ? "," : "");
-				vj_int(jp, v.start - prev);
-				vj_raw(jp, ",", 1);
-				vj_int(jp, v.end - v.start);
-				vj_raw(jp, ",", 1);
-				vj_int(jp, v.value);
-				prev = v.end;
+				tile_iv(jp, &v, x == a, &prev);
 			}
 			vj_raw(jp, "]", 1);
 		} else {
 			/* one interval per bucket: the one at the bucket's start,
 			 * else the first in it */
 			vj_s(jp, ",1,[");
-			uint64_t last = UINT64_MAX;
-			int first = 1;
+			uint64_t last = UINT64_MAX; /* none yet */
 			for (int64_t k = 0; k < VIEW_TILE_BUCKETS; k++) {
 				uint64_t x;
 				if (track_find(S, t, t0 + k * w, &x, &v) != 0)
 					break;
 				if (x >= track_n(t) || x == last || v.start >= t0 + (k + 1) * w)
 					continue;
+				tile_iv(jp, &v, last == UINT64_MAX, &prev);
 				last = x;
-				vj_s(jp, first ? "" : ",");
-				first = 0;
-				vj_int(jp, v.start - prev);
-				vj_raw(jp, ",", 1);
-				vj_int(jp, v.end - v.start);
-				vj_raw(jp, ",", 1);
-				vj_int(jp, v.value);
-				prev = v.end;
 			}
 			vj_raw(jp, "]", 1);
 		}

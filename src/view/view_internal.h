@@ -138,6 +138,9 @@ static inline size_t view_digits(int64_t v)
 }
 
 const char *view_label_of(const struct view_chan *c, int64_t v);
+/* The first of the n intervals iv (in order) ending after time (n when
+ * none). */
+size_t view_iv_find(const struct view_iv *iv, size_t n, int64_t time);
 /* The track's first interval ending after t (n when none). */
 size_t view_track_find(const struct view_track *t, int64_t time);
 
