@@ -18,7 +18,7 @@
 #include <cmocka.h>
 
 #include "ovni.h"
-#include "rt_test.h"
+#include "rt_setting.h"
 
 #if defined(__x86_64__)
 #include <cpuid.h>
@@ -63,12 +63,7 @@ static uint64_t clk(uint64_t *prev)
 
 static void emit(const char *mcv, uint64_t *prev, const void *pl, int n)
 {
-	struct ovni_ev ev = {0};
-	ovni_ev_set_mcv(&ev, mcv);
-	ovni_ev_set_clock(&ev, clk(prev));
-	if (n > 0)
-		ovni_payload_add(&ev, pl, n);
-	ovni_ev_emit(&ev);
+	rt_test_emit(mcv, clk(prev), pl, n);
 }
 
 static void ohx(int cpu, int creator, uint64_t *prev)
@@ -149,13 +144,6 @@ static const char *tsc_refusal(void)
 #endif
 }
 
-static void refused(void *a)
-{
-	(void) a;
-	setenv("WEFT_CLOCK", "tsc", 1);
-	ovni_proc_init(1, "clk", (int) getpid());
-}
-
 static void run(const char *clock, struct child *ch)
 {
 	memset(ch, 0, sizeof *ch);
@@ -163,23 +151,6 @@ static void run(const char *clock, struct child *ch)
 	snprintf(ch->dir, sizeof ch->dir, "%s/%s", rt_test_dir, clock);
 	assert_true(rt_test_in_proc(child_main, ch, sizeof *ch));
 	assert_int_equal(ch->bad, 0);
-}
-
-/* Output of `timeout 60 CMD 2>&1` (malloc'ed); *rc its exit status. */
-static char *sh(const char *cmd, int *rc)
-{
-	char *full = rt_test_path("timeout 60 %s 2>&1", cmd);
-	FILE *p = popen(full, "r");
-	free(full);
-	assert_non_null(p);
-	size_t cap = 1 << 20, n = 0, r;
-	char *out = malloc(cap + 1);
-	while (n < cap && (r = fread(out + n, 1, cap - n, p)) > 0)
-		n += r;
-	out[n] = '\0';
-	int status = pclose(p);
-	*rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-	return out;
 }
 
 /* Each thread's events, in order, without clocks: one line per thread
@@ -190,7 +161,7 @@ static char *thread_events(const struct child *ch)
 	char *all = calloc(1, cap);
 	char *ls = rt_test_path("ls '%s/loom.clk/proc.%d' | sort -t. -k2 -n", ch->dir, ch->pid);
 	int rc;
-	char *names = sh(ls, &rc);
+	char *names = rt_test_sh(ls, &rc);
 	free(ls);
 	assert_int_equal(rc, 0);
 	int idx = 0;
@@ -220,11 +191,11 @@ static char *thread_events(const struct child *ch)
  * TID channel (its values are the runs' tids). */
 static char *emulated_states(const struct child *ch)
 {
-	const char *bin = getenv("WEFT_BIN");
-	char *cmd = rt_test_path("'%s' emu -q -f paraver:aux=no -o '%s/emu' '%s'", bin, ch->dir, ch->dir);
+	char *args = rt_test_path("emu -q -f paraver:aux=no -o '%s/emu'", ch->dir);
 	int rc;
-	char *out = sh(cmd, &rc);
-	free(cmd);
+	char *out = rt_test_weft(args, ch->dir, &rc);
+	free(args);
+	assert_non_null(out);
 	if (rc != 0)
 		fprintf(stderr, "weft emu: %s\n", out);
 	assert_int_equal(rc, 0);
@@ -258,7 +229,7 @@ static char *emulated_states(const struct child *ch)
 	fclose(o);
 	free(res);
 	char *sortcmd = rt_test_path("sort -s -t' ' -k1,1 '%s'", sorted);
-	res = sh(sortcmd, &rc);
+	res = rt_test_sh(sortcmd, &rc);
 	assert_int_equal(rc, 0);
 	free(sortcmd);
 	free(sorted);
@@ -270,9 +241,7 @@ static void test_tsc(void **s)
 	(void) s;
 	const char *why = tsc_refusal();
 	if (why != NULL) {
-		char *err = NULL;
-		int status = rt_test_in_child(refused, NULL, &err);
-		assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+		char *err = rt_test_refused("WEFT_CLOCK", "tsc");
 		const char *want = "libovni: ovni_proc_init: WEFT_CLOCK=tsc cannot be used here: ";
 		assert_memory_equal(err, want, strlen(want));
 		assert_non_null(strstr(err, "; unset WEFT_CLOCK (or set it to 'monotonic') to use CLOCK_MONOTONIC\n"));
@@ -310,14 +279,13 @@ static void test_tsc(void **s)
 	}
 	int rc;
 	for (int k = 0; k < 2; k++) {
-		char *cmd = rt_test_path("'%s' check '%s'", bin, k == 0 ? mono_run.dir : tsc_run.dir);
-		char *out = sh(cmd, &rc);
+		char *out = rt_test_weft("check", k == 0 ? mono_run.dir : tsc_run.dir, &rc);
+		assert_non_null(out);
 		if (rc != 0)
 			fprintf(stderr, "%s\n", out);
 		assert_int_equal(rc, 0);
 		assert_non_null(strstr(out, ": valid: 3 streams, 1 loom, 1 process, 3 threads, "));
 		free(out);
-		free(cmd);
 	}
 	char *s1 = emulated_states(&mono_run);
 	char *s2 = emulated_states(&tsc_run);
@@ -327,19 +295,10 @@ static void test_tsc(void **s)
 	free(s2);
 }
 
-static void bad_clock(void *a)
-{
-	(void) a;
-	setenv("WEFT_CLOCK", "rdtsc", 1);
-	ovni_proc_init(1, "clk", (int) getpid());
-}
-
 static void test_bad(void **s)
 {
 	(void) s;
-	char *err = NULL;
-	int status = rt_test_in_child(bad_clock, NULL, &err);
-	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+	char *err = rt_test_refused("WEFT_CLOCK", "rdtsc");
 	assert_string_equal(err,
 			    "libovni: ovni_proc_init: WEFT_CLOCK='rdtsc' is not a clock ('monotonic', the default, or "
 			    "'tsc')\n");

@@ -17,7 +17,7 @@
 #include <jansson.h>
 
 #include "ovni.h"
-#include "rt_test.h"
+#include "rt_setting.h"
 #include "weft/rt.h"
 
 /* What the thread emits, in order. */
@@ -46,16 +46,6 @@ static int no_bursts(const struct ovni_ev *ev, void *arg)
 	return ev->header.category != 'B';
 }
 
-static void emit(const char *mcv, const void *payload, int size)
-{
-	struct ovni_ev ev = {0};
-	ovni_ev_set_mcv(&ev, mcv);
-	ovni_ev_set_clock(&ev, ovni_clock_now());
-	if (size > 0)
-		ovni_payload_add(&ev, payload, size);
-	ovni_ev_emit(&ev);
-}
-
 static void child_main(void *p)
 {
 	struct child *ch = p;
@@ -80,13 +70,13 @@ static void child_main(void *p)
 			uint8_t pl[16] = {0};
 			int32_t tid = -1;
 			memcpy(pl + 4, &tid, sizeof tid);
-			emit("OHx", pl, (int) sizeof pl);
+			rt_test_emit("OHx", ovni_clock_now(), pl, (int) sizeof pl);
 		} else if (strcmp(script[i], "OM[") == 0) {
 			ovni_mark_push(1, 5);
 		} else if (strcmp(script[i], "OM]") == 0) {
 			ovni_mark_pop(1, 5);
 		} else {
-			emit(script[i], NULL, 0);
+			rt_test_emit(script[i], ovni_clock_now(), NULL, 0);
 		}
 	}
 	ovni_flush();
@@ -166,28 +156,6 @@ static void test_forms(void **s)
 	check_case(&(struct fcase){"+K", "-K", CB_NONE, "OHx OM[ OB. OHp OHr OB. OM] OHe"}, "call");
 }
 
-/* `timeout 60 weft ARGS DIR 2>&1`: its output (malloc'ed) and exit status
- * in *rc; NULL when WEFT_BIN is unset. */
-static char *weft_run(const char *args, const char *dir, int *rc)
-{
-	const char *bin = getenv("WEFT_BIN");
-	if (bin == NULL || access(bin, X_OK) != 0)
-		return NULL;
-	char *cmd = rt_test_path("timeout 60 '%s' %s '%s' 2>&1", bin, args, dir);
-	FILE *p = popen(cmd, "r");
-	free(cmd);
-	assert_non_null(p);
-	size_t cap = 65536, n = 0;
-	char *out = malloc(cap + 1);
-	size_t r;
-	while (n < cap && (r = fread(out + n, 1, cap - n, p)) > 0)
-		n += r;
-	out[n] = '\0';
-	int status = pclose(p);
-	*rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-	return out;
-}
-
 /* Whether line is one whole line of out. */
 static int has_line(const char *out, const char *line)
 {
@@ -209,7 +177,7 @@ static void test_reports(void **s)
 	int pid, rc;
 	char *dir = run_case(&(struct fcase){"-K", NULL, CB_NONE, "OHx OM[ OB. OHp OHr OB. OM] OHe"}, "reports",
 			     &pid);
-	char *out = weft_run("check", dir, &rc);
+	char *out = rt_test_weft("check", dir, &rc);
 	assert_int_equal(rc, 0);
 	char *want = rt_test_path("weft check: %s/loom.flt/proc.%d/thread.%d/stream.json: 2 events filtered at the "
 				  "source by WEFT_FILTER='-K': dropped on purpose, not lost",
@@ -217,7 +185,7 @@ static void test_reports(void **s)
 	assert_true(has_line(out, want));
 	free(want);
 	free(out);
-	out = weft_run("dump", dir, &rc);
+	out = rt_test_weft("dump", dir, &rc);
 	assert_int_equal(rc, 0);
 	want = rt_test_path("# loom.flt/proc.%d/thread.%d: 2 events filtered at the source by WEFT_FILTER='-K' "
 			    "(dropped on purpose)",
@@ -226,7 +194,7 @@ static void test_reports(void **s)
 	free(want);
 	free(out);
 	/* the kernel model lost all its events: emulated, with a warning */
-	out = weft_run("emu -q", dir, &rc);
+	out = rt_test_weft("emu -q", dir, &rc);
 	assert_int_equal(rc, 0);
 	assert_true(has_line(out, "weft emu: warning: 1 thread had 2 events filtered at the source "
 				  "(WEFT_FILTER='-K'): whole models or families of events dropped on "
@@ -236,7 +204,7 @@ static void test_reports(void **s)
 
 	/* the ovni model's bursts as a whole: emulated */
 	dir = run_case(&(struct fcase){"-OB", NULL, CB_NONE, "OHx OM[ KCO KCI OHp OHr OM] OHe"}, "bursts", &pid);
-	out = weft_run("emu -q", dir, &rc);
+	out = rt_test_weft("emu -q", dir, &rc);
 	assert_int_equal(rc, 0);
 	free(out);
 	free(dir);
@@ -244,7 +212,7 @@ static void test_reports(void **s)
 	/* part of the ovni model's thread states: refused, naming the filter */
 	dir = run_case(&(struct fcase){"-OHp,-OHr", NULL, CB_NONE, "OHx OM[ KCO KCI OB. OB. OM] OHe"}, "states",
 		       &pid);
-	out = weft_run("emu -q", dir, &rc);
+	out = rt_test_weft("emu -q", dir, &rc);
 	assert_int_equal(rc, 1);
 	want = rt_test_path("weft emu: %s/loom.flt/proc.%d/thread.%d/stream.json: 2 events were filtered at the "
 			    "source by WEFT_FILTER='-OHp,-OHr', whose rule '-OHp' keeps or drops only part of the "
@@ -259,7 +227,7 @@ static void test_reports(void **s)
 
 	/* the ovni model gone while the kernel model stays */
 	dir = run_case(&(struct fcase){"+K", NULL, CB_NONE, "KCO KCI"}, "noovni", &pid);
-	out = weft_run("emu -q", dir, &rc);
+	out = rt_test_weft("emu -q", dir, &rc);
 	assert_int_equal(rc, 1);
 	want = rt_test_path("weft emu: %s/loom.flt/proc.%d/thread.%d/stream.json: 8 events were filtered at the "
 			    "source by WEFT_FILTER='+K', which drops every event of the ovni model (byte 'O'), "
@@ -272,7 +240,7 @@ static void test_reports(void **s)
 
 	/* a callback: what it dropped is not known, emulated as lost */
 	dir = run_case(&(struct fcase){NULL, NULL, CB_NO_BURSTS, "OHx OM[ KCO KCI OHp OHr OM] OHe"}, "cb", &pid);
-	out = weft_run("check", dir, &rc);
+	out = rt_test_weft("check", dir, &rc);
 	assert_int_equal(rc, 0);
 	want = rt_test_path("weft check: %s/loom.flt/proc.%d/thread.%d/stream.json: 2 events filtered at the "
 			    "source by the program's filter callback: dropped on purpose, not lost",
@@ -280,12 +248,12 @@ static void test_reports(void **s)
 	assert_true(has_line(out, want));
 	free(want);
 	free(out);
-	out = weft_run("emu -q", dir, &rc);
+	out = rt_test_weft("emu -q", dir, &rc);
 	assert_int_equal(rc, 0);
 	assert_non_null(strstr(out, "weft emu: warning: 1 thread lost events (2 dropped by the program's filter "
 				    "callback (weft_rt_filter_set)): it is emulated leniently"));
 	free(out);
-	out = weft_run("emu", dir, &rc);
+	out = rt_test_weft("emu", dir, &rc);
 	assert_int_equal(rc, 0);
 	assert_true(has_line(out, "lost events: 2 dropped by the program's filter callback on 1 thread; the "
 				  "thread that lost events was emulated leniently (in an unknown state after a "
@@ -294,24 +262,14 @@ static void test_reports(void **s)
 	free(dir);
 }
 
-static void bad_filter(void *a)
-{
-	(void) a;
-	setenv("WEFT_FILTER", "K", 1);
-	ovni_proc_init(1, "flt", (int) getpid());
-}
-
 static void test_bad(void **s)
 {
 	(void) s;
-	char *err = NULL;
-	int status = rt_test_in_child(bad_filter, NULL, &err);
-	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+	char *err = rt_test_refused("WEFT_FILTER", "K");
 	assert_string_equal(err, "libovni: ovni_proc_init: WEFT_FILTER='K' is not a filter (comma-separated rules, "
 				 "+P to keep or -P to drop the events whose model, category and value start with P, "
 				 "1 to 3 printable bytes, or * for every event; at most 64 rules, 511 bytes)\n");
 	free(err);
-	unsetenv("WEFT_FILTER");
 }
 
 int main(void)

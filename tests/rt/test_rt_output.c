@@ -16,7 +16,7 @@
 #include <jansson.h>
 
 #include "ovni.h"
-#include "rt_test.h"
+#include "rt_setting.h"
 
 #define NEV 1000
 
@@ -38,12 +38,7 @@ static void child_main(void *p)
 	ovni_add_cpu(0, 0);
 	uint8_t pl[8] = {1, 2, 3, 4, 5, 6, 7, 8};
 	for (int i = 0; i < NEV; i++) {
-		struct ovni_ev ev = {0};
-		ovni_ev_set_mcv(&ev, "OB.");
-		ovni_ev_set_clock(&ev, ovni_clock_now());
-		if (i % 3 == 0)
-			ovni_payload_add(&ev, pl, (int) sizeof pl);
-		ovni_ev_emit(&ev);
+		rt_test_emit("OB.", ovni_clock_now(), pl, i % 3 == 0 ? (int) sizeof pl : 0);
 		if (i % 100 == 99)
 			ovni_flush();
 	}
@@ -67,25 +62,6 @@ static char *run(const char *mode, int *pid)
 	assert_true(rt_test_in_proc(child_main, &ch, sizeof ch));
 	*pid = ch.pid;
 	return rt_test_path("%s/loom.out/proc.%d/thread.%d", ch.dir, ch.pid, ch.pid);
-}
-
-static char *weft_run(const char *args, const char *dir, int *rc)
-{
-	const char *bin = getenv("WEFT_BIN");
-	if (bin == NULL || access(bin, X_OK) != 0)
-		return NULL;
-	char *cmd = rt_test_path("timeout 60 '%s' %s '%s' 2>&1", bin, args, dir);
-	FILE *p = popen(cmd, "r");
-	free(cmd);
-	assert_non_null(p);
-	size_t cap = 65536, n = 0, r;
-	char *out = malloc(cap + 1);
-	while (n < cap && (r = fread(out + n, 1, cap - n, p)) > 0)
-		n += r;
-	out[n] = '\0';
-	int status = pclose(p);
-	*rc = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-	return out;
 }
 
 static void test_off(void **s)
@@ -128,7 +104,7 @@ static void test_off(void **s)
 
 	int rc;
 	char *trace = rt_test_path("%s/off", rt_test_dir);
-	char *out = weft_run("check", trace, &rc);
+	char *out = rt_test_weft("check", trace, &rc);
 	if (out != NULL) {
 		assert_int_equal(rc, 0);
 		char *want = rt_test_path("weft check: %s: valid: 1 stream, 1 loom, 1 process, 1 thread, 0 events; the "
@@ -140,7 +116,7 @@ static void test_off(void **s)
 		assert_non_null(strstr(out, want));
 		free(want);
 		free(out);
-		out = weft_run("emu -q", trace, &rc);
+		out = rt_test_weft("emu -q", trace, &rc);
 		assert_int_equal(rc, 1);
 		want = rt_test_path("weft emu: %s/stream.json: written with WEFT_OUTPUT=off (the perturbation mode): its "
 				    "%lld bytes of events were recorded and never written, so there is nothing to "
@@ -160,19 +136,10 @@ static void test_off(void **s)
 	free(off);
 }
 
-static void bad_output(void *a)
-{
-	(void) a;
-	setenv("WEFT_OUTPUT", "none", 1);
-	ovni_proc_init(1, "out", (int) getpid());
-}
-
 static void test_bad(void **s)
 {
 	(void) s;
-	char *err = NULL;
-	int status = rt_test_in_child(bad_output, NULL, &err);
-	assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+	char *err = rt_test_refused("WEFT_OUTPUT", "none");
 	assert_string_equal(err, "libovni: ovni_proc_init: WEFT_OUTPUT='none' is not 'on' or 'off' (off: record the "
 				 "events as usual and write none, to measure what recording alone costs)\n");
 	free(err);
