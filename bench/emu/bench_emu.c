@@ -58,6 +58,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_trace.h"
 #include "obs_format.h"
 #include "weft/weft.h"
 
@@ -91,15 +92,8 @@ static void die(const char *what)
 
 static void emit(int t, const char *mcv, const void *payload, unsigned size)
 {
-	uint8_t b[WEFT_EV_MAX_NORMAL_SIZE];
-	b[WEFT_EV_OFF_FLAGS] = weft_ev_size_code(size);
-	memcpy(b + WEFT_EV_OFF_MODEL, mcv, 3);
-	weft_store_u64(b + WEFT_EV_OFF_CLOCK, gclock);
+	bench_write_ev(ws[t].f, mcv, gclock, payload, size);
 	gclock += gstep;
-	if (size > 0)
-		memcpy(b + WEFT_EV_OFF_PAYLOAD, payload, size);
-	if (fwrite(b, 1, WEFT_EV_HEADER_SIZE + size, ws[t].f) != WEFT_EV_HEADER_SIZE + size)
-		die("write");
 	ws[t].nevents++;
 	total++;
 }
@@ -126,62 +120,20 @@ static void emit_mark(int t, const char *mcv, int64_t value, int32_t type)
 	emit(t, mcv, p, 12);
 }
 
-static void write_json(const char *dir, int tid, int runtime)
-{
-	char path[1024];
-	snprintf(path, sizeof path, "%s/stream.json", dir);
-	FILE *f = fopen(path, "w");
-	if (f == NULL)
-		die(path);
-	fprintf(f, "{\"version\": 3, \"ovni\": {\"lib\": {\"version\": \"1.14.0\", \"commit\": "
-		"\"bench\"}, \"part\": \"thread\", \"tid\": %d, \"pid\": %d, \"loom\": \"%s\", "
-		"\"app_id\": 1, ", tid, PID, loom_name);
-	if (runtime)
-		fprintf(f, "\"require\": {\"ovni\": \"1.1.0\", \"nosv\": \"2.7.0\", "
-			"\"mpi\": \"1.0.0\"}, ");
-	else
-		fprintf(f, "\"require\": {\"ovni\": \"1.1.0\"}, \"mark\": {\"1\": {\"title\": "
-			"\"Phase\", \"chan_type\": \"stack\", \"labels\": {\"1\": \"outer\", \"2\": "
-			"\"inner\"}}, \"2\": {\"title\": \"Iteration\", \"chan_type\": \"single\"}}, ");
-	fprintf(f, "\"loom_cpus\": [");
-	for (int c = 0; c < NCPUS; c++)
-		fprintf(f, "%s{\"index\": %d, \"phyid\": %d}", c ? ", " : "", c, c);
-	fprintf(f, "], \"finished\": 1}}");
-	if (fclose(f) != 0)
-		die(path);
-}
-
-/* Creates the loom/proc/thread directories and the stream files of a trace. */
+/* Creates the loom/proc/thread directories and the stream files of a trace
+ * (the runtime one requires nosv and mpi, the other declares its marks). */
 static void open_streams(const char *root, int runtime)
 {
-	char dir[512];
 	total = 0;
 	gclock = gstart;
 	memset(ws, 0, sizeof ws);
-	snprintf(dir, sizeof dir, "%s/loom.%s", root, loom_name);
-	if (mkdir(dir, 0777) != 0)
-		die(dir);
-	snprintf(dir, sizeof dir, "%s/loom.%s/proc.%d", root, loom_name, PID);
-	if (mkdir(dir, 0777) != 0)
-		die(dir);
-	for (int t = 0; t < NTHREADS; t++) {
-		snprintf(dir, sizeof dir, "%s/loom.%s/proc.%d/thread.%d", root, loom_name, PID,
-				PID + t);
-		if (mkdir(dir, 0777) != 0)
-			die(dir);
-		write_json(dir, PID + t, runtime);
-		char path[1024];
-		snprintf(path, sizeof path, "%s/stream.obs", dir);
-		ws[t].f = fopen(path, "wb");
-		if (ws[t].f == NULL)
-			die(path);
-		setvbuf(ws[t].f, NULL, _IOFBF, 1 << 20);
-		uint8_t hdr[WEFT_OBS_HEADER_SIZE];
-		memcpy(hdr, WEFT_OBS_MAGIC, WEFT_OBS_MAGIC_LEN);
-		weft_store_u32(hdr + WEFT_OBS_MAGIC_LEN, WEFT_OBS_VERSION);
-		if (fwrite(hdr, 1, sizeof hdr, ws[t].f) != sizeof hdr)
-			die(path);
-	}
+	const char *meta = runtime ? "\"require\": {\"ovni\": \"1.1.0\", \"nosv\": \"2.7.0\", "
+		"\"mpi\": \"1.0.0\"}, " : "\"require\": {\"ovni\": \"1.1.0\"}, \"mark\": {\"1\": "
+		"{\"title\": \"Phase\", \"chan_type\": \"stack\", \"labels\": {\"1\": \"outer\", "
+		"\"2\": \"inner\"}}, \"2\": {\"title\": \"Iteration\", \"chan_type\": \"single\"}}, ";
+	bench_proc_dirs(root, loom_name, PID);
+	for (int t = 0; t < NTHREADS; t++)
+		ws[t].f = bench_stream_open(root, loom_name, PID, PID + t, meta, NCPUS);
 }
 
 static void close_streams(void)
@@ -266,14 +218,8 @@ static unsigned mpi_next[2 * MAX_CPUS];
 
 static void emit_jumbo(int t, const char *mcv, const void *data, uint32_t size)
 {
-	uint8_t h[WEFT_EV_HEADER_SIZE + WEFT_EV_JUMBO_SIZE_FIELD];
-	h[WEFT_EV_OFF_FLAGS] = WEFT_EV_FLAG_JUMBO | WEFT_EV_JUMBO_NIBBLE;
-	memcpy(h + WEFT_EV_OFF_MODEL, mcv, 3);
-	weft_store_u64(h + WEFT_EV_OFF_CLOCK, gclock);
+	bench_write_jumbo(ws[t].f, mcv, gclock, data, size);
 	gclock += gstep;
-	weft_store_u32(h + WEFT_EV_OFF_PAYLOAD, size);
-	if (fwrite(h, 1, sizeof h, ws[t].f) != sizeof h || fwrite(data, 1, size, ws[t].f) != size)
-		die("write");
 	ws[t].nevents++;
 	total++;
 }

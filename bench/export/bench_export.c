@@ -39,6 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_trace.h"
 #include "obs_format.h"
 #include "weft/weft.h"
 
@@ -58,36 +59,17 @@ struct wstream {
 static struct wstream ws[NTHREADS];
 static uint64_t gclock = 1000000;
 
-static void die(const char *what)
-{
-	fprintf(stderr, "bench_export: %s: %s\n", what, strerror(errno));
-	exit(1);
-}
-
 static void emit(int t, const char *mcv, const void *payload, unsigned size)
 {
-	uint8_t b[WEFT_EV_MAX_NORMAL_SIZE];
-	b[WEFT_EV_OFF_FLAGS] = weft_ev_size_code(size);
-	memcpy(b + WEFT_EV_OFF_MODEL, mcv, 3);
-	weft_store_u64(b + WEFT_EV_OFF_CLOCK, gclock);
+	bench_write_ev(ws[t].f, mcv, gclock, payload, size);
 	gclock += 1 + (gclock & 1);
-	if (size > 0)
-		memcpy(b + WEFT_EV_OFF_PAYLOAD, payload, size);
-	if (fwrite(b, 1, WEFT_EV_HEADER_SIZE + size, ws[t].f) != WEFT_EV_HEADER_SIZE + size)
-		die("write");
 	ws[t].n++;
 }
 
 static void emit_jumbo(int t, const char *mcv, const void *data, uint32_t size)
 {
-	uint8_t b[WEFT_EV_HEADER_SIZE + 4];
-	b[WEFT_EV_OFF_FLAGS] = 0x13; /* jumbo, as libovni writes it */
-	memcpy(b + WEFT_EV_OFF_MODEL, mcv, 3);
-	weft_store_u64(b + WEFT_EV_OFF_CLOCK, gclock);
+	bench_write_jumbo(ws[t].f, mcv, gclock, data, size);
 	gclock += 2;
-	weft_store_u32(b + WEFT_EV_HEADER_SIZE, size);
-	if (fwrite(b, 1, sizeof b, ws[t].f) != sizeof b || fwrite(data, 1, size, ws[t].f) != size)
-		die("write");
 	ws[t].n++;
 }
 
@@ -184,40 +166,10 @@ static void step(int t, unsigned r, int tight)
  * `want` events. */
 static uint64_t write_trace(const char *root, uint64_t want)
 {
-	char dir[PATH_MAX + 64];
-	snprintf(dir, sizeof dir, "%s/loom.bench", root);
-	if (mkdir(dir, 0777) != 0)
-		die(dir);
-	snprintf(dir, sizeof dir, "%s/loom.bench/proc.%d", root, PID);
-	if (mkdir(dir, 0777) != 0)
-		die(dir);
+	bench_proc_dirs(root, "bench", PID);
 	for (int t = 0; t < NTHREADS; t++) {
-		snprintf(dir, sizeof dir, "%s/loom.bench/proc.%d/thread.%d", root, PID, PID + t);
-		if (mkdir(dir, 0777) != 0)
-			die(dir);
-		char path[PATH_MAX + 96];
-		snprintf(path, sizeof path, "%s/stream.json", dir);
-		FILE *f = fopen(path, "w");
-		if (f == NULL)
-			die(path);
-		fprintf(f, "{\"version\": 3, \"ovni\": {\"lib\": {\"version\": \"1.14.0\", \"commit\": "
-			"\"bench\"}, \"part\": \"thread\", \"tid\": %d, \"pid\": %d, \"loom\": "
-			"\"bench\", \"app_id\": 1, \"require\": {\"ovni\": \"1.1.0\", \"nosv\": "
-			"\"2.7.0\"}, \"loom_cpus\": [", PID + t, PID);
-		for (int k = 0; k < NTHREADS; k++)
-			fprintf(f, "%s{\"index\": %d, \"phyid\": %d}", k ? ", " : "", k, k);
-		fprintf(f, "], \"finished\": 1}}");
-		if (fclose(f) != 0)
-			die(path);
-		snprintf(path, sizeof path, "%s/stream.obs", dir);
-		if ((ws[t].f = fopen(path, "wb")) == NULL)
-			die(path);
-		setvbuf(ws[t].f, NULL, _IOFBF, 1 << 20);
-		uint8_t hdr[WEFT_OBS_HEADER_SIZE];
-		memcpy(hdr, WEFT_OBS_MAGIC, WEFT_OBS_MAGIC_LEN);
-		weft_store_u32(hdr + WEFT_OBS_MAGIC_LEN, WEFT_OBS_VERSION);
-		if (fwrite(hdr, 1, sizeof hdr, ws[t].f) != sizeof hdr)
-			die(path);
+		ws[t].f = bench_stream_open(root, "bench", PID, PID + t, "\"require\": {\"ovni\": "
+				"\"1.1.0\", \"nosv\": \"2.7.0\"}, ", NTHREADS);
 		int32_t p[4] = { t, -1, 0, 0 };
 		emit(t, "OHx", p, 16);
 	}
@@ -246,7 +198,7 @@ static uint64_t write_trace(const char *root, uint64_t want)
 		emit(t, "OHe", NULL, 0);
 		total++;
 		if (fclose(ws[t].f) != 0)
-			die("close");
+			bench_die("close");
 	}
 	return total;
 }
@@ -295,7 +247,7 @@ static struct result child(char *const *argv, const char *trace, uint64_t want)
 	double t0 = now();
 	pid_t pid = fork();
 	if (pid < 0)
-		die("fork");
+		bench_die("fork");
 	if (pid == 0) {
 		if (argv == NULL)
 			_exit(read_pass(trace, want));
@@ -310,7 +262,7 @@ static struct result child(char *const *argv, const char *trace, uint64_t want)
 	int status;
 	struct rusage ru;
 	if (wait4(pid, &status, 0, &ru) != pid)
-		die("wait4");
+		bench_die("wait4");
 	r.secs = now() - t0;
 	r.rss_kb = ru.ru_maxrss;
 	r.status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
@@ -349,17 +301,17 @@ int main(int argc, char **argv)
 	char weft[PATH_MAX];
 	ssize_t l = readlink("/proc/self/exe", weft, sizeof weft - 16);
 	if (l <= 0)
-		die("/proc/self/exe");
+		bench_die("/proc/self/exe");
 	weft[l] = '\0';
 	strcpy(strrchr(weft, '/') + 1, "weft");
 	char root[] = "/tmp/weft-bench-export-XXXXXX";
 	if (mkdtemp(root) == NULL)
-		die("mkdtemp");
+		bench_die("mkdtemp");
 	char trace[PATH_MAX], out[PATH_MAX];
 	snprintf(trace, sizeof trace, "%s/ovni", root);
 	snprintf(out, sizeof out, "%s/out", root);
 	if (mkdir(trace, 0777) != 0)
-		die(trace);
+		bench_die(trace);
 	double t0 = now();
 	uint64_t n = write_trace(trace, want);
 	uint64_t tbytes = dir_bytes(trace);
