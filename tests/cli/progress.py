@@ -18,9 +18,7 @@ in under a second, so its line is not looked at here.)
 Every subprocess has a timeout; the temporary directory is removed.
 """
 import os
-import pty
 import re
-import select
 import shutil
 import struct
 import subprocess
@@ -29,7 +27,7 @@ import tempfile
 import time
 sys.dont_write_bytecode = True  # keep the source tree clean
 from tracegen import ev, meta, thread_rel, write_stream  # noqa: E402
-from wefttest import Checker, weft_bin  # noqa: E402
+from wefttest import Checker, run_pty, weft_bin  # noqa: E402
 
 TIMEOUT = 300
 CPUS = ((0, 0), (1, 1))
@@ -49,42 +47,15 @@ def big_trace(root, n, cut):
                       b"\x00OF"])
 
 
-def run_pty(args, cwd):
+def tty_run(args, cwd):
     """Runs weft with stderr on a pseudo-terminal (stdout discarded); returns
-    (exit code, the bytes of the terminal, seconds)."""
-    master, slave = pty.openpty()
+    (exit code, the terminal's text, seconds)."""
     t0 = time.monotonic()
     # the line after 0.05 s and every 0.05 s (WEFT_PROGRESS_SECONDS): the
     # runs here are short in a Release build
     env = dict(os.environ, WEFT_PROGRESS_SECONDS="0.05")
-    p = subprocess.Popen([weft_bin()] + args, cwd=cwd, stdin=subprocess.DEVNULL,
-                         stdout=subprocess.DEVNULL, stderr=slave, env=env)
-    os.close(slave)
-    out = b""
-    try:
-        while True:
-            left = TIMEOUT - (time.monotonic() - t0)
-            if left <= 0:
-                p.kill()
-                raise TimeoutError(f"weft {args[0]} ran past {TIMEOUT} s")
-            r, _, _ = select.select([master], [], [], left)
-            if not r:
-                continue
-            try:
-                d = os.read(master, 65536)
-            except OSError:  # EIO: the process closed the terminal
-                break
-            if not d:
-                break
-            out += d
-        rc = p.wait(timeout=TIMEOUT)
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait(timeout=TIMEOUT)
-        os.close(master)
-    # the terminal turns "\n" into "\r\n"
-    return rc, out.replace(b"\r\n", b"\n").decode(), time.monotonic() - t0
+    rc, _, term = run_pty(args, env=env, cwd=cwd, stdout=subprocess.DEVNULL, timeout=TIMEOUT)
+    return rc, term, time.monotonic() - t0
 
 
 def run_pipe(args, cwd):
@@ -118,7 +89,7 @@ def main():
         # 6 M events, 72.0 MB of .obs: the emulation takes several times
         # the 0.05 s of WEFT_PROGRESS_SECONDS, even in a Release build
         big_trace(os.path.join(tmp, "big"), 6000000, False)
-        rc, term, secs = run_pty(["emu", "-o", "out", "big"], tmp)
+        rc, term, secs = tty_run(["emu", "-o", "out", "big"], tmp)
         c.eq(rc, 0, "weft emu: exit 0")
         c.expect(secs > 0.15, f"weft emu took several progress periods ({secs:.2f} s)")
         check_frames(c, "emu", term, "72.0 MB", "weft emu")
@@ -137,7 +108,7 @@ def main():
         warn = (f"weft emu: warning: {obs}: offset 48: stream cut: a partial event of 3 bytes "
                 "at the end of the file (event header cut short: 3 of 12 bytes before the end "
                 "of the file); read up to its last whole event\n")
-        rc, term, _ = run_pty(["emu", "--salvage", "-o", "out", os.path.join(tmp, "cut")], tmp)
+        rc, term, _ = tty_run(["emu", "--salvage", "-o", "out", os.path.join(tmp, "cut")], tmp)
         c.eq(rc, 0, "weft emu --salvage: exit 0")
         fr = frame_re("emu", "72.0 MB")
         m = re.fullmatch(rf"((?:{fr})+)\r\x1b\[K{re.escape(warn)}({fr})\n", term)
@@ -156,7 +127,7 @@ def main():
         # weft sql: the events' table, then the commit
         big_trace(os.path.join(tmp, "sql"), 1500000, False)
         args = ["sql", "sql", "select count(*) from event"]
-        rc, term, _ = run_pty(args, tmp)
+        rc, term, _ = tty_run(args, tmp)
         c.eq(rc, 0, "weft sql: exit 0")
         fr = frame_re("sql", "18.0 MB")
         idx = r"\rweft sql: committing the database, \d+ s\x1b\[K"

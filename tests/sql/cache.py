@@ -19,62 +19,22 @@ case models/mix-0 in a temporary directory:
   - --rebuild on a database file: a usage error.
 Every subprocess has a time limit; the directory is removed at the end."""
 import os
-import pty
-import select
 import shutil
 import sqlite3
 import stat
 import subprocess
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
-from wefttest import Checker, conformance_dir, weft_bin  # noqa: E402
+from wefttest import Checker, conformance_dir, run, run_pty, writable_copy  # noqa: E402
 
 TIMEOUT = 120
 Q = "SELECT count(*) AS n FROM event"
 
 
 def weft(args, env=None):
-    p = subprocess.run([weft_bin()] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                       env=env, timeout=TIMEOUT, stdin=subprocess.DEVNULL)
-    return p.returncode, p.stdout, p.stderr.decode("utf-8", "replace")
-
-
-def weft_tty(args, env=None):
-    """weft with stderr on a pseudo-terminal: (exit code, stdout, the terminal's text)."""
-    master, slave = pty.openpty()
-    p = subprocess.Popen([weft_bin()] + args, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                         stderr=slave, env=env)
-    os.close(slave)
-    term = b""
-    t0 = time.monotonic()
-    try:
-        while True:
-            left = TIMEOUT - (time.monotonic() - t0)
-            if left <= 0:
-                p.kill()
-                raise TimeoutError("weft sql ran past the time limit")
-            r, _, _ = select.select([master], [], [], left)
-            if not r:
-                continue
-            try:
-                d = os.read(master, 65536)
-            except OSError:  # EIO: closed
-                break
-            if not d:
-                break
-            term += d
-        out = p.stdout.read()
-        rc = p.wait(timeout=TIMEOUT)
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
-        os.close(master)
-        p.stdout.close()
-    return rc, out, term.decode("utf-8", "replace").replace("\r\n", "\n")
+    return run(args, env=env, stdin=subprocess.DEVNULL, timeout=TIMEOUT)
 
 
 def ident(path):
@@ -89,11 +49,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="weft-sql-cache-")
     try:
         trace = os.path.join(tmp, "trace")
-        shutil.copytree(src, trace)
-        for d, dirs, files in os.walk(trace):
-            os.chmod(d, 0o755)
-            for f in files:
-                os.chmod(os.path.join(d, f), 0o644)
+        writable_copy(src, trace)
         env = dict(os.environ, XDG_CACHE_HOME=os.path.join(tmp, "cache"))
         db = os.path.join(trace, "weft-sql.db")
         want = (0, b"  n\n---\n167\n", "")
@@ -110,7 +66,7 @@ def main():
 
         c.eq(weft(["sql", trace, Q], env), want, "second query: the same output")
         c.eq(ident(db), first, "second query: not built again (inode and mtime unchanged)")
-        rc, out, term = weft_tty(["sql", trace, Q], env)
+        rc, out, term = run_pty(["sql", trace, Q], env, timeout=TIMEOUT)
         c.eq((rc, out, term), (0, want[1], f"weft sql: {db}: built before, the trace "
                                "unchanged: reused (--rebuild builds it again)\n"),
              "reused: one line on a terminal")

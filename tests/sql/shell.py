@@ -14,60 +14,18 @@ copy of the corpus case models/mix-0 in a temporary directory:
     and ends at .quit.
 Every subprocess has a time limit; the directory is removed at the end."""
 import os
-import pty
-import select
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
-from wefttest import Checker, conformance_dir, weft_bin  # noqa: E402
+from wefttest import Checker, conformance_dir, run, run_pty, writable_copy  # noqa: E402
 
 TIMEOUT = 120
 
 
 def weft(args, env, stdin=b""):
-    p = subprocess.run([weft_bin()] + args, input=stdin, stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, env=env, timeout=TIMEOUT)
-    return p.returncode, p.stdout, p.stderr.decode("utf-8", "replace")
-
-
-def weft_pty(args, env, typed):
-    """weft on a pseudo-terminal (stdin, stdout, stderr): types `typed` once
-    the shell's prompt shows; returns (exit code, the terminal's text)."""
-    master, slave = pty.openpty()
-    p = subprocess.Popen([weft_bin()] + args, stdin=slave, stdout=slave, stderr=slave, env=env)
-    os.close(slave)
-    out = b""
-    sent = False
-    t0 = time.monotonic()
-    try:
-        while True:
-            left = TIMEOUT - (time.monotonic() - t0)
-            if left <= 0:
-                p.kill()
-                raise TimeoutError("the shell ran past the time limit")
-            r, _, _ = select.select([master], [], [], min(left, 0.2))
-            if r:
-                try:
-                    d = os.read(master, 65536)
-                except OSError:  # EIO: closed
-                    break
-                if not d:
-                    break
-                out += d
-            if not sent and b"sqlite> " in out:
-                os.write(master, typed)
-                sent = True
-        rc = p.wait(timeout=TIMEOUT)
-    finally:
-        if p.poll() is None:
-            p.kill()
-            p.wait()
-        os.close(master)
-    return rc, out.decode("utf-8", "replace").replace("\r\n", "\n")
+    return run(args, env=env, stdin=stdin, timeout=TIMEOUT)
 
 
 def main():
@@ -76,11 +34,7 @@ def main():
     tmp = tempfile.mkdtemp(prefix="weft-sql-shell-")
     try:
         trace = os.path.join(tmp, "trace")
-        shutil.copytree(os.path.join(corpus, "models", "mix-0", "ovni"), trace)
-        for d, _, files in os.walk(trace):
-            os.chmod(d, 0o755)
-            for f in files:
-                os.chmod(os.path.join(d, f), 0o644)
+        writable_copy(os.path.join(corpus, "models", "mix-0", "ovni"), trace)
         empty = os.path.join(tmp, "empty")
         os.mkdir(empty)
         env = dict(os.environ, XDG_CACHE_HOME=os.path.join(tmp, "cache"))
@@ -116,7 +70,8 @@ def main():
         rc, out, err = weft(["sql", db], env, b"DELETE FROM event_data;\n")
         c.expect(rc != 0 and "readonly database" in err,
                  f"the shell opens the database read-only: {rc} {err!r}")
-        rc, term = weft_pty(["sql", trace], env, b"SELECT 40 + 2;\n.quit\n")
+        rc, _, term = run_pty(["sql", trace], env, all_tty=True, typed=b"SELECT 40 + 2;\n.quit\n",
+                              prompt=b"sqlite> ", timeout=TIMEOUT)
         c.eq(rc, 0, "the shell on a terminal: exit 0")
         c.expect("42\n" in term, f"the shell on a terminal answers: {term[-300:]!r}")
     finally:

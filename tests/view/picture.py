@@ -34,28 +34,14 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "cli"))
 sys.dont_write_bytecode = True
 import png  # noqa: E402
+from wefttest import BIN, SRC, Checker, conformance_dir, weft_bin  # noqa: E402
+from wefttest import weft_text as weft  # noqa: E402
 
-WEFT = os.environ.get("WEFT_BIN")
-SRC = Path(os.environ.get("WEFT_SOURCE_DIR", Path(__file__).resolve().parents[2]))
-BIN = Path(os.environ.get("WEFT_BINARY_DIR", SRC / "build"))
-failures = 0
-checks = 0
-
-
-def check(cond, what):
-    global failures, checks
-    checks += 1
-    if not cond:
-        failures += 1
-        print(f"FAIL: {what}", file=sys.stderr)
-    return cond
-
-
-def weft(*args, cwd=None):
-    return subprocess.run([WEFT] + [str(a) for a in args], capture_output=True, text=True,
-                          timeout=120, cwd=cwd)
+C = Checker()
+check = C.expect
 
 
 # ------------------------------------------------------------------ PNG
@@ -210,18 +196,8 @@ def svg_texts(path):
 
 
 def main():
-    if not WEFT or not os.path.exists(WEFT):
-        print("WEFT_BIN not set", file=sys.stderr)
-        return 1
-    corpus = os.environ.get("WEFT_CONFORMANCE_DIR") or \
-        os.environ.get("WEFT_CONFORMANCE_DIR_DEFAULT")
-    if not corpus or not os.path.isdir(corpus):
-        if os.environ.get("CI") == "true":
-            print(f"conformance corpus not found at {corpus!r}", file=sys.stderr)
-            return 1
-        print(f"conformance corpus not found at {corpus!r}: skipped", file=sys.stderr)
-        return 77
-    corpus = Path(corpus)
+    weft_bin()
+    corpus = Path(conformance_dir())
     trace = corpus / "models" / "rand-nosv-0" / "ovni"
     with tempfile.TemporaryDirectory(prefix="weft-picture-") as tmp:
         tmp = Path(tmp)
@@ -371,8 +347,7 @@ def main():
                 texts = []
             check(any("odd-??-dir" in t for t in texts), f"odd path: title not in {texts}")
             check(read_png(tmp / "odd.png")[:2] == (1600, 900), "odd path: PNG size")
-    print(f"{checks} checks, {failures} failures")
-    return 1 if failures or checks == 0 else 0
+    return C.status()
 
 
 if __name__ == "__main__":
