@@ -160,7 +160,7 @@ static char *thread_events(const struct child *ch)
 	size_t cap = 1 << 20;
 	char *all = calloc(1, cap);
 	char *ls = rt_test_path("ls '%s/loom.clk/proc.%d' | sort -t. -k2 -n", ch->dir, ch->pid);
-	int rc;
+	int rc = -1;
 	char *names = rt_test_sh(ls, &rc);
 	free(ls);
 	assert_int_equal(rc, 0);
@@ -192,7 +192,7 @@ static char *thread_events(const struct child *ch)
 static char *emulated_states(const struct child *ch)
 {
 	char *args = rt_test_path("emu -q -f paraver:aux=no -o '%s/emu'", ch->dir);
-	int rc;
+	int rc = -1;
 	char *out = rt_test_weft(args, ch->dir, &rc);
 	free(args);
 	assert_non_null(out);
@@ -277,7 +277,7 @@ static void test_tsc(void **s)
 		print_message("WEFT_BIN is unset: weft check and weft emu are not run\n");
 		return;
 	}
-	int rc;
+	int rc = -1;
 	for (int k = 0; k < 2; k++) {
 		char *out = rt_test_weft("check", k == 0 ? mono_run.dir : tsc_run.dir, &rc);
 		assert_non_null(out);

@@ -102,7 +102,7 @@ static void test_off(void **s)
 	assert_null(json_object_get(json_object_get(doc, "weft"), "output"));
 	json_decref(doc);
 
-	int rc;
+	int rc = -1;
 	char *trace = rt_test_path("%s/off", rt_test_dir);
 	char *out = rt_test_weft("check", trace, &rc);
 	if (out != NULL) {
