@@ -784,8 +784,6 @@ static const char *parallel_unfit(const struct weft_emulate_opts *o, int summary
 		return "--salvage";
 	if (o->has_from || o->has_to)
 		return "a window";
-	if (o->breakdown)
-		return "the breakdown";
 	if (o->open_output != NULL)
 		return "an output of the caller";
 	if (o->formats == NULL || o->formats[0] == NULL)
@@ -861,6 +859,7 @@ static void worker_opts(const struct weft_emulate_opts *o, struct emu_opts *eo, 
 	eo->model_ctx = (void *) (o->models != NULL ? o->models : weft_registry_builtin(e2,
 				e2len));
 	eo->no_summary = o->summary == NULL;
+	eo->breakdown = o->breakdown;
 }
 
 /* weft emu -j: the run by workers (parallel.h); RUN_SERIAL when it must be
@@ -908,7 +907,7 @@ static int run_parallel(const struct weft_emulate_opts *o, char *err, size_t err
 	struct emu_opts eo;
 	worker_opts(o, &eo, e2, sizeof e2);
 	struct par_in in = { o->path, R.t, &R.sys, R.models, R.nmodels, &eo, origin,
-		(size_t) o->jobs, o->all_models, o->stop, NULL, 0 };
+		(size_t) o->jobs, o->all_models, o->stop, NULL, 0, 0 };
 	struct par_out P;
 	double t0 = now_s();
 	int r = par_run(&in, &P, err, errlen);
@@ -1155,6 +1154,19 @@ static int feed_emit(void *ctx, const struct emu_prv_rec *r, size_t n)
 	return 0;
 }
 
+/* A breakdown view's merged per-CPU changes (every rank's), sorted on
+ * their way to the outputs. */
+struct feed_bd {
+	struct emu_bd_replay *R;
+	struct feed *F;
+};
+
+static int feed_bd_emit(void *ctx, const struct emu_prv_rec *r, size_t n)
+{
+	struct feed_bd *B = ctx;
+	return emu_bd_replay_feed(B->R, r, n, feed_emit, B->F);
+}
+
 /* The serial run, by rank 0 alone (the others wait for its status). */
 static int rank0_serial(const struct weft_emulate_opts *o, const struct weft_ranks *rk,
 		const char *why, char *err, size_t errlen, int *who)
@@ -1202,8 +1214,8 @@ int weft_emulate_ranks(const struct weft_emulate_opts *user_opts, const struct w
 	memset(&P, 0, sizeof P);
 	int job = 0;
 	if (!fits) {
-		const char *why = "the Paraver output only, with -q and without --from/--to, "
-			"--salvage, -b or -v, is made by the ranks";
+		const char *why = "the Paraver output only, without --from/--to, --salvage or -v, "
+			"is made by the ranks";
 		if (!rk->local)
 			return rank0_serial(o, rk, why, err, errlen, who);
 		snprintf(msg, sizeof msg, "--local: %s", why);
@@ -1263,7 +1275,7 @@ int weft_emulate_ranks(const struct weft_emulate_opts *user_opts, const struct w
 			if (R.has[i] && R.first[i] < origin)
 				origin = R.first[i];
 		struct par_in in = { so.path, R.t, &R.sys, R.models, R.nmodels, &eo, origin,
-			(size_t) so.jobs, o->all_models, o->stop, mine, nmine };
+			(size_t) so.jobs, o->all_models, o->stop, mine, nmine, 1 };
 		int r = par_run(&in, &P, msg, sizeof msg);
 		if (r < 0 || P.error || interrupted(o)) {
 			code = fail_code(o);
@@ -1379,7 +1391,17 @@ int weft_emulate_ranks(const struct weft_emulate_opts *user_opts, const struct w
 			}
 			F->f = f;
 			F->nb = 0;
-			int m = par_merge_each(src, n, nr, feed_emit, F);
+			struct feed_bd B = { NULL, F };
+			int m = 0;
+			if (emu_view_at(P.emu, f)->breakdown && (B.R = emu_bd_replay_new(P.emu,
+					f)) == NULL)
+				m = -1;
+			if (m == 0)
+				m = B.R != NULL ? par_merge_each(src, n, nr, feed_bd_emit, &B) :
+					par_merge_each(src, n, nr, feed_emit, F);
+			if (m == 0 && B.R != NULL)
+				m = emu_bd_replay_end(B.R, feed_emit, F);
+			emu_bd_replay_free(B.R);
 			if (m == 0)
 				m = feed_flush(F);
 			free(src);

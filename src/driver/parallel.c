@@ -313,6 +313,8 @@ static void *worker_main(void *arg)
 		goto out;
 	}
 	emu_set_origin(w->emu, in->origin);
+	/* the breakdown: each CPU's changes, sorted after the merge */
+	emu_bd_raw(w->emu);
 	w->nviews = emu_nviews(w->emu);
 	w->own[0] = calloc(sys->nthreads + 1, 1);
 	w->own[1] = calloc(sys->ncpus + 1, 1);
@@ -461,6 +463,20 @@ static int merge_view(struct par_out *out, size_t f)
 	}
 	free(pos);
 	out->nrec[f] = m;
+	return 0;
+}
+
+/* Breakdown view f: the merged per-CPU changes replaced by the serial
+ * run's sorted slots (emu_bd_replay_all). */
+static int par_bd_sort(struct par_out *out, size_t f)
+{
+	struct emu_prv_rec *sorted;
+	size_t n;
+	if (emu_bd_replay_all(out->emu, f, out->rec[f], out->nrec[f], &sorted, &n) != 0)
+		return -1;
+	free(out->rec[f]);
+	out->rec[f] = sorted;
+	out->nrec[f] = n;
 	return 0;
 }
 
@@ -634,6 +650,10 @@ int par_run(const struct par_in *in, struct par_out *out, char *err, size_t errl
 		/* the workers' copies are no longer needed */
 		for (size_t k = 0; k < nw; k++) {
 			rv_free(&out->w[k].v[f]);
+		}
+		if (emu_view_at(out->emu, f)->breakdown && !in->raw_bd && par_bd_sort(out, f) != 0) {
+			snprintf(out->why, sizeof out->why, "out of memory for the breakdown");
+			return 1;
 		}
 	}
 	return 0;

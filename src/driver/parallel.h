@@ -4,7 +4,8 @@
  * shared among N workers, each with its own readers (one per loom: the
  * trace opened at the loom's directory) and its own engine over the whole
  * system (the rows, the catalogue and the time origin of the serial run),
- * then the view records of the workers merged in time order.
+ * then the view records of the workers merged in time order (a breakdown
+ * view: each CPU's value changes, sorted after the merge).
  *
  * A run whose result could differ from the serial one's is not kept: events
  * of two streams with the same clock (the serial order of such events is
@@ -40,6 +41,10 @@ struct par_in {
 	 * share), among min(jobs, nonly) workers, one worker allowed. */
 	const size_t *only;
 	size_t nonly;
+	/* 1 (--mpi): the breakdown views' records are left as each CPU's
+	 * changes (emu_bd_raw), for the merge of every rank's; 0: sorted as
+	 * the serial run's (emu_bd_replay_all) */
+	int raw_bd;
 };
 
 struct par_out {

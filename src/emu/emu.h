@@ -401,6 +401,27 @@ int emu_view_values(const struct emu *e, size_t view, const struct emu_value_lab
 /* The row label of a breakdown view's slot. */
 void emu_view_row_label(const struct emu *e, size_t view, size_t row, char *buf, size_t len);
 
+/* weft emu -j, --mpi (docs/emu.md, PARALLEL): the breakdown views of e
+ * hold, instead of their sorted slots, each physical CPU's value changes
+ * (row: the CPU's slot index, value: its new value, chan: the number of
+ * the event among e's events that changed one). Before the first event. */
+void emu_bd_raw(struct emu *e);
+/* Such records of every worker merged by time (two workers' records never
+ * at one time), replayed through the serial run's sorter: the records of
+ * breakdown view `view` of e's catalogue that the serial run writes. feed
+ * and end hand them to emit in runs (its non-zero return: -1); NULL or -1
+ * out of memory, or a row out of range. */
+struct emu_bd_replay;
+struct emu_bd_replay *emu_bd_replay_new(const struct emu *e, size_t view);
+int emu_bd_replay_feed(struct emu_bd_replay *R, const struct emu_prv_rec *r, size_t n,
+		int (*emit)(void *ctx, const struct emu_prv_rec *r, size_t n), void *ctx);
+int emu_bd_replay_end(struct emu_bd_replay *R,
+		int (*emit)(void *ctx, const struct emu_prv_rec *r, size_t n), void *ctx);
+void emu_bd_replay_free(struct emu_bd_replay *R);
+/* The same over an array into *out (malloc'd, *nout records): 0 or -1. */
+int emu_bd_replay_all(const struct emu *e, size_t view, const struct emu_prv_rec *raw, size_t n,
+		struct emu_prv_rec **out, size_t *nout);
+
 /* The Paraver value of a task type with this label: Jenkins' lookup2 hash of
  * the label, + 666, the low 31 bits, at least 1000 (tasks.c). */
 int64_t emu_type_gid_of(const char *label);

@@ -11,11 +11,13 @@ K = min(N, looms)) or why it was made serially ("-j N: serial run (why)"),
 which is asserted too:
   - every multi-loom case of the conformance corpus (v1/ and v3/, the ones the
     reference refuses included: the same message), with --paraver -q and with
-    --paraver (the summary on stdout): by workers, except the cases listed in SERIAL (their reason asserted);
+    --paraver (the summary on stdout), and the nosv and nanos6 ones with -b
+    (the breakdown, sorted over every loom's CPUs after the merge): by
+    workers, except the cases listed in SERIAL (their reason asserted);
   - a generated 16-loom trace (2 threads on 2 CPUs per loom, a user model's
     events: --model examples/zeta/zeta.yaml), with --paraver -q, with -a,
-    with -f paraver:aux=no, and without -q (the summary on stdout, the same
-    lines): by workers; with --perfetto, -f sqlite, -b, --from/--to or
+    with -b, with -f paraver:aux=no, and without -q (the summary on stdout,
+    the same lines): by workers; with --perfetto, -f sqlite, --from/--to or
     --salvage: serial (the same files; the reason asserted);
   - the same trace with every loom's events at the same clocks: serial
     (events of two streams at one clock cannot be ordered as the serial
@@ -87,12 +89,19 @@ def files(d):
     return got
 
 
-def compare(name, trace, args, tmp, expect, ok=True, extra_env=None):
+def compare(name, trace, args, tmp, expect, ok=True, extra_env=None, bd=False):
     """expect: ("workers", nlooms) or ("serial", reason) for every -j > 1;
-    ok: -j 1 must succeed (the generated traces)."""
+    ok: -j 1 must succeed (the generated traces); bd: -j 1 must write a
+    breakdown view with records of several slots."""
     rc1, err1, _, out1 = emu(["-j", "1"] + args + [str(trace)], tmp / "j1")
     check(rc1 == 0 or not ok, f"{name}: -j 1 exit {rc1}: {err1!r}")
     ref = files(tmp / "j1")
+    if bd:
+        prv = [v for k, v in ref.items() if k.endswith("-breakdown.prv")]
+        rows = {ln.split(b":")[4] for v in prv for ln in v.splitlines()[1:]
+                if ln.startswith(b"2:")}
+        check(len(prv) >= 1 and len(rows) >= 2, f"{name}: -j 1 wrote no breakdown "
+              f"({sorted(ref)}, rows {sorted(rows)})")
     check(rc1 != 0 or any(k.endswith(".prv") or k.endswith(".db") or k.endswith(".pftrace")
                           for k in ref), f"{name}: -j 1 wrote nothing")
     for j in JOBS:
@@ -155,7 +164,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="weft-par-") as td:
         tmp = Path(td)
         c = corpus()
-        n = 0
+        n = nbd = 0
         for case in sorted(c.glob("v*/*")) if c else []:
             trace = case / "ovni"
             looms = list(trace.glob("loom.*"))
@@ -166,9 +175,15 @@ def main():
             compare(case.name, trace, ["--paraver", "-q"], tmp, expect, ok=False)
             # the summary (stdout) too: the workers' figures, put together
             compare(case.name + " summary", trace, ["--paraver"], tmp, expect, ok=False)
+            if "nosv" in case.name or "nanos6" in case.name:
+                # the breakdown: every loom's CPUs sorted after the merge
+                compare(case.name + " -b", trace, ["--paraver", "-q", "-b"], tmp, expect,
+                        bd=True)
+                nbd += 1
             n += 1
         if c:
             check(n >= 15, f"only {n} multi-loom corpus cases found")
+            check(nbd >= 3, f"only {nbd} multi-loom nosv/nanos6 corpus cases found")
         else:
             print("conformance corpus not found: the generated traces only")
         trace = tmp / "gen16"
@@ -182,8 +197,7 @@ def main():
                 ("serial", "the Perfetto output"))
         compare("gen16 sqlite", trace, m + ["-f", "sqlite", "-q"], tmp,
                 ("serial", "the SQLite output"))
-        compare("gen16 -b", trace, m + ["--paraver", "-q", "-b"], tmp,
-                ("serial", "the breakdown"))
+        compare("gen16 -b", trace, m + ["--paraver", "-q", "-b"], tmp, work)
         compare("gen16 window", trace, m + ["--paraver", "-q", "--from", "1010000",
                                             "--to", "1200000"], tmp,
                 ("serial", "a window"))
