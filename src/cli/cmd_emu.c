@@ -494,8 +494,10 @@ static int cmd_emu(int argc, char **argv, struct weft_registry *models)
 #ifdef WEFT_CLI_MPI
 	if (ea.mpi) {
 		cli_progress_end(&prog);
-		int code = cli_emu_mpi(&o, ea.local);
-		if (code == 0 && !quiet)
+		int rank = 0;
+		int code = cli_emu_mpi(&o, ea.local, &rank);
+		/* the summary and where the files are: rank 0's, once */
+		if (code == 0 && !quiet && rank == 0)
 			print_where(outdir ? outdir : path, ea.formats);
 		return code;
 	}

@@ -1202,7 +1202,7 @@ int weft_emulate_ranks(const struct weft_emulate_opts *user_opts, const struct w
 	struct weft_emulate_opts so = *o; /* the trace read: o->path, or the shadow */
 	so.outdir = o->outdir != NULL ? o->outdir : o->path;
 	so.jobs = o->jobs < 2 ? 2 : o->jobs;
-	int fits = parallel_unfit(&so, 0) == NULL;
+	int fits = parallel_unfit(&so, 1) == NULL;
 	so.jobs = o->jobs < 1 ? 1 : o->jobs;
 	char msg[WEFT_ERR_MAX] = "", e2[WEFT_ERR_MAX];
 	char *shadow = NULL;
@@ -1341,6 +1341,18 @@ int weft_emulate_ranks(const struct weft_emulate_opts *user_opts, const struct w
 			P.rec[f] = NULL;
 		}
 	}
+	/* the summary: each rank's figures of its looms' rows */
+	uint8_t *sums = NULL;
+	size_t *slens = NULL;
+	if (o->summary != NULL) {
+		uint8_t *sb = NULL;
+		size_t sl = 0;
+		if ((slens = calloc(nr, sizeof *slens)) == NULL ||
+				(nmine > 0 && par_summary_pack(&P, &sb, &sl) != 0))
+			abort(); /* the collectives cannot go on without it */
+		rk->gather0(rk->ctx, sb, sl, &sums, slens);
+		free(sb);
+	}
 	double t3 = now_s(), c3 = cpu_s(RUSAGE_SELF, 0) + cpu_s(RUSAGE_SELF, 1);
 	code = 0;
 	msg[0] = '\0';
@@ -1425,6 +1437,16 @@ int weft_emulate_ranks(const struct weft_emulate_opts *user_opts, const struct w
 			code = fail_code(o);
 		else if (code != 0)
 			outs_discard(&R);
+		/* the serial run's summary, from every rank's rows put together in
+		 * rank 0's engine */
+		for (size_t r = 0, so_at = 0; code == 0 && sums != NULL && r < nr;
+				so_at += slens[r++])
+			if (slens[r] > 0 && emu_summary_unpack(P.emu, sums + so_at, slens[r]) != 0) {
+				code = 1;
+				snprintf(msg, sizeof msg, "rank %zu's summary could not be read", r);
+			}
+		if (code == 0 && o->summary != NULL)
+			emu_summary_at(P.emu, duration, nevents, o->summary);
 		free(F);
 		if (timing && code == 0)
 			fprintf(stderr, "weft emu: --mpi: %d ranks, %" PRIu64 " events in %.2f s (the "
@@ -1437,6 +1459,8 @@ int weft_emulate_ranks(const struct weft_emulate_opts *user_opts, const struct w
 	}
 	free(parts);
 	free(lens);
+	free(sums);
+	free(slens);
 	for (size_t f = 0; f < EMU_MAX_VIEWS; f++) {
 		free(recs[f]);
 		free(rlens[f]);

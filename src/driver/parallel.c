@@ -480,30 +480,46 @@ static int par_bd_sort(struct par_out *out, size_t f)
 	return 0;
 }
 
+/* Each row's engine: the worker that emulated its loom (NULL for none). */
+static int owners(const struct par_out *out, const struct emu ***thr_of,
+		const struct emu ***cpu_of)
+{
+	const struct emu_sys *sys = emu_system(out->emu);
+	*thr_of = calloc(sys->nthreads + 1, sizeof **thr_of);
+	*cpu_of = calloc(sys->ncpus + 1, sizeof **cpu_of);
+	if (*thr_of == NULL || *cpu_of == NULL) {
+		free(*thr_of);
+		free(*cpu_of);
+		return -1;
+	}
+	for (size_t k = 0; k < out->nworkers; k++) {
+		const struct par_worker *w = &out->w[k];
+		for (size_t t = 0; t < sys->nthreads; t++)
+			if ((*thr_of)[t] == NULL && w->own[0][t])
+				(*thr_of)[t] = w->emu;
+		for (size_t c = 0; c < sys->ncpus; c++)
+			if ((*cpu_of)[c] == NULL && w->own[1][c])
+				(*cpu_of)[c] = w->emu;
+	}
+	return 0;
+}
+
 int par_summary(const struct par_out *out, FILE *f)
 {
 	const struct emu_sys *sys = emu_system(out->emu);
 	size_t nw = out->nworkers;
-	const struct emu **thr_of = calloc(sys->nthreads + 1, sizeof *thr_of);
-	const struct emu **cpu_of = calloc(sys->ncpus + 1, sizeof *cpu_of);
+	const struct emu **thr_of, **cpu_of;
+	if (owners(out, &thr_of, &cpu_of) != 0)
+		return -1;
 	const struct emu **all = calloc(nw + 1, sizeof *all);
-	if (thr_of == NULL || cpu_of == NULL || all == NULL) {
+	if (all == NULL) {
 		free(thr_of);
 		free(cpu_of);
-		free(all);
 		return -1;
 	}
-	/* each row from the worker of its loom (worker 0 for none) */
-	for (size_t k = 0; k < nw; k++) {
-		const struct par_worker *w = &out->w[k];
-		all[k] = w->emu;
-		for (size_t t = 0; t < sys->nthreads; t++)
-			if (thr_of[t] == NULL && w->own[0][t])
-				thr_of[t] = w->emu;
-		for (size_t c = 0; c < sys->ncpus; c++)
-			if (cpu_of[c] == NULL && w->own[1][c])
-				cpu_of[c] = w->emu;
-	}
+	for (size_t k = 0; k < nw; k++)
+		all[k] = out->w[k].emu;
+	/* the rows of no worker's loom: worker 0's */
 	for (size_t t = 0; t < sys->nthreads; t++)
 		if (thr_of[t] == NULL)
 			thr_of[t] = out->emu;
@@ -515,6 +531,17 @@ int par_summary(const struct par_out *out, FILE *f)
 	free(cpu_of);
 	free(all);
 	return 0;
+}
+
+int par_summary_pack(const struct par_out *out, uint8_t **buf, size_t *len)
+{
+	const struct emu **thr_of, **cpu_of;
+	if (owners(out, &thr_of, &cpu_of) != 0)
+		return -1;
+	int r = emu_summary_pack(out->emu, thr_of, cpu_of, buf, len);
+	free(thr_of);
+	free(cpu_of);
+	return r;
 }
 
 int par_partition(const uint64_t *weight, size_t nl, const uint8_t *may, size_t nw,

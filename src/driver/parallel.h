@@ -74,6 +74,11 @@ void par_free(struct par_out *out);
  * with emu_opts.no_summary 0. 0, or -1 out of memory (nothing printed). */
 int par_summary(const struct par_out *out, FILE *f);
 
+/* weft emu --mpi: the summary's figures of the rows of the looms of out's
+ * workers (emu_summary_pack), for rank 0 to print the run's summary: 0, or
+ * -1 out of memory. */
+int par_summary_pack(const struct par_out *out, uint8_t **buf, size_t *len);
+
 /* Merges k arrays of records, each sorted by time, handing emit each run
  * of records of one array in merged order: 0; 1 when two arrays have
  * records at one time (their serial order is not known; emit had those

@@ -438,6 +438,16 @@ void emu_summary(const struct emu *e, FILE *out);
  * it is the serial run's summary, line for line. */
 void emu_summary_split(const struct emu *e, const struct emu *const *thr_of,
 		const struct emu *const *cpu_of, const struct emu *const *all, size_t nall, FILE *out);
+/* weft emu --mpi (summary_merge.c): the summary's figures of thread t from
+ * thr_of[t] and of CPU c from cpu_of[c] (NULL: left out), e giving the
+ * layout, as bytes (*buf malloc'd): 0, or -1 out of memory. unpack writes
+ * them into e's rows (those threads no longer cut): 0, or -1 when the
+ * bytes are not such a pack (e then holds a part). emu_summary_at prints
+ * e's summary with the run's end and events given. */
+int emu_summary_pack(const struct emu *e, const struct emu *const *thr_of,
+		const struct emu *const *cpu_of, uint8_t **buf, size_t *len);
+int emu_summary_unpack(struct emu *e, const uint8_t *buf, size_t len);
+void emu_summary_at(const struct emu *e, int64_t end, uint64_t nevents, FILE *out);
 /* 1 when a thread lost or dropped events (emu_thread_lost,
  * emu_thread_filtered), even without a run of lost events. */
 int emu_loss_noted(const struct emu *e);
