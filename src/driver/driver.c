@@ -770,20 +770,21 @@ static int run_once(const struct weft_emulate_opts *o, enum weft_sort sort, stru
 }
 
 /* Why run o may not be made by workers (weft_emulate_opts.jobs), or NULL:
- * the Paraver output only, without what a worker cannot do alone; the
- * summary too where `summary` (weft emu -j, not --mpi). */
-static const char *parallel_unfit(const struct weft_emulate_opts *o, int summary)
+ * the Paraver output and the summary only, without what a worker cannot do
+ * alone; a window by -j's workers only (not `mpi`), without the summary or
+ * the breakdown. */
+static const char *parallel_unfit(const struct weft_emulate_opts *o, int mpi)
 {
 	if (o->jobs < 2)
 		return "one worker";
-	if (o->summary != NULL && !summary)
-		return "the summary";
 	if (o->info != NULL)
 		return "-v";
 	if (o->salvage)
 		return "--salvage";
-	if (o->has_from || o->has_to)
-		return "a window";
+	if ((o->has_from || o->has_to) && (mpi || o->summary != NULL))
+		return mpi ? "a window" : "a window with the summary";
+	if ((o->has_from || o->has_to) && o->breakdown)
+		return "a window with the breakdown";
 	if (o->open_output != NULL)
 		return "an output of the caller";
 	if (o->formats == NULL || o->formats[0] == NULL)
@@ -906,8 +907,11 @@ static int run_parallel(const struct weft_emulate_opts *o, char *err, size_t err
 			origin = R.first[i];
 	struct emu_opts eo;
 	worker_opts(o, &eo, e2, sizeof e2);
+	struct emu_window win = { o->has_from, o->has_to, o->from_rel, o->to_rel, o->from,
+		o->to };
 	struct par_in in = { o->path, R.t, &R.sys, R.models, R.nmodels, &eo, origin,
-		(size_t) o->jobs, o->all_models, o->stop, NULL, 0, 0 };
+		(size_t) o->jobs, o->all_models, o->stop, NULL, 0, 0,
+		o->has_from || o->has_to ? &win : NULL };
 	struct par_out P;
 	double t0 = now_s();
 	int r = par_run(&in, &P, err, errlen);
@@ -953,7 +957,7 @@ int weft_emulate(const struct weft_emulate_opts *user_opts, char *err, size_t er
 			err, errlen) != 0)
 		return -1;
 	const struct weft_emulate_opts *o = &full;
-	const char *unfit = parallel_unfit(o, 1);
+	const char *unfit = parallel_unfit(o, 0);
 	if (unfit == NULL) {
 		int pr = run_parallel(o, err, errlen);
 		if (pr != RUN_SERIAL)
@@ -1275,7 +1279,7 @@ int weft_emulate_ranks(const struct weft_emulate_opts *user_opts, const struct w
 			if (R.has[i] && R.first[i] < origin)
 				origin = R.first[i];
 		struct par_in in = { so.path, R.t, &R.sys, R.models, R.nmodels, &eo, origin,
-			(size_t) so.jobs, o->all_models, o->stop, mine, nmine, 1 };
+			(size_t) so.jobs, o->all_models, o->stop, mine, nmine, 1, NULL };
 		int r = par_run(&in, &P, msg, sizeof msg);
 		if (r < 0 || P.error || interrupted(o)) {
 			code = fail_code(o);

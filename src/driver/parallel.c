@@ -313,6 +313,8 @@ static void *worker_main(void *arg)
 		goto out;
 	}
 	emu_set_origin(w->emu, in->origin);
+	if (in->window != NULL)
+		emu_set_window(w->emu, in->window);
 	/* the breakdown: each CPU's changes, sorted after the merge */
 	emu_bd_raw(w->emu);
 	w->nviews = emu_nviews(w->emu);
@@ -376,7 +378,10 @@ static void *worker_main(void *arg)
 		}
 		last_clock = ev.sclock;
 		last_stream = ev.stream;
-		if (emu_event(w->emu, &ev) != 0) {
+		int er = emu_event(w->emu, &ev);
+		if (er > 0)
+			break; /* after the window: its looms are read no further */
+		if (er != 0) {
 			werror(w, emu_error(w->emu));
 			goto out;
 		}
@@ -432,6 +437,28 @@ static int merge_view(struct par_out *out, size_t f)
 	size_t *pos = calloc(nw, sizeof *pos), m = 0;
 	if (pos == NULL)
 		return -1;
+	/* a window's time 0: each row's state at T0, row by row, as the
+	 * serial run writes it (every row is one worker's) */
+	while (out->snap0) {
+		size_t best = nw;
+		uint32_t brow = 0;
+		for (size_t k = 0; k < nw; k++) {
+			if (pos[k] == w[k].v[f].n || rv_at(&w[k].v[f], pos[k])->time != 0)
+				continue;
+			uint32_t row = rv_at(&w[k].v[f], pos[k])->row;
+			if (best == nw || row < brow) {
+				best = k;
+				brow = row;
+			}
+		}
+		if (best == nw)
+			break;
+		const struct rvec *v = &w[best].v[f];
+		size_t i = pos[best];
+		while (i < v->n && rv_at(v, i)->time == 0 && rv_at(v, i)->row == brow)
+			out->rec[f][m++] = *rv_at(v, i++);
+		pos[best] = i;
+	}
 	for (;;) {
 		size_t best = nw;
 		int64_t bt = 0, second = INT64_MAX;
@@ -463,6 +490,39 @@ static int merge_view(struct par_out *out, size_t f)
 	}
 	free(pos);
 	out->nrec[f] = m;
+	return 0;
+}
+
+/* A window: the serial run writes every row's state at T0 when an event of
+ * any loom comes after T0, so the workers whose looms had none write theirs
+ * now; a window that holds nothing, or the breakdown (whose state at T0 is
+ * the sorted slots), is left to the serial run: 0, or 1 (out->why). */
+static int par_window(const struct par_in *in, struct par_out *out)
+{
+	uint64_t n = 0;
+	int snapped = 0;
+	for (size_t k = 0; k < out->nworkers; k++) {
+		n += emu_nevents(out->w[k].emu);
+		snapped |= emu_window_written(out->w[k].emu);
+	}
+	for (size_t f = 2; f < out->nviews; f++)
+		if (emu_view_at(out->emu, f)->breakdown) {
+			snprintf(out->why, sizeof out->why, "the breakdown with a window");
+			return 1;
+		}
+	if (n == 0 || (in->window->has_from && !snapped)) {
+		snprintf(out->why, sizeof out->why, "a window that holds nothing");
+		return 1;
+	}
+	out->snap0 = in->window->has_from;
+	for (size_t k = 0; k < out->nworkers && in->window->has_from; k++) {
+		struct par_worker *w = &out->w[k];
+		if (emu_window_late_snapshot(w->emu) != 0 || w->fail) {
+			snprintf(out->why, sizeof out->why, "%s", w->fail ? w->why :
+					"the state at T0 could not be written");
+			return 1;
+		}
+	}
 	return 0;
 }
 
@@ -650,6 +710,8 @@ int par_run(const struct par_in *in, struct par_out *out, char *err, size_t errl
 		return r;
 	out->emu = out->w[0].emu;
 	out->nviews = emu_nviews(out->emu);
+	if (in->window != NULL && par_window(in, out) != 0)
+		return 1;
 	for (size_t k = 1; k < nw; k++) {
 		if (!same_dyn(out->emu, out->w[k].emu)) {
 			snprintf(out->why, sizeof out->why, "the workers know different task types");

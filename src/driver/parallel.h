@@ -45,6 +45,8 @@ struct par_in {
 	 * changes (emu_bd_raw), for the merge of every rank's; 0: sorted as
 	 * the serial run's (emu_bd_replay_all) */
 	int raw_bd;
+	/* Non-NULL: --from/--to (weft emu -j only, without -b) */
+	const struct emu_window *window;
 };
 
 struct par_out {
@@ -57,6 +59,7 @@ struct par_out {
 	size_t nworkers;
 	double cpu[64]; /* each worker's CPU time (first 64) */
 	char why[256];  /* par_run returned 1: why the serial run is needed */
+	int snap0;      /* a window's time 0: merged by row */
 	/* par_run returned 1 because a worker met an error (the reader's or
 	 * the engine's): its message (the first worker's that had one). */
 	int error;

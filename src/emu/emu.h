@@ -300,6 +300,13 @@ void emu_set_origin(struct emu *e, int64_t sclock);
 /* After the run: 1 when a window was set and emu_event() refused an event
  * after T1 (the run stopped there). */
 int emu_window_stopped(const struct emu *e);
+/* weft emu -j with a window (window_merge.c): waiting: 1 when e met events
+ * but none after T0 (its state at T0 not written yet); written: 1 when it
+ * wrote it; late_snapshot writes it (at time 0 of the window) and flushes
+ * it to the sinks, after emu_finish: 0, or -1. */
+int emu_window_waiting(const struct emu *e);
+int emu_window_written(const struct emu *e);
+int emu_window_late_snapshot(struct emu *e);
 /* After the run, with a window: the dclocks (ns after the first event) of
  * T0 (0 without --from) and of the last emulated event; 0 when no event
  * reached the engine. */
