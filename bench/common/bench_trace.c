@@ -27,7 +27,7 @@ void bench_proc_dirs(const char *root, const char *loom, int pid)
 }
 
 FILE *bench_stream_open(const char *root, const char *loom, int pid, int tid,
-		const char *meta, int ncpus)
+		const char *meta, int ncpus, const char *top)
 {
 	char dir[PATH_MAX + 64], path[PATH_MAX + 96];
 	snprintf(dir, sizeof dir, "%s/loom.%s/proc.%d/thread.%d", root, loom, pid, tid);
@@ -42,7 +42,7 @@ FILE *bench_stream_open(const char *root, const char *loom, int pid, int tid,
 		"\"app_id\": 1, %s\"loom_cpus\": [", tid, pid, loom, meta);
 	for (int c = 0; c < ncpus; c++)
 		fprintf(f, "%s{\"index\": %d, \"phyid\": %d}", c ? ", " : "", c, c);
-	fprintf(f, "], \"finished\": 1}}");
+	fprintf(f, "], \"finished\": 1}%s}", top);
 	if (fclose(f) != 0)
 		bench_die(path);
 	snprintf(path, sizeof path, "%s/stream.obs", dir);

@@ -20,10 +20,11 @@ void bench_proc_dirs(const char *root, const char *loom, int pid);
 
 /* Makes thread TID's directory in ROOT/loom.LOOM/proc.PID, its stream.json
  * (meta: the members after "app_id", each followed by ", "; the loom's
- * CPUs: 0 to ncpus - 1, their physical ids the same) and its stream.obs
+ * CPUs: 0 to ncpus - 1, their physical ids the same; top: members of the
+ * document's top level after "ovni", each preceded by ", ") and its stream.obs
  * with the header written: returned, buffered by 1 MiB. */
 FILE *bench_stream_open(const char *root, const char *loom, int pid, int tid,
-		const char *meta, int ncpus);
+		const char *meta, int ncpus, const char *top);
 
 /* A normal event (payload: size bytes, at most 16) at clock. */
 void bench_write_ev(FILE *f, const char *mcv, uint64_t clock, const void *payload,

@@ -37,9 +37,10 @@
  * `parallel critical path (max worker CPU / serial CPU): R` (the bar: 0.2),
  * `parallel overhead (sum of worker CPU / serial CPU): O` (the bar: 1.15),
  * from the run with the best critical path, and `wall -j 2 / -j 1` (best
- * against best).
+ * against best). With -b, those runs make the nosv breakdown too (weft emu
+ * -b: each worker's per-CPU values sorted after the merge).
  *
- * Usage: bench_emu [-n EVENTS] [-r RUNS] [-k] [-c CPUS] [-g DIR]
+ * Usage: bench_emu [-n EVENTS] [-r RUNS] [-k] [-c CPUS] [-g DIR] [-P [-b]]
  *   -n events a trace (10000000), -r runs (5), -k keeps the directory (with
  *   -P, the 8-loom trace: weft emu --mpi's figures in docs/emu.md, MPI), -c CPUs
  *   of the layout (4; two threads each), -g DIR only writes the two traces
@@ -133,7 +134,9 @@ static void open_streams(const char *root, int runtime)
 		"\"2\": \"inner\"}}, \"2\": {\"title\": \"Iteration\", \"chan_type\": \"single\"}}, ";
 	bench_proc_dirs(root, loom_name, PID);
 	for (int t = 0; t < NTHREADS; t++)
-		ws[t].f = bench_stream_open(root, loom_name, PID, PID + t, meta, NCPUS);
+		ws[t].f = bench_stream_open(root, loom_name, PID, PID + t, meta, NCPUS,
+				/* the nosv breakdown (-P -b) needs nosv.can_breakdown */
+				runtime ? ", \"nosv\": {\"can_breakdown\": true}" : "");
 }
 
 static void close_streams(void)
@@ -560,12 +563,14 @@ static void time_trace(const char *weft, const char *trace, const char *out, int
  * wall time; *serial_cpu: the emulation thread's CPU (user + system) of a
  * serial run; cpu[k]: worker k's CPU (*nw of them) of a parallel one;
  * *proc_cpu: the whole process's CPU. */
+static int par_bd; /* -b: the parallel runs with weft emu -b */
+
 static double par_pass(const char *weft, const char *trace, const char *out, int jobs,
 		double *serial_cpu, double *cpu, int *nw, double *proc_cpu)
 {
 	char cmd[1200];
-	snprintf(cmd, sizeof cmd, "WEFT_EMU_TIMING=1 '%s' emu --paraver -q -j %d -o '%s' '%s' "
-			"2>&1 >/dev/null", weft, jobs, out, trace);
+	snprintf(cmd, sizeof cmd, "WEFT_EMU_TIMING=1 '%s' emu --paraver -q%s -j %d -o '%s' '%s' "
+			"2>&1 >/dev/null", weft, par_bd ? " -b" : "", jobs, out, trace);
 	double t0 = now_s();
 	FILE *p = popen(cmd, "r");
 	if (p == NULL)
@@ -637,7 +642,8 @@ static int parallel_bench(const char *weft, const char *root, uint64_t want, int
 	gstart = 1000;
 	gstep = 1;
 	printf("parallel trace: %" PRIu64 " events, %d looms of %d threads on %d CPUs (runtime "
-			"models), written in %.2f s\n", all, PAR_LOOMS, NTHREADS, NCPUS, now_s() - t0);
+			"models), written in %.2f s%s\n", all, PAR_LOOMS, NTHREADS, NCPUS, now_s() - t0,
+			par_bd ? "; weft emu -b (the nosv breakdown)" : "");
 	double best_serial = 0, best_crit = 0, best_over = 0, best_proc = 0, w1 = 0, w2 = 0;
 	double cpu[64], wc[64] = { 0 };
 	int nw = 0, bnw = 0;
@@ -707,7 +713,7 @@ int main(int argc, char **argv)
 	uint64_t want = 10000000;
 	int runs = 5, keep = 0, opt, par_only = 0;
 	const char *gen = NULL;
-	while ((opt = getopt(argc, argv, "n:r:kc:g:P")) != -1) {
+	while ((opt = getopt(argc, argv, "n:r:kc:g:Pb")) != -1) {
 		switch (opt) {
 		case 'n': want = strtoull(optarg, NULL, 10); break;
 		case 'r': runs = atoi(optarg); break;
@@ -721,8 +727,10 @@ int main(int argc, char **argv)
 			break;
 		case 'g': gen = optarg; break;
 		case 'P': par_only = 1; break;
+		case 'b': par_bd = 1; break;
 		default:
-			fprintf(stderr, "usage: bench_emu [-n EVENTS] [-r RUNS] [-k] [-c CPUS] [-g DIR] [-P]\n");
+			fprintf(stderr, "usage: bench_emu [-n EVENTS] [-r RUNS] [-k] [-c CPUS] [-g DIR] [-P "
+					"[-b]]\n");
 			return 2;
 		}
 	}

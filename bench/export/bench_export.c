@@ -169,7 +169,7 @@ static uint64_t write_trace(const char *root, uint64_t want)
 	bench_proc_dirs(root, "bench", PID);
 	for (int t = 0; t < NTHREADS; t++) {
 		ws[t].f = bench_stream_open(root, "bench", PID, PID + t, "\"require\": {\"ovni\": "
-				"\"1.1.0\", \"nosv\": \"2.7.0\"}, ", NTHREADS);
+				"\"1.1.0\", \"nosv\": \"2.7.0\"}, ", NTHREADS, "");
 		int32_t p[4] = { t, -1, 0, 0 };
 		emit(t, "OHx", p, 16);
 	}

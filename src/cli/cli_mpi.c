@@ -129,7 +129,7 @@ static void m_gather0(void *ctx, const void *buf, size_t len, uint8_t **all, siz
 	xgather(ctx, 0, buf, len, all, lens);
 }
 
-int cli_emu_mpi(const struct weft_emulate_opts *o, int local)
+int cli_emu_mpi(const struct weft_emulate_opts *o, int local, int *rank)
 {
 	int inited = 0;
 	MPI_Initialized(&inited);
@@ -139,6 +139,7 @@ int cli_emu_mpi(const struct weft_emulate_opts *o, int local)
 	}
 	struct mctx m;
 	MPI_Comm_rank(MPI_COMM_WORLD, &m.rank);
+	*rank = m.rank;
 	MPI_Comm_size(MPI_COMM_WORLD, &m.n);
 	struct weft_ranks rk = { m.rank, m.n, local, &m, m_allgather, m_gather0 };
 	struct weft_emulate_opts ro = *o;

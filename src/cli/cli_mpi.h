@@ -15,7 +15,8 @@ struct weft_emulate_opts;
 int cli_emu_mpi_exec(int argc, char **argv);
 
 /* weft-mpi: the run by the job's ranks (weft_emulate_ranks); the job's
- * exit status, the message printed once, by rank 0. cli_mpi.c. */
-int cli_emu_mpi(const struct weft_emulate_opts *o, int local);
+ * exit status, the message (and the summary) printed once, by rank 0;
+ * *rank: this process's. cli_mpi.c. */
+int cli_emu_mpi(const struct weft_emulate_opts *o, int local, int *rank);
 
 #endif

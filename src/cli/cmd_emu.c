@@ -100,9 +100,9 @@ static void emu_usage(FILE *f)
 		"                up to it (as the reference does); the exit status is still 1\n"
 		"  -j, --jobs N  emulate the looms with N workers at once (default: the online\n"
 		"                CPUs; 1: serially), the outputs the same whatever N; used\n"
-		"                for the Paraver output and the summary, without a window,\n"
-		"                -b or --salvage (docs/emu.md, PARALLEL); any other run is\n"
-		"                serial\n"
+		"                for the Paraver output, the summary, -b and a window\n"
+		"                (without the summary or -b), not with --salvage\n"
+		"                (docs/emu.md, PARALLEL); any other run is serial\n"
 		"  --mpi         under mpirun (or srun): the ranks emulate a share of the looms\n"
 		"                each (with -j N workers, default 1) and rank 0 writes the\n"
 		"                outputs, the same files (docs/emu.md, MPI); needs weft-mpi,\n"
@@ -494,8 +494,10 @@ static int cmd_emu(int argc, char **argv, struct weft_registry *models)
 #ifdef WEFT_CLI_MPI
 	if (ea.mpi) {
 		cli_progress_end(&prog);
-		int code = cli_emu_mpi(&o, ea.local);
-		if (code == 0 && !quiet)
+		int rank = 0;
+		int code = cli_emu_mpi(&o, ea.local, &rank);
+		/* the summary and where the files are: rank 0's, once */
+		if (code == 0 && !quiet && rank == 0)
 			print_where(outdir ? outdir : path, ea.formats);
 		return code;
 	}

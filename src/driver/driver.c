@@ -770,22 +770,21 @@ static int run_once(const struct weft_emulate_opts *o, enum weft_sort sort, stru
 }
 
 /* Why run o may not be made by workers (weft_emulate_opts.jobs), or NULL:
- * the Paraver output only, without what a worker cannot do alone; the
- * summary too where `summary` (weft emu -j, not --mpi). */
-static const char *parallel_unfit(const struct weft_emulate_opts *o, int summary)
+ * the Paraver output and the summary only, without what a worker cannot do
+ * alone; a window by -j's workers only (not `mpi`), without the summary or
+ * the breakdown. */
+static const char *parallel_unfit(const struct weft_emulate_opts *o, int mpi)
 {
 	if (o->jobs < 2)
 		return "one worker";
-	if (o->summary != NULL && !summary)
-		return "the summary";
 	if (o->info != NULL)
 		return "-v";
 	if (o->salvage)
 		return "--salvage";
-	if (o->has_from || o->has_to)
-		return "a window";
-	if (o->breakdown)
-		return "the breakdown";
+	if ((o->has_from || o->has_to) && (mpi || o->summary != NULL))
+		return mpi ? "a window" : "a window with the summary";
+	if ((o->has_from || o->has_to) && o->breakdown)
+		return "a window with the breakdown";
 	if (o->open_output != NULL)
 		return "an output of the caller";
 	if (o->formats == NULL || o->formats[0] == NULL)
@@ -861,6 +860,7 @@ static void worker_opts(const struct weft_emulate_opts *o, struct emu_opts *eo, 
 	eo->model_ctx = (void *) (o->models != NULL ? o->models : weft_registry_builtin(e2,
 				e2len));
 	eo->no_summary = o->summary == NULL;
+	eo->breakdown = o->breakdown;
 }
 
 /* weft emu -j: the run by workers (parallel.h); RUN_SERIAL when it must be
@@ -907,8 +907,11 @@ static int run_parallel(const struct weft_emulate_opts *o, char *err, size_t err
 			origin = R.first[i];
 	struct emu_opts eo;
 	worker_opts(o, &eo, e2, sizeof e2);
+	struct emu_window win = { o->has_from, o->has_to, o->from_rel, o->to_rel, o->from,
+		o->to };
 	struct par_in in = { o->path, R.t, &R.sys, R.models, R.nmodels, &eo, origin,
-		(size_t) o->jobs, o->all_models, o->stop, NULL, 0 };
+		(size_t) o->jobs, o->all_models, o->stop, NULL, 0, 0,
+		o->has_from || o->has_to ? &win : NULL };
 	struct par_out P;
 	double t0 = now_s();
 	int r = par_run(&in, &P, err, errlen);
@@ -954,7 +957,7 @@ int weft_emulate(const struct weft_emulate_opts *user_opts, char *err, size_t er
 			err, errlen) != 0)
 		return -1;
 	const struct weft_emulate_opts *o = &full;
-	const char *unfit = parallel_unfit(o, 1);
+	const char *unfit = parallel_unfit(o, 0);
 	if (unfit == NULL) {
 		int pr = run_parallel(o, err, errlen);
 		if (pr != RUN_SERIAL)
@@ -1155,6 +1158,19 @@ static int feed_emit(void *ctx, const struct emu_prv_rec *r, size_t n)
 	return 0;
 }
 
+/* A breakdown view's merged per-CPU changes (every rank's), sorted on
+ * their way to the outputs. */
+struct feed_bd {
+	struct emu_bd_replay *R;
+	struct feed *F;
+};
+
+static int feed_bd_emit(void *ctx, const struct emu_prv_rec *r, size_t n)
+{
+	struct feed_bd *B = ctx;
+	return emu_bd_replay_feed(B->R, r, n, feed_emit, B->F);
+}
+
 /* The serial run, by rank 0 alone (the others wait for its status). */
 static int rank0_serial(const struct weft_emulate_opts *o, const struct weft_ranks *rk,
 		const char *why, char *err, size_t errlen, int *who)
@@ -1190,7 +1206,7 @@ int weft_emulate_ranks(const struct weft_emulate_opts *user_opts, const struct w
 	struct weft_emulate_opts so = *o; /* the trace read: o->path, or the shadow */
 	so.outdir = o->outdir != NULL ? o->outdir : o->path;
 	so.jobs = o->jobs < 2 ? 2 : o->jobs;
-	int fits = parallel_unfit(&so, 0) == NULL;
+	int fits = parallel_unfit(&so, 1) == NULL;
 	so.jobs = o->jobs < 1 ? 1 : o->jobs;
 	char msg[WEFT_ERR_MAX] = "", e2[WEFT_ERR_MAX];
 	char *shadow = NULL;
@@ -1202,8 +1218,8 @@ int weft_emulate_ranks(const struct weft_emulate_opts *user_opts, const struct w
 	memset(&P, 0, sizeof P);
 	int job = 0;
 	if (!fits) {
-		const char *why = "the Paraver output only, with -q and without --from/--to, "
-			"--salvage, -b or -v, is made by the ranks";
+		const char *why = "the Paraver output only, without --from/--to, --salvage or -v, "
+			"is made by the ranks";
 		if (!rk->local)
 			return rank0_serial(o, rk, why, err, errlen, who);
 		snprintf(msg, sizeof msg, "--local: %s", why);
@@ -1263,7 +1279,7 @@ int weft_emulate_ranks(const struct weft_emulate_opts *user_opts, const struct w
 			if (R.has[i] && R.first[i] < origin)
 				origin = R.first[i];
 		struct par_in in = { so.path, R.t, &R.sys, R.models, R.nmodels, &eo, origin,
-			(size_t) so.jobs, o->all_models, o->stop, mine, nmine };
+			(size_t) so.jobs, o->all_models, o->stop, mine, nmine, 1, NULL };
 		int r = par_run(&in, &P, msg, sizeof msg);
 		if (r < 0 || P.error || interrupted(o)) {
 			code = fail_code(o);
@@ -1329,6 +1345,18 @@ int weft_emulate_ranks(const struct weft_emulate_opts *user_opts, const struct w
 			P.rec[f] = NULL;
 		}
 	}
+	/* the summary: each rank's figures of its looms' rows */
+	uint8_t *sums = NULL;
+	size_t *slens = NULL;
+	if (o->summary != NULL) {
+		uint8_t *sb = NULL;
+		size_t sl = 0;
+		if ((slens = calloc(nr, sizeof *slens)) == NULL ||
+				(nmine > 0 && par_summary_pack(&P, &sb, &sl) != 0))
+			abort(); /* the collectives cannot go on without it */
+		rk->gather0(rk->ctx, sb, sl, &sums, slens);
+		free(sb);
+	}
 	double t3 = now_s(), c3 = cpu_s(RUSAGE_SELF, 0) + cpu_s(RUSAGE_SELF, 1);
 	code = 0;
 	msg[0] = '\0';
@@ -1379,7 +1407,17 @@ int weft_emulate_ranks(const struct weft_emulate_opts *user_opts, const struct w
 			}
 			F->f = f;
 			F->nb = 0;
-			int m = par_merge_each(src, n, nr, feed_emit, F);
+			struct feed_bd B = { NULL, F };
+			int m = 0;
+			if (emu_view_at(P.emu, f)->breakdown && (B.R = emu_bd_replay_new(P.emu,
+					f)) == NULL)
+				m = -1;
+			if (m == 0)
+				m = B.R != NULL ? par_merge_each(src, n, nr, feed_bd_emit, &B) :
+					par_merge_each(src, n, nr, feed_emit, F);
+			if (m == 0 && B.R != NULL)
+				m = emu_bd_replay_end(B.R, feed_emit, F);
+			emu_bd_replay_free(B.R);
 			if (m == 0)
 				m = feed_flush(F);
 			free(src);
@@ -1403,6 +1441,16 @@ int weft_emulate_ranks(const struct weft_emulate_opts *user_opts, const struct w
 			code = fail_code(o);
 		else if (code != 0)
 			outs_discard(&R);
+		/* the serial run's summary, from every rank's rows put together in
+		 * rank 0's engine */
+		for (size_t r = 0, so_at = 0; code == 0 && sums != NULL && r < nr;
+				so_at += slens[r++])
+			if (slens[r] > 0 && emu_summary_unpack(P.emu, sums + so_at, slens[r]) != 0) {
+				code = 1;
+				snprintf(msg, sizeof msg, "rank %zu's summary could not be read", r);
+			}
+		if (code == 0 && o->summary != NULL)
+			emu_summary_at(P.emu, duration, nevents, o->summary);
 		free(F);
 		if (timing && code == 0)
 			fprintf(stderr, "weft emu: --mpi: %d ranks, %" PRIu64 " events in %.2f s (the "
@@ -1415,6 +1463,8 @@ int weft_emulate_ranks(const struct weft_emulate_opts *user_opts, const struct w
 	}
 	free(parts);
 	free(lens);
+	free(sums);
+	free(slens);
 	for (size_t f = 0; f < EMU_MAX_VIEWS; f++) {
 		free(recs[f]);
 		free(rlens[f]);

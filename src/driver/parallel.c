@@ -313,6 +313,10 @@ static void *worker_main(void *arg)
 		goto out;
 	}
 	emu_set_origin(w->emu, in->origin);
+	if (in->window != NULL)
+		emu_set_window(w->emu, in->window);
+	/* the breakdown: each CPU's changes, sorted after the merge */
+	emu_bd_raw(w->emu);
 	w->nviews = emu_nviews(w->emu);
 	w->own[0] = calloc(sys->nthreads + 1, 1);
 	w->own[1] = calloc(sys->ncpus + 1, 1);
@@ -374,7 +378,10 @@ static void *worker_main(void *arg)
 		}
 		last_clock = ev.sclock;
 		last_stream = ev.stream;
-		if (emu_event(w->emu, &ev) != 0) {
+		int er = emu_event(w->emu, &ev);
+		if (er > 0)
+			break; /* after the window: its looms are read no further */
+		if (er != 0) {
 			werror(w, emu_error(w->emu));
 			goto out;
 		}
@@ -430,6 +437,28 @@ static int merge_view(struct par_out *out, size_t f)
 	size_t *pos = calloc(nw, sizeof *pos), m = 0;
 	if (pos == NULL)
 		return -1;
+	/* a window's time 0: each row's state at T0, row by row, as the
+	 * serial run writes it (every row is one worker's) */
+	while (out->snap0) {
+		size_t best = nw;
+		uint32_t brow = 0;
+		for (size_t k = 0; k < nw; k++) {
+			if (pos[k] == w[k].v[f].n || rv_at(&w[k].v[f], pos[k])->time != 0)
+				continue;
+			uint32_t row = rv_at(&w[k].v[f], pos[k])->row;
+			if (best == nw || row < brow) {
+				best = k;
+				brow = row;
+			}
+		}
+		if (best == nw)
+			break;
+		const struct rvec *v = &w[best].v[f];
+		size_t i = pos[best];
+		while (i < v->n && rv_at(v, i)->time == 0 && rv_at(v, i)->row == brow)
+			out->rec[f][m++] = *rv_at(v, i++);
+		pos[best] = i;
+	}
 	for (;;) {
 		size_t best = nw;
 		int64_t bt = 0, second = INT64_MAX;
@@ -464,30 +493,93 @@ static int merge_view(struct par_out *out, size_t f)
 	return 0;
 }
 
+/* A window: the serial run writes every row's state at T0 when an event of
+ * any loom comes after T0, so the workers whose looms had none write theirs
+ * now; a window that holds nothing, or the breakdown (whose state at T0 is
+ * the sorted slots), is left to the serial run: 0, or 1 (out->why). */
+static int par_window(const struct par_in *in, struct par_out *out)
+{
+	uint64_t n = 0;
+	int snapped = 0;
+	for (size_t k = 0; k < out->nworkers; k++) {
+		n += emu_nevents(out->w[k].emu);
+		snapped |= emu_window_written(out->w[k].emu);
+	}
+	for (size_t f = 2; f < out->nviews; f++)
+		if (emu_view_at(out->emu, f)->breakdown) {
+			snprintf(out->why, sizeof out->why, "the breakdown with a window");
+			return 1;
+		}
+	if (n == 0 || (in->window->has_from && !snapped)) {
+		snprintf(out->why, sizeof out->why, "a window that holds nothing");
+		return 1;
+	}
+	out->snap0 = in->window->has_from;
+	for (size_t k = 0; k < out->nworkers && in->window->has_from; k++) {
+		struct par_worker *w = &out->w[k];
+		if (emu_window_late_snapshot(w->emu) != 0 || w->fail) {
+			snprintf(out->why, sizeof out->why, "%s", w->fail ? w->why :
+					"the state at T0 could not be written");
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Breakdown view f: the merged per-CPU changes replaced by the serial
+ * run's sorted slots (emu_bd_replay_all). */
+static int par_bd_sort(struct par_out *out, size_t f)
+{
+	struct emu_prv_rec *sorted;
+	size_t n;
+	if (emu_bd_replay_all(out->emu, f, out->rec[f], out->nrec[f], &sorted, &n) != 0)
+		return -1;
+	free(out->rec[f]);
+	out->rec[f] = sorted;
+	out->nrec[f] = n;
+	return 0;
+}
+
+/* Each row's engine: the worker that emulated its loom (NULL for none). */
+static int owners(const struct par_out *out, const struct emu ***thr_of,
+		const struct emu ***cpu_of)
+{
+	const struct emu_sys *sys = emu_system(out->emu);
+	*thr_of = calloc(sys->nthreads + 1, sizeof **thr_of);
+	*cpu_of = calloc(sys->ncpus + 1, sizeof **cpu_of);
+	if (*thr_of == NULL || *cpu_of == NULL) {
+		free(*thr_of);
+		free(*cpu_of);
+		return -1;
+	}
+	for (size_t k = 0; k < out->nworkers; k++) {
+		const struct par_worker *w = &out->w[k];
+		for (size_t t = 0; t < sys->nthreads; t++)
+			if ((*thr_of)[t] == NULL && w->own[0][t])
+				(*thr_of)[t] = w->emu;
+		for (size_t c = 0; c < sys->ncpus; c++)
+			if ((*cpu_of)[c] == NULL && w->own[1][c])
+				(*cpu_of)[c] = w->emu;
+	}
+	return 0;
+}
+
 int par_summary(const struct par_out *out, FILE *f)
 {
 	const struct emu_sys *sys = emu_system(out->emu);
 	size_t nw = out->nworkers;
-	const struct emu **thr_of = calloc(sys->nthreads + 1, sizeof *thr_of);
-	const struct emu **cpu_of = calloc(sys->ncpus + 1, sizeof *cpu_of);
+	const struct emu **thr_of, **cpu_of;
+	if (owners(out, &thr_of, &cpu_of) != 0)
+		return -1;
 	const struct emu **all = calloc(nw + 1, sizeof *all);
-	if (thr_of == NULL || cpu_of == NULL || all == NULL) {
+	if (all == NULL) {
 		free(thr_of);
 		free(cpu_of);
-		free(all);
 		return -1;
 	}
-	/* each row from the worker of its loom (worker 0 for none) */
-	for (size_t k = 0; k < nw; k++) {
-		const struct par_worker *w = &out->w[k];
-		all[k] = w->emu;
-		for (size_t t = 0; t < sys->nthreads; t++)
-			if (thr_of[t] == NULL && w->own[0][t])
-				thr_of[t] = w->emu;
-		for (size_t c = 0; c < sys->ncpus; c++)
-			if (cpu_of[c] == NULL && w->own[1][c])
-				cpu_of[c] = w->emu;
-	}
+	for (size_t k = 0; k < nw; k++)
+		all[k] = out->w[k].emu;
+	/* the rows of no worker's loom: worker 0's */
 	for (size_t t = 0; t < sys->nthreads; t++)
 		if (thr_of[t] == NULL)
 			thr_of[t] = out->emu;
@@ -499,6 +591,17 @@ int par_summary(const struct par_out *out, FILE *f)
 	free(cpu_of);
 	free(all);
 	return 0;
+}
+
+int par_summary_pack(const struct par_out *out, uint8_t **buf, size_t *len)
+{
+	const struct emu **thr_of, **cpu_of;
+	if (owners(out, &thr_of, &cpu_of) != 0)
+		return -1;
+	int r = emu_summary_pack(out->emu, thr_of, cpu_of, buf, len);
+	free(thr_of);
+	free(cpu_of);
+	return r;
 }
 
 int par_partition(const uint64_t *weight, size_t nl, const uint8_t *may, size_t nw,
@@ -607,6 +710,8 @@ int par_run(const struct par_in *in, struct par_out *out, char *err, size_t errl
 		return r;
 	out->emu = out->w[0].emu;
 	out->nviews = emu_nviews(out->emu);
+	if (in->window != NULL && par_window(in, out) != 0)
+		return 1;
 	for (size_t k = 1; k < nw; k++) {
 		if (!same_dyn(out->emu, out->w[k].emu)) {
 			snprintf(out->why, sizeof out->why, "the workers know different task types");
@@ -634,6 +739,10 @@ int par_run(const struct par_in *in, struct par_out *out, char *err, size_t errl
 		/* the workers' copies are no longer needed */
 		for (size_t k = 0; k < nw; k++) {
 			rv_free(&out->w[k].v[f]);
+		}
+		if (emu_view_at(out->emu, f)->breakdown && !in->raw_bd && par_bd_sort(out, f) != 0) {
+			snprintf(out->why, sizeof out->why, "out of memory for the breakdown");
+			return 1;
 		}
 	}
 	return 0;

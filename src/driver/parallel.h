@@ -4,7 +4,8 @@
  * shared among N workers, each with its own readers (one per loom: the
  * trace opened at the loom's directory) and its own engine over the whole
  * system (the rows, the catalogue and the time origin of the serial run),
- * then the view records of the workers merged in time order.
+ * then the view records of the workers merged in time order (a breakdown
+ * view: each CPU's value changes, sorted after the merge).
  *
  * A run whose result could differ from the serial one's is not kept: events
  * of two streams with the same clock (the serial order of such events is
@@ -40,6 +41,12 @@ struct par_in {
 	 * share), among min(jobs, nonly) workers, one worker allowed. */
 	const size_t *only;
 	size_t nonly;
+	/* 1 (--mpi): the breakdown views' records are left as each CPU's
+	 * changes (emu_bd_raw), for the merge of every rank's; 0: sorted as
+	 * the serial run's (emu_bd_replay_all) */
+	int raw_bd;
+	/* Non-NULL: --from/--to (weft emu -j only, without -b) */
+	const struct emu_window *window;
 };
 
 struct par_out {
@@ -52,6 +59,7 @@ struct par_out {
 	size_t nworkers;
 	double cpu[64]; /* each worker's CPU time (first 64) */
 	char why[256];  /* par_run returned 1: why the serial run is needed */
+	int snap0;      /* a window's time 0: merged by row */
 	/* par_run returned 1 because a worker met an error (the reader's or
 	 * the engine's): its message (the first worker's that had one). */
 	int error;
@@ -68,6 +76,11 @@ void par_free(struct par_out *out);
  * from the worker that emulated its loom; the workers must have been made
  * with emu_opts.no_summary 0. 0, or -1 out of memory (nothing printed). */
 int par_summary(const struct par_out *out, FILE *f);
+
+/* weft emu --mpi: the summary's figures of the rows of the looms of out's
+ * workers (emu_summary_pack), for rank 0 to print the run's summary: 0, or
+ * -1 out of memory. */
+int par_summary_pack(const struct par_out *out, uint8_t **buf, size_t *len);
 
 /* Merges k arrays of records, each sorted by time, handing emit each run
  * of records of one array in merged order: 0; 1 when two arrays have

@@ -16,6 +16,7 @@
 
 #include <jansson.h>
 
+#include "bd_sort.h"
 #include "emu_internal.h"
 
 enum role { R_SUBSYS = 1, R_TYPE, R_IDLE, R_LABEL };
@@ -39,14 +40,11 @@ struct bd_rt {
 	size_t nphy;
 	ssize_t *phys;      /* CPU gindex -> physical index, -1 for vCPUs */
 	struct bcpu *cpu;
-	int64_t *sorted;    /* the values, ascending */
-	int64_t *cur;       /* slot values after the last update */
-	int64_t *last;      /* slot values last written */
-	uint8_t *written;
-	uint32_t *changed;  /* slots changed in this event, in order */
-	uint8_t *is_changed;
-	size_t nchanged;
-	int started;
+	struct bd_sort s;
+	/* emu_bd_raw: each CPU's changes written (row: its slot index, chan:
+	 * group, the number of the event among those that changed one) */
+	int raw, dirty;
+	uint32_t group;
 	struct emu_value_label *values;
 	size_t nvalues;
 	int values_ok;
@@ -103,14 +101,7 @@ int emu_bd_create(struct emu *e, size_t mi, char *err, size_t errlen)
 		b->phys[c] = e->sys->cpus[c].is_virtual ? -1 : (ssize_t) b->nphy++;
 	size_t n = b->nphy;
 	b->cpu = calloc(n + 1, sizeof *b->cpu);
-	b->sorted = calloc(n + 1, sizeof *b->sorted);
-	b->cur = calloc(n + 1, sizeof *b->cur);
-	b->last = calloc(n + 1, sizeof *b->last);
-	b->written = calloc(n + 1, 1);
-	b->changed = calloc(n + 1, sizeof *b->changed);
-	b->is_changed = calloc(n + 1, 1);
-	if (!b->cpu || !b->sorted || !b->cur || !b->last || !b->written || !b->changed ||
-			!b->is_changed)
+	if (b->cpu == NULL || bd_sort_init(&b->s, n) != 0)
 		goto oom;
 	e->nbd++;
 	m->bd = (int) e->nbd;
@@ -140,12 +131,7 @@ void emu_bd_destroy(struct bd_rt *b)
 		return;
 	free(b->phys);
 	free(b->cpu);
-	free(b->sorted);
-	free(b->cur);
-	free(b->last);
-	free(b->written);
-	free(b->changed);
-	free(b->is_changed);
+	bd_sort_free(&b->s);
 	free(b->values);
 	free(b->name);
 	free(b);
@@ -180,41 +166,6 @@ static int64_t cpu_value(const struct emu *e, const struct bd_rt *b, const struc
 	case S_SUBSYS: return now(e, b, c, b->d->subsystem, &isnull);
 	case S_CONST2: return 2;
 	default: return 0;
-	}
-}
-
-static void mark(struct bd_rt *b, size_t s)
-{
-	if (!b->is_changed[s]) {
-		b->is_changed[s] = 1;
-		b->changed[b->nchanged++] = (uint32_t) s;
-	}
-}
-
-/* CPU p's value goes from old to v: move it in the sorted values. */
-static void update(struct bd_rt *b, int64_t old, int64_t v)
-{
-	size_t n = b->nphy, i;
-	for (i = 0; i < n && b->sorted[i] != old; i++)
-		;
-	if (i == n)
-		return;
-	memmove(&b->sorted[i], &b->sorted[i + 1], (n - 1 - i) * sizeof *b->sorted);
-	size_t k;
-	for (k = 0; k + 1 < n && b->sorted[k] < v; k++)
-		;
-	memmove(&b->sorted[k + 1], &b->sorted[k], (n - 1 - k) * sizeof *b->sorted);
-	b->sorted[k] = v;
-	if (!b->started) {
-		b->started = 1;
-		for (size_t s = 0; s < n; s++)
-			mark(b, s);
-	}
-	for (size_t s = 0; s < n; s++) {
-		if (b->cur[s] != b->sorted[s]) {
-			b->cur[s] = b->sorted[s];
-			mark(b, s);
-		}
 	}
 }
 
@@ -259,26 +210,44 @@ int emu_bd_input(struct emu *e, size_t c, size_t ch, int isnull, int64_t v)
 	if (nv != X->value) {
 		int64_t old = X->value;
 		X->value = nv;
-		update(b, old, nv);
+		if (b->raw) {
+			b->dirty = 1;
+			return emu_rec(e, (int) b->view, (size_t) p, b->group, nv);
+		}
+		bd_sort_update(&b->s, old, nv);
 	}
 	return 0;
+}
+
+void emu_bd_raw(struct emu *e)
+{
+	for (size_t k = 0; k < e->nbd; k++)
+		e->bd[k]->raw = 1;
+}
+
+struct put_ctx {
+	struct emu *e;
+	const struct bd_rt *b;
+};
+
+static int put_rec(void *ctx, size_t slot, int64_t v)
+{
+	struct put_ctx *c = ctx;
+	return emu_rec(c->e, (int) c->b->view, slot, c->e->cat_view[c->b->view], v);
 }
 
 int emu_bd_commit(struct emu *e)
 {
 	for (size_t k = 0; k < e->nbd; k++) {
 		struct bd_rt *b = e->bd[k];
-		for (size_t i = 0; i < b->nchanged; i++) {
-			size_t s = b->changed[i];
-			b->is_changed[s] = 0;
-			if (b->written[s] && b->last[s] == b->cur[s])
-				continue;
-			b->written[s] = 1;
-			b->last[s] = b->cur[s];
-			if (emu_rec(e, (int) b->view, s, e->cat_view[b->view], b->cur[s]) != 0)
-				return -1;
+		if (b->raw) {
+			b->group += (uint32_t) b->dirty;
+			b->dirty = 0;
+			continue;
 		}
-		b->nchanged = 0;
+		struct put_ctx c = { e, b };
+		if (bd_sort_commit(&b->s, put_rec, &c) != 0)
+			return -1;
 	}
 	return 0;
 }
@@ -288,8 +257,8 @@ int emu_bd_snapshot(struct emu *e)
 	for (size_t k = 0; k < e->nbd; k++) {
 		struct bd_rt *b = e->bd[k];
 		for (size_t s = 0; s < b->nphy; s++)
-			if (b->written[s] && b->last[s] != 0 &&
-					emu_rec(e, (int) b->view, s, e->cat_view[b->view], b->last[s]) != 0)
+			if (b->s.written[s] && b->s.last[s] != 0 &&
+					emu_rec(e, (int) b->view, s, e->cat_view[b->view], b->s.last[s]) != 0)
 				return -1;
 	}
 	return 0;

@@ -300,6 +300,13 @@ void emu_set_origin(struct emu *e, int64_t sclock);
 /* After the run: 1 when a window was set and emu_event() refused an event
  * after T1 (the run stopped there). */
 int emu_window_stopped(const struct emu *e);
+/* weft emu -j with a window (window_merge.c): waiting: 1 when e met events
+ * but none after T0 (its state at T0 not written yet); written: 1 when it
+ * wrote it; late_snapshot writes it (at time 0 of the window) and flushes
+ * it to the sinks, after emu_finish: 0, or -1. */
+int emu_window_waiting(const struct emu *e);
+int emu_window_written(const struct emu *e);
+int emu_window_late_snapshot(struct emu *e);
 /* After the run, with a window: the dclocks (ns after the first event) of
  * T0 (0 without --from) and of the last emulated event; 0 when no event
  * reached the engine. */
@@ -401,6 +408,27 @@ int emu_view_values(const struct emu *e, size_t view, const struct emu_value_lab
 /* The row label of a breakdown view's slot. */
 void emu_view_row_label(const struct emu *e, size_t view, size_t row, char *buf, size_t len);
 
+/* weft emu -j, --mpi (docs/emu.md, PARALLEL): the breakdown views of e
+ * hold, instead of their sorted slots, each physical CPU's value changes
+ * (row: the CPU's slot index, value: its new value, chan: the number of
+ * the event among e's events that changed one). Before the first event. */
+void emu_bd_raw(struct emu *e);
+/* Such records of every worker merged by time (two workers' records never
+ * at one time), replayed through the serial run's sorter: the records of
+ * breakdown view `view` of e's catalogue that the serial run writes. feed
+ * and end hand them to emit in runs (its non-zero return: -1); NULL or -1
+ * out of memory, or a row out of range. */
+struct emu_bd_replay;
+struct emu_bd_replay *emu_bd_replay_new(const struct emu *e, size_t view);
+int emu_bd_replay_feed(struct emu_bd_replay *R, const struct emu_prv_rec *r, size_t n,
+		int (*emit)(void *ctx, const struct emu_prv_rec *r, size_t n), void *ctx);
+int emu_bd_replay_end(struct emu_bd_replay *R,
+		int (*emit)(void *ctx, const struct emu_prv_rec *r, size_t n), void *ctx);
+void emu_bd_replay_free(struct emu_bd_replay *R);
+/* The same over an array into *out (malloc'd, *nout records): 0 or -1. */
+int emu_bd_replay_all(const struct emu *e, size_t view, const struct emu_prv_rec *raw, size_t n,
+		struct emu_prv_rec **out, size_t *nout);
+
 /* The Paraver value of a task type with this label: Jenkins' lookup2 hash of
  * the label, + 666, the low 31 bits, at least 1000 (tasks.c). */
 int64_t emu_type_gid_of(const char *label);
@@ -417,6 +445,16 @@ void emu_summary(const struct emu *e, FILE *out);
  * it is the serial run's summary, line for line. */
 void emu_summary_split(const struct emu *e, const struct emu *const *thr_of,
 		const struct emu *const *cpu_of, const struct emu *const *all, size_t nall, FILE *out);
+/* weft emu --mpi (summary_merge.c): the summary's figures of thread t from
+ * thr_of[t] and of CPU c from cpu_of[c] (NULL: left out), e giving the
+ * layout, as bytes (*buf malloc'd): 0, or -1 out of memory. unpack writes
+ * them into e's rows (those threads no longer cut): 0, or -1 when the
+ * bytes are not such a pack (e then holds a part). emu_summary_at prints
+ * e's summary with the run's end and events given. */
+int emu_summary_pack(const struct emu *e, const struct emu *const *thr_of,
+		const struct emu *const *cpu_of, uint8_t **buf, size_t *len);
+int emu_summary_unpack(struct emu *e, const uint8_t *buf, size_t len);
+void emu_summary_at(const struct emu *e, int64_t end, uint64_t nevents, FILE *out);
 /* 1 when a thread lost or dropped events (emu_thread_lost,
  * emu_thread_filtered), even without a run of lost events. */
 int emu_loss_noted(const struct emu *e);

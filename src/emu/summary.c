@@ -172,3 +172,8 @@ void emu_summary_split(const struct emu *e, const struct emu *const *thr_of,
 	}
 	summary_of(e, thr_of, cpu_of, end, n, out);
 }
+
+void emu_summary_at(const struct emu *e, int64_t end, uint64_t nevents, FILE *out)
+{
+	summary_of(e, NULL, NULL, end, nevents, out);
+}

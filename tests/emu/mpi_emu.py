@@ -10,6 +10,10 @@ model's events) is emulated serially (`weft emu -j 1 -q --paraver`), then by
   - --local: the looms spread round-robin over R directories (rank r gets
     .../rK/ovni with K = r), each rank given its own; the same files, and no
     shadow trace left in TMPDIR;
+  - without -q: the job's stdout is the serial run's (the summary, printed by
+    rank 0 from every rank's figures, and where the files are, once), shared
+    and --local, R = 1, 2, 4; the same with -b on the corpus's 4-loom
+    suite-nosv-task-types (the breakdown sorted by rank 0 after the merge);
   - the collectives in rounds of 1000 bytes (WEFT_MPI_ROUND, as beyond 2 GiB):
     the same files, shared and --local;
   - the trace with every loom's events at the same clocks: shared, rank 0 makes
@@ -102,12 +106,14 @@ class Job:
         self.shadow_tmp = tmp / "shadow-tmp"
         self.shadow_tmp.mkdir()
 
-    def run(self, n, extra, out, trace=None, local_root=None, env=None):
+    def run(self, n, extra, out, trace=None, local_root=None, env=None, args=None):
         """mpirun -n n weft emu --mpi [extra] ARGS -o out TRACE, or with
-        local_root each rank given local_root/r<rank>/ovni (--local)."""
+        local_root each rank given local_root/r<rank>/ovni (--local); the
+        job's stdout in self.stdout."""
         shutil.rmtree(out, ignore_errors=True)
         cmd = [self.mpirun, "--oversubscribe", "--bind-to", "none", "-n", str(n)]
-        weft = [WEFT, "emu", "--mpi"] + extra + ARGS + ["-o", str(out)]
+        weft = [WEFT, "emu", "--mpi"] + extra + (ARGS if args is None else args) + [
+            "-o", str(out)]
         if local_root is None:
             cmd += weft + [str(trace)]
         else:
@@ -116,6 +122,7 @@ class Job:
             cmd += ["sh", "-c", f"exec {q} '{local_root}'/r{rank}/ovni"]
         p = subprocess.run(cmd, capture_output=True, text=True, timeout=TIMEOUT,
                            env=dict(mpi_env(self.shadow_tmp), **(env or {})))
+        self.stdout = p.stdout.replace(str(out), "OUT")
         return p.returncode, p.stderr
 
     def no_shadow(self, what):
@@ -136,10 +143,15 @@ def spread(trace, root, n):
     return where
 
 
-def serial(trace, out):
+def serial(trace, out, args=None, stdout=None):
+    """The serial run (-j 1); its stdout (OUT for out) appended to the list
+    stdout when given."""
     shutil.rmtree(out, ignore_errors=True)
-    p = subprocess.run([WEFT, "emu", "-j", "1"] + ARGS + ["-o", str(out), str(trace)],
-                       capture_output=True, text=True, timeout=TIMEOUT)
+    p = subprocess.run([WEFT, "emu", "-j", "1"] + (ARGS if args is None else args) +
+                       ["-o", str(out), str(trace)], capture_output=True, text=True,
+                       timeout=TIMEOUT)
+    if stdout is not None:
+        stdout.append(p.stdout.replace(str(out), "OUT"))
     return p.returncode, p.stderr
 
 
@@ -190,6 +202,41 @@ def main():
                 for k in ref:
                     check(got.get(k) == ref[k], f"{what}: {k} differs from the serial run's")
                 job.no_shadow(what)
+
+        # the summary (without -q): rank 0 prints the serial run's, once, from
+        # every rank's figures of its looms' rows; and -b (the breakdown: the
+        # ranks' per-CPU values sorted by rank 0 after the merge) on a 4-loom
+        # nosv case of the corpus, with the summary
+        noq = [a for a in ARGS if a != "-q"]
+        cases = [("summary", trace, noq)]
+        c = parallel_emu.corpus()
+        if c is not None and (c / "v3" / "suite-nosv-task-types" / "ovni").is_dir():
+            cases.append(("-b", c / "v3" / "suite-nosv-task-types" / "ovni", ["--paraver", "-b"]))
+        elif os.environ.get("CI") == "true":
+            check(False, "the conformance corpus (suite-nosv-task-types) not found")
+        for name, tr, args in cases:
+            sout = []
+            rc, err = serial(tr, tmp / "serial-s", args, sout)
+            check(rc == 0 and sout[0].startswith("duration: ") and "\nCPU " in sout[0],
+                  f"{name}: the serial run's summary: {rc} {err!r} {sout!r}")
+            sref = files(tmp / "serial-s")
+            if name == "-b":
+                check(any(k.endswith("-breakdown.prv") for k in sref), "-b: serial breakdown")
+            for n in (1, 2, 4):
+                for local in (False, True):
+                    what = f"{name} -n {n}" + (" --local" if local else "")
+                    out = tmp / "out-s"
+                    if local:
+                        spread(tr, tmp / "local-s", n)
+                    rc, err = job.run(n, [], out, trace=tr, args=args,
+                                      local_root=tmp / "local-s" if local else None)
+                    m = made.search(err)
+                    check(rc == 0 and m is not None and m.group(1) == str(n),
+                          f"{what}: made by {n} ranks: {rc} {err!r}")
+                    check(job.stdout == sout[0], f"{what}: stdout {job.stdout!r} vs the "
+                          f"serial run's {sout[0]!r}")
+                    check(files(out) == sref, f"{what}: the serial files")
+                    job.no_shadow(what)
 
         # the collectives in rounds of at most 1000 bytes in all (as beyond 2 GiB)
         for local in (False, True):

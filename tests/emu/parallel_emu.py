@@ -11,12 +11,19 @@ K = min(N, looms)) or why it was made serially ("-j N: serial run (why)"),
 which is asserted too:
   - every multi-loom case of the conformance corpus (v1/ and v3/, the ones the
     reference refuses included: the same message), with --paraver -q and with
-    --paraver (the summary on stdout): by workers, except the cases listed in SERIAL (their reason asserted);
+    --paraver (the summary on stdout), and the nosv and nanos6 ones with -b
+    (the breakdown, sorted over every loom's CPUs after the merge): by
+    workers, except the cases listed in SERIAL (their reason asserted);
   - a generated 16-loom trace (2 threads on 2 CPUs per loom, a user model's
     events: --model examples/zeta/zeta.yaml), with --paraver -q, with -a,
-    with -f paraver:aux=no, and without -q (the summary on stdout, the same
-    lines): by workers; with --perfetto, -f sqlite, -b, --from/--to or
-    --salvage: serial (the same files; the reason asserted);
+    with -b, with --from/--to, with -f paraver:aux=no, and without -q (the
+    summary on stdout, the same lines): by workers; with --perfetto, -f
+    sqlite, a window with the summary or -b, or --salvage: serial (the same
+    files; the reason asserted);
+  - a 6-loom trace whose odd looms end early, with windows after their end
+    (their rows' state at T0 written after their last event), inside, and
+    holding nothing (serial: the message);
+  - every multi-loom corpus case with --from 1ms --to 30ms (-q);
   - the same trace with every loom's events at the same clocks: serial
     (events of two streams at one clock cannot be ordered as the serial
     run's heap orders them), the same files.
@@ -87,12 +94,19 @@ def files(d):
     return got
 
 
-def compare(name, trace, args, tmp, expect, ok=True, extra_env=None):
+def compare(name, trace, args, tmp, expect, ok=True, extra_env=None, bd=False):
     """expect: ("workers", nlooms) or ("serial", reason) for every -j > 1;
-    ok: -j 1 must succeed (the generated traces)."""
+    ok: -j 1 must succeed (the generated traces); bd: -j 1 must write a
+    breakdown view with records of several slots."""
     rc1, err1, _, out1 = emu(["-j", "1"] + args + [str(trace)], tmp / "j1")
     check(rc1 == 0 or not ok, f"{name}: -j 1 exit {rc1}: {err1!r}")
     ref = files(tmp / "j1")
+    if bd:
+        prv = [v for k, v in ref.items() if k.endswith("-breakdown.prv")]
+        rows = {ln.split(b":")[4] for v in prv for ln in v.splitlines()[1:]
+                if ln.startswith(b"2:")}
+        check(len(prv) >= 1 and len(rows) >= 2, f"{name}: -j 1 wrote no breakdown "
+              f"({sorted(ref)}, rows {sorted(rows)})")
     check(rc1 != 0 or any(k.endswith(".prv") or k.endswith(".db") or k.endswith(".pftrace")
                           for k in ref), f"{name}: -j 1 wrote nothing")
     for j in JOBS:
@@ -116,10 +130,13 @@ def compare(name, trace, args, tmp, expect, ok=True, extra_env=None):
                   f"{name} -j {j}: not serial ({expect[1]}): {timing!r}")
 
 
-def gen_trace(root, nlooms, ties=False, iters=40):
+def gen_trace(root, nlooms, ties=False, iters=40, uneven=False):
     """nlooms looms, each a process of 2 threads on CPUs 0 and 1, requiring
-    zeta; clocks distinct across streams unless ties."""
+    zeta; clocks distinct across streams unless ties; uneven: the odd looms
+    end after a quarter of the iterations."""
+    full = iters
     for L in range(nlooms):
+        iters = full // 4 if uneven and L % 2 else full
         pid = 1000 + L
         for k in range(2):
             tid = pid * 10 + k
@@ -155,7 +172,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="weft-par-") as td:
         tmp = Path(td)
         c = corpus()
-        n = 0
+        n = nbd = 0
         for case in sorted(c.glob("v*/*")) if c else []:
             trace = case / "ovni"
             looms = list(trace.glob("loom.*"))
@@ -166,9 +183,19 @@ def main():
             compare(case.name, trace, ["--paraver", "-q"], tmp, expect, ok=False)
             # the summary (stdout) too: the workers' figures, put together
             compare(case.name + " summary", trace, ["--paraver"], tmp, expect, ok=False)
+            # a window: each row's state at T0, merged by row at time 0 (a window
+            # that holds nothing: the serial run's message)
+            compare(case.name + " window", trace, ["--paraver", "-q", "--from", "1ms", "--to",
+                                                   "30ms"], tmp, expect, ok=False)
+            if "nosv" in case.name or "nanos6" in case.name:
+                # the breakdown: every loom's CPUs sorted after the merge
+                compare(case.name + " -b", trace, ["--paraver", "-q", "-b"], tmp, expect,
+                        bd=True)
+                nbd += 1
             n += 1
         if c:
             check(n >= 15, f"only {n} multi-loom corpus cases found")
+            check(nbd >= 3, f"only {nbd} multi-loom nosv/nanos6 corpus cases found")
         else:
             print("conformance corpus not found: the generated traces only")
         trace = tmp / "gen16"
@@ -182,11 +209,26 @@ def main():
                 ("serial", "the Perfetto output"))
         compare("gen16 sqlite", trace, m + ["-f", "sqlite", "-q"], tmp,
                 ("serial", "the SQLite output"))
-        compare("gen16 -b", trace, m + ["--paraver", "-q", "-b"], tmp,
-                ("serial", "the breakdown"))
+        compare("gen16 -b", trace, m + ["--paraver", "-q", "-b"], tmp, work)
         compare("gen16 window", trace, m + ["--paraver", "-q", "--from", "1010000",
-                                            "--to", "1200000"], tmp,
-                ("serial", "a window"))
+                                            "--to", "1200000"], tmp, work)
+        compare("gen16 window summary", trace, m + ["--paraver", "--from", "1010000"], tmp,
+                ("serial", "a window with the summary"))
+        compare("gen16 window -b", trace, m + ["--paraver", "-q", "-b", "--to", "1200000"], tmp,
+                ("serial", "a window with the breakdown"))
+        # looms of two lengths: the workers whose looms end before T0 write
+        # their rows' state at T0 after their last event; windows that hold
+        # nothing are left to the serial run (its message)
+        uneven = tmp / "uneven"
+        gen_trace(str(uneven), 6, uneven=True)
+        six = ("workers", 6)
+        for win in (["--from", "1200000", "--to", "1300000"], ["--from", "1200000"],
+                    ["--to", "1300000"], ["--from", "1050000", "--to", "1100000"],
+                    ["--from", "1100000", "--to", "1100001"]):
+            compare("uneven " + " ".join(win), uneven, m + ["--paraver", "-q"] + win, tmp, six)
+        for win in (["--from", "5000000"], ["--to", "10"]):
+            compare("uneven " + " ".join(win), uneven, m + ["--paraver", "-q"] + win, tmp,
+                    ("serial", "a window that holds nothing"), ok=False)
         compare("gen16 --salvage", trace, m + ["--paraver", "-q", "--salvage"], tmp,
                 ("serial", "--salvage"))
         compare("gen16 summary", trace, m + ["--paraver"], tmp, work)

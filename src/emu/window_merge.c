@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * window_merge.c - a window (--from/--to) by the workers of weft emu -j
+ * (docs/emu.md, PARALLEL): whether a worker's engine wrote its state at
+ * T0, and that state written after its last event when its looms had no
+ * event after T0 (the serial run writes every row's state at T0 when any
+ * loom has one).
+ */
+#include "emu_internal.h"
+
+int emu_window_waiting(const struct emu *e)
+{
+	return e->started && e->muted;
+}
+
+int emu_window_written(const struct emu *e)
+{
+	return e->started && !e->muted;
+}
+
+int emu_window_late_snapshot(struct emu *e)
+{
+	if (!e->started || !e->muted)
+		return 0;
+	if (emu_win_snapshot(e) != 0)
+		return -1;
+	return emu_flush(e);
+}
