@@ -92,6 +92,22 @@ struct dyn_name {
 	const char *label;
 };
 
+/* A record held until no record to come can precede it: of the thread
+ * stream (a thread view record, or a lost record) or the internal one. */
+struct tq_item {
+	int64_t key;
+	union {
+		struct emu_prv_rec prv;
+		struct emu_lost_rec lost;
+	} u;
+	int is_lost;
+};
+
+struct iq_item {
+	int64_t key;
+	struct emu_rec rec;
+};
+
 struct pbuf {
 	uint8_t *p;
 	size_t len, cap;
@@ -141,6 +157,13 @@ struct perfetto {
 	int64_t *rsel;      /* per CPU: running thread, -1 */
 	int64_t *cpu_of;    /* per thread: the CPU it is the running thread of, -1 */
 	FILE *side;         /* task type slices, written at close */
+	/* the records not written yet (perfetto_records): the thread stream
+	 * (the thread view's and the lost records) and the internal one, each
+	 * with its key and the last key it got */
+	struct tq_item *tq;
+	struct iq_item *iq;
+	size_t ntq, tqcap, niq, iqcap;
+	int64_t tkey, ikey;
 	uint64_t uuid_proc, uuid_thread, uuid_cpu, uuid_chan, uuid_ctask;
 	int64_t last_ts;
 };
@@ -618,58 +641,152 @@ static int lost_rec(struct perfetto *pf, const struct emu_lost_rec *l)
 			begin ? "lost events" : NULL);
 }
 
+/* A thread view record: a thread's state (its slice on the thread's track),
+ * or with layer=shown a model channel's value. */
+static int thread_rec(struct perfetto *pf, const struct emu_prv_rec *x)
+{
+	int r = 0;
+	if (x->chan != pf->state_id)
+		return pf->shown ? shown_rec(pf, x) : 0;
+	size_t t = x->row;
+	uint64_t u = thread_uuid(pf, t);
+	if (pf->tstate[t] >= 0)
+		r |= pf_slice(pf, x->time, u, SLICE_END, NULL);
+	pf->tstate[t] = -1;
+	if (x->value != EMU_ST_DEAD && x->value > 0 && x->value < (int64_t) pf->state->nvalues) {
+		r |= pf_slice(pf, x->time, u, SLICE_BEGIN, pf->state->values[x->value].label);
+		pf->tstate[t] = (int8_t) x->value;
+	}
+	if (x->time > pf->last_ts)
+		pf->last_ts = x->time;
+	return r;
+}
+
+/* An internal record: a CPU's running thread (its slice on the CPU's
+ * track), or a raw channel's operation (layer=raw). */
+static int internal_rec(struct perfetto *pf, const struct emu_rec *x)
+{
+	int r = 0;
+	if (x->time > pf->last_ts)
+		pf->last_ts = x->time;
+	if (x->kind == EMU_REC_RSEL) {
+		uint64_t u = pf->uuid_cpu + x->row;
+		if (pf->cpu_open[x->row])
+			r |= pf_slice(pf, x->time, u, SLICE_END, NULL);
+		pf->cpu_open[x->row] = 0;
+		if (x->value >= 0) {
+			r |= pf_slice(pf, x->time, u, SLICE_BEGIN, pf->sys->threads[x->value].label);
+			pf->cpu_open[x->row] = 1;
+		}
+		if (x->value < (int64_t) pf->sys->nthreads)
+			r |= rsel_rec(pf, x->time, x->row, x->value);
+	} else if (x->kind >= EMU_REC_RAW_SET && !pf->shown) {
+		r |= raw_rec(pf, x->time, x);
+	}
+	return r;
+}
+
+static int q_room(void **p, size_t *cap, size_t need, size_t size)
+{
+	if (need <= *cap)
+		return 0;
+	size_t cap2 = *cap ? *cap * 2 : 4096;
+	while (cap2 < need)
+		cap2 *= 2;
+	void *np = realloc(*p, cap2 * size);
+	if (np == NULL)
+		return -1;
+	*p = np;
+	*cap = cap2;
+	return 0;
+}
+
+/* Writes the records held, in the order of their keys (the thread stream's
+ * first at equal keys), as far as the records still to come allow: those
+ * of each stream come with keys at least `bound` (all: none come). */
+static int pf_drain(struct perfetto *pf, int64_t bound, int all)
+{
+	int r = 0;
+	size_t i = 0, j = 0;
+	while (r == 0) {
+		int has_t = i < pf->ntq, has_i = j < pf->niq;
+		int take_t;
+		if (has_t && has_i)
+			take_t = pf->tq[i].key <= pf->iq[j].key;
+		else if (has_t)
+			take_t = 1; /* the internal records to come are at its key or later */
+		else if (has_i && (all || pf->iq[j].key < bound))
+			take_t = 0;
+		else
+			break;
+		if (take_t) {
+			const struct tq_item *q = &pf->tq[i++];
+			r |= q->is_lost ? lost_rec(pf, &q->u.lost) : thread_rec(pf, &q->u.prv);
+		} else {
+			r |= internal_rec(pf, &pf->iq[j++].rec);
+		}
+	}
+	/* what is left goes to the front */
+	if (i > 0) {
+		memmove(pf->tq, pf->tq + i, (pf->ntq - i) * sizeof *pf->tq);
+		pf->ntq -= i;
+	}
+	if (j > 0) {
+		memmove(pf->iq, pf->iq + j, (pf->niq - j) * sizeof *pf->iq);
+		pf->niq -= j;
+	}
+	return r;
+}
+
+/* The file is a function of the records in time order, not of where the
+ * engine cuts its batches (weft emu -j hands the workers' merged records
+ * in batches of its own: docs/emu.md, PARALLEL). Two streams: the thread
+ * view's records with the lost records among them (by at[0]), and the
+ * internal records (the CPUs' running threads, the raw channels); each
+ * record gets a key, its time (a lost record: its begin or end), raised to
+ * the last key of its stream (so each stream's keys never fall), and they
+ * are written in the order of the keys, the thread stream's first at equal
+ * keys, each stream in its own order. The records of a batch come after
+ * those of the batches before (no key below their largest), so a record is
+ * written once no record to come can precede it: the internal records at
+ * the last key are held until the next batch. */
 static int perfetto_records(void *self, const struct emu_batch *b, char *err, size_t errlen)
 {
 	struct perfetto *pf = self;
-	int r = 0;
-	/* Thread states, from the thread.prv state records, and the lost
-	 * intervals where they lie among them. */
+	size_t nt = b->nprv[EMU_FILE_THREAD], nl = b->nlost, ni = b->ninternal;
+	if (q_room((void **) &pf->tq, &pf->tqcap, pf->ntq + nt + nl, sizeof *pf->tq) != 0 ||
+			q_room((void **) &pf->iq, &pf->iqcap, pf->niq + ni, sizeof *pf->iq) != 0) {
+		snprintf(err, errlen, "%s: out of memory", pf->path);
+		return -1;
+	}
 	size_t j = 0;
-	for (size_t i = 0; i < b->nprv[EMU_FILE_THREAD] && r == 0; i++) {
+	for (size_t i = 0; i <= nt; i++) {
+		for (; j < nl && (i == nt || b->lost[j].at[0] <= i); j++) {
+			const struct emu_lost_rec *l = &b->lost[j];
+			int64_t ts = l->phase == EMU_LOST_BEGIN ? l->begin : l->end;
+			struct tq_item *q = &pf->tq[pf->ntq++];
+			pf->tkey = ts > pf->tkey ? ts : pf->tkey;
+			q->key = pf->tkey;
+			q->is_lost = 1;
+			q->u.lost = *l;
+		}
+		if (i == nt)
+			break;
 		const struct emu_prv_rec *x = &b->prv[EMU_FILE_THREAD][i];
-		for (; j < b->nlost && b->lost[j].at[0] <= i && r == 0; j++)
-			r |= lost_rec(pf, &b->lost[j]);
-		if (x->chan != pf->state_id) {
-			if (pf->shown)
-				r |= shown_rec(pf, x);
-			continue;
-		}
-		size_t t = x->row;
-		uint64_t u = thread_uuid(pf, t);
-		if (pf->tstate[t] >= 0)
-			r |= pf_slice(pf, x->time, u, SLICE_END, NULL);
-		pf->tstate[t] = -1;
-		if (x->value != EMU_ST_DEAD && x->value > 0 &&
-				x->value < (int64_t) pf->state->nvalues) {
-			r |= pf_slice(pf, x->time, u, SLICE_BEGIN, pf->state->values[x->value].label);
-			pf->tstate[t] = (int8_t) x->value;
-		}
-		if (x->time > pf->last_ts)
-			pf->last_ts = x->time;
+		struct tq_item *q = &pf->tq[pf->ntq++];
+		pf->tkey = x->time > pf->tkey ? x->time : pf->tkey;
+		q->key = pf->tkey;
+		q->is_lost = 0;
+		q->u.prv = *x;
 	}
-	for (; j < b->nlost && r == 0; j++)
-		r |= lost_rec(pf, &b->lost[j]);
-	/* The running thread of each CPU and the raw channel operations. */
-	for (size_t i = 0; i < b->ninternal && r == 0; i++) {
+	for (size_t i = 0; i < ni; i++) {
 		const struct emu_rec *x = &b->internal[i];
-		if (x->time > pf->last_ts)
-			pf->last_ts = x->time;
-		if (x->kind == EMU_REC_RSEL) {
-			uint64_t u = pf->uuid_cpu + x->row;
-			if (pf->cpu_open[x->row])
-				r |= pf_slice(pf, x->time, u, SLICE_END, NULL);
-			pf->cpu_open[x->row] = 0;
-			if (x->value >= 0) {
-				r |= pf_slice(pf, x->time, u, SLICE_BEGIN, pf->sys->threads[x->value].label);
-				pf->cpu_open[x->row] = 1;
-			}
-			if (x->value < (int64_t) pf->sys->nthreads)
-				r |= rsel_rec(pf, x->time, x->row, x->value);
-		} else if (x->kind >= EMU_REC_RAW_SET && !pf->shown) {
-			r |= raw_rec(pf, x->time, x);
-		}
+		struct iq_item *q = &pf->iq[pf->niq++];
+		pf->ikey = x->time > pf->ikey ? x->time : pf->ikey;
+		q->key = pf->ikey;
+		q->rec = *x;
 	}
-	if (r != 0) {
+	if (pf_drain(pf, pf->tkey > pf->ikey ? pf->tkey : pf->ikey, 0) != 0) {
 		snprintf(err, errlen, "%s: out of memory", pf->path);
 		return -1;
 	}
@@ -705,6 +822,8 @@ static void pf_free(struct perfetto *pf)
 	free(pf->cdeclared);
 	free(pf->rsel);
 	free(pf->cpu_of);
+	free(pf->tq);
+	free(pf->iq);
 	if (pf->side != NULL)
 		fclose(pf->side);
 	if (pf->f != NULL)
@@ -796,6 +915,8 @@ static int perfetto_close(struct out *o, int64_t duration, char *err, size_t err
 {
 	struct perfetto *pf = (struct perfetto *) o;
 	int r = 0;
+	/* the records held first */
+	r |= pf_drain(pf, INT64_MAX, 1);
 	int64_t ts = duration > pf->last_ts ? duration : pf->last_ts;
 	/* Close what is still open, innermost first; the task type slices
 	 * (side file) then come with their labels. */
@@ -937,6 +1058,7 @@ struct out *out_perfetto_open(const char *dir, const struct emu *emu,
 	for (size_t i = 0; i < nt; i++)
 		pf->cpu_of[i] = -1;
 	memset(pf->tstate, -1, nt + 1);
+	pf->tkey = pf->ikey = INT64_MIN;
 	pf->uuid_proc = 1;
 	pf->uuid_thread = pf->uuid_proc + pf->sys->nprocs;
 	pf->uuid_cpu = pf->uuid_thread + nt;
