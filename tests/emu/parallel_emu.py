@@ -10,13 +10,16 @@ driver say whether the workers made the run ("weft emu: -j N: K workers, ...",
 K = min(N, looms)) or why it was made serially ("-j N: serial run (why)"),
 which is asserted too:
   - every multi-loom case of the conformance corpus (v1/ and v3/, the ones the
-    reference refuses included: the same message), with --paraver -q and with
-    --paraver (the summary on stdout): by workers, except the cases listed in SERIAL (their reason asserted);
+    reference refuses included: the same message), with --paraver --perfetto
+    -q (perfetto.pftrace byte for byte too) and with --paraver (the summary on
+    stdout): by workers, except the cases listed in SERIAL (their reason
+    asserted);
   - a generated 16-loom trace (2 threads on 2 CPUs per loom, a user model's
     events: --model examples/zeta/zeta.yaml), with --paraver -q, with -a,
-    with -f paraver:aux=no, and without -q (the summary on stdout, the same
-    lines): by workers; with --perfetto, -f sqlite, -b, --from/--to or
-    --salvage: serial (the same files; the reason asserted);
+    with -f paraver:aux=no, with --perfetto (and layer=shown, and -a, and no
+    format: Paraver and Perfetto), and without -q (the summary on stdout, the
+    same lines): by workers; with -f sqlite, -b, --from/--to or --salvage:
+    serial (the same files; the reason asserted);
   - the same trace with every loom's events at the same clocks: serial
     (events of two streams at one clock cannot be ordered as the serial
     run's heap orders them), the same files.
@@ -163,7 +166,7 @@ def main():
                 continue
             why = SERIAL.get(case.name)
             expect = ("serial", why) if why else ("workers", len(looms))
-            compare(case.name, trace, ["--paraver", "-q"], tmp, expect, ok=False)
+            compare(case.name, trace, ["--paraver", "--perfetto", "-q"], tmp, expect, ok=False)
             # the summary (stdout) too: the workers' figures, put together
             compare(case.name + " summary", trace, ["--paraver"], tmp, expect, ok=False)
             n += 1
@@ -178,8 +181,13 @@ def main():
         compare("gen16", trace, m + ["--paraver", "-q"], tmp, work)
         compare("gen16 -a", trace, m + ["--paraver", "-q", "-a"], tmp, work)
         compare("gen16 aux=no", trace, m + ["-f", "paraver:aux=no", "-q", "--no-cfg"], tmp, work)
-        compare("gen16 --perfetto", trace, m + ["--paraver", "--perfetto", "-q"], tmp,
-                ("serial", "the Perfetto output"))
+        # Perfetto: its file is a function of the merged records, whatever the
+        # batches (the workers' internal records merged too)
+        compare("gen16 --perfetto", trace, m + ["--paraver", "--perfetto", "-q"], tmp, work)
+        compare("gen16 perfetto alone", trace, m + ["--perfetto", "-q"], tmp, work)
+        compare("gen16 layer=shown", trace, m + ["-f", "perfetto:layer=shown", "-q"], tmp, work)
+        compare("gen16 perfetto -a", trace, m + ["--perfetto", "-q", "-a"], tmp, work)
+        compare("gen16 default formats", trace, m + ["-q"], tmp, work)
         compare("gen16 sqlite", trace, m + ["-f", "sqlite", "-q"], tmp,
                 ("serial", "the SQLite output"))
         compare("gen16 -b", trace, m + ["--paraver", "-q", "-b"], tmp,
@@ -195,15 +203,22 @@ def main():
         compare("gen16 budget", trace, m + ["--paraver", "-q"], tmp,
                 ("serial", "the records would exceed the memory given to them"),
                 extra_env={"WEFT_EMU_PAR_BUDGET": "0.01"})
+        compare("gen16 budget perfetto", trace, m + ["--perfetto", "-q"], tmp,
+                ("serial", "the records would exceed the memory given to them"),
+                extra_env={"WEFT_EMU_PAR_BUDGET": "0.01"})
         # more records than a worker's chunk of them (65536 a view)
         big = tmp / "big"
         gen_trace(str(big), 16, iters=1200)
         compare("big", big, m + ["--paraver", "-q", "--no-cfg"], tmp, work)
+        # many batches of the serial run's, cut elsewhere than the merge's
+        compare("big --perfetto", big, m + ["--perfetto", "-q"], tmp, work)
+        compare("big layer=shown", big, m + ["-f", "perfetto:layer=shown", "-q"], tmp, work)
         shutil.rmtree(big)
         ties = tmp / "ties"
         gen_trace(str(ties), 16, ties=True)
         compare("ties", ties, m + ["--paraver", "-q"], tmp,
                 ("serial", TIES))
+        compare("ties --perfetto", ties, m + ["--perfetto", "-q"], tmp, ("serial", TIES))
         # a warning (a link out of the trace, passed over) makes the run serial,
         # which says it once
         warn = tmp / "warn"
