@@ -92,17 +92,8 @@ struct dyn_name {
 	const char *label;
 };
 
-/* A record held until no record to come can precede it: of the thread
- * stream (a thread view record, or a lost record) or the internal one. */
-struct tq_item {
-	int64_t key;
-	union {
-		struct emu_prv_rec prv;
-		struct emu_lost_rec lost;
-	} u;
-	int is_lost;
-};
-
+/* An internal record held until no record to come can precede it
+ * (perfetto_records), with its key. */
 struct iq_item {
 	int64_t key;
 	struct emu_rec rec;
@@ -157,12 +148,11 @@ struct perfetto {
 	int64_t *rsel;      /* per CPU: running thread, -1 */
 	int64_t *cpu_of;    /* per thread: the CPU it is the running thread of, -1 */
 	FILE *side;         /* task type slices, written at close */
-	/* the records not written yet (perfetto_records): the thread stream
-	 * (the thread view's and the lost records) and the internal one, each
-	 * with its key and the last key it got */
-	struct tq_item *tq;
+	/* the internal records not written yet (perfetto_records), and the
+	 * last key of the thread stream (the thread view's and the lost
+	 * records) and of the internal one */
 	struct iq_item *iq;
-	size_t ntq, tqcap, niq, iqcap;
+	size_t niq, iqcap;
 	int64_t tkey, ikey;
 	uint64_t uuid_proc, uuid_thread, uuid_cpu, uuid_chan, uuid_ctask;
 	int64_t last_ts;
@@ -686,56 +676,10 @@ static int internal_rec(struct perfetto *pf, const struct emu_rec *x)
 	return r;
 }
 
-static int q_room(void **p, size_t *cap, size_t need, size_t size)
+/* The time of the thread stream's lost record l: its begin or end. */
+static int64_t lost_ts(const struct emu_lost_rec *l)
 {
-	if (need <= *cap)
-		return 0;
-	size_t cap2 = *cap ? *cap * 2 : 4096;
-	while (cap2 < need)
-		cap2 *= 2;
-	void *np = realloc(*p, cap2 * size);
-	if (np == NULL)
-		return -1;
-	*p = np;
-	*cap = cap2;
-	return 0;
-}
-
-/* Writes the records held, in the order of their keys (the thread stream's
- * first at equal keys), as far as the records still to come allow: those
- * of each stream come with keys at least `bound` (all: none come). */
-static int pf_drain(struct perfetto *pf, int64_t bound, int all)
-{
-	int r = 0;
-	size_t i = 0, j = 0;
-	while (r == 0) {
-		int has_t = i < pf->ntq, has_i = j < pf->niq;
-		int take_t;
-		if (has_t && has_i)
-			take_t = pf->tq[i].key <= pf->iq[j].key;
-		else if (has_t)
-			take_t = 1; /* the internal records to come are at its key or later */
-		else if (has_i && (all || pf->iq[j].key < bound))
-			take_t = 0;
-		else
-			break;
-		if (take_t) {
-			const struct tq_item *q = &pf->tq[i++];
-			r |= q->is_lost ? lost_rec(pf, &q->u.lost) : thread_rec(pf, &q->u.prv);
-		} else {
-			r |= internal_rec(pf, &pf->iq[j++].rec);
-		}
-	}
-	/* what is left goes to the front */
-	if (i > 0) {
-		memmove(pf->tq, pf->tq + i, (pf->ntq - i) * sizeof *pf->tq);
-		pf->ntq -= i;
-	}
-	if (j > 0) {
-		memmove(pf->iq, pf->iq + j, (pf->niq - j) * sizeof *pf->iq);
-		pf->niq -= j;
-	}
-	return r;
+	return l->phase == EMU_LOST_BEGIN ? l->begin : l->end;
 }
 
 /* The file is a function of the records in time order, not of where the
@@ -744,49 +688,88 @@ static int pf_drain(struct perfetto *pf, int64_t bound, int all)
  * view's records with the lost records among them (by at[0]), and the
  * internal records (the CPUs' running threads, the raw channels); each
  * record gets a key, its time (a lost record: its begin or end), raised to
- * the last key of its stream (so each stream's keys never fall), and they
- * are written in the order of the keys, the thread stream's first at equal
- * keys, each stream in its own order. The records of a batch come after
- * those of the batches before (no key below their largest), so a record is
- * written once no record to come can precede it: the internal records at
- * the last key are held until the next batch. */
+ * the key before it in its stream (so a stream's keys never fall), and
+ * they are written in the order of the keys, the thread stream's first at
+ * equal keys, each stream in its own order. The records of a batch come
+ * after those of the batches before (none below their largest key), so a
+ * record is written once none to come can precede it: a thread stream's
+ * record at once (the internal records to come have its key or a larger
+ * one), an internal record once a larger key is met; those at the largest
+ * key are held (pf->iq) until the next batch or the end. */
 static int perfetto_records(void *self, const struct emu_batch *b, char *err, size_t errlen)
 {
 	struct perfetto *pf = self;
+	const struct emu_prv_rec *tv = b->prv[EMU_FILE_THREAD];
+	const struct emu_rec *in = b->internal;
 	size_t nt = b->nprv[EMU_FILE_THREAD], nl = b->nlost, ni = b->ninternal;
-	if (q_room((void **) &pf->tq, &pf->tqcap, pf->ntq + nt + nl, sizeof *pf->tq) != 0 ||
-			q_room((void **) &pf->iq, &pf->iqcap, pf->niq + ni, sizeof *pf->iq) != 0) {
-		snprintf(err, errlen, "%s: out of memory", pf->path);
-		return -1;
-	}
-	size_t j = 0;
-	for (size_t i = 0; i <= nt; i++) {
-		for (; j < nl && (i == nt || b->lost[j].at[0] <= i); j++) {
-			const struct emu_lost_rec *l = &b->lost[j];
-			int64_t ts = l->phase == EMU_LOST_BEGIN ? l->begin : l->end;
-			struct tq_item *q = &pf->tq[pf->ntq++];
-			pf->tkey = ts > pf->tkey ? ts : pf->tkey;
-			q->key = pf->tkey;
-			q->is_lost = 1;
-			q->u.lost = *l;
+	/* the largest key of either stream after this batch */
+	int64_t tk = pf->tkey, ik = pf->ikey;
+	for (size_t i = 0; i < nt; i++)
+		tk = tv[i].time > tk ? tv[i].time : tk;
+	for (size_t j = 0; j < nl; j++)
+		tk = lost_ts(&b->lost[j]) > tk ? lost_ts(&b->lost[j]) : tk;
+	for (size_t k = 0; k < ni; k++)
+		ik = in[k].time > ik ? in[k].time : ik;
+	int64_t bound = tk > ik ? tk : ik;
+	/* i, j: the thread view's and lost records taken; q, k: the held and
+	 * the batch's internal records taken; tcur, icur: the keys before */
+	size_t i = 0, j = 0, q = 0, k = 0;
+	int64_t tcur = pf->tkey, icur = pf->ikey;
+	int r = 0;
+	while (r == 0) {
+		int lost = j < nl && (i == nt || b->lost[j].at[0] <= i);
+		int has_t = lost || i < nt;
+		int64_t kt = 0, ki = 0;
+		if (has_t) {
+			int64_t ts = lost ? lost_ts(&b->lost[j]) : tv[i].time;
+			kt = ts > tcur ? ts : tcur;
 		}
-		if (i == nt)
+		int has_i = q < pf->niq || k < ni;
+		if (q < pf->niq)
+			ki = pf->iq[q].key;
+		else if (k < ni)
+			ki = in[k].time > icur ? in[k].time : icur;
+		if (has_t && (!has_i || kt <= ki)) {
+			tcur = kt;
+			r |= lost ? lost_rec(pf, &b->lost[j++]) : thread_rec(pf, &tv[i++]);
+		} else if (has_i && (has_t || ki < bound)) {
+			if (q < pf->niq) {
+				r |= internal_rec(pf, &pf->iq[q++].rec);
+			} else {
+				icur = ki;
+				r |= internal_rec(pf, &in[k++]);
+			}
+		} else {
 			break;
-		const struct emu_prv_rec *x = &b->prv[EMU_FILE_THREAD][i];
-		struct tq_item *q = &pf->tq[pf->ntq++];
-		pf->tkey = x->time > pf->tkey ? x->time : pf->tkey;
-		q->key = pf->tkey;
-		q->is_lost = 0;
-		q->u.prv = *x;
+		}
 	}
-	for (size_t i = 0; i < ni; i++) {
-		const struct emu_rec *x = &b->internal[i];
-		struct iq_item *q = &pf->iq[pf->niq++];
-		pf->ikey = x->time > pf->ikey ? x->time : pf->ikey;
-		q->key = pf->ikey;
-		q->rec = *x;
+	/* the internal records left (at the largest key) are held */
+	if (r == 0 && q > 0) {
+		memmove(pf->iq, pf->iq + q, (pf->niq - q) * sizeof *pf->iq);
+		pf->niq -= q;
 	}
-	if (pf_drain(pf, pf->tkey > pf->ikey ? pf->tkey : pf->ikey, 0) != 0) {
+	if (r == 0 && k < ni) {
+		if (pf->niq + ni - k > pf->iqcap) {
+			size_t cap = pf->iqcap ? pf->iqcap : 256;
+			while (cap < pf->niq + ni - k)
+				cap *= 2;
+			struct iq_item *n = realloc(pf->iq, cap * sizeof *n);
+			if (n == NULL)
+				r = -1;
+			else {
+				pf->iq = n;
+				pf->iqcap = cap;
+			}
+		}
+		for (; r == 0 && k < ni; k++) {
+			icur = in[k].time > icur ? in[k].time : icur;
+			pf->iq[pf->niq].key = icur;
+			pf->iq[pf->niq++].rec = in[k];
+		}
+	}
+	pf->tkey = tk;
+	pf->ikey = ik;
+	if (r != 0) {
 		snprintf(err, errlen, "%s: out of memory", pf->path);
 		return -1;
 	}
@@ -822,7 +805,6 @@ static void pf_free(struct perfetto *pf)
 	free(pf->cdeclared);
 	free(pf->rsel);
 	free(pf->cpu_of);
-	free(pf->tq);
 	free(pf->iq);
 	if (pf->side != NULL)
 		fclose(pf->side);
@@ -915,8 +897,10 @@ static int perfetto_close(struct out *o, int64_t duration, char *err, size_t err
 {
 	struct perfetto *pf = (struct perfetto *) o;
 	int r = 0;
-	/* the records held first */
-	r |= pf_drain(pf, INT64_MAX, 1);
+	/* the internal records held first */
+	for (size_t q = 0; q < pf->niq; q++)
+		r |= internal_rec(pf, &pf->iq[q].rec);
+	pf->niq = 0;
 	int64_t ts = duration > pf->last_ts ? duration : pf->last_ts;
 	/* Close what is still open, innermost first; the task type slices
 	 * (side file) then come with their labels. */
