@@ -902,7 +902,8 @@ static int write_merged(struct run *R, const struct weft_emulate_opts *o, const 
 		}
 		if (!some) /* more than a batch at time cut: all of them */
 			for (size_t s = 0; s < ns; s++)
-				end[s] = before_cut(base[s], esz[s], pos[s], n[s], cut + 1);
+				end[s] = cut == INT64_MAX ? n[s] :
+					before_cut(base[s], esz[s], pos[s], n[s], cut + 1);
 		struct emu_batch b;
 		memset(&b, 0, sizeof b);
 		for (size_t f = 0; f < nviews; f++) {

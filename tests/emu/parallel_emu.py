@@ -20,6 +20,8 @@ which is asserted too:
     format: Paraver and Perfetto), and without -q (the summary on stdout, the
     same lines): by workers; with -f sqlite, -b, --from/--to or --salvage:
     serial (the same files; the reason asserted);
+  - a 2-loom trace with 8400 records at one clock, 4200 a view (more than
+    a batch of the merge, which then holds them all): by workers;
   - the same trace with every loom's events at the same clocks: serial
     (events of two streams at one clock cannot be ordered as the serial
     run's heap orders them), the same files.
@@ -149,6 +151,28 @@ def gen_trace(root, nlooms, ties=False, iters=40):
             tracegen.write_stream(root, tracegen.thread_rel(f"node{L:02d}", pid, tid), m, evs)
 
 
+def gen_burst(root, n=2100):
+    """2 looms as gen_trace's, one thread pushing and popping zeta's region n
+    times at one clock: more records at one time than a batch of the merge."""
+    for L in range(2):
+        pid = 1000 + L
+        for k in range(2):
+            tid = pid * 10 + k
+            off = 3 * (L * 2 + k)
+
+            def c(step):
+                return 1_000_000 + step * 1000 + off
+            evs = [tracegen.ev("OHx", c(0), struct.pack("<iiQ", k, -1, 0)),
+                   tracegen.ev("ZPs", c(1))]
+            for i in range(n if L == 0 and k == 0 else 0):
+                evs.append(tracegen.ev("ZR[", c(2), struct.pack("<I", 1 + i % 3)))
+                evs.append(tracegen.ev("ZR]", c(2), struct.pack("<I", 1 + i % 3)))
+            evs += [tracegen.ev("ZPe", c(3)), tracegen.ev("OHe", c(4))]
+            m = tracegen.meta(tid, pid, loom=f"node{L:02d}", cpus=((0, 2 * L), (1, 2 * L + 1)),
+                              require={"ovni": "1.1.0", "zeta": "1.0.0"})
+            tracegen.write_stream(root, tracegen.thread_rel(f"node{L:02d}", pid, tid), m, evs)
+
+
 def corpus():
     d = os.environ.get("WEFT_CONFORMANCE_DIR") or os.environ.get("WEFT_CONFORMANCE_DIR_DEFAULT")
     return Path(d) if d and Path(d).is_dir() else None
@@ -214,6 +238,10 @@ def main():
         compare("big --perfetto", big, m + ["--perfetto", "-q"], tmp, work)
         compare("big layer=shown", big, m + ["-f", "perfetto:layer=shown", "-q"], tmp, work)
         shutil.rmtree(big)
+        # 8400 records at one time, 4200 a view (more than a batch of the merge)
+        burst = tmp / "burst"
+        gen_burst(str(burst))
+        compare("burst", burst, m + ["--paraver", "--perfetto", "-q"], tmp, ("workers", 2))
         ties = tmp / "ties"
         gen_trace(str(ties), 16, ties=True)
         compare("ties", ties, m + ["--paraver", "-q"], tmp,
