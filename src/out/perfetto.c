@@ -39,7 +39,9 @@
  * per (thread, channel) and per (CPU, channel) state only.
  *
  * Event names are interned (sequence 1), so a slice costs about 20 bytes.
- * Times are the Paraver times (ns from the first event).
+ * Times are the Paraver times (ns from the first event). The packets follow
+ * the records in time order, not the engine's batches (perfetto_records), so
+ * weft emu -j's merged records give the same file.
  *
  * Field numbers from google/perfetto protos/perfetto/trace: Trace.packet 1;
  * TracePacket timestamp 8, track_event 11, trusted_packet_sequence_id 10,
