@@ -32,7 +32,8 @@
  * Last (alone with -P), weft emu -j (docs/emu.md, PARALLEL): an 8-loom
  * runtime trace of the same size in all (each loom a process as above, its
  * clocks one residue mod 8, so no two looms share a clock), emulated with
- * `--paraver -q` and WEFT_EMU_TIMING, -r times each with -j 1, -j 2 and -j 8;
+ * `-f paraver -q` (-f FORMAT: another output, e.g. perfetto) and
+ * WEFT_EMU_TIMING, -r times each with -j 1, -j 2 and -j 8;
  * prints the serial run's emulation thread CPU and each worker's of -j 8,
  * `parallel critical path (max worker CPU / serial CPU): R` (the bar: 0.2),
  * `parallel overhead (sum of worker CPU / serial CPU): O` (the bar: 1.15),
@@ -40,11 +41,13 @@
  * against best). With -b, those runs make the nosv breakdown too (weft emu
  * -b: each worker's per-CPU values sorted after the merge).
  *
- * Usage: bench_emu [-n EVENTS] [-r RUNS] [-k] [-c CPUS] [-g DIR] [-P [-b]]
+ * Usage: bench_emu [-n EVENTS] [-r RUNS] [-k] [-c CPUS] [-g DIR] [-P [-b] [-f FORMAT]]
  *   -n events a trace (10000000), -r runs (5), -k keeps the directory (with
  *   -P, the 8-loom trace: weft emu --mpi's figures in docs/emu.md, MPI), -c CPUs
  *   of the layout (4; two threads each), -g DIR only writes the two traces
- *   into DIR (the profile-guided build's training, cmake/pgo.cmake).
+ *   into DIR (the profile-guided build's training, cmake/pgo.cmake), -f FORMAT
+ *   the output of -P's runs (weft emu -f's spec: paraver, the default, or
+ *   perfetto).
  */
 #include <errno.h>
 #include <ftw.h>
@@ -559,7 +562,10 @@ static void time_trace(const char *weft, const char *trace, const char *out, int
 
 #define PAR_LOOMS 8
 
-/* One run of `weft emu --paraver -q -j jobs` with WEFT_EMU_TIMING: its
+/* The parallel bench's output (-f FORMAT: weft emu's -f spec). */
+static const char *par_format = "paraver";
+
+/* One run of `weft emu -f FORMAT -q -j jobs` with WEFT_EMU_TIMING: its
  * wall time; *serial_cpu: the emulation thread's CPU (user + system) of a
  * serial run; cpu[k]: worker k's CPU (*nw of them) of a parallel one;
  * *proc_cpu: the whole process's CPU. */
@@ -569,8 +575,8 @@ static double par_pass(const char *weft, const char *trace, const char *out, int
 		double *serial_cpu, double *cpu, int *nw, double *proc_cpu)
 {
 	char cmd[1200];
-	snprintf(cmd, sizeof cmd, "WEFT_EMU_TIMING=1 '%s' emu --paraver -q%s -j %d -o '%s' '%s' "
-			"2>&1 >/dev/null", weft, par_bd ? " -b" : "", jobs, out, trace);
+	snprintf(cmd, sizeof cmd, "WEFT_EMU_TIMING=1 '%s' emu -f '%s' -q%s -j %d -o '%s' '%s' "
+			"2>&1 >/dev/null", weft, par_format, par_bd ? " -b" : "", jobs, out, trace);
 	double t0 = now_s();
 	FILE *p = popen(cmd, "r");
 	if (p == NULL)
@@ -677,7 +683,7 @@ static int parallel_bench(const char *weft, const char *root, uint64_t want, int
 	printf("parallel critical path (max worker CPU / serial CPU): %.3f\n", best_crit);
 	printf("parallel overhead (sum of worker CPU / serial CPU): %.3f\n", best_over);
 	printf("process CPU -j %d / -j 1 (every thread: the reading ahead, the merge and the "
-			"Paraver writer too): %.3f\n", PAR_LOOMS, best_proc);
+			"writing of %s too): %.3f\n", PAR_LOOMS, par_format, best_proc);
 	printf("wall -j 2 / -j 1: %.3f (%.3f s / %.3f s, best of %d)\n", w2 / w1, w2, w1, runs);
 	if (keep)
 		printf("kept: %s\n", trace);
@@ -713,7 +719,7 @@ int main(int argc, char **argv)
 	uint64_t want = 10000000;
 	int runs = 5, keep = 0, opt, par_only = 0;
 	const char *gen = NULL;
-	while ((opt = getopt(argc, argv, "n:r:kc:g:Pb")) != -1) {
+	while ((opt = getopt(argc, argv, "n:r:kc:g:Pbf:")) != -1) {
 		switch (opt) {
 		case 'n': want = strtoull(optarg, NULL, 10); break;
 		case 'r': runs = atoi(optarg); break;
@@ -728,9 +734,10 @@ int main(int argc, char **argv)
 		case 'g': gen = optarg; break;
 		case 'P': par_only = 1; break;
 		case 'b': par_bd = 1; break;
+		case 'f': par_format = optarg; break;
 		default:
 			fprintf(stderr, "usage: bench_emu [-n EVENTS] [-r RUNS] [-k] [-c CPUS] [-g DIR] [-P "
-					"[-b]]\n");
+					"[-b] [-f FORMAT]]\n");
 			return 2;
 		}
 	}

@@ -769,10 +769,17 @@ static int run_once(const struct weft_emulate_opts *o, enum weft_sort sort, stru
 	return status;
 }
 
+/* Whether format spec f (FORMAT[:KEY=VALUE,...]) is format name. */
+static int format_is(const char *f, const char *name)
+{
+	size_t n = strlen(name);
+	return strncmp(f, name, n) == 0 && (f[n] == '\0' || f[n] == ':');
+}
+
 /* Why run o may not be made by workers (weft_emulate_opts.jobs), or NULL:
- * the Paraver output and the summary only, without what a worker cannot do
- * alone; a window by -j's workers only (not `mpi`), without the summary or
- * the breakdown. */
+ * the Paraver output (and, by -j's workers, not `mpi`, the Perfetto one)
+ * and the summary only, without what a worker cannot do alone; a window by
+ * -j's workers only (not `mpi`), without the summary or the breakdown. */
 static const char *parallel_unfit(const struct weft_emulate_opts *o, int mpi)
 {
 	if (o->jobs < 2)
@@ -789,13 +796,29 @@ static const char *parallel_unfit(const struct weft_emulate_opts *o, int mpi)
 		return "an output of the caller";
 	if (o->formats == NULL || o->formats[0] == NULL)
 		return "no output";
-	for (size_t i = 0; o->formats[i] != NULL; i++)
-		if (strncmp(o->formats[i], "paraver", 7) != 0 || (o->formats[i][7] != '\0' &&
-				o->formats[i][7] != ':' && strcmp(o->formats[i] + 7, "-cfg") != 0))
-			return strncmp(o->formats[i], "perfetto", 8) == 0 ? "the Perfetto output" :
-				strncmp(o->formats[i], "sqlite", 6) == 0 ? "the SQLite output" :
-				"an output other than Paraver";
+	for (size_t i = 0; o->formats[i] != NULL; i++) {
+		const char *f = o->formats[i];
+		/* a window's state at T0 holds internal records of every loom at
+		 * time 0, whose serial order the merge does not know */
+		if (format_is(f, "perfetto") && (o->has_from || o->has_to))
+			return "a window with the Perfetto output";
+		if (format_is(f, "paraver") || format_is(f, "paraver-cfg") ||
+				(!mpi && format_is(f, "perfetto")))
+			continue;
+		return format_is(f, "perfetto") ? "the Perfetto output" :
+			format_is(f, "sqlite") ? "the SQLite output" : "an output other than Paraver";
+	}
 	return NULL;
+}
+
+/* The internal records the outputs of o want (EMU_SINK_INT_*), from their
+ * registry's ops through a format's name: the Perfetto output's. */
+static int parallel_internal(const struct weft_emulate_opts *o)
+{
+	for (size_t i = 0; o->formats != NULL && o->formats[i] != NULL; i++)
+		if (format_is(o->formats[i], "perfetto"))
+			return EMU_SINK_INT_ALL;
+	return 0;
 }
 
 #define RUN_SERIAL 3
@@ -821,24 +844,81 @@ static int several_looms(const char *dir)
 	return n >= 2;
 }
 
+/* The end of the run of records of a merged stream (times[i] at
+ * base + i * esz, n of them) from pos before time cut. */
+static size_t before_cut(const void *base, size_t esz, size_t pos, size_t n, int64_t cut)
+{
+	const char *b = base;
+	int64_t t;
+	while (pos < n && (memcpy(&t, b + pos * esz, sizeof t), t < cut))
+		pos++;
+	return pos;
+}
+
+#define MERGED_BATCH 4096
+
 /* The outputs of o opened on the catalogue of emu, given the merged records
- * of each view, and committed: 0, or -1 with err (nothing written). */
+ * of each view and the merged internal records (irec, for the outputs that
+ * want them), and committed: 0, or -1 with err (nothing written). The
+ * records go in batches that follow one another in time: a batch holds, of
+ * each view and of the internal records, those before a cut time (at most
+ * MERGED_BATCH of each, unless more share one time), so no record of a
+ * batch is earlier than one of a batch before, as in the serial run's
+ * batches (the Perfetto output writes its file from them in time order:
+ * perfetto.c). */
 static int write_merged(struct run *R, const struct weft_emulate_opts *o, const struct emu *emu,
-		struct emu_prv_rec *const *rec, const size_t *nrec, size_t nviews, int64_t duration,
-		char *err, size_t errlen)
+		struct emu_prv_rec *const *rec, const size_t *nrec, size_t nviews,
+		const struct emu_rec *irec, size_t nirec, int64_t duration, char *err, size_t errlen)
 {
 	int status = open_outputs(R, o, emu, err, errlen);
-	struct emu_batch b;
-	for (size_t f = 0; f < nviews && status == 0; f++) {
-		for (size_t i = 0; i < nrec[f] && status == 0; i += 4096) {
-			memset(&b, 0, sizeof b);
-			b.prv[f] = rec[f] + i;
-			b.nprv[f] = nrec[f] - i < 4096 ? nrec[f] - i : 4096;
-			for (size_t k = 0; k < R->nouts && status == 0; k++) {
-				struct emu_sink s = out_sink(R->outs[k]);
-				status = s.records(s.self, &b, err, errlen);
+	size_t pos[EMU_MAX_VIEWS + 1] = { 0 }, end[EMU_MAX_VIEWS + 1];
+	size_t ns = nviews + 1; /* the views, then the internal records */
+	const void *base[EMU_MAX_VIEWS + 1];
+	size_t n[EMU_MAX_VIEWS + 1], esz[EMU_MAX_VIEWS + 1];
+	for (size_t f = 0; f < nviews; f++) {
+		base[f] = rec[f];
+		n[f] = nrec[f];
+		esz[f] = sizeof **rec;
+	}
+	base[nviews] = irec;
+	n[nviews] = irec != NULL ? nirec : 0;
+	esz[nviews] = sizeof *irec;
+	while (status == 0) {
+		int64_t cut = INT64_MAX;
+		int left = 0;
+		for (size_t s = 0; s < ns; s++) {
+			left |= pos[s] < n[s];
+			if (pos[s] + MERGED_BATCH < n[s]) {
+				int64_t t;
+				memcpy(&t, (const char *) base[s] + (pos[s] + MERGED_BATCH) * esz[s],
+						sizeof t);
+				cut = t < cut ? t : cut;
 			}
 		}
+		if (!left)
+			break;
+		int some = 0;
+		for (size_t s = 0; s < ns; s++) {
+			end[s] = before_cut(base[s], esz[s], pos[s], n[s], cut);
+			some |= end[s] > pos[s];
+		}
+		if (!some) /* more than a batch at time cut: all of them */
+			for (size_t s = 0; s < ns; s++)
+				end[s] = cut == INT64_MAX ? n[s] :
+					before_cut(base[s], esz[s], pos[s], n[s], cut + 1);
+		struct emu_batch b;
+		memset(&b, 0, sizeof b);
+		for (size_t f = 0; f < nviews; f++) {
+			b.prv[f] = rec[f] + pos[f];
+			b.nprv[f] = end[f] - pos[f];
+		}
+		for (size_t k = 0; k < R->nouts && status == 0; k++) {
+			struct emu_sink s = out_sink(R->outs[k]);
+			b.internal = s.internal ? irec + pos[nviews] : NULL;
+			b.ninternal = s.internal ? end[nviews] - pos[nviews] : 0;
+			status = s.records(s.self, &b, err, errlen);
+		}
+		memcpy(pos, end, sizeof pos);
 	}
 	if (status == 0 && interrupted(o)) {
 		snprintf(err, errlen, "interrupted");
@@ -911,7 +991,7 @@ static int run_parallel(const struct weft_emulate_opts *o, char *err, size_t err
 		o->to };
 	struct par_in in = { o->path, R.t, &R.sys, R.models, R.nmodels, &eo, origin,
 		(size_t) o->jobs, o->all_models, o->stop, NULL, 0, 0,
-		o->has_from || o->has_to ? &win : NULL };
+		o->has_from || o->has_to ? &win : NULL, parallel_internal(o) };
 	struct par_out P;
 	double t0 = now_s();
 	int r = par_run(&in, &P, err, errlen);
@@ -927,7 +1007,8 @@ static int run_parallel(const struct weft_emulate_opts *o, char *err, size_t err
 		return r > 0 ? RUN_SERIAL : -1;
 	}
 	double t1 = now_s();
-	int status = write_merged(&R, o, P.emu, P.rec, P.nrec, P.nviews, P.duration, err, errlen);
+	int status = write_merged(&R, o, P.emu, P.rec, P.nrec, P.nviews, P.irec, P.nirec,
+			P.duration, err, errlen);
 	if (status == 0 && o->summary != NULL && par_summary(&P, o->summary) != 0) {
 		snprintf(err, errlen, "out of memory");
 		status = -1;
@@ -1279,7 +1360,7 @@ int weft_emulate_ranks(const struct weft_emulate_opts *user_opts, const struct w
 			if (R.has[i] && R.first[i] < origin)
 				origin = R.first[i];
 		struct par_in in = { so.path, R.t, &R.sys, R.models, R.nmodels, &eo, origin,
-			(size_t) so.jobs, o->all_models, o->stop, mine, nmine, 1, NULL };
+			(size_t) so.jobs, o->all_models, o->stop, mine, nmine, 1, NULL, 0 };
 		int r = par_run(&in, &P, msg, sizeof msg);
 		if (r < 0 || P.error || interrupted(o)) {
 			code = fail_code(o);

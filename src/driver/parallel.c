@@ -14,18 +14,27 @@
 
 #define PAR_BATCH 256
 
-/* A worker's records of a view: chunks of RV_CHUNK records, never moved
- * (growing a single array copied hundreds of MB at each doubling). */
+/* A worker's records of a view (struct emu_prv_rec) or its internal
+ * records (struct emu_rec; both begin with their int64_t time): chunks of
+ * RV_CHUNK records of esz bytes, never moved (growing a single array
+ * copied hundreds of MB at each doubling). */
 #define RV_SHIFT 16
 #define RV_CHUNK ((size_t) 1 << RV_SHIFT)
 struct rvec {
-	struct emu_prv_rec **c;
-	size_t n, nc, capc;
+	char **c;
+	size_t n, nc, capc, esz;
 };
 
-static inline const struct emu_prv_rec *rv_at(const struct rvec *v, size_t i)
+static inline const void *rv_at(const struct rvec *v, size_t i)
 {
-	return &v->c[i >> RV_SHIFT][i & (RV_CHUNK - 1)];
+	return v->c[i >> RV_SHIFT] + (i & (RV_CHUNK - 1)) * v->esz;
+}
+
+static inline int64_t rv_time(const struct rvec *v, size_t i)
+{
+	int64_t t;
+	memcpy(&t, rv_at(v, i), sizeof t);
+	return t;
 }
 
 static void rv_free(struct rvec *v)
@@ -33,7 +42,9 @@ static void rv_free(struct rvec *v)
 	for (size_t k = 0; k < v->nc; k++)
 		free(v->c[k]);
 	free(v->c);
+	size_t esz = v->esz;
 	memset(v, 0, sizeof *v);
+	v->esz = esz;
 }
 
 /* A loom's reader: the trace opened at the loom's directory. */
@@ -60,6 +71,7 @@ struct par_worker {
 	struct emu *emu;
 	uint8_t *own[2]; /* per row of the thread and CPU views: its looms' */
 	struct rvec v[EMU_MAX_VIEWS];
+	struct rvec iv; /* the internal records of its looms' rows (in->internal) */
 	size_t nviews;
 	size_t budget; /* the bytes of records it may hold */
 	size_t held;
@@ -98,30 +110,39 @@ static void w_warn(void *ctx, const char *msg)
 	wfail(ctx, "a warning", msg);
 }
 
-static int vpush(struct rvec *v, const struct emu_prv_rec *r, size_t n)
+static int vpush(struct rvec *v, const void *rec, size_t n)
 {
+	const char *r = rec;
 	while (n > 0) {
 		size_t off = v->n & (RV_CHUNK - 1);
 		if (off == 0 && (v->n >> RV_SHIFT) == v->nc) {
 			if (v->nc == v->capc) {
 				size_t capc = v->capc ? v->capc * 2 : 16;
-				struct emu_prv_rec **c = realloc(v->c, capc * sizeof *c);
+				char **c = realloc(v->c, capc * sizeof *c);
 				if (c == NULL)
 					return -1;
 				v->c = c;
 				v->capc = capc;
 			}
-			if ((v->c[v->nc] = malloc(RV_CHUNK * sizeof **v->c)) == NULL)
+			if ((v->c[v->nc] = malloc(RV_CHUNK * v->esz)) == NULL)
 				return -1;
 			v->nc++;
 		}
 		size_t k = RV_CHUNK - off < n ? RV_CHUNK - off : n;
-		memcpy(&v->c[v->n >> RV_SHIFT][off], r, k * sizeof *r);
+		memcpy(v->c[v->n >> RV_SHIFT] + off * v->esz, r, k * v->esz);
 		v->n += k;
-		r += k;
+		r += k * v->esz;
 		n -= k;
 	}
 	return 0;
+}
+
+/* Whether an internal record is of a row of the worker's looms: a CPU's
+ * (its running thread, their number) or a thread's (a raw channel). */
+static int own_irec(const struct par_worker *w, const struct emu_rec *x)
+{
+	return x->kind == EMU_REC_RSEL || x->kind == EMU_REC_NRUN ? w->own[1][x->row] :
+		w->own[0][x->row];
 }
 
 /* The worker's sink: the records of its looms' rows, kept (within its
@@ -131,6 +152,7 @@ static int w_records(void *self, const struct emu_batch *b, char *err, size_t er
 	struct par_worker *w = self;
 	for (size_t f = 0; f < w->nviews; f++)
 		w->held += b->nprv[f] * sizeof *b->prv[f];
+	w->held += b->ninternal * sizeof *b->internal;
 	if (w->held > w->budget) {
 		wfail(w, "the records would exceed the memory given to them", NULL);
 		snprintf(err, errlen, "over budget");
@@ -152,6 +174,20 @@ static int w_records(void *self, const struct emu_batch *b, char *err, size_t er
 			while (i < n && own != NULL && !own[r[i].row])
 				i++;
 		}
+	}
+	const struct emu_rec *x = b->internal;
+	size_t n = b->ninternal, i = 0;
+	while (i < n) {
+		size_t j = i;
+		while (j < n && own_irec(w, &x[j]))
+			j++;
+		if (j > i && vpush(&w->iv, x + i, j - i) != 0) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
+		i = j;
+		while (i < n && !own_irec(w, &x[i]))
+			i++;
 	}
 	return 0;
 }
@@ -339,7 +375,7 @@ static void *worker_main(void *arg)
 			wfail(w, "out of memory", NULL);
 			goto out;
 		}
-	struct emu_sink sink = { w, w_records, 0, 1 };
+	struct emu_sink sink = { w, w_records, in->internal, 1 };
 	if (emu_add_sink(w->emu, &sink) != 0) {
 		werror(w, emu_error(w->emu));
 		goto out;
@@ -423,49 +459,58 @@ static int same_dyn(const struct emu *a, const struct emu *b)
 	return 1;
 }
 
-/* The records of view f of every worker, by time: 0, 1 (two workers have
+/* The records of every worker's vector vs[k] (elements of esz bytes), by
+ * time, into *out (malloc'd, *nout of them), a window's time 0 first by row
+ * where snap (struct emu_prv_rec elements): 0, 1 (two workers have
  * records at one time: out->why), -1 (out of memory). */
-static int merge_view(struct par_out *out, size_t f)
+static int merge_vecs(struct par_out *out, const struct rvec *const *vs, size_t esz,
+		int snap, void **dst, size_t *nout)
 {
 	size_t nw = out->nworkers, total = 0;
-	struct par_worker *w = out->w;
 	for (size_t k = 0; k < nw; k++)
-		total += w[k].v[f].n;
-	out->rec[f] = malloc((total + 1) * sizeof *out->rec[f]);
-	if (out->rec[f] == NULL)
+		total += vs[k]->n;
+	char *o = malloc((total + 1) * esz);
+	*dst = o;
+	if (o == NULL)
 		return -1;
 	size_t *pos = calloc(nw, sizeof *pos), m = 0;
 	if (pos == NULL)
 		return -1;
-	/* a window's time 0: each row's state at T0, row by row, as the
-	 * serial run writes it (every row is one worker's) */
-	while (out->snap0) {
+	/* a window's time 0 (snap: view records): each row's state at T0, row
+	 * by row, as the serial run writes it (every row is one worker's) */
+	while (snap) {
 		size_t best = nw;
 		uint32_t brow = 0;
 		for (size_t k = 0; k < nw; k++) {
-			if (pos[k] == w[k].v[f].n || rv_at(&w[k].v[f], pos[k])->time != 0)
+			if (pos[k] == vs[k]->n)
 				continue;
-			uint32_t row = rv_at(&w[k].v[f], pos[k])->row;
-			if (best == nw || row < brow) {
+			const struct emu_prv_rec *r = rv_at(vs[k], pos[k]);
+			if (r->time != 0)
+				continue;
+			if (best == nw || r->row < brow) {
 				best = k;
-				brow = row;
+				brow = r->row;
 			}
 		}
 		if (best == nw)
 			break;
-		const struct rvec *v = &w[best].v[f];
+		const struct rvec *v = vs[best];
 		size_t i = pos[best];
-		while (i < v->n && rv_at(v, i)->time == 0 && rv_at(v, i)->row == brow)
-			out->rec[f][m++] = *rv_at(v, i++);
+		for (; i < v->n; i++) {
+			const struct emu_prv_rec *r = rv_at(v, i);
+			if (r->time != 0 || r->row != brow)
+				break;
+			memcpy(o + esz * m++, r, esz);
+		}
 		pos[best] = i;
 	}
 	for (;;) {
 		size_t best = nw;
 		int64_t bt = 0, second = INT64_MAX;
 		for (size_t k = 0; k < nw; k++) {
-			if (pos[k] == w[k].v[f].n)
+			if (pos[k] == vs[k]->n)
 				continue;
-			int64_t t = rv_at(&w[k].v[f], pos[k])->time;
+			int64_t t = rv_time(vs[k], pos[k]);
 			if (best == nw || t < bt) {
 				if (best != nw)
 					second = bt;
@@ -482,14 +527,14 @@ static int merge_view(struct par_out *out, size_t f)
 			snprintf(out->why, sizeof out->why, "records of two workers at one time");
 			return 1;
 		}
-		const struct rvec *v = &w[best].v[f];
+		const struct rvec *v = vs[best];
 		size_t i = pos[best];
-		while (i < v->n && rv_at(v, i)->time < second)
-			out->rec[f][m++] = *rv_at(v, i++);
+		while (i < v->n && rv_time(v, i) < second)
+			memcpy(o + esz * m++, rv_at(v, i++), esz);
 		pos[best] = i;
 	}
 	free(pos);
-	out->nrec[f] = m;
+	*nout = m;
 	return 0;
 }
 
@@ -562,6 +607,35 @@ static int owners(const struct par_out *out, const struct emu ***thr_of,
 				(*cpu_of)[c] = w->emu;
 	}
 	return 0;
+}
+
+/* The records of view f of every worker (f == EMU_MAX_VIEWS: the internal
+ * ones), by time, then the workers' copies freed: as merge_vecs. */
+static int merge_view(struct par_out *out, size_t f)
+{
+	size_t nw = out->nworkers;
+	const struct rvec **vs = calloc(nw + 1, sizeof *vs);
+	if (vs == NULL)
+		return -1;
+	for (size_t k = 0; k < nw; k++)
+		vs[k] = f < EMU_MAX_VIEWS ? &out->w[k].v[f] : &out->w[k].iv;
+	void *m = NULL;
+	size_t n = 0;
+	int r = merge_vecs(out, vs, f < EMU_MAX_VIEWS ? sizeof **out->rec : sizeof *out->irec,
+			out->snap0 && f < EMU_MAX_VIEWS, &m,
+			&n);
+	free(vs);
+	if (f < EMU_MAX_VIEWS) {
+		out->rec[f] = m;
+		out->nrec[f] = n;
+	} else {
+		out->irec = m;
+		out->nirec = n;
+	}
+	if (r == 0)
+		for (size_t k = 0; k < nw; k++)
+			rv_free(f < EMU_MAX_VIEWS ? &out->w[k].v[f] : &out->w[k].iv);
+	return r;
 }
 
 int par_summary(const struct par_out *out, FILE *f)
@@ -665,6 +739,9 @@ int par_run(const struct par_in *in, struct par_out *out, char *err, size_t errl
 		goto oom;
 	for (size_t k = 0; k < nw; k++) {
 		out->w[k].in = in;
+		for (size_t f = 0; f < EMU_MAX_VIEWS; f++)
+			out->w[k].v[f].esz = sizeof (struct emu_prv_rec);
+		out->w[k].iv.esz = sizeof (struct emu_rec);
 		out->w[k].looms = calloc(nl + 1, sizeof *out->w[k].looms);
 		if (out->w[k].looms == NULL)
 			goto oom;
@@ -736,14 +813,19 @@ int par_run(const struct par_in *in, struct par_out *out, char *err, size_t errl
 		}
 		if (m > 0)
 			return 1;
-		/* the workers' copies are no longer needed */
-		for (size_t k = 0; k < nw; k++) {
-			rv_free(&out->w[k].v[f]);
-		}
 		if (emu_view_at(out->emu, f)->breakdown && !in->raw_bd && par_bd_sort(out, f) != 0) {
 			snprintf(out->why, sizeof out->why, "out of memory for the breakdown");
 			return 1;
 		}
+	}
+	if (in->internal) {
+		int m = merge_view(out, EMU_MAX_VIEWS);
+		if (m < 0) {
+			snprintf(out->why, sizeof out->why, "out of memory for the merge");
+			return 1;
+		}
+		if (m > 0)
+			return 1;
 	}
 	return 0;
 oom:
@@ -771,10 +853,12 @@ void par_free(struct par_out *out)
 		free(w->looms);
 		for (size_t f = 0; f < EMU_MAX_VIEWS; f++)
 			rv_free(&w->v[f]);
+		rv_free(&w->iv);
 	}
 	free(out->w);
 	for (size_t f = 0; f < EMU_MAX_VIEWS; f++)
 		free(out->rec[f]);
+	free(out->irec);
 	memset(out, 0, sizeof *out);
 }
 

@@ -47,6 +47,10 @@ struct par_in {
 	int raw_bd;
 	/* Non-NULL: --from/--to (weft emu -j only, without -b) */
 	const struct emu_window *window;
+	/* The internal records the outputs want (an EMU_SINK_INT_*: the
+	 * Perfetto output's running threads and raw channels), kept and merged
+	 * as the views' records; 0: none. */
+	int internal;
 };
 
 struct par_out {
@@ -54,6 +58,8 @@ struct par_out {
 	size_t nviews;
 	struct emu_prv_rec *rec[EMU_MAX_VIEWS]; /* the merged records per view */
 	size_t nrec[EMU_MAX_VIEWS];
+	struct emu_rec *irec; /* the merged internal records (par_in.internal) */
+	size_t nirec;
 	int64_t duration;
 	uint64_t nevents;
 	size_t nworkers;

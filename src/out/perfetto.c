@@ -39,7 +39,9 @@
  * per (thread, channel) and per (CPU, channel) state only.
  *
  * Event names are interned (sequence 1), so a slice costs about 20 bytes.
- * Times are the Paraver times (ns from the first event).
+ * Times are the Paraver times (ns from the first event). The packets follow
+ * the records in time order, not the engine's batches (perfetto_records), so
+ * weft emu -j's merged records give the same file.
  *
  * Field numbers from google/perfetto protos/perfetto/trace: Trace.packet 1;
  * TracePacket timestamp 8, track_event 11, trusted_packet_sequence_id 10,
@@ -92,6 +94,13 @@ struct dyn_name {
 	const char *label;
 };
 
+/* An internal record held until no record to come can precede it
+ * (perfetto_records), with its key. */
+struct iq_item {
+	int64_t key;
+	struct emu_rec rec;
+};
+
 struct pbuf {
 	uint8_t *p;
 	size_t len, cap;
@@ -141,6 +150,12 @@ struct perfetto {
 	int64_t *rsel;      /* per CPU: running thread, -1 */
 	int64_t *cpu_of;    /* per thread: the CPU it is the running thread of, -1 */
 	FILE *side;         /* task type slices, written at close */
+	/* the internal records not written yet (perfetto_records), and the
+	 * last key of the thread stream (the thread view's and the lost
+	 * records) and of the internal one */
+	struct iq_item *iq;
+	size_t niq, iqcap;
+	int64_t tkey, ikey;
 	uint64_t uuid_proc, uuid_thread, uuid_cpu, uuid_chan, uuid_ctask;
 	int64_t last_ts;
 };
@@ -618,57 +633,144 @@ static int lost_rec(struct perfetto *pf, const struct emu_lost_rec *l)
 			begin ? "lost events" : NULL);
 }
 
+/* A thread view record: a thread's state (its slice on the thread's track),
+ * or with layer=shown a model channel's value. */
+static int thread_rec(struct perfetto *pf, const struct emu_prv_rec *x)
+{
+	int r = 0;
+	if (x->chan != pf->state_id)
+		return pf->shown ? shown_rec(pf, x) : 0;
+	size_t t = x->row;
+	uint64_t u = thread_uuid(pf, t);
+	if (pf->tstate[t] >= 0)
+		r |= pf_slice(pf, x->time, u, SLICE_END, NULL);
+	pf->tstate[t] = -1;
+	if (x->value != EMU_ST_DEAD && x->value > 0 && x->value < (int64_t) pf->state->nvalues) {
+		r |= pf_slice(pf, x->time, u, SLICE_BEGIN, pf->state->values[x->value].label);
+		pf->tstate[t] = (int8_t) x->value;
+	}
+	if (x->time > pf->last_ts)
+		pf->last_ts = x->time;
+	return r;
+}
+
+/* An internal record: a CPU's running thread (its slice on the CPU's
+ * track), or a raw channel's operation (layer=raw). */
+static int internal_rec(struct perfetto *pf, const struct emu_rec *x)
+{
+	int r = 0;
+	if (x->time > pf->last_ts)
+		pf->last_ts = x->time;
+	if (x->kind == EMU_REC_RSEL) {
+		uint64_t u = pf->uuid_cpu + x->row;
+		if (pf->cpu_open[x->row])
+			r |= pf_slice(pf, x->time, u, SLICE_END, NULL);
+		pf->cpu_open[x->row] = 0;
+		if (x->value >= 0) {
+			r |= pf_slice(pf, x->time, u, SLICE_BEGIN, pf->sys->threads[x->value].label);
+			pf->cpu_open[x->row] = 1;
+		}
+		if (x->value < (int64_t) pf->sys->nthreads)
+			r |= rsel_rec(pf, x->time, x->row, x->value);
+	} else if (x->kind >= EMU_REC_RAW_SET && !pf->shown) {
+		r |= raw_rec(pf, x->time, x);
+	}
+	return r;
+}
+
+/* The time of the thread stream's lost record l: its begin or end. */
+static int64_t lost_ts(const struct emu_lost_rec *l)
+{
+	return l->phase == EMU_LOST_BEGIN ? l->begin : l->end;
+}
+
+/* The file is a function of the records in time order, not of where the
+ * engine cuts its batches (weft emu -j hands the workers' merged records
+ * in batches of its own: docs/emu.md, PARALLEL). Two streams: the thread
+ * view's records with the lost records among them (by at[0]), and the
+ * internal records (the CPUs' running threads, the raw channels); each
+ * record gets a key, its time (a lost record: its begin or end), raised to
+ * the key before it in its stream (so a stream's keys never fall), and
+ * they are written in the order of the keys, the thread stream's first at
+ * equal keys, each stream in its own order. The records of a batch come
+ * after those of the batches before (none below their largest key), so a
+ * record is written once none to come can precede it: a thread stream's
+ * record at once (the internal records to come have its key or a larger
+ * one), an internal record once a larger key is met; those at the largest
+ * key are held (pf->iq) until the next batch or the end. */
 static int perfetto_records(void *self, const struct emu_batch *b, char *err, size_t errlen)
 {
 	struct perfetto *pf = self;
+	const struct emu_prv_rec *tv = b->prv[EMU_FILE_THREAD];
+	const struct emu_rec *in = b->internal;
+	size_t nt = b->nprv[EMU_FILE_THREAD], nl = b->nlost, ni = b->ninternal;
+	/* the largest key of either stream after this batch */
+	int64_t tk = pf->tkey, ik = pf->ikey;
+	for (size_t i = 0; i < nt; i++)
+		tk = tv[i].time > tk ? tv[i].time : tk;
+	for (size_t j = 0; j < nl; j++)
+		tk = lost_ts(&b->lost[j]) > tk ? lost_ts(&b->lost[j]) : tk;
+	for (size_t k = 0; k < ni; k++)
+		ik = in[k].time > ik ? in[k].time : ik;
+	int64_t bound = tk > ik ? tk : ik;
+	/* i, j: the thread view's and lost records taken; q, k: the held and
+	 * the batch's internal records taken; tcur, icur: the keys before */
+	size_t i = 0, j = 0, q = 0, k = 0;
+	int64_t tcur = pf->tkey, icur = pf->ikey;
 	int r = 0;
-	/* Thread states, from the thread.prv state records, and the lost
-	 * intervals where they lie among them. */
-	size_t j = 0;
-	for (size_t i = 0; i < b->nprv[EMU_FILE_THREAD] && r == 0; i++) {
-		const struct emu_prv_rec *x = &b->prv[EMU_FILE_THREAD][i];
-		for (; j < b->nlost && b->lost[j].at[0] <= i && r == 0; j++)
-			r |= lost_rec(pf, &b->lost[j]);
-		if (x->chan != pf->state_id) {
-			if (pf->shown)
-				r |= shown_rec(pf, x);
-			continue;
+	while (r == 0) {
+		int lost = j < nl && (i == nt || b->lost[j].at[0] <= i);
+		int has_t = lost || i < nt;
+		int64_t kt = 0, ki = 0;
+		if (has_t) {
+			int64_t ts = lost ? lost_ts(&b->lost[j]) : tv[i].time;
+			kt = ts > tcur ? ts : tcur;
 		}
-		size_t t = x->row;
-		uint64_t u = thread_uuid(pf, t);
-		if (pf->tstate[t] >= 0)
-			r |= pf_slice(pf, x->time, u, SLICE_END, NULL);
-		pf->tstate[t] = -1;
-		if (x->value != EMU_ST_DEAD && x->value > 0 &&
-				x->value < (int64_t) pf->state->nvalues) {
-			r |= pf_slice(pf, x->time, u, SLICE_BEGIN, pf->state->values[x->value].label);
-			pf->tstate[t] = (int8_t) x->value;
-		}
-		if (x->time > pf->last_ts)
-			pf->last_ts = x->time;
-	}
-	for (; j < b->nlost && r == 0; j++)
-		r |= lost_rec(pf, &b->lost[j]);
-	/* The running thread of each CPU and the raw channel operations. */
-	for (size_t i = 0; i < b->ninternal && r == 0; i++) {
-		const struct emu_rec *x = &b->internal[i];
-		if (x->time > pf->last_ts)
-			pf->last_ts = x->time;
-		if (x->kind == EMU_REC_RSEL) {
-			uint64_t u = pf->uuid_cpu + x->row;
-			if (pf->cpu_open[x->row])
-				r |= pf_slice(pf, x->time, u, SLICE_END, NULL);
-			pf->cpu_open[x->row] = 0;
-			if (x->value >= 0) {
-				r |= pf_slice(pf, x->time, u, SLICE_BEGIN, pf->sys->threads[x->value].label);
-				pf->cpu_open[x->row] = 1;
+		int has_i = q < pf->niq || k < ni;
+		if (q < pf->niq)
+			ki = pf->iq[q].key;
+		else if (k < ni)
+			ki = in[k].time > icur ? in[k].time : icur;
+		if (has_t && (!has_i || kt <= ki)) {
+			tcur = kt;
+			r |= lost ? lost_rec(pf, &b->lost[j++]) : thread_rec(pf, &tv[i++]);
+		} else if (has_i && (has_t || ki < bound)) {
+			if (q < pf->niq) {
+				r |= internal_rec(pf, &pf->iq[q++].rec);
+			} else {
+				icur = ki;
+				r |= internal_rec(pf, &in[k++]);
 			}
-			if (x->value < (int64_t) pf->sys->nthreads)
-				r |= rsel_rec(pf, x->time, x->row, x->value);
-		} else if (x->kind >= EMU_REC_RAW_SET && !pf->shown) {
-			r |= raw_rec(pf, x->time, x);
+		} else {
+			break;
 		}
 	}
+	/* the internal records left (at the largest key) are held */
+	if (r == 0 && q > 0) {
+		memmove(pf->iq, pf->iq + q, (pf->niq - q) * sizeof *pf->iq);
+		pf->niq -= q;
+	}
+	if (r == 0 && k < ni) {
+		if (pf->niq + ni - k > pf->iqcap) {
+			size_t cap = pf->iqcap ? pf->iqcap : 256;
+			while (cap < pf->niq + ni - k)
+				cap *= 2;
+			struct iq_item *n = realloc(pf->iq, cap * sizeof *n);
+			if (n == NULL)
+				r = -1;
+			else {
+				pf->iq = n;
+				pf->iqcap = cap;
+			}
+		}
+		for (; r == 0 && k < ni; k++) {
+			icur = in[k].time > icur ? in[k].time : icur;
+			pf->iq[pf->niq].key = icur;
+			pf->iq[pf->niq++].rec = in[k];
+		}
+	}
+	pf->tkey = tk;
+	pf->ikey = ik;
 	if (r != 0) {
 		snprintf(err, errlen, "%s: out of memory", pf->path);
 		return -1;
@@ -705,6 +807,7 @@ static void pf_free(struct perfetto *pf)
 	free(pf->cdeclared);
 	free(pf->rsel);
 	free(pf->cpu_of);
+	free(pf->iq);
 	if (pf->side != NULL)
 		fclose(pf->side);
 	if (pf->f != NULL)
@@ -796,6 +899,10 @@ static int perfetto_close(struct out *o, int64_t duration, char *err, size_t err
 {
 	struct perfetto *pf = (struct perfetto *) o;
 	int r = 0;
+	/* the internal records held first */
+	for (size_t q = 0; q < pf->niq; q++)
+		r |= internal_rec(pf, &pf->iq[q].rec);
+	pf->niq = 0;
 	int64_t ts = duration > pf->last_ts ? duration : pf->last_ts;
 	/* Close what is still open, innermost first; the task type slices
 	 * (side file) then come with their labels. */
@@ -937,6 +1044,7 @@ struct out *out_perfetto_open(const char *dir, const struct emu *emu,
 	for (size_t i = 0; i < nt; i++)
 		pf->cpu_of[i] = -1;
 	memset(pf->tstate, -1, nt + 1);
+	pf->tkey = pf->ikey = INT64_MIN;
 	pf->uuid_proc = 1;
 	pf->uuid_thread = pf->uuid_proc + pf->sys->nprocs;
 	pf->uuid_cpu = pf->uuid_thread + nt;

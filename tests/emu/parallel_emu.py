@@ -10,20 +10,24 @@ driver say whether the workers made the run ("weft emu: -j N: K workers, ...",
 K = min(N, looms)) or why it was made serially ("-j N: serial run (why)"),
 which is asserted too:
   - every multi-loom case of the conformance corpus (v1/ and v3/, the ones the
-    reference refuses included: the same message), with --paraver -q and with
-    --paraver (the summary on stdout), and the nosv and nanos6 ones with -b
-    (the breakdown, sorted over every loom's CPUs after the merge): by
-    workers, except the cases listed in SERIAL (their reason asserted);
+    reference refuses included: the same message), with --paraver --perfetto
+    -q (perfetto.pftrace byte for byte too) and with --paraver (the summary on
+    stdout), and the nosv and nanos6 ones with -b (the breakdown, sorted over
+    every loom's CPUs after the merge): by workers, except the cases listed in
+    SERIAL (their reason asserted);
   - a generated 16-loom trace (2 threads on 2 CPUs per loom, a user model's
     events: --model examples/zeta/zeta.yaml), with --paraver -q, with -a,
-    with -b, with --from/--to, with -f paraver:aux=no, and without -q (the
-    summary on stdout, the same lines): by workers; with --perfetto, -f
-    sqlite, a window with the summary or -b, or --salvage: serial (the same
-    files; the reason asserted);
+    with -b, with --from/--to, with -f paraver:aux=no, with --perfetto (and
+    layer=shown, and -a, and no format: Paraver and Perfetto; and with -b),
+    and without -q (the summary on stdout, the same lines): by workers; with
+    -f sqlite, a window with the summary, -b or the Perfetto output, or
+    --salvage: serial (the same files; the reason asserted);
   - a 6-loom trace whose odd looms end early, with windows after their end
     (their rows' state at T0 written after their last event), inside, and
     holding nothing (serial: the message);
   - every multi-loom corpus case with --from 1ms --to 30ms (-q);
+  - a 2-loom trace with 8400 records at one clock, 4200 a view (more than
+    a batch of the merge, which then holds them all): by workers;
   - the same trace with every loom's events at the same clocks: serial
     (events of two streams at one clock cannot be ordered as the serial
     run's heap orders them), the same files.
@@ -163,6 +167,28 @@ def gen_trace(root, nlooms, ties=False, iters=40, uneven=False):
             tracegen.write_stream(root, tracegen.thread_rel(f"node{L:02d}", pid, tid), m, evs)
 
 
+def gen_burst(root, n=2100):
+    """2 looms as gen_trace's, one thread pushing and popping zeta's region n
+    times at one clock: more records at one time than a batch of the merge."""
+    for L in range(2):
+        pid = 1000 + L
+        for k in range(2):
+            tid = pid * 10 + k
+            off = 3 * (L * 2 + k)
+
+            def c(step):
+                return 1_000_000 + step * 1000 + off
+            evs = [tracegen.ev("OHx", c(0), struct.pack("<iiQ", k, -1, 0)),
+                   tracegen.ev("ZPs", c(1))]
+            for i in range(n if L == 0 and k == 0 else 0):
+                evs.append(tracegen.ev("ZR[", c(2), struct.pack("<I", 1 + i % 3)))
+                evs.append(tracegen.ev("ZR]", c(2), struct.pack("<I", 1 + i % 3)))
+            evs += [tracegen.ev("ZPe", c(3)), tracegen.ev("OHe", c(4))]
+            m = tracegen.meta(tid, pid, loom=f"node{L:02d}", cpus=((0, 2 * L), (1, 2 * L + 1)),
+                              require={"ovni": "1.1.0", "zeta": "1.0.0"})
+            tracegen.write_stream(root, tracegen.thread_rel(f"node{L:02d}", pid, tid), m, evs)
+
+
 def corpus():
     d = os.environ.get("WEFT_CONFORMANCE_DIR") or os.environ.get("WEFT_CONFORMANCE_DIR_DEFAULT")
     return Path(d) if d and Path(d).is_dir() else None
@@ -180,7 +206,7 @@ def main():
                 continue
             why = SERIAL.get(case.name)
             expect = ("serial", why) if why else ("workers", len(looms))
-            compare(case.name, trace, ["--paraver", "-q"], tmp, expect, ok=False)
+            compare(case.name, trace, ["--paraver", "--perfetto", "-q"], tmp, expect, ok=False)
             # the summary (stdout) too: the workers' figures, put together
             compare(case.name + " summary", trace, ["--paraver"], tmp, expect, ok=False)
             # a window: each row's state at T0, merged by row at time 0 (a window
@@ -205,13 +231,24 @@ def main():
         compare("gen16", trace, m + ["--paraver", "-q"], tmp, work)
         compare("gen16 -a", trace, m + ["--paraver", "-q", "-a"], tmp, work)
         compare("gen16 aux=no", trace, m + ["-f", "paraver:aux=no", "-q", "--no-cfg"], tmp, work)
-        compare("gen16 --perfetto", trace, m + ["--paraver", "--perfetto", "-q"], tmp,
-                ("serial", "the Perfetto output"))
+        # Perfetto: its file is a function of the merged records, whatever the
+        # batches (the workers' internal records merged too)
+        compare("gen16 --perfetto", trace, m + ["--paraver", "--perfetto", "-q"], tmp, work)
+        compare("gen16 perfetto alone", trace, m + ["--perfetto", "-q"], tmp, work)
+        compare("gen16 layer=shown", trace, m + ["-f", "perfetto:layer=shown", "-q"], tmp, work)
+        compare("gen16 perfetto -a", trace, m + ["--perfetto", "-q", "-a"], tmp, work)
+        compare("gen16 default formats", trace, m + ["-q"], tmp, work)
         compare("gen16 sqlite", trace, m + ["-f", "sqlite", "-q"], tmp,
                 ("serial", "the SQLite output"))
         compare("gen16 -b", trace, m + ["--paraver", "-q", "-b"], tmp, work)
         compare("gen16 window", trace, m + ["--paraver", "-q", "--from", "1010000",
                                             "--to", "1200000"], tmp, work)
+        # Perfetto with the breakdown and with a window
+        compare("gen16 -b perfetto", trace, m + ["--paraver", "--perfetto", "-q", "-b"], tmp,
+                work)
+        compare("gen16 window perfetto", trace, m + ["--perfetto", "-q", "--from", "1010000",
+                                                     "--to", "1200000"], tmp,
+                ("serial", "a window with the Perfetto output"))
         compare("gen16 window summary", trace, m + ["--paraver", "--from", "1010000"], tmp,
                 ("serial", "a window with the summary"))
         compare("gen16 window -b", trace, m + ["--paraver", "-q", "-b", "--to", "1200000"], tmp,
@@ -237,15 +274,26 @@ def main():
         compare("gen16 budget", trace, m + ["--paraver", "-q"], tmp,
                 ("serial", "the records would exceed the memory given to them"),
                 extra_env={"WEFT_EMU_PAR_BUDGET": "0.01"})
+        compare("gen16 budget perfetto", trace, m + ["--perfetto", "-q"], tmp,
+                ("serial", "the records would exceed the memory given to them"),
+                extra_env={"WEFT_EMU_PAR_BUDGET": "0.01"})
         # more records than a worker's chunk of them (65536 a view)
         big = tmp / "big"
         gen_trace(str(big), 16, iters=1200)
         compare("big", big, m + ["--paraver", "-q", "--no-cfg"], tmp, work)
+        # many batches of the serial run's, cut elsewhere than the merge's
+        compare("big --perfetto", big, m + ["--perfetto", "-q"], tmp, work)
+        compare("big layer=shown", big, m + ["-f", "perfetto:layer=shown", "-q"], tmp, work)
         shutil.rmtree(big)
+        # 8400 records at one time, 4200 a view (more than a batch of the merge)
+        burst = tmp / "burst"
+        gen_burst(str(burst))
+        compare("burst", burst, m + ["--paraver", "--perfetto", "-q"], tmp, ("workers", 2))
         ties = tmp / "ties"
         gen_trace(str(ties), 16, ties=True)
         compare("ties", ties, m + ["--paraver", "-q"], tmp,
                 ("serial", TIES))
+        compare("ties --perfetto", ties, m + ["--perfetto", "-q"], tmp, ("serial", TIES))
         # a warning (a link out of the trace, passed over) makes the run serial,
         # which says it once
         warn = tmp / "warn"
