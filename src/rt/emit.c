@@ -210,9 +210,10 @@ static void lost_add(struct rt_thread *th)
  * back), and then bumps the epoch and carries over the entries whose
  * positions it keeps; an entry of another epoch is dead. */
 
-static inline int clog_live(const struct rt_clog *e, const struct rt_thread *th)
+static inline int clog_live(unsigned i, const struct rt_thread *th)
 {
-	return e->ep == rt_hot.epoch && e->pos >= th->buf && e->pos <= rt_hot.cur;
+	return rt_hot.clog_ep[i] == rt_hot.epoch && rt_hot.clog_pos[i] >= th->buf
+	       && rt_hot.clog_pos[i] <= rt_hot.cur;
 }
 
 /* Starts a new epoch: returns the old one (entries still of it are the
@@ -241,11 +242,11 @@ static void clog_moved(const struct rt_thread *th, const uint8_t *w, const uint8
 {
 	uint32_t old = clog_new_epoch();
 	for (unsigned i = 0; i < RT_CLOG_N; i++) {
-		struct rt_clog *e = &rt_hot.clog[i];
-		if (e->ep != old || e->pos < w || e->pos > old_cur)
+		uint8_t *pos = rt_hot.clog_pos[i];
+		if (rt_hot.clog_ep[i] != old || pos < w || pos > old_cur)
 			continue;
-		e->pos = e->pos == old_cur ? to : th->buf + (e->pos - w);
-		e->ep = rt_hot.epoch;
+		rt_hot.clog_pos[i] = pos == old_cur ? to : th->buf + (pos - w);
+		rt_hot.clog_ep[i] = rt_hot.epoch;
 	}
 }
 
@@ -254,12 +255,11 @@ static void clog_inserted(const uint8_t *at, size_t n)
 {
 	uint32_t old = clog_new_epoch();
 	for (unsigned i = 0; i < RT_CLOG_N; i++) {
-		struct rt_clog *e = &rt_hot.clog[i];
-		if (e->ep != old)
+		if (rt_hot.clog_ep[i] != old)
 			continue;
-		if (e->pos >= at)
-			e->pos += n;
-		e->ep = rt_hot.epoch;
+		if (rt_hot.clog_pos[i] >= at)
+			rt_hot.clog_pos[i] += n;
+		rt_hot.clog_ep[i] = rt_hot.epoch;
 	}
 }
 
@@ -271,11 +271,28 @@ static void clog_inserted(const uint8_t *at, size_t n)
 static inline void clog_consume(uint64_t c)
 {
 	uint32_t h = rt_hot.clog_head - 1u;
-	struct rt_clog *e = &rt_hot.clog[h & (RT_CLOG_N - 1u)];
-	if (e->clock == c) {
-		e->ep = 0;
+	uint32_t k = h & (RT_CLOG_N - 1u);
+	if (rt_hot.clog_clock[k] == c) {
+		rt_hot.clog_ep[k] = 0;
 		rt_hot.clog_head = h;
 	}
+}
+
+/* ovni_clock_now without WEFT_CLOCK=tsc: CLOCK_MONOTONIC into clock log
+ * entry k (a tail call, so that the TSC path needs no stack frame). */
+__attribute__((noinline)) static uint64_t clock_now_mono(uint32_t k)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	uint64_t t = (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
+	rt_hot.clog_clock[k] = t;
+	return t;
+}
+
+/* ovni_clock_now in a handler that interrupted the owner (not logged). */
+__attribute__((noinline)) static uint64_t clock_now_busy(void)
+{
+	return clock_raw();
 }
 
 uint64_t ovni_clock_now(void)
@@ -283,8 +300,8 @@ uint64_t ovni_clock_now(void)
 	/* A signal handler that interrupted the owner's emit or flush (its
 	 * event goes to the pending ring, stored in clock order) does not
 	 * log: the owner may be moving the entries. */
-	if (rt_hot.busy != 0)
-		return clock_raw();
+	if (RT_UNLIKELY(rt_hot.busy != 0))
+		return clock_now_busy();
 	/* Claim an entry, mark it dead, then fill it: the epoch before the
 	 * cursor, so that an owner (a handler) moving bytes in between leaves
 	 * it dead rather than pointing at moved bytes; the cursor before the
@@ -296,24 +313,27 @@ uint64_t ovni_clock_now(void)
 	 * with its older clock; seen on a loaded machine, where the thread is
 	 * often preempted here and its timer's signal runs on resuming). Once
 	 * the epoch is seen unchanged after the fill, a later move carries
-	 * the entry over. */
+	 * the entry over. The entry is named by its index, not a pointer: its
+	 * fields are then addressed from the thread pointer directly. */
 	uint32_t i = rt_hot.clog_head;
 	rt_hot.clog_head = i + 1u;
-	struct rt_clog *e = &rt_hot.clog[i & (RT_CLOG_N - 1u)];
-	e->clock = UINT64_MAX;
+	uint32_t k = i & (RT_CLOG_N - 1u);
+	rt_hot.clog_clock[k] = UINT64_MAX;
 	uint32_t ep;
 	do {
-		e->ep = 0;
+		rt_hot.clog_ep[k] = 0;
 		RT_SIGNAL_FENCE;
 		ep = rt_hot.epoch;
 		RT_SIGNAL_FENCE;
-		e->pos = rt_hot.cur;
+		rt_hot.clog_pos[k] = rt_hot.cur;
 		RT_SIGNAL_FENCE;
-		e->ep = ep;
+		rt_hot.clog_ep[k] = ep;
 		RT_SIGNAL_FENCE;
-	} while (rt_hot.epoch != ep);
-	uint64_t t = clock_raw();
-	e->clock = t;
+	} while (RT_UNLIKELY(rt_hot.epoch != ep));
+	if (RT_UNLIKELY(!__atomic_load_n(&rt_clock_tsc, __ATOMIC_RELAXED)))
+		return clock_now_mono(k);
+	uint64_t t = clock_tsc();
+	rt_hot.clog_clock[k] = t;
 	return t;
 }
 
@@ -373,26 +393,27 @@ static size_t stored_size(const uint8_t *p)
  * the end, as the reference stores it. */
 static uint8_t *insertion_point(const struct rt_thread *th, uint64_t c)
 {
-	const struct rt_clog *hit = NULL;
+	unsigned hit = RT_CLOG_N;
 	uint32_t head = rt_hot.clog_head;
 	for (unsigned k = 1; k <= RT_CLOG_N; k++) {
-		const struct rt_clog *e = &rt_hot.clog[(head - k) & (RT_CLOG_N - 1u)];
-		if (e->clock == c && clog_live(e, th)) {
-			hit = e;
+		unsigned i = (head - k) & (RT_CLOG_N - 1u);
+		if (rt_hot.clog_clock[i] == c && clog_live(i, th)) {
+			hit = i;
 			break;
 		}
 	}
-	if (hit == NULL)
+	if (hit == RT_CLOG_N)
 		return NULL;
 	uint8_t *cur = rt_hot.cur;
-	uint8_t *p = hit->pos;
+	uint8_t *at = rt_hot.clog_pos[hit];
+	uint8_t *p = at;
 	if ((size_t) (cur - p) > RT_SCAN_MAX)
 		return NULL;
 	while (p < cur && clock_at(p) <= c)
 		p += stored_size(p);
 	if (p >= cur)
 		return NULL;
-	if (is_flush_mark(p) && p != hit->pos)
+	if (is_flush_mark(p) && p != at)
 		return NULL;
 	return p;
 }
@@ -404,9 +425,9 @@ static uint8_t *hold_point(const struct rt_thread *th)
 	uint8_t *cur = rt_hot.cur;
 	uint8_t *w = cur;
 	for (unsigned i = 0; i < RT_CLOG_N; i++) {
-		const struct rt_clog *e = &rt_hot.clog[i];
-		if (clog_live(e, th) && e->pos < w && (size_t) (cur - e->pos) <= th->hold_max)
-			w = e->pos;
+		uint8_t *pos = rt_hot.clog_pos[i];
+		if (clog_live(i, th) && pos < w && (size_t) (cur - pos) <= th->hold_max)
+			w = pos;
 	}
 	return w;
 }
@@ -1016,16 +1037,33 @@ void ovni_ev_emit(struct ovni_ev *ev)
 	uint32_t was = acquire();
 	uint8_t *cur = rt_hot.cur;
 	uint64_t clock = ev->header.clock;
-	uint32_t slow = was | pend_reserved() | (uint32_t) ((uintptr_t) rt_hot.end - (uintptr_t) cur < size)
-			| (uint32_t) (clock < rt_hot.last) | (uint32_t) (clock >= flush_at_get())
-			| (uint32_t) (clock >= rt_hot.sample_at) | rt_filter_tab[ev->header.model];
-	if (RT_UNLIKELY(slow != 0)) {
-		emit_slow(ev, size, was, before0);
-		return;
-	}
-	/* The buffer has sizeof(struct ovni_ev) bytes of slack past its end:
-	 * a fixed-size copy is cheaper than a variable one. */
-	memcpy(cur, ev, sizeof *ev);
+	/* Each test a compare and a branch that is never taken (a fused
+	 * pair): fewer instructions than or-ing the flags together. */
+	if (RT_UNLIKELY((was | pend_reserved()) != 0))
+		goto slow;
+	if (RT_UNLIKELY((uintptr_t) rt_hot.end - (uintptr_t) cur < size))
+		goto slow;
+	if (RT_UNLIKELY(clock < rt_hot.last))
+		goto slow;
+	if (RT_UNLIKELY(clock >= flush_at_get()))
+		goto slow;
+	if (RT_UNLIKELY(clock >= rt_hot.sample_at))
+		goto slow;
+	if (RT_UNLIKELY(rt_filter_tab[ev->header.model] != 0))
+		goto slow;
+	/* The header field by field, as the caller stored it (ovni_ev_set_mcv
+	 * stores bytes, ovni_ev_set_clock 8 bytes): a wider load across those
+	 * stores would wait for them to reach the cache (a failed store
+	 * forward, about 5 ns). The payload, if any, as one fixed-size copy
+	 * (the buffer has sizeof(struct ovni_ev) bytes of slack past its
+	 * end). */
+	cur[WEFT_EV_OFF_FLAGS] = ev->header.flags;
+	cur[WEFT_EV_OFF_MODEL] = ev->header.model;
+	cur[WEFT_EV_OFF_CATEGORY] = ev->header.category;
+	cur[WEFT_EV_OFF_VALUE] = ev->header.value;
+	weft_store_u64(cur + WEFT_EV_OFF_CLOCK, clock);
+	if (size > WEFT_EV_HEADER_SIZE)
+		memcpy(cur + WEFT_EV_HEADER_SIZE, &ev->payload, sizeof ev->payload);
 	rt_hot.cur = cur + size;
 	rt_hot.last = clock;
 	clog_consume(clock);
@@ -1034,6 +1072,9 @@ void ovni_ev_emit(struct ovni_ev *ev)
 	RT_SIGNAL_FENCE;
 	if (RT_UNLIKELY(pend_reserved() != 0))
 		emit_drain();
+	return;
+slow:
+	emit_slow(ev, size, was, before0);
 }
 
 void ovni_ev_jumbo_emit(struct ovni_ev *ev, const uint8_t *buf, uint32_t bufsize)

@@ -215,7 +215,14 @@ static inline uint64_t rt_clock_tsc_ns(void)
 {
 	struct rt_clock_conv c;
 	rt_clock_conv_get(&c);
-	return rt_clock_conv_at(&c, rt_tsc_read());
+	uint64_t t = rt_tsc_read();
+	uint64_t d = t - c.base_tsc;
+	/* Within 2^32 ticks of the base (a second or more; the base moves at
+	 * each write of a buffer) and below a ns per tick, d * mult fits in
+	 * 64 bits: one multiplication. */
+	if (RT_LIKELY(((d | c.mult) >> 32) == 0))
+		return c.base_ns + ((d * c.mult) >> 32);
+	return rt_clock_conv_at(&c, t);
 }
 /* The clock of the events now, without the per-thread clamp (for a
  * crash's cut; async-signal-safe). */
@@ -412,16 +419,17 @@ struct rt_hot {
 	/* Sampling: an event with a clock at or after this goes to the slow
 	 * path, which records the thread's sample first (UINT64_MAX: off). */
 	uint64_t sample_at;
-	/* The clock log: entry i % RT_CLOG_N is the i-th read. An entry is
-	 * valid while its ep equals epoch (never 0); whatever moves bytes in
-	 * the buffer bumps epoch and carries the entries it keeps over. */
+	/* The clock log: entry i % RT_CLOG_N is the i-th read (its clock,
+	 * the buffer position at the read, its epoch). An entry is valid
+	 * while its ep equals epoch (never 0); whatever moves bytes in the
+	 * buffer bumps epoch and carries the entries it keeps over. Three
+	 * arrays rather than one of structures: an entry's field is then
+	 * one instruction from the thread pointer (8-byte strides). */
 	uint32_t clog_head;
 	uint32_t epoch;
-	struct rt_clog {
-		uint64_t clock;
-		uint8_t *pos;
-		uint32_t ep;
-	} clog[RT_CLOG_N];
+	uint64_t clog_clock[RT_CLOG_N];
+	uint8_t *clog_pos[RT_CLOG_N];
+	uint32_t clog_ep[RT_CLOG_N];
 };
 
 extern _Thread_local struct rt_hot rt_hot __attribute__((tls_model("initial-exec")));
