@@ -169,6 +169,7 @@ struct rt_clock_conv {
 	uint64_t base_tsc;
 	uint64_t base_ns;
 	uint64_t mult; /* ns per tick << 32 */
+	uint64_t pad;  /* 32 bytes: a slot is a shift away from the latch */
 };
 extern struct rt_clock_conv rt_clock_slots[2];
 extern uint32_t rt_clock_latch;
