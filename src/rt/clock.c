@@ -53,7 +53,7 @@ int rt_clock_tsc;
  * whole slot, even a signal handler that interrupted the update on its
  * own thread (it never waits). All atomics. */
 struct rt_clock_conv rt_clock_slots[2];
-uint32_t rt_clock_latch;
+uint64_t rt_clock_latch;
 
 /* The calibration (under cal_mu): the first reading and the last update. */
 static pthread_mutex_t cal_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -142,7 +142,7 @@ static void slot_set(struct rt_clock_conv *c, uint64_t base_tsc, uint64_t base_n
 
 static void publish(uint64_t base_tsc, uint64_t base_ns, uint64_t mult)
 {
-	uint32_t l = __atomic_load_n(&rt_clock_latch, __ATOMIC_RELAXED);
+	uint64_t l = __atomic_load_n(&rt_clock_latch, __ATOMIC_RELAXED);
 	__atomic_store_n(&rt_clock_latch, l + 1u, __ATOMIC_SEQ_CST);
 	slot_set(&rt_clock_slots[0], base_tsc, base_ns, mult);
 	__atomic_store_n(&rt_clock_latch, l + 2u, __ATOMIC_SEQ_CST);

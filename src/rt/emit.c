@@ -81,7 +81,11 @@
 #include "obs_format.h"
 #include "rt_internal.h"
 
-_Thread_local struct rt_hot rt_hot __attribute__((tls_model("initial-exec")));
+_Thread_local struct rt_hot rt_hot __attribute__((tls_model("initial-exec"))) = {.cv_latch = RT_CV_NONE};
+
+/* The functions of the emit path start on a cache line of their own:
+ * their cost then does not depend on where the linker put them. */
+#define RT_HOT __attribute__((aligned(64), hot))
 
 static const uint8_t mcv_flush_begin[3] = {'O', 'F', '['};
 static const uint8_t mcv_flush_end[3] = {'O', 'F', ']'};
@@ -110,11 +114,18 @@ static inline uint64_t piece_clock(const struct piece *ev)
 	return weft_load_u64(ev->hdr + WEFT_EV_OFF_CLOCK);
 }
 
-/* WEFT_CLOCK=tsc (clock.c): the converted counter, never less than what
- * the thread read before. */
-static inline uint64_t clock_tsc(void)
+/* The clock of the events (clock.c). With WEFT_CLOCK=tsc each thread
+ * converts the counter with its own copy of the process's conversion
+ * (rt_hot.cv_*, taken again whenever rt_clock_latch moves): one compare
+ * of the latch against the copy's (which also tells that the TSC is in
+ * use: without it the copy is never taken), one multiplication, and the
+ * clamp to the newest value the thread read before (a thread that took
+ * the old conversion a little after an update may be a few ns ahead of
+ * the new one). Signal handlers: a handler that takes a new copy marks it
+ * RT_CV_NONE while it writes it, and the interrupted reader, seeing the
+ * copy's latch changed once it has read the fields, reads again. */
+static inline uint64_t clock_clamp(uint64_t v)
 {
-	uint64_t v = rt_clock_tsc_ns();
 	uint64_t l = rt_hot.clk_last;
 	if (v < l)
 		v = l;
@@ -122,13 +133,73 @@ static inline uint64_t clock_tsc(void)
 	return v;
 }
 
+/* The thread's copy of the conversion, latch l (async-signal-safe). */
+static void cv_take(void)
+{
+	for (;;) {
+		struct rt_clock_conv c;
+		uint64_t l = rt_clock_conv_get(&c);
+		rt_hot.cv_latch = RT_CV_NONE;
+		RT_SIGNAL_FENCE;
+		rt_hot.cv_base_tsc = c.base_tsc;
+		rt_hot.cv_base_ns = c.base_ns;
+		rt_hot.cv_mult = c.mult;
+		rt_hot.cv_dmax = c.mult == 0 ? UINT64_MAX : UINT64_MAX / c.mult;
+		RT_SIGNAL_FENCE;
+		/* A handler that took a copy meanwhile changed the mark: the
+		 * fields may be half its, half ours. */
+		if (rt_hot.cv_latch != RT_CV_NONE)
+			continue;
+		rt_hot.cv_latch = l;
+		RT_SIGNAL_FENCE;
+		return;
+	}
+}
+
+/* The fast path failed: CLOCK_MONOTONIC, or the TSC with a new copy of
+ * the conversion or past the one-multiplication range. */
+static inline __attribute__((always_inline)) uint64_t clock_slow_body(void)
+{
+	if (!__atomic_load_n(&rt_clock_tsc, __ATOMIC_RELAXED)) {
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		return (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
+	}
+	struct rt_clock_conv c;
+	(void) rt_clock_conv_get(&c);
+	uint64_t v = rt_clock_conv_at(&c, rt_tsc_read());
+	if (__atomic_load_n(&rt_clock_latch, __ATOMIC_ACQUIRE) != rt_hot.cv_latch)
+		cv_take();
+	return clock_clamp(v);
+}
+
+__attribute__((noinline)) static uint64_t clock_raw_slow(void)
+{
+	return clock_slow_body();
+}
+
+/* The fast path: 1 and the clock in *v, or 0. */
+static inline __attribute__((always_inline)) int clock_fast(uint64_t *v)
+{
+	uint64_t l = __atomic_load_n(&rt_clock_latch, __ATOMIC_ACQUIRE);
+	if (RT_LIKELY(l == rt_hot.cv_latch)) {
+		uint64_t d = rt_tsc_read() - rt_hot.cv_base_tsc;
+		uint64_t c = rt_hot.cv_base_ns + ((d * rt_hot.cv_mult) >> 32);
+		RT_SIGNAL_FENCE;
+		if (RT_LIKELY(d <= rt_hot.cv_dmax) && RT_LIKELY(rt_hot.cv_latch == l)) {
+			*v = clock_clamp(c);
+			return 1;
+		}
+	}
+	return 0;
+}
+
 static inline uint64_t clock_raw(void)
 {
-	if (RT_UNLIKELY(__atomic_load_n(&rt_clock_tsc, __ATOMIC_RELAXED)))
-		return clock_tsc();
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
+	uint64_t v;
+	if (clock_fast(&v))
+		return v;
+	return clock_raw_slow();
 }
 
 void ovni_ev_set_mcv(struct ovni_ev *ev, const char *mcv)
@@ -278,13 +349,11 @@ static inline void clog_consume(uint64_t c)
 	}
 }
 
-/* ovni_clock_now without WEFT_CLOCK=tsc: CLOCK_MONOTONIC into clock log
- * entry k (a tail call, so that the TSC path needs no stack frame). */
-__attribute__((noinline)) static uint64_t clock_now_mono(uint32_t k)
+/* ovni_clock_now's slow clock into clock log entry k (a tail call, so that
+ * the fast path needs no stack frame). */
+__attribute__((noinline)) static uint64_t clock_now_slow(uint32_t k)
 {
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	uint64_t t = (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
+	uint64_t t = clock_slow_body();
 	rt_hot.clog_clock[k] = t;
 	return t;
 }
@@ -295,7 +364,7 @@ __attribute__((noinline)) static uint64_t clock_now_busy(void)
 	return clock_raw();
 }
 
-uint64_t ovni_clock_now(void)
+RT_HOT uint64_t ovni_clock_now(void)
 {
 	/* A signal handler that interrupted the owner's emit or flush (its
 	 * event goes to the pending ring, stored in clock order) does not
@@ -330,9 +399,9 @@ uint64_t ovni_clock_now(void)
 		rt_hot.clog_ep[k] = ep;
 		RT_SIGNAL_FENCE;
 	} while (RT_UNLIKELY(rt_hot.epoch != ep));
-	if (RT_UNLIKELY(!__atomic_load_n(&rt_clock_tsc, __ATOMIC_RELAXED)))
-		return clock_now_mono(k);
-	uint64_t t = clock_tsc();
+	uint64_t t;
+	if (RT_UNLIKELY(!clock_fast(&t)))
+		return clock_now_slow(k);
 	rt_hot.clog_clock[k] = t;
 	return t;
 }
@@ -1038,7 +1107,7 @@ static const uint8_t ev_size_of[16] = {
 	WEFT_EV_HEADER_SIZE + 13, WEFT_EV_HEADER_SIZE + 14, WEFT_EV_HEADER_SIZE + 15, WEFT_EV_HEADER_SIZE + 16,
 };
 
-void ovni_ev_emit(struct ovni_ev *ev)
+RT_HOT void ovni_ev_emit(struct ovni_ev *ev)
 {
 	size_t size = ev_size_of[ev->header.flags & WEFT_EV_SIZE_MASK];
 	uint32_t before0 = pend_reserved();
