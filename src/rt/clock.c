@@ -6,10 +6,12 @@
  *
  * TSC mode. ovni_clock_now (and every clock libovni reads itself: flush
  * pairs, marks, a crash's cut) reads the counter with rdtsc and converts
- * it with two multiplications (rt_clock_conv_at):
- * ns = base_ns + ((tsc - base_tsc) * mult) >> 32. The parameters are process-wide, published as a latch (two copies,
- * all atomics: readers never wait, not even a signal handler that
- * interrupted an update). They are calibrated against CLOCK_MONOTONIC at ovni_proc_init
+ * it: ns = base_ns + ((tsc - base_tsc) * mult) >> 32 (one 64-bit
+ * multiplication while the ticks since base_tsc times mult fit; beyond,
+ * rt_clock_conv_at's two). The parameters are process-wide, published as
+ * a latch (two copies, all atomics: readers never wait, not even a signal
+ * handler that interrupted an update); each thread converts with its own
+ * copy, taken again when the latch moves (emit.c, clock_fast). They are calibrated against CLOCK_MONOTONIC at ovni_proc_init
  * (two readings 10 ms apart) and again at each write of a buffer (at most
  * once a millisecond, by whichever thread gets the calibration lock): the
  * rate is measured over the whole run since the first reading, and the

@@ -5,14 +5,18 @@
  * from signal handlers.
  *
  * Hot path (ovni_ev_emit): take the thread's buffer (rt_hot.busy = 1),
- * one test ("fits, in clock order, nobody had the buffer and nothing is
- * pending": also fails when the thread is not ready because cur and end
- * are then NULL; it includes the filter table's byte for the event's model,
- * 0 unless WEFT_FILTER or a callback concerns it, see filter.c, and
- * "the sampling deadline has passed", see sample.c and sample_put), a
- * fixed-size copy, a pointer bump, give the buffer back, and one look at
- * the pending ring.
- * No locks, no system calls, nothing shared.
+ * one compare and a branch never taken per unusual case ("nobody had the
+ * buffer and nothing is pending", "fits": also fails when the thread is
+ * not ready because cur and end are then NULL, "in clock order", the
+ * WEFT_FLUSH_MS and sampling deadlines, see sample.c and sample_put, and
+ * the filter table's byte for the event's model, 0 unless WEFT_FILTER or
+ * a callback concerns it, see filter.c), the header stored field by field
+ * and the payload (if any) as one fixed-size copy, a pointer bump, give
+ * the buffer back, and one look at the pending ring.
+ * No locks, no system calls, nothing shared. ovni_clock_now: the clock
+ * log entry (below), the clock (with WEFT_CLOCK=tsc from the thread's own
+ * copy of the conversion, see clock_fast), no stack frame.
+ * Measured with bench_emit (docs/runtime.md, "Measured cost").
  *
  * Flushing, as the reference does it:
  *   automatic (an event does not fit): t0 = clock, write the buffer,
