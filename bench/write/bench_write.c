@@ -22,10 +22,18 @@
  *   threads, floor: the same threads creating the same directories and
  *                  files, each file written once.
  *
+ *   bulk, libovni tsc: the bulk libovni program with WEFT_CLOCK=tsc (where
+ *                  libovni takes it: x86-64, an invariant TSC that the
+ *                  kernel uses; otherwise the line says why not).
+ *
  * Each figure is the best of REPETITIONS runs, libovni and floor in turns
  * (a noisy neighbour hits both alike). Lines "write/floor ratio: R" (bulk,
  * user + system CPU time) and "threads write/floor ratio: R" (the same for
- * the thread-heavy case), each with the wall-time ratio beside it.
+ * the thread-heavy case), each with the wall-time ratio beside it; before
+ * them "write/floor system-time ratio: S (user-time ratio U)" (bulk: where
+ * the difference is, in the kernel or in the program) and "tsc write/floor
+ * ratio: R (wall W, system S, user U)" (the bulk TSC run against the same
+ * floor, which reads clock_gettime per event as the default libovni does).
  *
  * usage: bench_write [EVENTS [REPETITIONS [THREADS [SIDE]]]]
  *        (default 5000000 events per thread, 3 repetitions, 500 threads;
@@ -249,6 +257,10 @@ static void child_main(int use_ovni, int nthreads, int batch, long events, int h
 		setenv("OVNI_TRACEDIR", trace, 1);
 		unsetenv("OVNI_TMPDIR");
 		unsetenv("WEFT_BUFSIZE");
+		if (use_ovni == 2)
+			setenv("WEFT_CLOCK", "tsc", 1);
+		else
+			unsetenv("WEFT_CLOCK");
 		ovni_version_check();
 		ovni_proc_init(1, "bench", (int) getpid());
 		run_threads(ovni_thread, nthreads, batch, events, heavy);
@@ -273,6 +285,8 @@ struct times {
 	double user, sys, wall;
 };
 
+/* One whole program: use_ovni 0 the floor, 1 libovni, 2 libovni with
+ * WEFT_CLOCK=tsc. */
 static struct times run(int use_ovni, int nthreads, int batch, long events, int heavy)
 {
 	char trace[8192];
@@ -308,6 +322,36 @@ static struct times run(int use_ovni, int nthreads, int batch, long events, int 
 		t1 - t0,
 	};
 	return t;
+}
+
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
+/* Whether libovni will take WEFT_CLOCK=tsc here (its checks in short: an
+ * x86-64 CPU with an invariant TSC that the kernel uses as its
+ * clocksource); *why when not. */
+static int tsc_usable(const char **why)
+{
+#if defined(__x86_64__)
+	unsigned a, b, c, d;
+	if (__get_cpuid(0x80000000u, &a, &b, &c, &d) == 0 || a < 0x80000007u
+	    || __get_cpuid(0x80000007u, &a, &b, &c, &d) == 0 || (d & (1u << 8)) == 0) {
+		*why = "the TSC is not invariant";
+		return 0;
+	}
+	FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");
+	char cs[64] = "";
+	int ok = f != NULL && fgets(cs, sizeof cs, f) != NULL && strncmp(cs, "tsc", 3) == 0;
+	if (f != NULL)
+		fclose(f);
+	if (!ok)
+		*why = "the kernel's clocksource is not tsc";
+	return ok;
+#else
+	*why = "not an x86-64 machine";
+	return 0;
+#endif
 }
 
 static void keep_best(struct times *best, struct times t)
@@ -356,12 +400,16 @@ int main(int argc, char **argv)
 	       BULK_THREADS, nevents, nheavy, HEAVY_EVENTS, reps, BUF_SIZE, tmpdir);
 	fflush(stdout);
 
-	struct times bw = {0}, bf = {0}, hw = {0}, hf = {0};
+	const char *no_tsc = NULL;
+	int tsc = tsc_usable(&no_tsc);
+	struct times bw = {0}, bf = {0}, hw = {0}, hf = {0}, bt = {0};
 	for (int r = 0; r < reps; r++) {
 		if (sides & 1)
 			keep_best(&bw, run(1, BULK_THREADS, BULK_THREADS, nevents, 0));
 		if (sides & 2)
 			keep_best(&bf, run(0, BULK_THREADS, BULK_THREADS, nevents, 0));
+		if ((sides & 1) && tsc)
+			keep_best(&bt, run(2, BULK_THREADS, BULK_THREADS, nevents, 0));
 		if (sides & 1)
 			keep_best(&hw, run(1, nheavy, HEAVY_BATCH, HEAVY_EVENTS, 1));
 		if (sides & 2)
@@ -371,15 +419,27 @@ int main(int argc, char **argv)
 	if (sides != 3) {
 		print(sides == 1 ? "bulk, libovni:" : "bulk, floor:", sides == 1 ? bw : bf, 0);
 		print(sides == 1 ? "threads, libovni:" : "threads, floor:", sides == 1 ? hw : hf, nheavy);
+		if (sides == 1 && tsc)
+			print("bulk, libovni tsc:", bt, 0);
 		return 0;
 	}
 
 	print("bulk, libovni:", bw, 0);
 	print("bulk, floor:", bf, 0);
+	if (tsc)
+		print("bulk, libovni tsc:", bt, 0);
+	else
+		printf("bulk, libovni tsc: not measured (%s)\n", no_tsc);
 	print("threads, libovni:", hw, nheavy);
 	print("threads, floor:", hf, nheavy);
 	printf("threads write/floor ratio: %.2f (wall %.2f)\n", (hw.user + hw.sys) / (hf.user + hf.sys),
 	       hw.wall / hf.wall);
+	printf("write/floor system-time ratio: %.2f (user-time ratio %.2f)\n", bw.sys / bf.sys, bw.user / bf.user);
+	if (tsc)
+		printf("tsc write/floor ratio: %.2f (wall %.2f, system %.2f, user %.2f)\n",
+		       (bt.user + bt.sys) / (bf.user + bf.sys), bt.wall / bf.wall, bt.sys / bf.sys, bt.user / bf.user);
+	else
+		printf("tsc write/floor ratio: not measured (%s)\n", no_tsc);
 	printf("write/floor ratio: %.2f (wall %.2f)\n", (bw.user + bw.sys) / (bf.user + bf.sys), bw.wall / bf.wall);
 	return 0;
 }

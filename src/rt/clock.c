@@ -6,10 +6,12 @@
  *
  * TSC mode. ovni_clock_now (and every clock libovni reads itself: flush
  * pairs, marks, a crash's cut) reads the counter with rdtsc and converts
- * it with two multiplications (rt_clock_conv_at):
- * ns = base_ns + ((tsc - base_tsc) * mult) >> 32. The parameters are process-wide, published as a latch (two copies,
- * all atomics: readers never wait, not even a signal handler that
- * interrupted an update). They are calibrated against CLOCK_MONOTONIC at ovni_proc_init
+ * it: ns = base_ns + ((tsc - base_tsc) * mult) >> 32 (one 64-bit
+ * multiplication while the ticks since base_tsc times mult fit; beyond,
+ * rt_clock_conv_at's two). The parameters are process-wide, published as
+ * a latch (two copies, all atomics: readers never wait, not even a signal
+ * handler that interrupted an update); each thread converts with its own
+ * copy, taken again when the latch moves (emit.c, clock_fast). They are calibrated against CLOCK_MONOTONIC at ovni_proc_init
  * (two readings 10 ms apart) and again at each write of a buffer (at most
  * once a millisecond, by whichever thread gets the calibration lock): the
  * rate is measured over the whole run since the first reading, and the
@@ -53,7 +55,7 @@ int rt_clock_tsc;
  * whole slot, even a signal handler that interrupted the update on its
  * own thread (it never waits). All atomics. */
 struct rt_clock_conv rt_clock_slots[2];
-uint32_t rt_clock_latch;
+uint64_t rt_clock_latch;
 
 /* The calibration (under cal_mu): the first reading and the last update. */
 static pthread_mutex_t cal_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -142,7 +144,7 @@ static void slot_set(struct rt_clock_conv *c, uint64_t base_tsc, uint64_t base_n
 
 static void publish(uint64_t base_tsc, uint64_t base_ns, uint64_t mult)
 {
-	uint32_t l = __atomic_load_n(&rt_clock_latch, __ATOMIC_RELAXED);
+	uint64_t l = __atomic_load_n(&rt_clock_latch, __ATOMIC_RELAXED);
 	__atomic_store_n(&rt_clock_latch, l + 1u, __ATOMIC_SEQ_CST);
 	slot_set(&rt_clock_slots[0], base_tsc, base_ns, mult);
 	__atomic_store_n(&rt_clock_latch, l + 2u, __ATOMIC_SEQ_CST);

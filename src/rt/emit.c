@@ -5,14 +5,18 @@
  * from signal handlers.
  *
  * Hot path (ovni_ev_emit): take the thread's buffer (rt_hot.busy = 1),
- * one test ("fits, in clock order, nobody had the buffer and nothing is
- * pending": also fails when the thread is not ready because cur and end
- * are then NULL; it includes the filter table's byte for the event's model,
- * 0 unless WEFT_FILTER or a callback concerns it, see filter.c, and
- * "the sampling deadline has passed", see sample.c and sample_put), a
- * fixed-size copy, a pointer bump, give the buffer back, and one look at
- * the pending ring.
- * No locks, no system calls, nothing shared.
+ * one compare and a branch never taken per unusual case ("nobody had the
+ * buffer and nothing is pending", "fits": also fails when the thread is
+ * not ready because cur and end are then NULL, "in clock order", the
+ * WEFT_FLUSH_MS and sampling deadlines, see sample.c and sample_put, and
+ * the filter table's byte for the event's model, 0 unless WEFT_FILTER or
+ * a callback concerns it, see filter.c), the header stored field by field
+ * and the payload (if any) as one fixed-size copy, a pointer bump, give
+ * the buffer back, and one look at the pending ring.
+ * No locks, no system calls, nothing shared. ovni_clock_now: the clock
+ * log entry (below), the clock (with WEFT_CLOCK=tsc from the thread's own
+ * copy of the conversion, see clock_fast), no stack frame.
+ * Measured with bench_emit (docs/runtime.md, "Measured cost").
  *
  * Flushing, as the reference does it:
  *   automatic (an event does not fit): t0 = clock, write the buffer,
@@ -81,7 +85,11 @@
 #include "obs_format.h"
 #include "rt_internal.h"
 
-_Thread_local struct rt_hot rt_hot __attribute__((tls_model("initial-exec")));
+_Thread_local struct rt_hot rt_hot __attribute__((tls_model("initial-exec"))) = {.cv_latch = RT_CV_NONE};
+
+/* The functions of the emit path start on a cache line of their own:
+ * their cost then does not depend on where the linker put them. */
+#define RT_HOT __attribute__((aligned(64), hot))
 
 static const uint8_t mcv_flush_begin[3] = {'O', 'F', '['};
 static const uint8_t mcv_flush_end[3] = {'O', 'F', ']'};
@@ -110,11 +118,18 @@ static inline uint64_t piece_clock(const struct piece *ev)
 	return weft_load_u64(ev->hdr + WEFT_EV_OFF_CLOCK);
 }
 
-/* WEFT_CLOCK=tsc (clock.c): the converted counter, never less than what
- * the thread read before. */
-static inline uint64_t clock_tsc(void)
+/* The clock of the events (clock.c). With WEFT_CLOCK=tsc each thread
+ * converts the counter with its own copy of the process's conversion
+ * (rt_hot.cv_*, taken again whenever rt_clock_latch moves): one compare
+ * of the latch against the copy's (which also tells that the TSC is in
+ * use: without it the copy is never taken), one multiplication, and the
+ * clamp to the newest value the thread read before (a thread that took
+ * the old conversion a little after an update may be a few ns ahead of
+ * the new one). Signal handlers: a handler that takes a new copy marks it
+ * RT_CV_NONE while it writes it, and the interrupted reader, seeing the
+ * copy's latch changed once it has read the fields, reads again. */
+static inline uint64_t clock_clamp(uint64_t v)
 {
-	uint64_t v = rt_clock_tsc_ns();
 	uint64_t l = rt_hot.clk_last;
 	if (v < l)
 		v = l;
@@ -122,13 +137,73 @@ static inline uint64_t clock_tsc(void)
 	return v;
 }
 
+/* The thread's copy of the conversion, latch l (async-signal-safe). */
+static void cv_take(void)
+{
+	for (;;) {
+		struct rt_clock_conv c;
+		uint64_t l = rt_clock_conv_get(&c);
+		rt_hot.cv_latch = RT_CV_NONE;
+		RT_SIGNAL_FENCE;
+		rt_hot.cv_base_tsc = c.base_tsc;
+		rt_hot.cv_base_ns = c.base_ns;
+		rt_hot.cv_mult = c.mult;
+		rt_hot.cv_dmax = c.mult == 0 ? UINT64_MAX : UINT64_MAX / c.mult;
+		RT_SIGNAL_FENCE;
+		/* A handler that took a copy meanwhile changed the mark: the
+		 * fields may be half its, half ours. */
+		if (rt_hot.cv_latch != RT_CV_NONE)
+			continue;
+		rt_hot.cv_latch = l;
+		RT_SIGNAL_FENCE;
+		return;
+	}
+}
+
+/* The fast path failed: CLOCK_MONOTONIC, or the TSC with a new copy of
+ * the conversion or past the one-multiplication range. */
+static inline __attribute__((always_inline)) uint64_t clock_slow_body(void)
+{
+	if (!__atomic_load_n(&rt_clock_tsc, __ATOMIC_RELAXED)) {
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		return (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
+	}
+	struct rt_clock_conv c;
+	(void) rt_clock_conv_get(&c);
+	uint64_t v = rt_clock_conv_at(&c, rt_tsc_read());
+	if (__atomic_load_n(&rt_clock_latch, __ATOMIC_ACQUIRE) != rt_hot.cv_latch)
+		cv_take();
+	return clock_clamp(v);
+}
+
+__attribute__((noinline)) static uint64_t clock_raw_slow(void)
+{
+	return clock_slow_body();
+}
+
+/* The fast path: 1 and the clock in *v, or 0. */
+static inline __attribute__((always_inline)) int clock_fast(uint64_t *v)
+{
+	uint64_t l = __atomic_load_n(&rt_clock_latch, __ATOMIC_ACQUIRE);
+	if (RT_LIKELY(l == rt_hot.cv_latch)) {
+		uint64_t d = rt_tsc_read() - rt_hot.cv_base_tsc;
+		uint64_t c = rt_hot.cv_base_ns + ((d * rt_hot.cv_mult) >> 32);
+		RT_SIGNAL_FENCE;
+		if (RT_LIKELY(d <= rt_hot.cv_dmax) && RT_LIKELY(rt_hot.cv_latch == l)) {
+			*v = clock_clamp(c);
+			return 1;
+		}
+	}
+	return 0;
+}
+
 static inline uint64_t clock_raw(void)
 {
-	if (RT_UNLIKELY(__atomic_load_n(&rt_clock_tsc, __ATOMIC_RELAXED)))
-		return clock_tsc();
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
+	uint64_t v;
+	if (clock_fast(&v))
+		return v;
+	return clock_raw_slow();
 }
 
 void ovni_ev_set_mcv(struct ovni_ev *ev, const char *mcv)
@@ -210,9 +285,10 @@ static void lost_add(struct rt_thread *th)
  * back), and then bumps the epoch and carries over the entries whose
  * positions it keeps; an entry of another epoch is dead. */
 
-static inline int clog_live(const struct rt_clog *e, const struct rt_thread *th)
+static inline int clog_live(unsigned i, const struct rt_thread *th)
 {
-	return e->ep == rt_hot.epoch && e->pos >= th->buf && e->pos <= rt_hot.cur;
+	return rt_hot.clog_ep[i] == rt_hot.epoch && rt_hot.clog_pos[i] >= th->buf
+	       && rt_hot.clog_pos[i] <= rt_hot.cur;
 }
 
 /* Starts a new epoch: returns the old one (entries still of it are the
@@ -241,11 +317,11 @@ static void clog_moved(const struct rt_thread *th, const uint8_t *w, const uint8
 {
 	uint32_t old = clog_new_epoch();
 	for (unsigned i = 0; i < RT_CLOG_N; i++) {
-		struct rt_clog *e = &rt_hot.clog[i];
-		if (e->ep != old || e->pos < w || e->pos > old_cur)
+		uint8_t *pos = rt_hot.clog_pos[i];
+		if (rt_hot.clog_ep[i] != old || pos < w || pos > old_cur)
 			continue;
-		e->pos = e->pos == old_cur ? to : th->buf + (e->pos - w);
-		e->ep = rt_hot.epoch;
+		rt_hot.clog_pos[i] = pos == old_cur ? to : th->buf + (pos - w);
+		rt_hot.clog_ep[i] = rt_hot.epoch;
 	}
 }
 
@@ -254,12 +330,11 @@ static void clog_inserted(const uint8_t *at, size_t n)
 {
 	uint32_t old = clog_new_epoch();
 	for (unsigned i = 0; i < RT_CLOG_N; i++) {
-		struct rt_clog *e = &rt_hot.clog[i];
-		if (e->ep != old)
+		if (rt_hot.clog_ep[i] != old)
 			continue;
-		if (e->pos >= at)
-			e->pos += n;
-		e->ep = rt_hot.epoch;
+		if (rt_hot.clog_pos[i] >= at)
+			rt_hot.clog_pos[i] += n;
+		rt_hot.clog_ep[i] = rt_hot.epoch;
 	}
 }
 
@@ -271,20 +346,35 @@ static void clog_inserted(const uint8_t *at, size_t n)
 static inline void clog_consume(uint64_t c)
 {
 	uint32_t h = rt_hot.clog_head - 1u;
-	struct rt_clog *e = &rt_hot.clog[h & (RT_CLOG_N - 1u)];
-	if (e->clock == c) {
-		e->ep = 0;
+	uint32_t k = h & (RT_CLOG_N - 1u);
+	if (rt_hot.clog_clock[k] == c) {
+		rt_hot.clog_ep[k] = 0;
 		rt_hot.clog_head = h;
 	}
 }
 
-uint64_t ovni_clock_now(void)
+/* ovni_clock_now's slow clock into clock log entry k (a tail call, so that
+ * the fast path needs no stack frame). */
+__attribute__((noinline)) static uint64_t clock_now_slow(uint32_t k)
+{
+	uint64_t t = clock_slow_body();
+	rt_hot.clog_clock[k] = t;
+	return t;
+}
+
+/* ovni_clock_now in a handler that interrupted the owner (not logged). */
+__attribute__((noinline)) static uint64_t clock_now_busy(void)
+{
+	return clock_raw();
+}
+
+RT_HOT uint64_t ovni_clock_now(void)
 {
 	/* A signal handler that interrupted the owner's emit or flush (its
 	 * event goes to the pending ring, stored in clock order) does not
 	 * log: the owner may be moving the entries. */
-	if (rt_hot.busy != 0)
-		return clock_raw();
+	if (RT_UNLIKELY(rt_hot.busy != 0))
+		return clock_now_busy();
 	/* Claim an entry, mark it dead, then fill it: the epoch before the
 	 * cursor, so that an owner (a handler) moving bytes in between leaves
 	 * it dead rather than pointing at moved bytes; the cursor before the
@@ -296,24 +386,27 @@ uint64_t ovni_clock_now(void)
 	 * with its older clock; seen on a loaded machine, where the thread is
 	 * often preempted here and its timer's signal runs on resuming). Once
 	 * the epoch is seen unchanged after the fill, a later move carries
-	 * the entry over. */
+	 * the entry over. The entry is named by its index, not a pointer: its
+	 * fields are then addressed from the thread pointer directly. */
 	uint32_t i = rt_hot.clog_head;
 	rt_hot.clog_head = i + 1u;
-	struct rt_clog *e = &rt_hot.clog[i & (RT_CLOG_N - 1u)];
-	e->clock = UINT64_MAX;
+	uint32_t k = i & (RT_CLOG_N - 1u);
+	rt_hot.clog_clock[k] = UINT64_MAX;
 	uint32_t ep;
 	do {
-		e->ep = 0;
+		rt_hot.clog_ep[k] = 0;
 		RT_SIGNAL_FENCE;
 		ep = rt_hot.epoch;
 		RT_SIGNAL_FENCE;
-		e->pos = rt_hot.cur;
+		rt_hot.clog_pos[k] = rt_hot.cur;
 		RT_SIGNAL_FENCE;
-		e->ep = ep;
+		rt_hot.clog_ep[k] = ep;
 		RT_SIGNAL_FENCE;
-	} while (rt_hot.epoch != ep);
-	uint64_t t = clock_raw();
-	e->clock = t;
+	} while (RT_UNLIKELY(rt_hot.epoch != ep));
+	uint64_t t;
+	if (RT_UNLIKELY(!clock_fast(&t)))
+		return clock_now_slow(k);
+	rt_hot.clog_clock[k] = t;
 	return t;
 }
 
@@ -373,26 +466,27 @@ static size_t stored_size(const uint8_t *p)
  * the end, as the reference stores it. */
 static uint8_t *insertion_point(const struct rt_thread *th, uint64_t c)
 {
-	const struct rt_clog *hit = NULL;
+	unsigned hit = RT_CLOG_N;
 	uint32_t head = rt_hot.clog_head;
 	for (unsigned k = 1; k <= RT_CLOG_N; k++) {
-		const struct rt_clog *e = &rt_hot.clog[(head - k) & (RT_CLOG_N - 1u)];
-		if (e->clock == c && clog_live(e, th)) {
-			hit = e;
+		unsigned i = (head - k) & (RT_CLOG_N - 1u);
+		if (rt_hot.clog_clock[i] == c && clog_live(i, th)) {
+			hit = i;
 			break;
 		}
 	}
-	if (hit == NULL)
+	if (hit == RT_CLOG_N)
 		return NULL;
 	uint8_t *cur = rt_hot.cur;
-	uint8_t *p = hit->pos;
+	uint8_t *at = rt_hot.clog_pos[hit];
+	uint8_t *p = at;
 	if ((size_t) (cur - p) > RT_SCAN_MAX)
 		return NULL;
 	while (p < cur && clock_at(p) <= c)
 		p += stored_size(p);
 	if (p >= cur)
 		return NULL;
-	if (is_flush_mark(p) && p != hit->pos)
+	if (is_flush_mark(p) && p != at)
 		return NULL;
 	return p;
 }
@@ -404,9 +498,9 @@ static uint8_t *hold_point(const struct rt_thread *th)
 	uint8_t *cur = rt_hot.cur;
 	uint8_t *w = cur;
 	for (unsigned i = 0; i < RT_CLOG_N; i++) {
-		const struct rt_clog *e = &rt_hot.clog[i];
-		if (clog_live(e, th) && e->pos < w && (size_t) (cur - e->pos) <= th->hold_max)
-			w = e->pos;
+		uint8_t *pos = rt_hot.clog_pos[i];
+		if (clog_live(i, th) && pos < w && (size_t) (cur - pos) <= th->hold_max)
+			w = pos;
 	}
 	return w;
 }
@@ -1008,24 +1102,50 @@ __attribute__((noinline, cold)) static void emit_drain(void)
 	rt_crash_gate_leave(th);
 }
 
-void ovni_ev_emit(struct ovni_ev *ev)
+/* The size of an event by its flags' size nibble (weft_ev_payload_size
+ * plus the header): one load instead of a compare and a select. */
+static const uint8_t ev_size_of[16] = {
+	WEFT_EV_HEADER_SIZE,	  WEFT_EV_HEADER_SIZE + 2,  WEFT_EV_HEADER_SIZE + 3,  WEFT_EV_HEADER_SIZE + 4,
+	WEFT_EV_HEADER_SIZE + 5,  WEFT_EV_HEADER_SIZE + 6,  WEFT_EV_HEADER_SIZE + 7,  WEFT_EV_HEADER_SIZE + 8,
+	WEFT_EV_HEADER_SIZE + 9,  WEFT_EV_HEADER_SIZE + 10, WEFT_EV_HEADER_SIZE + 11, WEFT_EV_HEADER_SIZE + 12,
+	WEFT_EV_HEADER_SIZE + 13, WEFT_EV_HEADER_SIZE + 14, WEFT_EV_HEADER_SIZE + 15, WEFT_EV_HEADER_SIZE + 16,
+};
+
+RT_HOT void ovni_ev_emit(struct ovni_ev *ev)
 {
-	size_t size = WEFT_EV_HEADER_SIZE + weft_ev_payload_size(ev->header.flags);
+	size_t size = ev_size_of[ev->header.flags & WEFT_EV_SIZE_MASK];
 	uint32_t before0 = pend_reserved();
 	RT_SIGNAL_FENCE;
 	uint32_t was = acquire();
 	uint8_t *cur = rt_hot.cur;
 	uint64_t clock = ev->header.clock;
-	uint32_t slow = was | pend_reserved() | (uint32_t) ((uintptr_t) rt_hot.end - (uintptr_t) cur < size)
-			| (uint32_t) (clock < rt_hot.last) | (uint32_t) (clock >= flush_at_get())
-			| (uint32_t) (clock >= rt_hot.sample_at) | rt_filter_tab[ev->header.model];
-	if (RT_UNLIKELY(slow != 0)) {
-		emit_slow(ev, size, was, before0);
-		return;
-	}
-	/* The buffer has sizeof(struct ovni_ev) bytes of slack past its end:
-	 * a fixed-size copy is cheaper than a variable one. */
-	memcpy(cur, ev, sizeof *ev);
+	/* Each test a compare and a branch that is never taken (a fused
+	 * pair): fewer instructions than or-ing the flags together. */
+	if (RT_UNLIKELY((was | pend_reserved()) != 0))
+		goto slow;
+	if (RT_UNLIKELY((uintptr_t) rt_hot.end - (uintptr_t) cur < size))
+		goto slow;
+	if (RT_UNLIKELY(clock < rt_hot.last))
+		goto slow;
+	if (RT_UNLIKELY(clock >= flush_at_get()))
+		goto slow;
+	if (RT_UNLIKELY(clock >= rt_hot.sample_at))
+		goto slow;
+	if (RT_UNLIKELY(rt_filter_tab[ev->header.model] != 0))
+		goto slow;
+	/* The header field by field, as the caller stored it (ovni_ev_set_mcv
+	 * stores bytes, ovni_ev_set_clock 8 bytes): a wider load across those
+	 * stores would wait for them to reach the cache (a failed store
+	 * forward, about 5 ns). The payload, if any, as one fixed-size copy
+	 * (the buffer has sizeof(struct ovni_ev) bytes of slack past its
+	 * end). */
+	cur[WEFT_EV_OFF_FLAGS] = ev->header.flags;
+	cur[WEFT_EV_OFF_MODEL] = ev->header.model;
+	cur[WEFT_EV_OFF_CATEGORY] = ev->header.category;
+	cur[WEFT_EV_OFF_VALUE] = ev->header.value;
+	weft_store_u64(cur + WEFT_EV_OFF_CLOCK, clock);
+	if (size > WEFT_EV_HEADER_SIZE)
+		memcpy(cur + WEFT_EV_HEADER_SIZE, &ev->payload, sizeof ev->payload);
 	rt_hot.cur = cur + size;
 	rt_hot.last = clock;
 	clog_consume(clock);
@@ -1034,6 +1154,9 @@ void ovni_ev_emit(struct ovni_ev *ev)
 	RT_SIGNAL_FENCE;
 	if (RT_UNLIKELY(pend_reserved() != 0))
 		emit_drain();
+	return;
+slow:
+	emit_slow(ev, size, was, before0);
 }
 
 void ovni_ev_jumbo_emit(struct ovni_ev *ev, const uint8_t *buf, uint32_t bufsize)

@@ -169,9 +169,12 @@ struct rt_clock_conv {
 	uint64_t base_tsc;
 	uint64_t base_ns;
 	uint64_t mult; /* ns per tick << 32 */
+	uint64_t pad;  /* 32 bytes: a slot is a shift away from the latch */
 };
 extern struct rt_clock_conv rt_clock_slots[2];
-extern uint32_t rt_clock_latch;
+/* 64 bits: it never wraps, so that no thread's copy (rt_hot.cv_latch)
+ * matches it by chance. */
+extern uint64_t rt_clock_latch;
 
 static inline uint64_t rt_tsc_read(void)
 {
@@ -186,16 +189,16 @@ static inline uint64_t rt_tsc_read(void)
 
 /* A whole copy of the parameters (never waits: an update leaves one slot
  * whole at every moment). */
-static inline void rt_clock_conv_get(struct rt_clock_conv *out)
+static inline uint64_t rt_clock_conv_get(struct rt_clock_conv *out)
 {
 	for (;;) {
-		uint32_t l = __atomic_load_n(&rt_clock_latch, __ATOMIC_ACQUIRE);
+		uint64_t l = __atomic_load_n(&rt_clock_latch, __ATOMIC_ACQUIRE);
 		const struct rt_clock_conv *c = &rt_clock_slots[l & 1u];
 		out->base_tsc = __atomic_load_n(&c->base_tsc, __ATOMIC_ACQUIRE);
 		out->base_ns = __atomic_load_n(&c->base_ns, __ATOMIC_ACQUIRE);
 		out->mult = __atomic_load_n(&c->mult, __ATOMIC_ACQUIRE);
 		if (__atomic_load_n(&rt_clock_latch, __ATOMIC_ACQUIRE) == l)
-			return;
+			return l;
 	}
 }
 
@@ -215,7 +218,14 @@ static inline uint64_t rt_clock_tsc_ns(void)
 {
 	struct rt_clock_conv c;
 	rt_clock_conv_get(&c);
-	return rt_clock_conv_at(&c, rt_tsc_read());
+	uint64_t t = rt_tsc_read();
+	uint64_t d = t - c.base_tsc;
+	/* Within 2^32 ticks of the base (a second or more; the base moves at
+	 * each write of a buffer) and below a ns per tick, d * mult fits in
+	 * 64 bits: one multiplication. */
+	if (RT_LIKELY(((d | c.mult) >> 32) == 0))
+		return c.base_ns + ((d * c.mult) >> 32);
+	return rt_clock_conv_at(&c, t);
 }
 /* The clock of the events now, without the per-thread clamp (for a
  * crash's cut; async-signal-safe). */
@@ -409,21 +419,33 @@ struct rt_hot {
 	uint64_t flush_at;
 	uint32_t pend;  /* bytes reserved in the pending ring (atomic) */
 	uint64_t clk_last; /* WEFT_CLOCK=tsc: the newest clock read on the thread */
+	/* WEFT_CLOCK=tsc: the thread's copy of the conversion (emit.c), valid
+	 * while cv_latch equals rt_clock_latch (RT_CV_NONE: no copy; the
+	 * initial value, so that without the TSC the compare always fails),
+	 * and the most ticks past cv_base_tsc that one 64-bit multiplication
+	 * converts. */
+	uint64_t cv_latch;
+	uint64_t cv_base_tsc;
+	uint64_t cv_base_ns;
+	uint64_t cv_mult;
+	uint64_t cv_dmax;
 	/* Sampling: an event with a clock at or after this goes to the slow
 	 * path, which records the thread's sample first (UINT64_MAX: off). */
 	uint64_t sample_at;
-	/* The clock log: entry i % RT_CLOG_N is the i-th read. An entry is
-	 * valid while its ep equals epoch (never 0); whatever moves bytes in
-	 * the buffer bumps epoch and carries the entries it keeps over. */
+	/* The clock log: entry i % RT_CLOG_N is the i-th read (its clock,
+	 * the buffer position at the read, its epoch). An entry is valid
+	 * while its ep equals epoch (never 0); whatever moves bytes in the
+	 * buffer bumps epoch and carries the entries it keeps over. Three
+	 * arrays rather than one of structures: an entry's field is then
+	 * one instruction from the thread pointer (8-byte strides). */
 	uint32_t clog_head;
 	uint32_t epoch;
-	struct rt_clog {
-		uint64_t clock;
-		uint8_t *pos;
-		uint32_t ep;
-	} clog[RT_CLOG_N];
+	uint64_t clog_clock[RT_CLOG_N];
+	uint8_t *clog_pos[RT_CLOG_N];
+	uint32_t clog_ep[RT_CLOG_N];
 };
 
+#define RT_CV_NONE UINT64_MAX
 extern _Thread_local struct rt_hot rt_hot __attribute__((tls_model("initial-exec")));
 
 /* The ready thread's state, or dies naming func. */

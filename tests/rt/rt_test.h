@@ -27,6 +27,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
 #include "obs_format.h"
 
 static inline void rt_test_fail(const char *fmt, ...) __attribute__((format(printf, 1, 2), noreturn));
@@ -371,6 +375,38 @@ static inline void rt_test_stream_free(struct rt_test_stream *s)
 	free(s->ev);
 	s->data = NULL;
 	s->ev = NULL;
+}
+
+/* Why libovni will refuse WEFT_CLOCK=tsc here (its checks, made again),
+ * or NULL when it will take it. */
+static inline const char *rt_test_tsc_refusal(void)
+{
+#if !defined(__x86_64__)
+	return "this is not an x86-64 machine";
+#else
+	unsigned a, b, c, d;
+	if (__get_cpuid(0x80000000u, &a, &b, &c, &d) == 0 || a < 0x80000007u
+	    || __get_cpuid(0x80000007u, &a, &b, &c, &d) == 0 || (d & (1u << 8)) == 0)
+		return "the CPU's time stamp counter is not invariant";
+	char *cs = rt_test_read("/sys/devices/system/clocksource/clocksource0/current_clocksource", NULL);
+	int ok = cs != NULL && strcmp(cs, "tsc\n") == 0;
+	free(cs);
+	return ok ? NULL : "the kernel does not use the time stamp counter as its clocksource";
+#endif
+}
+
+/* A test that ctest runs a second time with WEFT_CLOCK=tsc: 77 (skipped,
+ * saying why) where libovni would refuse it, else 0. */
+static inline int rt_test_tsc_skip(const char *name)
+{
+	const char *clk = getenv("WEFT_CLOCK");
+	if (clk == NULL || strcmp(clk, "tsc") != 0)
+		return 0;
+	const char *why = rt_test_tsc_refusal();
+	if (why == NULL)
+		return 0;
+	fprintf(stderr, "%s: WEFT_CLOCK=tsc is refused here (%s): skipped\n", name, why);
+	return 77;
 }
 
 #endif

@@ -130,18 +130,7 @@ static void child_main(void *p)
 /* Whether libovni will take the TSC here (its checks, made again). */
 static const char *tsc_refusal(void)
 {
-#if !defined(__x86_64__)
-	return "this is not an x86-64 machine";
-#else
-	unsigned a, b, c, d;
-	if (__get_cpuid(0x80000000u, &a, &b, &c, &d) == 0 || a < 0x80000007u
-	    || __get_cpuid(0x80000007u, &a, &b, &c, &d) == 0 || (d & (1u << 8)) == 0)
-		return "the CPU's time stamp counter is not invariant";
-	char *cs = rt_test_read("/sys/devices/system/clocksource/clocksource0/current_clocksource", NULL);
-	int ok = cs != NULL && strcmp(cs, "tsc\n") == 0;
-	free(cs);
-	return ok ? NULL : "the kernel does not use the time stamp counter as its clocksource";
-#endif
+	return rt_test_tsc_refusal();
 }
 
 static void run(const char *clock, struct child *ch)
