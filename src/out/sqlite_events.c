@@ -276,7 +276,7 @@ struct sq_events *sq_events_open(sqlite3 *db, const char *path, const struct emu
 		sq_db_fail(db, path, "cannot prepare", err, errlen);
 		goto fail;
 	}
-	q->pl = sq_payload_open(db, path, in->models, err, errlen);
+	q->pl = sq_payload_open(db, path, in->models, "e.mcv", err, errlen);
 	if (q->pl == NULL)
 		goto fail;
 	return q;
@@ -366,7 +366,7 @@ static int flush(struct sq_events *q, char *err, size_t errlen)
 {
 	if (sq_batch_flush(&q->eb) != SQLITE_OK)
 		return sq_db_fail(q->db, q->path, "cannot write the events", err, errlen);
-	return sq_payload_flush(q->pl, err, errlen);
+	return 0;
 }
 
 int sq_events_add(struct sq_events *q, const struct weft_event *evs, size_t n, char *err,
@@ -400,7 +400,7 @@ int sq_events_add(struct sq_events *q, const struct weft_event *evs, size_t n, c
 		c[4].len = (int) e->payload_size;
 		if (sq_batch_commit_row(&q->eb) != SQLITE_OK)
 			return sq_db_fail(q->db, q->path, "cannot write the events", err, errlen);
-		if (e->payload_size > 0 && sq_payload_add(q->pl, q->n, e, err, errlen) != 0)
+		if (e->payload_size > 0 && sq_payload_add(q->pl, q->n, mid, e, err, errlen) != 0)
 			return -1;
 		q->n++;
 	}
