@@ -91,6 +91,17 @@ static const char schema[] =
 	" LEFT JOIN value_label l ON l.channel = t.channel AND l.value = i.value"
 	" WHERE i.flags & 1 = 0;\n";
 
+/* The intervals are inserted into a temporary table of the same layout
+ * (SQLite's temporary file, deleted when closed: bounded memory), in the
+ * order they are made (the tracks interleaved: its pages half full in
+ * places), then copied into interval_data at the end in one statement,
+ * which SQLite does page by page in key order, the pages full (its
+ * transfer of a table into an empty one of the same layout). */
+static const char stage[] =
+	"CREATE TEMP TABLE interval_stage (track INTEGER NOT NULL,"
+	" start INTEGER NOT NULL, dur INTEGER NOT NULL, value INTEGER NOT NULL,"
+	" flags INTEGER NOT NULL, PRIMARY KEY (track, start, dur, value)) WITHOUT ROWID;\n";
+
 /* A layer's row of interval_data: its absent bits (flags & 3). */
 #define ABSENT_RAW 2    /* in the raw layer only */
 #define ABSENT_SHOWN 1  /* in the thread view only */
@@ -655,6 +666,9 @@ static int sq_close(struct out *o, int64_t duration, char *err, size_t errlen)
 		r = sq_fail(s, "cannot write the raw intervals", err, errlen);
 	if (r == 0 && (flush_held(s) != SQLITE_OK || sq_batch_flush(&s->ib) != SQLITE_OK))
 		r = sq_fail(s, "cannot write the intervals", err, errlen);
+	if (r == 0)
+		r = exec(s, "INSERT INTO main.interval_data SELECT * FROM temp.interval_stage", err,
+				errlen);
 	if (r == 0 && s->ib.unchanged != 0) {
 		s->failed = 1;
 		snprintf(err, errlen, "%s: %" PRIu64 " intervals of a thread shown by two CPUs at "
@@ -797,8 +811,9 @@ struct out *out_sqlite_open(const char *dir, const struct emu *emu, const struct
 	/* Written once, renamed or removed if it fails: no journal needed. */
 	if (exec(s, "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; "
 			"PRAGMA locking_mode = EXCLUSIVE; PRAGMA cache_size = -262144; "
-			"PRAGMA threads = 2; BEGIN", err, errlen) != 0 ||
-			exec(s, schema, err, errlen) != 0 || sq_write_system(s->db, s->path, s->emu, err, errlen) != 0 ||
+			"PRAGMA threads = 2; PRAGMA temp.journal_mode = OFF; "
+			"PRAGMA temp.cache_size = -262144; BEGIN", err, errlen) != 0 ||
+			exec(s, schema, err, errlen) != 0 || exec(s, stage, err, errlen) != 0 || sq_write_system(s->db, s->path, s->emu, err, errlen) != 0 ||
 			build_chans(s, err, errlen) != 0 || write_chans(s, err, errlen) != 0)
 		goto fail;
 	const struct emu_sys *sys = emu_system(emu);
@@ -820,7 +835,7 @@ struct out *out_sqlite_open(const char *dir, const struct emu *emu, const struct
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
-	if (sq_batch_init_tail(&s->ib, s->db, "interval_data (track, start, dur, value, flags)",
+	if (sq_batch_init_tail(&s->ib, s->db, "temp.interval_stage (track, start, dur, value, flags)",
 			5, upsert) != SQLITE_OK || sqlite3_prepare_v3(s->db, "INSERT INTO track VALUES "
 			"(?, ?, ?, ?)", -1, SQLITE_PREPARE_PERSISTENT, &s->tins, NULL) != SQLITE_OK) {
 		sq_fail(s, "cannot prepare", err, errlen);
