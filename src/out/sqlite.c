@@ -70,35 +70,34 @@ static const char schema[] =
 	 * intervals that start while no single thread runs on it (numbered as
 	 * met: small numbers): flags bit 0 set: not in the raw layer, bit 1:
 	 * not in the thread view; flags >> 2: 1 + the CPU view row that shows
-	 * it (0: none); the start and the flags in one column, start_flags =
-	 * start * F + flags, F = 4 * (the CPUs + 1) (one column less a row).
+	 * it (0: none); the duration and the flags in one column, dur_flags =
+	 * dur * F + flags, F = 4 * (the CPUs + 1) (one column less a row).
 	 * The duration rather than the end; the view rows and labels found by
 	 * the views (views_sql: one join, no compound: SQLite flattens them
 	 * into a query). */
 	"CREATE TABLE track (id INTEGER PRIMARY KEY, thread INTEGER REFERENCES thread,"
 	" cpu INTEGER REFERENCES cpu, channel INTEGER NOT NULL REFERENCES channel);\n"
 	"CREATE TABLE interval_data (track INTEGER NOT NULL REFERENCES track,"
-	" start_flags INTEGER NOT NULL, dur INTEGER NOT NULL, value INTEGER NOT NULL,"
-	" PRIMARY KEY (track, start_flags, dur, value)) WITHOUT ROWID;\n";
+	" start INTEGER NOT NULL, dur_flags INTEGER NOT NULL, value INTEGER NOT NULL,"
+	" PRIMARY KEY (track, start, dur_flags, value)) WITHOUT ROWID;\n";
 
-/* The views of the intervals, F (%1$lld) the factor of the start in
- * start_flags. */
+/* The views of the intervals, F (%1$lld) the factor of the duration in
+ * dur_flags. */
 static const char views_sql[] =
 	"CREATE VIEW interval AS SELECT v.name AS view, CASE v.id WHEN 0 THEN t.thread"
-	" ELSE (i.start_flags %% %1$lld >> 2) - 1 END AS row, t.channel AS channel,"
-	" i.start_flags / %1$lld AS start, i.start_flags / %1$lld + i.dur AS end,"
-	" i.value AS value, l.label AS label, i.dur AS dur"
+	" ELSE (i.dur_flags %% %1$lld >> 2) - 1 END AS row, t.channel AS channel,"
+	" i.start AS start, i.start + i.dur_flags / %1$lld AS end,"
+	" i.value AS value, l.label AS label, i.dur_flags / %1$lld AS dur"
 	" FROM interval_data i JOIN track t ON t.id = i.track"
-	" JOIN view_name v ON CASE v.id WHEN 0 THEN i.start_flags %% %1$lld & 2 = 0"
-	" ELSE i.start_flags %% %1$lld >= 4 END"
+	" JOIN view_name v ON CASE v.id WHEN 0 THEN i.dur_flags %% %1$lld & 2 = 0"
+	" ELSE i.dur_flags %% %1$lld >= 4 END"
 	" LEFT JOIN value_label l ON l.channel = t.channel AND l.value = i.value;\n"
 	"CREATE VIEW raw_interval AS SELECT t.thread AS thread,"
-	" t.channel AS channel, i.start_flags / %1$lld AS start,"
-	" i.start_flags / %1$lld + i.dur AS end,"
-	" i.value AS value, l.label AS label, i.dur AS dur FROM interval_data i"
+	" t.channel AS channel, i.start AS start, i.start + i.dur_flags / %1$lld AS end,"
+	" i.value AS value, l.label AS label, i.dur_flags / %1$lld AS dur FROM interval_data i"
 	" JOIN track t ON t.id = i.track"
 	" LEFT JOIN value_label l ON l.channel = t.channel AND l.value = i.value"
-	" WHERE i.start_flags %% %1$lld & 1 = 0;\n";
+	" WHERE i.dur_flags %% %1$lld & 1 = 0;\n";
 
 /* The intervals are inserted into a temporary table of the same layout
  * (SQLite's temporary file, deleted when closed: bounded memory), in the
@@ -108,8 +107,8 @@ static const char views_sql[] =
  * transfer of a table into an empty one of the same layout). */
 static const char stage[] =
 	"CREATE TEMP TABLE interval_stage (track INTEGER NOT NULL,"
-	" start_flags INTEGER NOT NULL, dur INTEGER NOT NULL, value INTEGER NOT NULL,"
-	" PRIMARY KEY (track, start_flags, dur, value)) WITHOUT ROWID;\n";
+	" start INTEGER NOT NULL, dur_flags INTEGER NOT NULL, value INTEGER NOT NULL,"
+	" PRIMARY KEY (track, start, dur_flags, value)) WITHOUT ROWID;\n";
 
 /* A layer's row of interval_data: its absent bits (flags & 3). */
 #define ABSENT_RAW 2    /* in the raw layer only */
@@ -196,8 +195,8 @@ struct sq {
 	const char *phase;      /* the long step running, for in.phase */
 	struct sq_events *ev;   /* the stream, event and trace tables */
 	int failed;
-	int64_t flag_factor;    /* F of start_flags */
-	int64_t beyond;         /* an interval's start past what start_flags holds */
+	int64_t flag_factor;    /* F of dur_flags */
+	int64_t beyond;         /* an interval's duration past what dur_flags holds */
 	int beyond_set;
 	int timing;
 	double t_open;
@@ -207,8 +206,8 @@ static int sq_fail(struct sq *s, const char *what, char *err, size_t errlen)
 {
 	s->failed = 1;
 	if (s->beyond_set) {
-		snprintf(err, errlen, "%s: an interval starts at %" PRId64 " ns: the database's "
-				"layout holds starts from 0 to %" PRId64 " ns with %zu CPUs "
+		snprintf(err, errlen, "%s: an interval lasts %" PRId64 " ns: the database's "
+				"layout holds durations up to %" PRId64 " ns with %zu CPUs "
 				"(docs/sql.md, Schema)", s->path, s->beyond,
 				INT64_MAX / s->flag_factor - 1, s->nrows[EMU_FILE_CPU]);
 		return -1;
@@ -439,12 +438,12 @@ static int put_row(struct sq *s, size_t view, size_t row, size_t ci, int64_t sta
 			return r;
 		*tr = ++s->ntracks;
 	}
-	if (start < 0 || start >= INT64_MAX / s->flag_factor) {
-		s->beyond = start;
+	if (dur < 0 || dur >= INT64_MAX / s->flag_factor) {
+		s->beyond = dur;
 		s->beyond_set = 1;
 		return SQLITE_RANGE;
 	}
-	int64_t v[4] = { *tr - 1, start * s->flag_factor + (absent | (cpu + 1) << 2), dur, value };
+	int64_t v[4] = { *tr - 1, start, dur * s->flag_factor + (absent | (cpu + 1) << 2), value };
 	return sq_batch_add(&s->ib, v);
 }
 
@@ -857,7 +856,7 @@ struct out *out_sqlite_open(const char *dir, const struct emu *emu, const struct
 	snprintf(views, sizeof views, views_sql, (long long) s->flag_factor);
 	if (exec(s, views, err, errlen) != 0)
 		goto fail;
-	if (sq_batch_init_tail(&s->ib, s->db, "temp.interval_stage (track, start_flags, dur, value)",
+	if (sq_batch_init_tail(&s->ib, s->db, "temp.interval_stage (track, start, dur_flags, value)",
 			4, upsert) != SQLITE_OK || sqlite3_prepare_v3(s->db, "INSERT INTO track VALUES "
 			"(?, ?, ?, ?)", -1, SQLITE_PREPARE_PERSISTENT, &s->tins, NULL) != SQLITE_OK) {
 		sq_fail(s, "cannot prepare", err, errlen);

@@ -203,21 +203,21 @@ def check_case(c, name, case_dir, tmp, models, flags):
         both = db.execute("SELECT count(*) FROM (SELECT thread, channel, start, dur, value "
                           "FROM raw_interval INTERSECT SELECT row, channel, start, dur, value "
                           "FROM interval WHERE view = 'thread')").fetchone()[0]
-        # the flags: start_flags % F, F = 4 * (the CPUs + 1) (docs/sql.md);
+        # the flags: dur_flags % F, F = 4 * (the CPUs + 1) (docs/sql.md);
         # an interval whose layers came too far apart to be merged is a row
         # of the raw layer only and one of the thread view only
         f = 4 * (db.execute("SELECT count(*) FROM cpu").fetchone()[0] + 1)
-        once = db.execute(f"SELECT count(*) FROM interval_data WHERE start_flags % {f} & 3 = 0"
+        once = db.execute(f"SELECT count(*) FROM interval_data WHERE dur_flags % {f} & 3 = 0"
                           ).fetchone()[0]
         apart = db.execute(
             f"SELECT count(*) FROM interval_data a JOIN interval_data b ON b.track = a.track "
-            f"AND b.start_flags / {f} = a.start_flags / {f} AND b.dur = a.dur "
-            f"AND b.value = a.value WHERE a.start_flags % {f} & 3 = 2 "
-            f"AND b.start_flags % {f} & 3 = 1").fetchone()[0]
+            f"AND b.start = a.start AND b.dur_flags / {f} = a.dur_flags / {f} "
+            f"AND b.value = a.value WHERE a.dur_flags % {f} & 3 = 2 "
+            f"AND b.dur_flags % {f} & 3 = 1").fetchone()[0]
         c.eq((once + apart, apart * 100 <= both), (both, True),
              f"{name}: an interval of the raw layer and the thread view stored once "
              f"(two rows for {apart})")
-        c.eq(db.execute(f"SELECT count(*) FROM interval_data WHERE start_flags % {f} = 3"
+        c.eq(db.execute(f"SELECT count(*) FROM interval_data WHERE dur_flags % {f} = 3"
                         ).fetchone()[0], 0, f"{name}: no row of no layer")
         stored = db.execute("SELECT count(*) FROM interval_data").fetchone()[0]
         shown = db.execute("SELECT (SELECT count(*) FROM interval) + "
