@@ -70,8 +70,9 @@ static const char schema[] =
 	 * intervals that start while no single thread runs on it (numbered as
 	 * met: small numbers): flags bit 0 set: not in the raw layer, bit 1:
 	 * not in the thread view; flags >> 2: 1 + the CPU view row that shows
-	 * it (0: none); the duration and the flags in one column, dur_flags =
-	 * dur * F + flags, F = 4 * (the CPUs + 1) (one column less a row).
+	 * it (0: none); the duration (1 at least) and the flags in one
+	 * column, dur_flags = (dur - 1) * F + flags, F = 4 * (the CPUs + 1)
+	 * (one column less a row).
 	 * The duration rather than the end; the view rows and labels found by
 	 * the views (views_sql: one join, no compound: SQLite flattens them
 	 * into a query). */
@@ -86,15 +87,16 @@ static const char schema[] =
 static const char views_sql[] =
 	"CREATE VIEW interval AS SELECT v.name AS view, CASE v.id WHEN 0 THEN t.thread"
 	" ELSE (i.dur_flags %% %1$lld >> 2) - 1 END AS row, t.channel AS channel,"
-	" i.start AS start, i.start + i.dur_flags / %1$lld AS end,"
-	" i.value AS value, l.label AS label, i.dur_flags / %1$lld AS dur"
+	" i.start AS start, i.start + i.dur_flags / %1$lld + 1 AS end,"
+	" i.value AS value, l.label AS label, i.dur_flags / %1$lld + 1 AS dur"
 	" FROM interval_data i JOIN track t ON t.id = i.track"
 	" JOIN view_name v ON CASE v.id WHEN 0 THEN i.dur_flags %% %1$lld & 2 = 0"
 	" ELSE i.dur_flags %% %1$lld >= 4 END"
 	" LEFT JOIN value_label l ON l.channel = t.channel AND l.value = i.value;\n"
 	"CREATE VIEW raw_interval AS SELECT t.thread AS thread,"
-	" t.channel AS channel, i.start AS start, i.start + i.dur_flags / %1$lld AS end,"
-	" i.value AS value, l.label AS label, i.dur_flags / %1$lld AS dur FROM interval_data i"
+	" t.channel AS channel, i.start AS start, i.start + i.dur_flags / %1$lld + 1 AS end,"
+	" i.value AS value, l.label AS label, i.dur_flags / %1$lld + 1 AS dur"
+	" FROM interval_data i"
 	" JOIN track t ON t.id = i.track"
 	" LEFT JOIN value_label l ON l.channel = t.channel AND l.value = i.value"
 	" WHERE i.dur_flags %% %1$lld & 1 = 0;\n";
@@ -209,7 +211,7 @@ static int sq_fail(struct sq *s, const char *what, char *err, size_t errlen)
 		snprintf(err, errlen, "%s: an interval lasts %" PRId64 " ns: the database's "
 				"layout holds durations up to %" PRId64 " ns with %zu CPUs "
 				"(docs/sql.md, Schema)", s->path, s->beyond,
-				INT64_MAX / s->flag_factor - 1, s->nrows[EMU_FILE_CPU]);
+				INT64_MAX / s->flag_factor, s->nrows[EMU_FILE_CPU]);
 		return -1;
 	}
 	return sq_db_fail(s->db, s->path, what, err, errlen);
@@ -438,12 +440,13 @@ static int put_row(struct sq *s, size_t view, size_t row, size_t ci, int64_t sta
 			return r;
 		*tr = ++s->ntracks;
 	}
-	if (dur < 0 || dur >= INT64_MAX / s->flag_factor) {
+	if (dur < 1 || dur > INT64_MAX / s->flag_factor) {
 		s->beyond = dur;
 		s->beyond_set = 1;
 		return SQLITE_RANGE;
 	}
-	int64_t v[4] = { *tr - 1, start, dur * s->flag_factor + (absent | (cpu + 1) << 2), value };
+	int64_t v[4] = { *tr - 1, start, (dur - 1) * s->flag_factor + (absent | (cpu + 1) << 2),
+		value };
 	return sq_batch_add(&s->ib, v);
 }
 

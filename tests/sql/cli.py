@@ -100,8 +100,8 @@ def main():
         c.eq(run(["sql", notdb, "-o", db]), (2, b"", "weft sql: -o writes the database of a trace "
              "directory, and PATH is a file; " + HELP), "-o on a database")
 
-        # an interval longer than interval_data.dur_flags holds (dur * F +
-        # flags, F = 4 * (2 CPUs + 1)): refused, nothing left
+        # an interval longer than interval_data.dur_flags holds ((dur - 1) *
+        # F + flags, F = 4 * (2 CPUs + 1)): refused, nothing left
         far = os.path.join(tmp, "far")
         t0, late = 100, 110 + (1 << 60)
         tracegen.write_stream(far, tracegen.thread_rel("vm", 10, 10), tracegen.meta(10, 10), [
@@ -110,7 +110,7 @@ def main():
         fardb = os.path.join(tmp, "far.db")
         c.eq(run(["sql", far, "-o", fardb]),
              (1, b"", f"weft sql: {fardb}: an interval lasts {1 << 60} ns: the database's "
-              f"layout holds durations up to {(2 ** 63 - 1) // 12 - 1} ns with 2 CPUs "
+              f"layout holds durations up to {(2 ** 63 - 1) // 12} ns with 2 CPUs "
               "(docs/sql.md, Schema)\n"), "an interval longer than the layout holds")
         c.eq([x for x in os.listdir(tmp) if x.startswith("far.db")], [],
              "a build past the layout leaves nothing")
