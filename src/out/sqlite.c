@@ -828,11 +828,13 @@ struct out *out_sqlite_open(const char *dir, const struct emu *emu, const struct
 	if (getenv("WEFT_SQL_TRACE_TX") != NULL)
 		sqlite3_trace_v2(s->db, SQLITE_TRACE_STMT, trace_tx, s->db);
 	/* Written once, renamed or removed if it fails: no journal needed. */
-	if (exec(s, "PRAGMA page_size = 16384; PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; "
-			"PRAGMA locking_mode = EXCLUSIVE; PRAGMA cache_size = -262144; "
+	if (exec(s, "PRAGMA page_size = 16384; PRAGMA journal_mode = OFF; "
+			"PRAGMA synchronous = OFF; PRAGMA locking_mode = EXCLUSIVE; "
+			"PRAGMA cache_size = -262144; "
 			"PRAGMA threads = 2; PRAGMA temp.journal_mode = OFF; "
 			"PRAGMA temp.cache_size = -262144; BEGIN", err, errlen) != 0 ||
-			exec(s, schema, err, errlen) != 0 || exec(s, stage, err, errlen) != 0 || sq_write_system(s->db, s->path, s->emu, err, errlen) != 0 ||
+			exec(s, schema, err, errlen) != 0 || exec(s, stage, err, errlen) != 0 ||
+			sq_write_system(s->db, s->path, s->emu, err, errlen) != 0 ||
 			build_chans(s, err, errlen) != 0 || write_chans(s, err, errlen) != 0)
 		goto fail;
 	const struct emu_sys *sys = emu_system(emu);

@@ -25,7 +25,6 @@
 #include <string.h>
 
 #include "model.h"
-#include "sqlite_batch.h"
 #include "sqlite_events.h"
 #include "sqlite_payload.h"
 #include "weft/weft.h"
