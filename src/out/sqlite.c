@@ -63,44 +63,64 @@ static const char schema[] =
 	" WITHOUT ROWID;\n"
 	"CREATE TABLE view_name (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE);\n"
 	"INSERT INTO view_name VALUES (0, 'thread'), (1, 'cpu');\n"
-	/* the intervals as stored: one row per (track, start, dur, value) for
-	 * the layers that hold it (most intervals are the same in the raw
-	 * layer, the thread view and the CPU view of the CPU the thread ran
-	 * on), a track being a thread's channel, or a CPU's for the CPU view's
+	/* the intervals as stored: one row per (track, start, dur, value,
+	 * flags) (most intervals are the same in the raw layer, the thread
+	 * view and the CPU view of the CPU the thread ran on: one row), a
+	 * track being a thread's channel, or a CPU's for the CPU view's
 	 * intervals that start while no single thread runs on it (numbered as
 	 * met: small numbers): flags bit 0 set: not in the raw layer, bit 1:
 	 * not in the thread view; flags >> 2: 1 + the CPU view row that shows
-	 * it (0: none). The duration rather than the end; the view rows and
-	 * labels found by the views below (one join, no compound: SQLite
-	 * flattens them into a query). */
+	 * it (0: none); the duration (1 at least) and the flags in one
+	 * column, dur_flags = (dur - 1) * F + flags, F = 4 * (the CPUs + 1)
+	 * (one column less a row).
+	 * The duration rather than the end; the view rows and labels found by
+	 * the views (views_sql: one join, no compound: SQLite flattens them
+	 * into a query). */
 	"CREATE TABLE track (id INTEGER PRIMARY KEY, thread INTEGER REFERENCES thread,"
 	" cpu INTEGER REFERENCES cpu, channel INTEGER NOT NULL REFERENCES channel);\n"
 	"CREATE TABLE interval_data (track INTEGER NOT NULL REFERENCES track,"
-	" start INTEGER NOT NULL, dur INTEGER NOT NULL, value INTEGER NOT NULL,"
-	" flags INTEGER NOT NULL, PRIMARY KEY (track, start, dur, value)) WITHOUT ROWID;\n"
+	" start INTEGER NOT NULL, dur_flags INTEGER NOT NULL, value INTEGER NOT NULL,"
+	" PRIMARY KEY (track, start, dur_flags, value)) WITHOUT ROWID;\n";
+
+/* The views of the intervals, F (%1$lld) the factor of the duration in
+ * dur_flags. */
+static const char views_sql[] =
 	"CREATE VIEW interval AS SELECT v.name AS view, CASE v.id WHEN 0 THEN t.thread"
-	" ELSE (i.flags >> 2) - 1 END AS row, t.channel AS channel, i.start AS start,"
-	" i.start + i.dur AS end, i.value AS value, l.label AS label, i.dur AS dur"
+	" ELSE (i.dur_flags %% %1$lld >> 2) - 1 END AS row, t.channel AS channel,"
+	" i.start AS start, i.start + i.dur_flags / %1$lld + 1 AS end,"
+	" i.value AS value, l.label AS label, i.dur_flags / %1$lld + 1 AS dur"
 	" FROM interval_data i JOIN track t ON t.id = i.track"
-	" JOIN view_name v ON CASE v.id WHEN 0 THEN i.flags & 2 = 0 ELSE i.flags >= 4 END"
+	" JOIN view_name v ON CASE v.id WHEN 0 THEN i.dur_flags %% %1$lld & 2 = 0"
+	" ELSE i.dur_flags %% %1$lld >= 4 END"
 	" LEFT JOIN value_label l ON l.channel = t.channel AND l.value = i.value;\n"
 	"CREATE VIEW raw_interval AS SELECT t.thread AS thread,"
-	" t.channel AS channel, i.start AS start, i.start + i.dur AS end,"
-	" i.value AS value, l.label AS label, i.dur AS dur FROM interval_data i"
+	" t.channel AS channel, i.start AS start, i.start + i.dur_flags / %1$lld + 1 AS end,"
+	" i.value AS value, l.label AS label, i.dur_flags / %1$lld + 1 AS dur"
+	" FROM interval_data i"
 	" JOIN track t ON t.id = i.track"
 	" LEFT JOIN value_label l ON l.channel = t.channel AND l.value = i.value"
-	" WHERE i.flags & 1 = 0;\n";
+	" WHERE i.dur_flags %% %1$lld & 1 = 0;\n";
+
+/* The intervals are inserted into a temporary table of the same layout
+ * (SQLite's temporary file, deleted when closed: bounded memory), in the
+ * order they are made (the tracks interleaved: its pages half full in
+ * places), then copied into interval_data at the end in one statement,
+ * which SQLite does page by page in key order, the pages full (its
+ * transfer of a table into an empty one of the same layout). */
+static const char stage[] =
+	"CREATE TEMP TABLE interval_stage (track INTEGER NOT NULL,"
+	" start INTEGER NOT NULL, dur_flags INTEGER NOT NULL, value INTEGER NOT NULL,"
+	" PRIMARY KEY (track, start, dur_flags, value)) WITHOUT ROWID;\n";
 
 /* A layer's row of interval_data: its absent bits (flags & 3). */
 #define ABSENT_RAW 2    /* in the raw layer only */
 #define ABSENT_SHOWN 1  /* in the thread view only */
 #define ABSENT_CPU 3    /* in a CPU view only */
 
-/* Merges a row into the one of the same key (another layer's). Two CPUs
- * cannot share a row: the WHERE leaves it unchanged, counted (a failure). */
-static const char upsert[] = "ON CONFLICT DO UPDATE SET flags = (flags & excluded.flags & 3)"
-	" | max(flags & ~3, excluded.flags & ~3) WHERE flags < 4 OR excluded.flags < 4"
-	" OR flags >> 2 = excluded.flags >> 2";
+/* A row written twice (the same layers) is one. The layers of an
+ * interval merged before it is written (add_iv) are one row; one not
+ * merged there (its layers too far apart) is a row per layer. */
+static const char upsert[] = "ON CONFLICT DO NOTHING";
 
 /* The last intervals of a thread's channel not yet written, each until the
  * other layers that may hold it have given theirs (most come within one
@@ -177,6 +197,9 @@ struct sq {
 	const char *phase;      /* the long step running, for in.phase */
 	struct sq_events *ev;   /* the stream, event and trace tables */
 	int failed;
+	int64_t flag_factor;    /* F of dur_flags */
+	int64_t beyond;         /* an interval's duration past what dur_flags holds */
+	int beyond_set;
 	int timing;
 	double t_open;
 };
@@ -184,6 +207,13 @@ struct sq {
 static int sq_fail(struct sq *s, const char *what, char *err, size_t errlen)
 {
 	s->failed = 1;
+	if (s->beyond_set) {
+		snprintf(err, errlen, "%s: an interval lasts %" PRId64 " ns: the database's "
+				"layout holds durations up to %" PRId64 " ns with %zu CPUs "
+				"(docs/sql.md, Schema)", s->path, s->beyond,
+				INT64_MAX / s->flag_factor, s->nrows[EMU_FILE_CPU]);
+		return -1;
+	}
 	return sq_db_fail(s->db, s->path, what, err, errlen);
 }
 
@@ -410,7 +440,13 @@ static int put_row(struct sq *s, size_t view, size_t row, size_t ci, int64_t sta
 			return r;
 		*tr = ++s->ntracks;
 	}
-	int64_t v[5] = { *tr - 1, start, dur, value, absent | (cpu + 1) << 2 };
+	if (dur < 1 || dur > INT64_MAX / s->flag_factor) {
+		s->beyond = dur;
+		s->beyond_set = 1;
+		return SQLITE_RANGE;
+	}
+	int64_t v[4] = { *tr - 1, start, (dur - 1) * s->flag_factor + (absent | (cpu + 1) << 2),
+		value };
 	return sq_batch_add(&s->ib, v);
 }
 
@@ -655,12 +691,9 @@ static int sq_close(struct out *o, int64_t duration, char *err, size_t errlen)
 		r = sq_fail(s, "cannot write the raw intervals", err, errlen);
 	if (r == 0 && (flush_held(s) != SQLITE_OK || sq_batch_flush(&s->ib) != SQLITE_OK))
 		r = sq_fail(s, "cannot write the intervals", err, errlen);
-	if (r == 0 && s->ib.unchanged != 0) {
-		s->failed = 1;
-		snprintf(err, errlen, "%s: %" PRIu64 " intervals of a thread shown by two CPUs at "
-				"once: not stored", s->path, s->ib.unchanged);
-		r = -1;
-	}
+	if (r == 0)
+		r = exec(s, "INSERT INTO main.interval_data SELECT * FROM temp.interval_stage", err,
+				errlen);
 	/* the value labels, those known only at the end (task types) too */
 	sqlite3_stmt *st = NULL;
 	if (r == 0 && sqlite3_prepare_v2(s->db, "INSERT OR IGNORE INTO value_label "
@@ -795,10 +828,13 @@ struct out *out_sqlite_open(const char *dir, const struct emu *emu, const struct
 	if (getenv("WEFT_SQL_TRACE_TX") != NULL)
 		sqlite3_trace_v2(s->db, SQLITE_TRACE_STMT, trace_tx, s->db);
 	/* Written once, renamed or removed if it fails: no journal needed. */
-	if (exec(s, "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF; "
-			"PRAGMA locking_mode = EXCLUSIVE; PRAGMA cache_size = -262144; "
-			"PRAGMA threads = 2; BEGIN", err, errlen) != 0 ||
-			exec(s, schema, err, errlen) != 0 || sq_write_system(s->db, s->path, s->emu, err, errlen) != 0 ||
+	if (exec(s, "PRAGMA page_size = 16384; PRAGMA journal_mode = OFF; "
+			"PRAGMA synchronous = OFF; PRAGMA locking_mode = EXCLUSIVE; "
+			"PRAGMA cache_size = -262144; "
+			"PRAGMA threads = 2; PRAGMA temp.journal_mode = OFF; "
+			"PRAGMA temp.cache_size = -262144; BEGIN", err, errlen) != 0 ||
+			exec(s, schema, err, errlen) != 0 || exec(s, stage, err, errlen) != 0 ||
+			sq_write_system(s->db, s->path, s->emu, err, errlen) != 0 ||
 			build_chans(s, err, errlen) != 0 || write_chans(s, err, errlen) != 0)
 		goto fail;
 	const struct emu_sys *sys = emu_system(emu);
@@ -820,8 +856,13 @@ struct out *out_sqlite_open(const char *dir, const struct emu *emu, const struct
 		snprintf(err, errlen, "out of memory");
 		goto fail;
 	}
-	if (sq_batch_init_tail(&s->ib, s->db, "interval_data (track, start, dur, value, flags)",
-			5, upsert) != SQLITE_OK || sqlite3_prepare_v3(s->db, "INSERT INTO track VALUES "
+	s->flag_factor = 4 * ((int64_t) s->nrows[EMU_FILE_CPU] + 1);
+	char views[sizeof views_sql + 256];
+	snprintf(views, sizeof views, views_sql, (long long) s->flag_factor);
+	if (exec(s, views, err, errlen) != 0)
+		goto fail;
+	if (sq_batch_init_tail(&s->ib, s->db, "temp.interval_stage (track, start, dur_flags, value)",
+			4, upsert) != SQLITE_OK || sqlite3_prepare_v3(s->db, "INSERT INTO track VALUES "
 			"(?, ?, ?, ?)", -1, SQLITE_PREPARE_PERSISTENT, &s->tins, NULL) != SQLITE_OK) {
 		sq_fail(s, "cannot prepare", err, errlen);
 		goto fail;

@@ -25,21 +25,22 @@ static const char events_schema[] =
 	"CREATE TABLE trace (path TEXT NOT NULL, first_clock INTEGER, duration INTEGER,"
 	" nevents INTEGER NOT NULL);\n"
 	/* the events as stored: the time (after the first clock: small
-	 * numbers), the stream (its thread is the stream's), the MCV as its
-	 * number in mcv_name (numbered as met) */
+	 * numbers), the stream (its thread is the stream's) and the MCV (its
+	 * number in mcv_name, numbered as met) in one small number, kind =
+	 * mcv * the number of streams + stream (one column less a row) */
 	"CREATE TABLE mcv_name (id INTEGER PRIMARY KEY, mcv TEXT NOT NULL);\n"
 	"CREATE TABLE event_data (id INTEGER PRIMARY KEY, time INTEGER NOT NULL,"
-	" stream INTEGER NOT NULL REFERENCES stream, mcv INTEGER NOT NULL REFERENCES mcv_name,"
-	" payload BLOB);\n";
+	" kind INTEGER NOT NULL, payload BLOB);\n";
 
 /* The event view (made at the end, with the first clock): clock = time +
  * the first clock, rclock = clock - %s, the stream's clock offset (or, for a
- * drifted stream, the expression of drift_expr). */
+ * drifted stream, the expression of drift_expr); the stream kind %% the
+ * number of streams (%lld), the MCV kind / it. */
 static const char event_view[] =
-	"CREATE VIEW event AS SELECT e.id AS id, e.time AS time, e.time + %lld AS clock,"
-	" e.time + %lld - %s AS rclock, s.thread AS thread, e.stream AS stream,"
+	"CREATE VIEW event AS SELECT e.id AS id, e.time AS time, e.time + %1$lld AS clock,"
+	" e.time + %1$lld - %2$s AS rclock, s.thread AS thread, e.kind %% %3$lld AS stream,"
 	" m.mcv AS mcv, e.payload AS payload FROM event_data e"
-	" JOIN stream s ON s.id = e.stream JOIN mcv_name m ON m.id = e.mcv";
+	" JOIN stream s ON s.id = e.kind %% %3$lld JOIN mcv_name m ON m.id = e.kind / %3$lld";
 
 /* A stream of the trace, by its address: its position (stream.id) and its
  * thread (thread.id, -1: none). */
@@ -68,6 +69,13 @@ struct sq_events {
 	uint64_t n;
 	int64_t first, last_clock;
 };
+
+/* The streams of the trace, the factor of the MCV in event_data.kind (1
+ * at least). */
+static size_t kinds(const struct sq_events *q)
+{
+	return q->ns > 0 ? q->ns : 1;
+}
 
 int sq_db_fail(sqlite3 *db, const char *path, const char *what, char *err, size_t errlen)
 {
@@ -270,13 +278,15 @@ struct sq_events *sq_events_open(sqlite3 *db, const char *path, const struct emu
 	}
 	if (write_streams(q, emu, err, errlen) != 0)
 		goto fail;
-	if (sq_batch_init(&q->eb, db, "event_data (id, time, stream, mcv, payload)", 5) !=
+	if (sq_batch_init(&q->eb, db, "event_data (id, time, kind, payload)", 4) !=
 			SQLITE_OK || sqlite3_prepare_v3(db, "INSERT INTO mcv_name VALUES (?, ?)", -1,
 			SQLITE_PREPARE_PERSISTENT, &q->mins, NULL) != SQLITE_OK) {
 		sq_db_fail(db, path, "cannot prepare", err, errlen);
 		goto fail;
 	}
-	q->pl = sq_payload_open(db, path, in->models, err, errlen);
+	char mcv_sql[48];
+	snprintf(mcv_sql, sizeof mcv_sql, "e.kind / %zu", kinds(q));
+	q->pl = sq_payload_open(db, path, in->models, mcv_sql, err, errlen);
 	if (q->pl == NULL)
 		goto fail;
 	return q;
@@ -366,7 +376,7 @@ static int flush(struct sq_events *q, char *err, size_t errlen)
 {
 	if (sq_batch_flush(&q->eb) != SQLITE_OK)
 		return sq_db_fail(q->db, q->path, "cannot write the events", err, errlen);
-	return sq_payload_flush(q->pl, err, errlen);
+	return 0;
 }
 
 int sq_events_add(struct sq_events *q, const struct weft_event *evs, size_t n, char *err,
@@ -392,15 +402,13 @@ int sq_events_add(struct sq_events *q, const struct weft_event *evs, size_t n, c
 		c[1].kind = 'i';
 		c[1].i = (int64_t) ((uint64_t) e->sclock - (uint64_t) q->first);
 		c[2].kind = 'i';
-		c[2].i = (int64_t) m->index;
-		c[3].kind = 'i';
-		c[3].i = mid;
-		c[4].kind = e->payload_size > 0 ? 'b' : 'n';
-		c[4].p = e->payload;
-		c[4].len = (int) e->payload_size;
+		c[2].i = (int64_t) ((uint64_t) mid * kinds(q) + m->index);
+		c[3].kind = e->payload_size > 0 ? 'b' : 'n';
+		c[3].p = e->payload;
+		c[3].len = (int) e->payload_size;
 		if (sq_batch_commit_row(&q->eb) != SQLITE_OK)
 			return sq_db_fail(q->db, q->path, "cannot write the events", err, errlen);
-		if (e->payload_size > 0 && sq_payload_add(q->pl, q->n, e, err, errlen) != 0)
+		if (e->payload_size > 0 && sq_payload_add(q->pl, q->n, mid, e, err, errlen) != 0)
 			return -1;
 		q->n++;
 	}
@@ -440,7 +448,7 @@ static char *offset_expr(const struct sq_events *q)
 		snprintf(x, cap, "s.clock_offset");
 		return x;
 	}
-	size_t len = (size_t) snprintf(x, cap, "CASE e.stream");
+	size_t len = (size_t) snprintf(x, cap, "CASE e.kind %% %zu", kinds(q));
 	for (size_t i = 0; i < q->ns; i++) {
 		const struct weft_stream *s = q->m[i].s;
 		if (s->drift_ppb == 0)
@@ -457,14 +465,14 @@ int sq_events_finish(struct sq_events *q, char *err, size_t errlen)
 	sqlite3_stmt *st = NULL;
 	int r = 0;
 	char *off = offset_expr(q);
-	size_t cap = off == NULL ? 0 : sizeof event_view + 48 + strlen(off);
+	size_t cap = off == NULL ? 0 : sizeof event_view + 128 + strlen(off);
 	char *view = off == NULL ? NULL : malloc(cap);
 	if (view == NULL) {
 		free(off);
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	snprintf(view, cap, event_view, (long long) q->first, (long long) q->first, off);
+	snprintf(view, cap, event_view, (long long) q->first, off, (long long) kinds(q));
 	free(off);
 	int made = sqlite3_exec(q->db, view, NULL, NULL, NULL) == SQLITE_OK;
 	free(view);

@@ -228,9 +228,8 @@ tid,name,start,value\r
 3,laplace.reads,5,1\r
 3,laplace.shared,5,1\r
 """
-SQL2 = ("SELECT e.clock, e.mcv, f.name, v.value FROM event e JOIN payload_value v ON "
-        "v.event = e.id JOIN payload_field f ON f.id = v.field WHERE e.mcv IN ('LRw', 'LKM') "
-        "ORDER BY e.id, f.idx")
+SQL2 = ("SELECT e.clock, e.mcv, p.name, p.value FROM event e JOIN payload p ON "
+        "p.event_id = e.id WHERE e.mcv IN ('LRw', 'LKM') ORDER BY e.id, p.idx")
 SQL2_OUT = """\
 clock,mcv,name,value\r
 18,LRw,cpage,66\r

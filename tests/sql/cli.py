@@ -5,8 +5,9 @@ each with its exact output and exit status: --help; usage errors (exit 2);
 a malformed query (`weft sql: SQL error: <SQLite's message>`, exit 1, the
 results of the statements before it printed); a statement that writes on a
 database (opened read-only); an unreadable trace (weft's message, as weft
-emu prints it), a model no stream requires (refused without -a), and a
-file that is no database; NULL, BLOB, text with a
+emu prints it), a model no stream requires (refused without -a), an
+interval longer than the database's layout holds, and a file that
+is no database; NULL, BLOB, text with a
 newline and numbers in a table and in CSV (RFC 4180); several statements;
 -o with a query; the temporary database removed after a query (also when a
 closed pipe ends weft sql), and nothing left when a build fails; the
@@ -21,7 +22,9 @@ import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "cli"))
 from wefttest import Checker, conformance_dir, run, weft_bin  # noqa: E402
 import signal  # noqa: E402
+import struct  # noqa: E402
 import subprocess  # noqa: E402
+import tracegen  # noqa: E402
 
 HELP = "run `weft sql --help`\n"
 
@@ -96,6 +99,21 @@ def main():
              "a file that is no database, without a query")
         c.eq(run(["sql", notdb, "-o", db]), (2, b"", "weft sql: -o writes the database of a trace "
              "directory, and PATH is a file; " + HELP), "-o on a database")
+
+        # an interval longer than interval_data.dur_flags holds ((dur - 1) *
+        # F + flags, F = 4 * (2 CPUs + 1)): refused, nothing left
+        far = os.path.join(tmp, "far")
+        t0, late = 100, 110 + (1 << 60)
+        tracegen.write_stream(far, tracegen.thread_rel("vm", 10, 10), tracegen.meta(10, 10), [
+            tracegen.ev("OHx", t0, struct.pack("<iiQ", 0, -1, 0)), tracegen.ev("OHp", t0 + 10),
+            tracegen.ev("OHr", late), tracegen.ev("OHe", late + 10)])
+        fardb = os.path.join(tmp, "far.db")
+        c.eq(run(["sql", far, "-o", fardb]),
+             (1, b"", f"weft sql: {fardb}: an interval lasts {1 << 60} ns: the database's "
+              f"layout holds durations up to {(2 ** 63 - 1) // 12} ns with 2 CPUs "
+              "(docs/sql.md, Schema)\n"), "an interval longer than the layout holds")
+        c.eq([x for x in os.listdir(tmp) if x.startswith("far.db")], [],
+             "a build past the layout leaves nothing")
 
         # -o and a query: written, then queried
         c.eq(run(["sql", trace, "-o", db, "SELECT count(*) AS events FROM event"]),
