@@ -17,6 +17,10 @@
 #include "sqlite_payload.h"
 #include "weft/weft.h"
 
+/* What event_data.kind has subtracted (the view adds it back; 128, as
+ * written in event_view). */
+#define KIND_BIAS 128
+
 static const char events_schema[] =
 	"CREATE TABLE stream (id INTEGER PRIMARY KEY, path TEXT NOT NULL,"
 	" thread INTEGER REFERENCES thread, clock_offset INTEGER NOT NULL,"
@@ -27,20 +31,23 @@ static const char events_schema[] =
 	/* the events as stored: the time (after the first clock: small
 	 * numbers), the stream (its thread is the stream's) and the MCV (its
 	 * number in mcv_name, numbered as met) in one small number, kind =
-	 * mcv * the number of streams + stream (one column less a row) */
+	 * mcv * the number of streams + stream - KIND_BIAS (one column less a
+	 * row; the bias puts the first 256 combinations, not 128, in SQLite's
+	 * one-byte integers, -128 to 127) */
 	"CREATE TABLE mcv_name (id INTEGER PRIMARY KEY, mcv TEXT NOT NULL);\n"
 	"CREATE TABLE event_data (id INTEGER PRIMARY KEY, time INTEGER NOT NULL,"
 	" kind INTEGER NOT NULL, payload BLOB);\n";
 
 /* The event view (made at the end, with the first clock): clock = time +
  * the first clock, rclock = clock - %s, the stream's clock offset (or, for a
- * drifted stream, the expression of drift_expr); the stream kind %% the
- * number of streams (%lld), the MCV kind / it. */
+ * drifted stream, the expression of drift_expr); the stream (kind +
+ * KIND_BIAS) %% the number of streams (%lld), the MCV (kind + KIND_BIAS) / it. */
 static const char event_view[] =
 	"CREATE VIEW event AS SELECT e.id AS id, e.time AS time, e.time + %1$lld AS clock,"
-	" e.time + %1$lld - %2$s AS rclock, s.thread AS thread, e.kind %% %3$lld AS stream,"
-	" m.mcv AS mcv, e.payload AS payload FROM event_data e"
-	" JOIN stream s ON s.id = e.kind %% %3$lld JOIN mcv_name m ON m.id = e.kind / %3$lld";
+	" e.time + %1$lld - %2$s AS rclock, s.thread AS thread,"
+	" (e.kind + 128) %% %3$lld AS stream, m.mcv AS mcv, e.payload AS payload FROM event_data e"
+	" JOIN stream s ON s.id = (e.kind + 128) %% %3$lld"
+	" JOIN mcv_name m ON m.id = (e.kind + 128) / %3$lld";
 
 /* A stream of the trace, by its address: its position (stream.id) and its
  * thread (thread.id, -1: none). */
@@ -285,7 +292,7 @@ struct sq_events *sq_events_open(sqlite3 *db, const char *path, const struct emu
 		goto fail;
 	}
 	char mcv_sql[48];
-	snprintf(mcv_sql, sizeof mcv_sql, "e.kind / %zu", kinds(q));
+	snprintf(mcv_sql, sizeof mcv_sql, "(e.kind + %d) / %zu", KIND_BIAS, kinds(q));
 	q->pl = sq_payload_open(db, path, in->models, mcv_sql, err, errlen);
 	if (q->pl == NULL)
 		goto fail;
@@ -402,7 +409,7 @@ int sq_events_add(struct sq_events *q, const struct weft_event *evs, size_t n, c
 		c[1].kind = 'i';
 		c[1].i = (int64_t) ((uint64_t) e->sclock - (uint64_t) q->first);
 		c[2].kind = 'i';
-		c[2].i = (int64_t) ((uint64_t) mid * kinds(q) + m->index);
+		c[2].i = (int64_t) ((uint64_t) mid * kinds(q) + m->index) - KIND_BIAS;
 		c[3].kind = e->payload_size > 0 ? 'b' : 'n';
 		c[3].p = e->payload;
 		c[3].len = (int) e->payload_size;
@@ -448,7 +455,7 @@ static char *offset_expr(const struct sq_events *q)
 		snprintf(x, cap, "s.clock_offset");
 		return x;
 	}
-	size_t len = (size_t) snprintf(x, cap, "CASE e.kind %% %zu", kinds(q));
+	size_t len = (size_t) snprintf(x, cap, "CASE (e.kind + %d) %% %zu", KIND_BIAS, kinds(q));
 	for (size_t i = 0; i < q->ns; i++) {
 		const struct weft_stream *s = q->m[i].s;
 		if (s->drift_ppb == 0)
