@@ -32,7 +32,8 @@
 # at any time. Output: one line per test with the median user, system and
 # wall seconds of each library, then the ratios weft/reference taken pair by
 # pair (CPU = user + system, and wall) as min / median / max, and the load
-# average before and after. About 25 lines whatever RUNS is.
+# average before and after: 6 lines per test and 4 more whatever RUNS is,
+# plus a line for each run that failed.
 #
 # Do not run two of these (or any other nOS-V program with the same
 # shared_memory.name) at once. A run that times out is killed; the
