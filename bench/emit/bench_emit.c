@@ -62,6 +62,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_tsc.h"
 #include "ovni.h"
 
 #define FLOOR_BUF (2u * 1024u * 1024u)
@@ -232,36 +233,8 @@ static double run_floor(void)
 }
 
 #if defined(__x86_64__)
-#include <cpuid.h>
 #include <x86intrin.h>
 #endif
-
-/* Whether libovni will take WEFT_CLOCK=tsc here (its own checks, in
- * short): an x86-64 CPU with an invariant TSC that the kernel uses. */
-static int tsc_usable(const char **why)
-{
-#if defined(__x86_64__)
-	unsigned a, b, c, d;
-	if (__get_cpuid(0x80000000u, &a, &b, &c, &d) == 0 || a < 0x80000007u
-	    || __get_cpuid(0x80000007u, &a, &b, &c, &d) == 0 || (d & (1u << 8)) == 0) {
-		*why = "the TSC is not invariant";
-		return 0;
-	}
-	FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");
-	char cs[64] = "";
-	if (f == NULL || fgets(cs, sizeof cs, f) == NULL || strncmp(cs, "tsc", 3) != 0) {
-		if (f != NULL)
-			fclose(f);
-		*why = "the kernel's clocksource is not tsc";
-		return 0;
-	}
-	fclose(f);
-	return 1;
-#else
-	*why = "not an x86-64 machine";
-	return 0;
-#endif
-}
 
 static double run_floor_tsc(void)
 {
@@ -333,7 +306,7 @@ int main(int argc, char **argv)
 	       (long long) OVNI_MAX_EV_BUF, tmpdir);
 
 	const char *no_tsc = NULL;
-	int tsc = tsc_usable(&no_tsc);
+	int tsc = bench_tsc_usable(&no_tsc);
 	double best_e0 = 1e30, best_e16 = 1e30, best_floor = 1e30, best_ef = 1e30, best_er = 1e30;
 	double best_tsc = 1e30, best_ftsc = 1e30, best_fk = 1e30, best_fo = 1e30, best_off = 1e30;
 	double best_s1 = 1e30, best_s0 = 1e30;

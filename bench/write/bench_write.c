@@ -59,6 +59,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench_tsc.h"
 #include "ovni.h"
 
 #define BULK_THREADS 4
@@ -324,36 +325,6 @@ static struct times run(int use_ovni, int nthreads, int batch, long events, int 
 	return t;
 }
 
-#if defined(__x86_64__)
-#include <cpuid.h>
-#endif
-
-/* Whether libovni will take WEFT_CLOCK=tsc here (its checks in short: an
- * x86-64 CPU with an invariant TSC that the kernel uses as its
- * clocksource); *why when not. */
-static int tsc_usable(const char **why)
-{
-#if defined(__x86_64__)
-	unsigned a, b, c, d;
-	if (__get_cpuid(0x80000000u, &a, &b, &c, &d) == 0 || a < 0x80000007u
-	    || __get_cpuid(0x80000007u, &a, &b, &c, &d) == 0 || (d & (1u << 8)) == 0) {
-		*why = "the TSC is not invariant";
-		return 0;
-	}
-	FILE *f = fopen("/sys/devices/system/clocksource/clocksource0/current_clocksource", "r");
-	char cs[64] = "";
-	int ok = f != NULL && fgets(cs, sizeof cs, f) != NULL && strncmp(cs, "tsc", 3) == 0;
-	if (f != NULL)
-		fclose(f);
-	if (!ok)
-		*why = "the kernel's clocksource is not tsc";
-	return ok;
-#else
-	*why = "not an x86-64 machine";
-	return 0;
-#endif
-}
-
 static void keep_best(struct times *best, struct times t)
 {
 	if (best->wall == 0 || t.user + t.sys < best->user + best->sys) {
@@ -401,7 +372,7 @@ int main(int argc, char **argv)
 	fflush(stdout);
 
 	const char *no_tsc = NULL;
-	int tsc = tsc_usable(&no_tsc);
+	int tsc = bench_tsc_usable(&no_tsc);
 	struct times bw = {0}, bf = {0}, hw = {0}, hf = {0}, bt = {0};
 	for (int r = 0; r < reps; r++) {
 		if (sides & 1)
