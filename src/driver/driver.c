@@ -777,8 +777,7 @@ static int format_is(const char *f, const char *name)
 }
 
 /* Why run o may not be made by workers (weft_emulate_opts.jobs), or NULL:
- * the Paraver output (and, by -j's workers, not `mpi`, the Perfetto one)
- * and the summary only, without what a worker cannot do alone; a window by
+ * the Paraver and Perfetto outputs and the summary only, without what a worker cannot do alone; a window by
  * -j's workers only (not `mpi`), without the summary or the breakdown. */
 static const char *parallel_unfit(const struct weft_emulate_opts *o, int mpi)
 {
@@ -803,10 +802,9 @@ static const char *parallel_unfit(const struct weft_emulate_opts *o, int mpi)
 		if (format_is(f, "perfetto") && (o->has_from || o->has_to))
 			return "a window with the Perfetto output";
 		if (format_is(f, "paraver") || format_is(f, "paraver-cfg") ||
-				(!mpi && format_is(f, "perfetto")))
+				format_is(f, "perfetto"))
 			continue;
-		return format_is(f, "perfetto") ? "the Perfetto output" :
-			format_is(f, "sqlite") ? "the SQLite output" : "an output other than Paraver";
+		return format_is(f, "sqlite") ? "the SQLite output" : "an output other than Paraver";
 	}
 	return NULL;
 }
@@ -1252,6 +1250,62 @@ static int feed_bd_emit(void *ctx, const struct emu_prv_rec *r, size_t n)
 	return emu_bd_replay_feed(B->R, r, n, feed_emit, B->F);
 }
 
+/* With the internal records (the Perfetto output, whose file follows the
+ * records of its two streams in time order: PARALLEL), rank 0 merges every
+ * view's records and the internal ones into arrays (a breakdown view's
+ * changes sorted), then writes them as -j does (write_merged): 0 (the
+ * outputs committed), 1 (records of two ranks at one time: nothing
+ * written), or -1 with err. recs[f]: every rank's records of view f one
+ * after another (rlens[f][r] bytes of rank r); irecs, ilens: the internal
+ * ones. */
+static int ranks_write_merged(struct run *R, const struct weft_emulate_opts *o,
+		const struct emu *emu, uint8_t *const *recs, size_t *const *rlens, size_t nviews,
+		const uint8_t *irecs, const size_t *ilens, size_t nr, int64_t duration, char *err,
+		size_t errlen)
+{
+	struct emu_prv_rec *rec[EMU_MAX_VIEWS] = { NULL };
+	size_t nrec[EMU_MAX_VIEWS] = { 0 }, nirec = 0;
+	struct emu_rec *irec = NULL;
+	const void **src = calloc(nr + 1, sizeof *src);
+	size_t *n = calloc(nr + 1, sizeof *n);
+	int r = src == NULL || n == NULL ? -1 : 0;
+	for (size_t f = 0; f < nviews && f < EMU_MAX_VIEWS && r == 0; f++) {
+		for (size_t k = 0, off = 0; k < nr; off += rlens[f][k++]) {
+			src[k] = recs[f] + off;
+			n[k] = rlens[f][k] / sizeof **rec;
+		}
+		r = par_merge((const struct emu_prv_rec *const *) src, n, nr, &rec[f], &nrec[f]);
+		if (r == 0 && emu_view_at(emu, f)->breakdown) {
+			struct emu_prv_rec *sorted;
+			size_t ns;
+			if (emu_bd_replay_all(emu, f, rec[f], nrec[f], &sorted, &ns) != 0) {
+				r = -1;
+			} else {
+				free(rec[f]);
+				rec[f] = sorted;
+				nrec[f] = ns;
+			}
+		}
+	}
+	if (r == 0) {
+		for (size_t k = 0, off = 0; k < nr; off += ilens[k++]) {
+			src[k] = irecs + off;
+			n[k] = ilens[k] / sizeof *irec;
+		}
+		r = par_merge_irec((const struct emu_rec *const *) src, n, nr, &irec, &nirec);
+	}
+	if (r < 0)
+		snprintf(err, errlen, "out of memory for the merge");
+	if (r == 0)
+		r = write_merged(R, o, emu, rec, nrec, nviews, irec, nirec, duration, err, errlen);
+	for (size_t f = 0; f < EMU_MAX_VIEWS; f++)
+		free(rec[f]);
+	free(irec);
+	free(src);
+	free(n);
+	return r;
+}
+
 /* The serial run, by rank 0 alone (the others wait for its status). */
 static int rank0_serial(const struct weft_emulate_opts *o, const struct weft_ranks *rk,
 		const char *why, char *err, size_t errlen, int *who)
@@ -1299,8 +1353,8 @@ int weft_emulate_ranks(const struct weft_emulate_opts *user_opts, const struct w
 	memset(&P, 0, sizeof P);
 	int job = 0;
 	if (!fits) {
-		const char *why = "the Paraver output only, without --from/--to, --salvage or -v, "
-			"is made by the ranks";
+		const char *why = "the Paraver and Perfetto outputs only, without --from/--to, "
+			"--salvage or -v, are made by the ranks";
 		if (!rk->local)
 			return rank0_serial(o, rk, why, err, errlen, who);
 		snprintf(msg, sizeof msg, "--local: %s", why);
@@ -1354,13 +1408,14 @@ int weft_emulate_ranks(const struct weft_emulate_opts *user_opts, const struct w
 	double t1 = now_s();
 	struct emu_opts eo;
 	worker_opts(o, &eo, e2, sizeof e2);
+	int internal = parallel_internal(o); /* the same on every rank */
 	if (code == 0 && nmine > 0) {
 		int64_t origin = INT64_MAX;
 		for (size_t i = 0; i < weft_nstreams(R.t); i++)
 			if (R.has[i] && R.first[i] < origin)
 				origin = R.first[i];
 		struct par_in in = { so.path, R.t, &R.sys, R.models, R.nmodels, &eo, origin,
-			(size_t) so.jobs, o->all_models, o->stop, mine, nmine, 1, NULL, 0 };
+			(size_t) so.jobs, o->all_models, o->stop, mine, nmine, 1, NULL, internal };
 		int r = par_run(&in, &P, msg, sizeof msg);
 		if (r < 0 || P.error || interrupted(o)) {
 			code = fail_code(o);
@@ -1426,6 +1481,19 @@ int weft_emulate_ranks(const struct weft_emulate_opts *user_opts, const struct w
 			P.rec[f] = NULL;
 		}
 	}
+	/* the internal records (the Perfetto output's), as the views' */
+	uint8_t *irecs = NULL;
+	size_t *ilens = NULL;
+	if (internal) {
+		if ((ilens = calloc(nr, sizeof *ilens)) == NULL)
+			abort();
+		rk->gather0(rk->ctx, nmine > 0 ? (const void *) P.irec : NULL,
+				nmine > 0 ? P.nirec * sizeof *P.irec : 0, &irecs, ilens);
+		if (nmine > 0) {
+			free(P.irec);
+			P.irec = NULL;
+		}
+	}
 	/* the summary: each rank's figures of its looms' rows */
 	uint8_t *sums = NULL;
 	size_t *slens = NULL;
@@ -1474,9 +1542,19 @@ int weft_emulate_ranks(const struct weft_emulate_opts *user_opts, const struct w
 		F->R = &R;
 		F->err = msg;
 		F->errlen = sizeof msg;
-		if (code == 0 && open_outputs(&R, &so, P.emu, msg, sizeof msg) != 0)
+		if (code == 0 && internal) {
+			int m = ranks_write_merged(&R, &so, P.emu, recs, rlens, me.nviews, irecs, ilens,
+					nr, duration, msg, sizeof msg);
+			if (m > 0) {
+				code = RUN_SERIAL;
+				snprintf(msg, sizeof msg, "records of two ranks at one time");
+			} else if (m < 0) {
+				code = fail_code(o);
+			}
+		} else if (code == 0 && open_outputs(&R, &so, P.emu, msg, sizeof msg) != 0) {
 			code = fail_code(o);
-		for (size_t f = 0; f < me.nviews && code == 0; f++) {
+		}
+		for (size_t f = 0; f < me.nviews && code == 0 && !internal; f++) {
 			const struct emu_prv_rec **src = calloc(nr, sizeof *src);
 			size_t *n = calloc(nr, sizeof *n), off = 0;
 			if (src == NULL || n == NULL)
@@ -1518,9 +1596,9 @@ int weft_emulate_ranks(const struct weft_emulate_opts *user_opts, const struct w
 			code = fail_code(o);
 			snprintf(msg, sizeof msg, "interrupted");
 		}
-		if (code == 0 && outs_commit(&R, &so, duration, msg, sizeof msg) != 0)
+		if (code == 0 && !internal && outs_commit(&R, &so, duration, msg, sizeof msg) != 0)
 			code = fail_code(o);
-		else if (code != 0)
+		else if (code != 0 && !internal)
 			outs_discard(&R);
 		/* the serial run's summary, from every rank's rows put together in
 		 * rank 0's engine */
@@ -1546,6 +1624,8 @@ int weft_emulate_ranks(const struct weft_emulate_opts *user_opts, const struct w
 	free(lens);
 	free(sums);
 	free(slens);
+	free(irecs);
+	free(ilens);
 	for (size_t f = 0; f < EMU_MAX_VIEWS; f++) {
 		free(recs[f]);
 		free(rlens[f]);

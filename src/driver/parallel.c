@@ -904,6 +904,53 @@ int par_merge_each(const struct emu_prv_rec *const *src, const size_t *n, size_t
 	return r;
 }
 
+int par_merge_irec(const struct emu_rec *const *src, const size_t *n, size_t k,
+		struct emu_rec **out, size_t *nout)
+{
+	size_t total = 0;
+	for (size_t i = 0; i < k; i++)
+		total += n[i];
+	*nout = 0;
+	*out = malloc((total + 1) * sizeof **out);
+	size_t *pos = calloc(k + 1, sizeof *pos);
+	if (*out == NULL || pos == NULL) {
+		free(pos);
+		return -1;
+	}
+	int r = 0;
+	for (;;) {
+		size_t best = k;
+		int64_t bt = 0, second = INT64_MAX;
+		for (size_t i = 0; i < k; i++) {
+			if (pos[i] == n[i])
+				continue;
+			int64_t t = src[i][pos[i]].time;
+			if (best == k || t < bt) {
+				if (best != k)
+					second = bt;
+				best = i;
+				bt = t;
+			} else if (t < second) {
+				second = t;
+			}
+		}
+		if (best == k)
+			break;
+		if (second == bt) {
+			r = 1;
+			break;
+		}
+		size_t j = pos[best];
+		while (j < n[best] && src[best][j].time < second)
+			j++;
+		memcpy(*out + *nout, src[best] + pos[best], (j - pos[best]) * sizeof **out);
+		*nout += j - pos[best];
+		pos[best] = j;
+	}
+	free(pos);
+	return r;
+}
+
 struct to_array {
 	struct emu_prv_rec *out;
 	size_t n;

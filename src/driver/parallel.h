@@ -99,6 +99,12 @@ int par_merge_each(const struct emu_prv_rec *const *src, const size_t *n, size_t
 int par_merge(const struct emu_prv_rec *const *src, const size_t *n, size_t k,
 		struct emu_prv_rec **out, size_t *nout);
 
+/* The same for internal records (weft emu --mpi with the Perfetto output):
+ * *out malloc'd even on 1 (*nout records before the tie); 0, 1 (two arrays
+ * with records at one time), or -1 out of memory. */
+int par_merge_irec(const struct emu_rec *const *src, const size_t *n, size_t k,
+		struct emu_rec **out, size_t *nout);
+
 /* Shares looms among nw bins: each loom (weight[L], bins it may go to:
  * may[L * nw + b], NULL: any) heaviest first to the lightest bin it may go
  * to (the lowest of equals). bin[L] gets the bin; -1 when a loom may go to

@@ -3,10 +3,13 @@
 """mpi_emu.py - `mpirun -n R weft emu --mpi` (docs/emu.md, MPI): the serial files.
 
 A generated 6-loom trace (parallel_emu.py's: 2 threads on 2 CPUs per loom, a user
-model's events) is emulated serially (`weft emu -j 1 -q --paraver`), then by
-`mpirun --oversubscribe -n R weft emu --mpi` with R = 1, 2 and 4:
+model's events) is emulated serially (`weft emu -j 1 -q`: the default formats,
+Paraver and Perfetto), then by `mpirun --oversubscribe -n R weft emu --mpi` with
+R = 1, 2 and 4:
   - shared: every rank given the whole trace; each run writes exactly the serial
-    files, byte for byte, and WEFT_EMU_TIMING's line says the R ranks made it;
+    files, byte for byte (the .prv files and perfetto.pftrace: the ranks' internal
+    records merged by rank 0 with the views'), and WEFT_EMU_TIMING's line says
+    the R ranks made it;
   - --local: the looms spread round-robin over R directories (rank r gets
     .../rK/ovni with K = r), each rank given its own; the same files, and no
     shadow trace left in TMPDIR;
@@ -48,7 +51,7 @@ SRC = Path(os.environ.get("WEFT_SOURCE_DIR", HERE.parents[1]))
 ZETA = SRC / "examples" / "zeta" / "zeta.yaml"
 TIMEOUT = 120
 NLOOMS = 6
-ARGS = ["--model", str(ZETA), "-q", "--paraver"]
+ARGS = ["--model", str(ZETA), "-q"]  # the default formats: Paraver and Perfetto
 
 failures = []
 nchecks = 0
@@ -181,7 +184,8 @@ def main():
         rc, err = serial(trace, tmp / "serial")
         check((rc, err) == (0, ""), f"serial run: exit {rc}, {err!r}")
         ref = files(tmp / "serial")
-        check(any(k.endswith(".prv") for k in ref), "serial run wrote the .prv files")
+        check(any(k.endswith(".prv") for k in ref) and "perfetto.pftrace" in ref,
+              f"serial run wrote the .prv files and perfetto.pftrace: {sorted(ref)}")
         made = re.compile(r"^weft emu: --mpi: (\d+) ranks, (\d+) events in ", re.M)
         for n in (1, 2, 4):
             for local in (False, True):
@@ -211,7 +215,7 @@ def main():
         cases = [("summary", trace, noq)]
         c = parallel_emu.corpus()
         if c is not None and (c / "v3" / "suite-nosv-task-types" / "ovni").is_dir():
-            cases.append(("-b", c / "v3" / "suite-nosv-task-types" / "ovni", ["--paraver", "-b"]))
+            cases.append(("-b", c / "v3" / "suite-nosv-task-types" / "ovni", ["-b"]))
         elif os.environ.get("CI") == "true":
             check(False, "the conformance corpus (suite-nosv-task-types) not found")
         for name, tr, args in cases:
@@ -221,7 +225,8 @@ def main():
                   f"{name}: the serial run's summary: {rc} {err!r} {sout!r}")
             sref = files(tmp / "serial-s")
             if name == "-b":
-                check(any(k.endswith("-breakdown.prv") for k in sref), "-b: serial breakdown")
+                check(any(k.endswith("-breakdown.prv") for k in sref) and
+                      "perfetto.pftrace" in sref, f"-b: serial breakdown, Perfetto: {sorted(sref)}")
             for n in (1, 2, 4):
                 for local in (False, True):
                     what = f"{name} -n {n}" + (" --local" if local else "")
