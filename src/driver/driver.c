@@ -777,8 +777,9 @@ static int format_is(const char *f, const char *name)
 }
 
 /* Why run o may not be made by workers (weft_emulate_opts.jobs), or NULL:
- * the Paraver and Perfetto outputs and the summary only, without what a worker cannot do alone; a window by
- * -j's workers only (not `mpi`), without the summary or the breakdown. */
+ * the Paraver and Perfetto outputs and the summary only, without what a
+ * worker cannot do alone; a window by -j's workers only (not `mpi`), without
+ * the breakdown or the Perfetto output. */
 static const char *parallel_unfit(const struct weft_emulate_opts *o, int mpi)
 {
 	if (o->jobs < 2)
@@ -787,8 +788,8 @@ static const char *parallel_unfit(const struct weft_emulate_opts *o, int mpi)
 		return "-v";
 	if (o->salvage)
 		return "--salvage";
-	if ((o->has_from || o->has_to) && (mpi || o->summary != NULL))
-		return mpi ? "a window" : "a window with the summary";
+	if ((o->has_from || o->has_to) && mpi)
+		return "a window";
 	if ((o->has_from || o->has_to) && o->breakdown)
 		return "a window with the breakdown";
 	if (o->open_output != NULL)
