@@ -778,8 +778,8 @@ static int format_is(const char *f, const char *name)
 
 /* Why run o may not be made by workers (weft_emulate_opts.jobs), or NULL:
  * the Paraver and Perfetto outputs and the summary only, without what a
- * worker cannot do alone; a window by -j's workers only (not `mpi`), without
- * the breakdown or the Perfetto output. */
+ * worker cannot do alone; a window without the breakdown or the Perfetto
+ * output (and, by the ranks of `mpi`, without the summary). */
 static const char *parallel_unfit(const struct weft_emulate_opts *o, int mpi)
 {
 	if (o->jobs < 2)
@@ -788,8 +788,8 @@ static const char *parallel_unfit(const struct weft_emulate_opts *o, int mpi)
 		return "-v";
 	if (o->salvage)
 		return "--salvage";
-	if ((o->has_from || o->has_to) && mpi)
-		return "a window";
+	if ((o->has_from || o->has_to) && mpi && o->summary != NULL)
+		return "a window with the summary";
 	if ((o->has_from || o->has_to) && o->breakdown)
 		return "a window with the breakdown";
 	if (o->open_output != NULL)
@@ -990,7 +990,7 @@ static int run_parallel(const struct weft_emulate_opts *o, char *err, size_t err
 		o->to };
 	struct par_in in = { o->path, R.t, &R.sys, R.models, R.nmodels, &eo, origin,
 		(size_t) o->jobs, o->all_models, o->stop, NULL, 0, 0,
-		o->has_from || o->has_to ? &win : NULL, parallel_internal(o) };
+		o->has_from || o->has_to ? &win : NULL, parallel_internal(o), 0 };
 	struct par_out P;
 	double t0 = now_s();
 	int r = par_run(&in, &P, err, errlen);
@@ -1135,6 +1135,7 @@ struct rank_part {
 	int64_t duration;
 	double cpu;
 	uint64_t has; /* emulated looms (its task types are compared) */
+	uint64_t snapped; /* a window: a worker wrote its state at T0 at an event */
 	uint64_t nrec[EMU_MAX_VIEWS];
 };
 
@@ -1342,7 +1343,7 @@ int weft_emulate_ranks(const struct weft_emulate_opts *user_opts, const struct w
 	struct weft_emulate_opts so = *o; /* the trace read: o->path, or the shadow */
 	so.outdir = o->outdir != NULL ? o->outdir : o->path;
 	so.jobs = o->jobs < 2 ? 2 : o->jobs;
-	int fits = parallel_unfit(&so, 1) == NULL;
+	const char *unfit = parallel_unfit(&so, 1);
 	so.jobs = o->jobs < 1 ? 1 : o->jobs;
 	char msg[WEFT_ERR_MAX] = "", e2[WEFT_ERR_MAX];
 	char *shadow = NULL;
@@ -1353,13 +1354,9 @@ int weft_emulate_ranks(const struct weft_emulate_opts *user_opts, const struct w
 	struct par_out P;
 	memset(&P, 0, sizeof P);
 	int job = 0;
-	if (!fits) {
-		const char *why = "the Paraver and Perfetto outputs only, without --from/--to, "
-			"--salvage or -v, are made by the ranks";
-		if (!rk->local)
-			return rank0_serial(o, rk, why, err, errlen, who);
-		snprintf(msg, sizeof msg, "--local: %s", why);
-		return agree(rk, 1, msg, err, errlen, who);
+	if (unfit != NULL) {
+		/* rank0_serial's refusal under --local names it */
+		return rank0_serial(o, rk, unfit, err, errlen, who);
 	}
 	if (rk->local) {
 		struct rbuf b = { NULL, 0, 0, 0 };
@@ -1410,13 +1407,16 @@ int weft_emulate_ranks(const struct weft_emulate_opts *user_opts, const struct w
 	struct emu_opts eo;
 	worker_opts(o, &eo, e2, sizeof e2);
 	int internal = parallel_internal(o); /* the same on every rank */
+	struct emu_window win = { o->has_from, o->has_to, o->from_rel, o->to_rel, o->from,
+		o->to };
 	if (code == 0 && nmine > 0) {
 		int64_t origin = INT64_MAX;
 		for (size_t i = 0; i < weft_nstreams(R.t); i++)
 			if (R.has[i] && R.first[i] < origin)
 				origin = R.first[i];
 		struct par_in in = { so.path, R.t, &R.sys, R.models, R.nmodels, &eo, origin,
-			(size_t) so.jobs, o->all_models, o->stop, mine, nmine, 1, NULL, internal };
+			(size_t) so.jobs, o->all_models, o->stop, mine, nmine, 1,
+			o->has_from || o->has_to ? &win : NULL, internal, 1 };
 		int r = par_run(&in, &P, msg, sizeof msg);
 		if (r < 0 || P.error || interrupted(o)) {
 			code = fail_code(o);
@@ -1454,6 +1454,7 @@ int weft_emulate_ranks(const struct weft_emulate_opts *user_opts, const struct w
 	if (nmine > 0) {
 		me.nevents = P.nevents;
 		me.duration = P.duration;
+		me.snapped = (uint64_t) P.snapped;
 		for (size_t k = 0; k < P.nworkers && k < 64; k++)
 			me.cpu += P.cpu[k];
 		for (size_t f = 0; f < P.nviews; f++)
@@ -1515,7 +1516,7 @@ int weft_emulate_ranks(const struct weft_emulate_opts *user_opts, const struct w
 		const uint8_t *dyn0 = parts + sizeof me;
 		size_t dl0 = lens[0] - sizeof me, at = 0;
 		int64_t duration = 0;
-		uint64_t nevents = 0;
+		uint64_t nevents = 0, snapped = 0;
 		double cpu = 0, cpumax = 0;
 		for (size_t r = 0; r < nr; r++) {
 			struct rank_part p;
@@ -1529,10 +1530,18 @@ int weft_emulate_ranks(const struct weft_emulate_opts *user_opts, const struct w
 			if (p.duration > duration)
 				duration = p.duration;
 			nevents += p.nevents;
+			snapped |= p.snapped;
 			cpu += p.cpu;
 			cpumax = p.cpu > cpumax ? p.cpu : cpumax;
 			if (timing)
 				fprintf(stderr, "weft emu: rank %zu CPU %.3f s\n", r, p.cpu);
+		}
+		/* a window that holds nothing over every rank: the serial run's
+		 * message (PARALLEL) */
+		if (code == 0 && (o->has_from || o->has_to) && (nevents == 0 ||
+				(o->has_from && !snapped))) {
+			code = RUN_SERIAL;
+			snprintf(msg, sizeof msg, "a window that holds nothing");
 		}
 		/* the merge goes straight to the outputs, view by view, in batches
 		 * (no merged copy); a tie found on the way discards them */
@@ -1572,8 +1581,10 @@ int weft_emulate_ranks(const struct weft_emulate_opts *user_opts, const struct w
 			if (emu_view_at(P.emu, f)->breakdown && (B.R = emu_bd_replay_new(P.emu,
 					f)) == NULL)
 				m = -1;
-			if (m == 0)
-				m = B.R != NULL ? par_merge_each(src, n, nr, feed_bd_emit, &B) :
+			if (m == 0 && B.R != NULL)
+				m = par_merge_each(src, n, nr, feed_bd_emit, &B);
+			else if (m == 0)
+				m = o->has_from ? par_merge_each_at0(src, n, nr, feed_emit, F) :
 					par_merge_each(src, n, nr, feed_emit, F);
 			if (m == 0 && B.R != NULL)
 				m = emu_bd_replay_end(B.R, feed_emit, F);

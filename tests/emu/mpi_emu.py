@@ -17,6 +17,10 @@ R = 1, 2 and 4:
     rank 0 from every rank's figures, and where the files are, once), shared
     and --local, R = 1, 2, 4; the same with -b on the corpus's 4-loom
     suite-nosv-task-types (the breakdown sorted by rank 0 after the merge);
+  - windows (--from/--to, -q) on a 6-loom trace whose odd looms end early,
+    shared and --local, R = 1, 2, 4: the serial files, made by the ranks; a
+    window that holds nothing: rank 0's serial run, its message, exit 1; a
+    window with the summary: rank 0's serial run, its stdout;
   - the collectives in rounds of 1000 bytes (WEFT_MPI_ROUND, as beyond 2 GiB):
     the same files, shared and --local;
   - the trace with every loom's events at the same clocks: shared, rank 0 makes
@@ -253,6 +257,52 @@ def main():
                               env={"WEFT_MPI_ROUND": "1000"})
             check(rc == 0 and made.search(err), f"{what}: made by the ranks: {rc} {err!r}")
             check(files(out) == ref, f"{what}: the serial files")
+
+        # windows (--from/--to, -q): the ranks' rows' state at T0 merged by row by
+        # rank 0; a 6-loom trace whose odd looms end early (with --local on 2 or
+        # 4 ranks, some ranks have no event after T0: they write their state at
+        # T0 after their last event, as another rank found one)
+        uneven = tmp / "uneven" / "ovni"
+        parallel_emu.gen_trace(str(uneven), NLOOMS, uneven=True)
+        pv = ["--model", str(ZETA), "-q", "--paraver"]
+        for win in (["--from", "1200000", "--to", "1300000"], ["--from", "1200000"],
+                    ["--to", "1300000"], ["--from", "1050000", "--to", "1100000"]):
+            rc, err = serial(uneven, tmp / "serial-w", pv + win)
+            wref = files(tmp / "serial-w")
+            check(rc == 0 and any(k.endswith(".prv") for k in wref),
+                  f"window {win}: serial: {rc} {err!r}")
+            for n in (1, 2, 4):
+                for local in (False, True):
+                    what = f"window {' '.join(win)} -n {n}" + (" --local" if local else "")
+                    out = tmp / "out-w"
+                    if local:
+                        spread(uneven, tmp / "local-w", n)
+                    rc, err = job.run(n, [], out, trace=uneven, args=pv + win,
+                                      local_root=tmp / "local-w" if local else None)
+                    m = made.search(err)
+                    check(rc == 0 and m is not None and m.group(1) == str(n),
+                          f"{what}: made by {n} ranks: {rc} {err!r}")
+                    check(files(out) == wref, f"{what}: the serial files")
+                    job.no_shadow(what)
+        # a window that holds nothing: rank 0's serial run refuses it (its message)
+        rc, err = serial(uneven, tmp / "serial-w", pv + ["--from", "5000000"])
+        check(rc == 1 and err.startswith("weft emu: --from 5000000 ") and
+              err.endswith("the window holds nothing\n"), f"empty window: serial {rc} {err!r}")
+        rc2, err2 = job.run(2, [], tmp / "out-w0", trace=uneven, args=pv + ["--from", "5000000"])
+        check((rc2, weft_lines(err2)) == (1, ["weft emu: rank 0: " + err.strip()[10:]]) and
+              "--mpi: serial run on rank 0 (a window that holds nothing)\n" in err2,
+              f"empty window: {rc2} {err2!r}")
+        check(not (tmp / "out-w0").exists() or not any((tmp / "out-w0").iterdir()),
+              "empty window: nothing written (the directory made, empty, as serially)")
+        # a window with the summary: rank 0's serial run (its stdout)
+        sout = []
+        serial(uneven, tmp / "serial-ws", pv[:2] + ["--paraver", "--from", "1200000"], sout)
+        rc, err = job.run(2, [], tmp / "out-ws", trace=uneven,
+                          args=pv[:2] + ["--paraver", "--from", "1200000"])
+        check(rc == 0 and "--mpi: serial run on rank 0 (a window with the summary)\n" in err
+              and job.stdout == sout[0] and "\nwindow: " in sout[0] and
+              files(tmp / "out-ws") == files(tmp / "serial-ws"),
+              f"window with the summary: {rc} {err!r} {job.stdout!r}")
 
         # events of every loom at the same clocks: serial order unknown to the ranks
         ties = tmp / "ties" / "ovni"
