@@ -777,9 +777,9 @@ static int format_is(const char *f, const char *name)
 }
 
 /* Why run o may not be made by workers (weft_emulate_opts.jobs), or NULL:
- * the Paraver output (and, by -j's workers, not `mpi`, the Perfetto one)
- * and the summary only, without what a worker cannot do alone; a window by
- * -j's workers only (not `mpi`), without the summary or the breakdown. */
+ * the Paraver and Perfetto outputs and the summary only, without what a
+ * worker cannot do alone; a window without the breakdown or the Perfetto
+ * output (and, by the ranks of `mpi`, without the summary). */
 static const char *parallel_unfit(const struct weft_emulate_opts *o, int mpi)
 {
 	if (o->jobs < 2)
@@ -788,8 +788,8 @@ static const char *parallel_unfit(const struct weft_emulate_opts *o, int mpi)
 		return "-v";
 	if (o->salvage)
 		return "--salvage";
-	if ((o->has_from || o->has_to) && (mpi || o->summary != NULL))
-		return mpi ? "a window" : "a window with the summary";
+	if ((o->has_from || o->has_to) && mpi && o->summary != NULL)
+		return "a window with the summary";
 	if ((o->has_from || o->has_to) && o->breakdown)
 		return "a window with the breakdown";
 	if (o->open_output != NULL)
@@ -803,10 +803,9 @@ static const char *parallel_unfit(const struct weft_emulate_opts *o, int mpi)
 		if (format_is(f, "perfetto") && (o->has_from || o->has_to))
 			return "a window with the Perfetto output";
 		if (format_is(f, "paraver") || format_is(f, "paraver-cfg") ||
-				(!mpi && format_is(f, "perfetto")))
+				format_is(f, "perfetto"))
 			continue;
-		return format_is(f, "perfetto") ? "the Perfetto output" :
-			format_is(f, "sqlite") ? "the SQLite output" : "an output other than Paraver";
+		return format_is(f, "sqlite") ? "the SQLite output" : "an output other than Paraver";
 	}
 	return NULL;
 }
@@ -991,7 +990,7 @@ static int run_parallel(const struct weft_emulate_opts *o, char *err, size_t err
 		o->to };
 	struct par_in in = { o->path, R.t, &R.sys, R.models, R.nmodels, &eo, origin,
 		(size_t) o->jobs, o->all_models, o->stop, NULL, 0, 0,
-		o->has_from || o->has_to ? &win : NULL, parallel_internal(o) };
+		o->has_from || o->has_to ? &win : NULL, parallel_internal(o), 0 };
 	struct par_out P;
 	double t0 = now_s();
 	int r = par_run(&in, &P, err, errlen);
@@ -1136,6 +1135,7 @@ struct rank_part {
 	int64_t duration;
 	double cpu;
 	uint64_t has; /* emulated looms (its task types are compared) */
+	uint64_t snapped; /* a window: a worker wrote its state at T0 at an event */
 	uint64_t nrec[EMU_MAX_VIEWS];
 };
 
@@ -1252,6 +1252,62 @@ static int feed_bd_emit(void *ctx, const struct emu_prv_rec *r, size_t n)
 	return emu_bd_replay_feed(B->R, r, n, feed_emit, B->F);
 }
 
+/* With the internal records (the Perfetto output, whose file follows the
+ * records of its two streams in time order: PARALLEL), rank 0 merges every
+ * view's records and the internal ones into arrays (a breakdown view's
+ * changes sorted), then writes them as -j does (write_merged): 0 (the
+ * outputs committed), 1 (records of two ranks at one time: nothing
+ * written), or -1 with err. recs[f]: every rank's records of view f one
+ * after another (rlens[f][r] bytes of rank r); irecs, ilens: the internal
+ * ones. */
+static int ranks_write_merged(struct run *R, const struct weft_emulate_opts *o,
+		const struct emu *emu, uint8_t *const *recs, size_t *const *rlens, size_t nviews,
+		const uint8_t *irecs, const size_t *ilens, size_t nr, int64_t duration, char *err,
+		size_t errlen)
+{
+	struct emu_prv_rec *rec[EMU_MAX_VIEWS] = { NULL };
+	size_t nrec[EMU_MAX_VIEWS] = { 0 }, nirec = 0;
+	struct emu_rec *irec = NULL;
+	const void **src = calloc(nr + 1, sizeof *src);
+	size_t *n = calloc(nr + 1, sizeof *n);
+	int r = src == NULL || n == NULL ? -1 : 0;
+	for (size_t f = 0; f < nviews && f < EMU_MAX_VIEWS && r == 0; f++) {
+		for (size_t k = 0, off = 0; k < nr; off += rlens[f][k++]) {
+			src[k] = recs[f] + off;
+			n[k] = rlens[f][k] / sizeof **rec;
+		}
+		r = par_merge((const struct emu_prv_rec *const *) src, n, nr, &rec[f], &nrec[f]);
+		if (r == 0 && emu_view_at(emu, f)->breakdown) {
+			struct emu_prv_rec *sorted;
+			size_t ns;
+			if (emu_bd_replay_all(emu, f, rec[f], nrec[f], &sorted, &ns) != 0) {
+				r = -1;
+			} else {
+				free(rec[f]);
+				rec[f] = sorted;
+				nrec[f] = ns;
+			}
+		}
+	}
+	if (r == 0) {
+		for (size_t k = 0, off = 0; k < nr; off += ilens[k++]) {
+			src[k] = irecs + off;
+			n[k] = ilens[k] / sizeof *irec;
+		}
+		r = par_merge_irec((const struct emu_rec *const *) src, n, nr, &irec, &nirec);
+	}
+	if (r < 0)
+		snprintf(err, errlen, "out of memory for the merge");
+	if (r == 0)
+		r = write_merged(R, o, emu, rec, nrec, nviews, irec, nirec, duration, err, errlen);
+	for (size_t f = 0; f < EMU_MAX_VIEWS; f++)
+		free(rec[f]);
+	free(irec);
+	free(src);
+	free(n);
+	return r;
+}
+
 /* The serial run, by rank 0 alone (the others wait for its status). */
 static int rank0_serial(const struct weft_emulate_opts *o, const struct weft_ranks *rk,
 		const char *why, char *err, size_t errlen, int *who)
@@ -1287,7 +1343,7 @@ int weft_emulate_ranks(const struct weft_emulate_opts *user_opts, const struct w
 	struct weft_emulate_opts so = *o; /* the trace read: o->path, or the shadow */
 	so.outdir = o->outdir != NULL ? o->outdir : o->path;
 	so.jobs = o->jobs < 2 ? 2 : o->jobs;
-	int fits = parallel_unfit(&so, 1) == NULL;
+	const char *unfit = parallel_unfit(&so, 1);
 	so.jobs = o->jobs < 1 ? 1 : o->jobs;
 	char msg[WEFT_ERR_MAX] = "", e2[WEFT_ERR_MAX];
 	char *shadow = NULL;
@@ -1298,13 +1354,9 @@ int weft_emulate_ranks(const struct weft_emulate_opts *user_opts, const struct w
 	struct par_out P;
 	memset(&P, 0, sizeof P);
 	int job = 0;
-	if (!fits) {
-		const char *why = "the Paraver output only, without --from/--to, --salvage or -v, "
-			"is made by the ranks";
-		if (!rk->local)
-			return rank0_serial(o, rk, why, err, errlen, who);
-		snprintf(msg, sizeof msg, "--local: %s", why);
-		return agree(rk, 1, msg, err, errlen, who);
+	if (unfit != NULL) {
+		/* rank0_serial's refusal under --local names it */
+		return rank0_serial(o, rk, unfit, err, errlen, who);
 	}
 	if (rk->local) {
 		struct rbuf b = { NULL, 0, 0, 0 };
@@ -1354,13 +1406,17 @@ int weft_emulate_ranks(const struct weft_emulate_opts *user_opts, const struct w
 	double t1 = now_s();
 	struct emu_opts eo;
 	worker_opts(o, &eo, e2, sizeof e2);
+	int internal = parallel_internal(o); /* the same on every rank */
+	struct emu_window win = { o->has_from, o->has_to, o->from_rel, o->to_rel, o->from,
+		o->to };
 	if (code == 0 && nmine > 0) {
 		int64_t origin = INT64_MAX;
 		for (size_t i = 0; i < weft_nstreams(R.t); i++)
 			if (R.has[i] && R.first[i] < origin)
 				origin = R.first[i];
 		struct par_in in = { so.path, R.t, &R.sys, R.models, R.nmodels, &eo, origin,
-			(size_t) so.jobs, o->all_models, o->stop, mine, nmine, 1, NULL, 0 };
+			(size_t) so.jobs, o->all_models, o->stop, mine, nmine, 1,
+			o->has_from || o->has_to ? &win : NULL, internal, 1 };
 		int r = par_run(&in, &P, msg, sizeof msg);
 		if (r < 0 || P.error || interrupted(o)) {
 			code = fail_code(o);
@@ -1398,6 +1454,7 @@ int weft_emulate_ranks(const struct weft_emulate_opts *user_opts, const struct w
 	if (nmine > 0) {
 		me.nevents = P.nevents;
 		me.duration = P.duration;
+		me.snapped = (uint64_t) P.snapped;
 		for (size_t k = 0; k < P.nworkers && k < 64; k++)
 			me.cpu += P.cpu[k];
 		for (size_t f = 0; f < P.nviews; f++)
@@ -1426,6 +1483,19 @@ int weft_emulate_ranks(const struct weft_emulate_opts *user_opts, const struct w
 			P.rec[f] = NULL;
 		}
 	}
+	/* the internal records (the Perfetto output's), as the views' */
+	uint8_t *irecs = NULL;
+	size_t *ilens = NULL;
+	if (internal) {
+		if ((ilens = calloc(nr, sizeof *ilens)) == NULL)
+			abort();
+		rk->gather0(rk->ctx, nmine > 0 ? (const void *) P.irec : NULL,
+				nmine > 0 ? P.nirec * sizeof *P.irec : 0, &irecs, ilens);
+		if (nmine > 0) {
+			free(P.irec);
+			P.irec = NULL;
+		}
+	}
 	/* the summary: each rank's figures of its looms' rows */
 	uint8_t *sums = NULL;
 	size_t *slens = NULL;
@@ -1446,7 +1516,7 @@ int weft_emulate_ranks(const struct weft_emulate_opts *user_opts, const struct w
 		const uint8_t *dyn0 = parts + sizeof me;
 		size_t dl0 = lens[0] - sizeof me, at = 0;
 		int64_t duration = 0;
-		uint64_t nevents = 0;
+		uint64_t nevents = 0, snapped = 0;
 		double cpu = 0, cpumax = 0;
 		for (size_t r = 0; r < nr; r++) {
 			struct rank_part p;
@@ -1460,10 +1530,18 @@ int weft_emulate_ranks(const struct weft_emulate_opts *user_opts, const struct w
 			if (p.duration > duration)
 				duration = p.duration;
 			nevents += p.nevents;
+			snapped |= p.snapped;
 			cpu += p.cpu;
 			cpumax = p.cpu > cpumax ? p.cpu : cpumax;
 			if (timing)
 				fprintf(stderr, "weft emu: rank %zu CPU %.3f s\n", r, p.cpu);
+		}
+		/* a window that holds nothing over every rank: the serial run's
+		 * message (PARALLEL) */
+		if (code == 0 && (o->has_from || o->has_to) && (nevents == 0 ||
+				(o->has_from && !snapped))) {
+			code = RUN_SERIAL;
+			snprintf(msg, sizeof msg, "a window that holds nothing");
 		}
 		/* the merge goes straight to the outputs, view by view, in batches
 		 * (no merged copy); a tie found on the way discards them */
@@ -1474,9 +1552,19 @@ int weft_emulate_ranks(const struct weft_emulate_opts *user_opts, const struct w
 		F->R = &R;
 		F->err = msg;
 		F->errlen = sizeof msg;
-		if (code == 0 && open_outputs(&R, &so, P.emu, msg, sizeof msg) != 0)
+		if (code == 0 && internal) {
+			int m = ranks_write_merged(&R, &so, P.emu, recs, rlens, me.nviews, irecs, ilens,
+					nr, duration, msg, sizeof msg);
+			if (m > 0) {
+				code = RUN_SERIAL;
+				snprintf(msg, sizeof msg, "records of two ranks at one time");
+			} else if (m < 0) {
+				code = fail_code(o);
+			}
+		} else if (code == 0 && open_outputs(&R, &so, P.emu, msg, sizeof msg) != 0) {
 			code = fail_code(o);
-		for (size_t f = 0; f < me.nviews && code == 0; f++) {
+		}
+		for (size_t f = 0; f < me.nviews && code == 0 && !internal; f++) {
 			const struct emu_prv_rec **src = calloc(nr, sizeof *src);
 			size_t *n = calloc(nr, sizeof *n), off = 0;
 			if (src == NULL || n == NULL)
@@ -1493,8 +1581,10 @@ int weft_emulate_ranks(const struct weft_emulate_opts *user_opts, const struct w
 			if (emu_view_at(P.emu, f)->breakdown && (B.R = emu_bd_replay_new(P.emu,
 					f)) == NULL)
 				m = -1;
-			if (m == 0)
-				m = B.R != NULL ? par_merge_each(src, n, nr, feed_bd_emit, &B) :
+			if (m == 0 && B.R != NULL)
+				m = par_merge_each(src, n, nr, feed_bd_emit, &B);
+			else if (m == 0)
+				m = o->has_from ? par_merge_each_at0(src, n, nr, feed_emit, F) :
 					par_merge_each(src, n, nr, feed_emit, F);
 			if (m == 0 && B.R != NULL)
 				m = emu_bd_replay_end(B.R, feed_emit, F);
@@ -1518,9 +1608,9 @@ int weft_emulate_ranks(const struct weft_emulate_opts *user_opts, const struct w
 			code = fail_code(o);
 			snprintf(msg, sizeof msg, "interrupted");
 		}
-		if (code == 0 && outs_commit(&R, &so, duration, msg, sizeof msg) != 0)
+		if (code == 0 && !internal && outs_commit(&R, &so, duration, msg, sizeof msg) != 0)
 			code = fail_code(o);
-		else if (code != 0)
+		else if (code != 0 && !internal)
 			outs_discard(&R);
 		/* the serial run's summary, from every rank's rows put together in
 		 * rank 0's engine */
@@ -1546,6 +1636,8 @@ int weft_emulate_ranks(const struct weft_emulate_opts *user_opts, const struct w
 	free(lens);
 	free(sums);
 	free(slens);
+	free(irecs);
+	free(ilens);
 	for (size_t f = 0; f < EMU_MAX_VIEWS; f++) {
 		free(recs[f]);
 		free(rlens[f]);

@@ -555,7 +555,8 @@ static int par_window(const struct par_in *in, struct par_out *out)
 			snprintf(out->why, sizeof out->why, "the breakdown with a window");
 			return 1;
 		}
-	if (n == 0 || (in->window->has_from && !snapped)) {
+	out->snapped = snapped;
+	if (!in->defer_window && (n == 0 || (in->window->has_from && !snapped))) {
 		snprintf(out->why, sizeof out->why, "a window that holds nothing");
 		return 1;
 	}
@@ -901,6 +902,92 @@ int par_merge_each(const struct emu_prv_rec *const *src, const size_t *n, size_t
 		pos[best] = j;
 	}
 	free(pos);
+	return r;
+}
+
+int par_merge_irec(const struct emu_rec *const *src, const size_t *n, size_t k,
+		struct emu_rec **out, size_t *nout)
+{
+	size_t total = 0;
+	for (size_t i = 0; i < k; i++)
+		total += n[i];
+	*nout = 0;
+	*out = malloc((total + 1) * sizeof **out);
+	size_t *pos = calloc(k + 1, sizeof *pos);
+	if (*out == NULL || pos == NULL) {
+		free(pos);
+		return -1;
+	}
+	int r = 0;
+	for (;;) {
+		size_t best = k;
+		int64_t bt = 0, second = INT64_MAX;
+		for (size_t i = 0; i < k; i++) {
+			if (pos[i] == n[i])
+				continue;
+			int64_t t = src[i][pos[i]].time;
+			if (best == k || t < bt) {
+				if (best != k)
+					second = bt;
+				best = i;
+				bt = t;
+			} else if (t < second) {
+				second = t;
+			}
+		}
+		if (best == k)
+			break;
+		if (second == bt) {
+			r = 1;
+			break;
+		}
+		size_t j = pos[best];
+		while (j < n[best] && src[best][j].time < second)
+			j++;
+		memcpy(*out + *nout, src[best] + pos[best], (j - pos[best]) * sizeof **out);
+		*nout += j - pos[best];
+		pos[best] = j;
+	}
+	free(pos);
+	return r;
+}
+
+int par_merge_each_at0(const struct emu_prv_rec *const *src, const size_t *n, size_t k,
+		int (*emit)(void *ctx, const struct emu_prv_rec *r, size_t nr), void *ctx)
+{
+	size_t *pos = calloc(k + 1, sizeof *pos);
+	const struct emu_prv_rec **rest = calloc(k + 1, sizeof *rest);
+	size_t *nrest = calloc(k + 1, sizeof *nrest);
+	int r = pos == NULL || rest == NULL || nrest == NULL ? -1 : 0;
+	/* time 0: each row's state at T0, row by row (every row is one
+	 * array's), as the serial run writes it */
+	while (r == 0) {
+		size_t best = k;
+		uint32_t brow = 0;
+		for (size_t i = 0; i < k; i++)
+			if (pos[i] < n[i] && src[i][pos[i]].time == 0 &&
+					(best == k || src[i][pos[i]].row < brow)) {
+				best = i;
+				brow = src[i][pos[i]].row;
+			}
+		if (best == k)
+			break;
+		size_t j = pos[best];
+		while (j < n[best] && src[best][j].time == 0 && src[best][j].row == brow)
+			j++;
+		if (emit(ctx, src[best] + pos[best], j - pos[best]) != 0)
+			r = -1;
+		pos[best] = j;
+	}
+	for (size_t i = 0; i < k && r == 0; i++) {
+		rest[i] = src[i] + pos[i];
+		nrest[i] = n[i] - pos[i];
+	}
+	if (r == 0)
+		r = par_merge_each(rest, nrest, k, emit, ctx);
+	free(pos);
+	free(rest);
+	free(nrest);
 	return r;
 }
 

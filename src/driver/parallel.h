@@ -51,6 +51,11 @@ struct par_in {
 	 * Perfetto output's running threads and raw channels), kept and merged
 	 * as the views' records; 0: none. */
 	int internal;
+	/* 1 (--mpi, with window): a window that holds nothing in these looms
+	 * is not refused (the ranks decide it together: par_out.snapped), and
+	 * the workers without an event after T0 write their rows' state at T0
+	 * after their last event whatever the others found. */
+	int defer_window;
 };
 
 struct par_out {
@@ -66,6 +71,7 @@ struct par_out {
 	double cpu[64]; /* each worker's CPU time (first 64) */
 	char why[256];  /* par_run returned 1: why the serial run is needed */
 	int snap0;      /* a window's time 0: merged by row */
+	int snapped;    /* a window: a worker wrote its state at T0 at an event */
 	/* par_run returned 1 because a worker met an error (the reader's or
 	 * the engine's): its message (the first worker's that had one). */
 	int error;
@@ -95,9 +101,21 @@ int par_summary_pack(const struct par_out *out, uint8_t **buf, size_t *len);
 int par_merge_each(const struct emu_prv_rec *const *src, const size_t *n, size_t k,
 		int (*emit)(void *ctx, const struct emu_prv_rec *r, size_t nr), void *ctx);
 
-/* The same into *out (malloc'd, *nout records); -1: out of memory. */
+/* par_merge_each for a window's records (--from): those at time 0 (each
+ * row's state at T0; every row in one array) first, row by row, then the
+ * others by time. */
+int par_merge_each_at0(const struct emu_prv_rec *const *src, const size_t *n, size_t k,
+		int (*emit)(void *ctx, const struct emu_prv_rec *r, size_t nr), void *ctx);
+
+/* par_merge_each into *out (malloc'd, *nout records); -1: out of memory. */
 int par_merge(const struct emu_prv_rec *const *src, const size_t *n, size_t k,
 		struct emu_prv_rec **out, size_t *nout);
+
+/* The same for internal records (weft emu --mpi with the Perfetto output):
+ * *out malloc'd even on 1 (*nout records before the tie); 0, 1 (two arrays
+ * with records at one time), or -1 out of memory. */
+int par_merge_irec(const struct emu_rec *const *src, const size_t *n, size_t k,
+		struct emu_rec **out, size_t *nout);
 
 /* Shares looms among nw bins: each loom (weight[L], bins it may go to:
  * may[L * nw + b], NULL: any) heaviest first to the lightest bin it may go

@@ -71,20 +71,31 @@ static int64_t sat_add(int64_t a, int64_t b)
 	return r;
 }
 
+/* What the summary's window line says of the run: whether an event was
+ * read, whether reading stopped after T1, the events before T0 (over every
+ * engine of a run made by several). */
+struct win_sum {
+	int started, stopped;
+	uint64_t nmuted;
+};
+
 /* The summary: thread t's figures from thr_of[t], CPU c's from cpu_of[c]
- * (NULL: e's), the catalogue, the window and the losses from e. */
+ * (NULL: e's), the catalogue and the losses from e, the window from e and
+ * w. */
 static void summary_of(const struct emu *e, const struct emu *const *thr_of,
-		const struct emu *const *cpu_of, int64_t end, uint64_t nevents, FILE *out)
+		const struct emu *const *cpu_of, int64_t end, uint64_t nevents,
+		const struct win_sum *w, FILE *out)
 {
 	fprintf(out, "duration: %" PRId64 " ns, %" PRIu64 " events\n", end, nevents);
-	if ((e->window.bounds.has_from || e->window.bounds.has_to) && e->started) {
-		int64_t wend = e->window.stopped ? e->window.to : end;
+	if ((e->window.bounds.has_from || e->window.bounds.has_to) && w->started) {
+		int64_t wend = w->stopped ? e->window.to : end;
+		int64_t span = wend > e->rbase ? wend - e->rbase : 0; /* emu_duration's */
 		fprintf(out, "window: %" PRId64 " to %" PRId64 " ns into the run (clocks %" PRId64
 				" to %" PRId64 "): the timelines hold %" PRId64 " ns; %" PRIu64
 				" events before it emulated without records, %" PRIu64 " in it\n",
 				e->rbase, wend, sat_add(e->rbase, e->first_clock), sat_add(wend, e->first_clock),
-				emu_duration(e), e->window.nmuted, e->nevents - e->window.nmuted);
-		if (e->window.stopped)
+				span, w->nmuted, nevents - w->nmuted);
+		if (w->stopped)
 			fprintf(out, "the run stopped at the first event after the window: the rest of "
 					"the trace was not read and the models' end checks were not made\n");
 	}
@@ -155,9 +166,16 @@ static void summary_of(const struct emu *e, const struct emu *const *thr_of,
 	model_shares(e, thr_of, end, out);
 }
 
+static struct win_sum win_of(const struct emu *e)
+{
+	struct win_sum w = { e->started, e->window.stopped, e->window.nmuted };
+	return w;
+}
+
 void emu_summary(const struct emu *e, FILE *out)
 {
-	summary_of(e, NULL, NULL, e->duration, e->nevents, out);
+	struct win_sum w = win_of(e);
+	summary_of(e, NULL, NULL, e->duration, e->nevents, &w, out);
 }
 
 void emu_summary_split(const struct emu *e, const struct emu *const *thr_of,
@@ -165,15 +183,22 @@ void emu_summary_split(const struct emu *e, const struct emu *const *thr_of,
 {
 	int64_t end = e->duration;
 	uint64_t n = 0;
+	struct win_sum w = { 0, 0, 0 };
 	for (size_t k = 0; k < nall; k++) {
 		if (all[k]->duration > end)
 			end = all[k]->duration;
 		n += all[k]->nevents;
+		/* reading stopped when any engine met an event after T1: the
+		 * serial run's first such event is one of them */
+		w.started |= all[k]->started;
+		w.stopped |= all[k]->window.stopped;
+		w.nmuted += all[k]->window.nmuted;
 	}
-	summary_of(e, thr_of, cpu_of, end, n, out);
+	summary_of(e, thr_of, cpu_of, end, n, &w, out);
 }
 
 void emu_summary_at(const struct emu *e, int64_t end, uint64_t nevents, FILE *out)
 {
-	summary_of(e, NULL, NULL, end, nevents, out);
+	struct win_sum w = win_of(e);
+	summary_of(e, NULL, NULL, end, nevents, &w, out);
 }

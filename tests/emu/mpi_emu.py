@@ -3,10 +3,13 @@
 """mpi_emu.py - `mpirun -n R weft emu --mpi` (docs/emu.md, MPI): the serial files.
 
 A generated 6-loom trace (parallel_emu.py's: 2 threads on 2 CPUs per loom, a user
-model's events) is emulated serially (`weft emu -j 1 -q --paraver`), then by
-`mpirun --oversubscribe -n R weft emu --mpi` with R = 1, 2 and 4:
+model's events) is emulated serially (`weft emu -j 1 -q`: the default formats,
+Paraver and Perfetto), then by `mpirun --oversubscribe -n R weft emu --mpi` with
+R = 1, 2 and 4:
   - shared: every rank given the whole trace; each run writes exactly the serial
-    files, byte for byte, and WEFT_EMU_TIMING's line says the R ranks made it;
+    files, byte for byte (the .prv files and perfetto.pftrace: the ranks' internal
+    records merged by rank 0 with the views'), and WEFT_EMU_TIMING's line says
+    the R ranks made it;
   - --local: the looms spread round-robin over R directories (rank r gets
     .../rK/ovni with K = r), each rank given its own; the same files, and no
     shadow trace left in TMPDIR;
@@ -14,6 +17,10 @@ model's events) is emulated serially (`weft emu -j 1 -q --paraver`), then by
     rank 0 from every rank's figures, and where the files are, once), shared
     and --local, R = 1, 2, 4; the same with -b on the corpus's 4-loom
     suite-nosv-task-types (the breakdown sorted by rank 0 after the merge);
+  - windows (--from/--to, -q) on a 6-loom trace whose odd looms end early,
+    shared and --local, R = 1, 2, 4: the serial files, made by the ranks; a
+    window that holds nothing: rank 0's serial run, its message, exit 1; a
+    window with the summary: rank 0's serial run, its stdout;
   - the collectives in rounds of 1000 bytes (WEFT_MPI_ROUND, as beyond 2 GiB):
     the same files, shared and --local;
   - the trace with every loom's events at the same clocks: shared, rank 0 makes
@@ -48,7 +55,7 @@ SRC = Path(os.environ.get("WEFT_SOURCE_DIR", HERE.parents[1]))
 ZETA = SRC / "examples" / "zeta" / "zeta.yaml"
 TIMEOUT = 120
 NLOOMS = 6
-ARGS = ["--model", str(ZETA), "-q", "--paraver"]
+ARGS = ["--model", str(ZETA), "-q"]  # the default formats: Paraver and Perfetto
 
 failures = []
 nchecks = 0
@@ -181,7 +188,8 @@ def main():
         rc, err = serial(trace, tmp / "serial")
         check((rc, err) == (0, ""), f"serial run: exit {rc}, {err!r}")
         ref = files(tmp / "serial")
-        check(any(k.endswith(".prv") for k in ref), "serial run wrote the .prv files")
+        check(any(k.endswith(".prv") for k in ref) and "perfetto.pftrace" in ref,
+              f"serial run wrote the .prv files and perfetto.pftrace: {sorted(ref)}")
         made = re.compile(r"^weft emu: --mpi: (\d+) ranks, (\d+) events in ", re.M)
         for n in (1, 2, 4):
             for local in (False, True):
@@ -211,7 +219,7 @@ def main():
         cases = [("summary", trace, noq)]
         c = parallel_emu.corpus()
         if c is not None and (c / "v3" / "suite-nosv-task-types" / "ovni").is_dir():
-            cases.append(("-b", c / "v3" / "suite-nosv-task-types" / "ovni", ["--paraver", "-b"]))
+            cases.append(("-b", c / "v3" / "suite-nosv-task-types" / "ovni", ["-b"]))
         elif os.environ.get("CI") == "true":
             check(False, "the conformance corpus (suite-nosv-task-types) not found")
         for name, tr, args in cases:
@@ -221,7 +229,8 @@ def main():
                   f"{name}: the serial run's summary: {rc} {err!r} {sout!r}")
             sref = files(tmp / "serial-s")
             if name == "-b":
-                check(any(k.endswith("-breakdown.prv") for k in sref), "-b: serial breakdown")
+                check(any(k.endswith("-breakdown.prv") for k in sref) and
+                      "perfetto.pftrace" in sref, f"-b: serial breakdown, Perfetto: {sorted(sref)}")
             for n in (1, 2, 4):
                 for local in (False, True):
                     what = f"{name} -n {n}" + (" --local" if local else "")
@@ -248,6 +257,52 @@ def main():
                               env={"WEFT_MPI_ROUND": "1000"})
             check(rc == 0 and made.search(err), f"{what}: made by the ranks: {rc} {err!r}")
             check(files(out) == ref, f"{what}: the serial files")
+
+        # windows (--from/--to, -q): the ranks' rows' state at T0 merged by row by
+        # rank 0; a 6-loom trace whose odd looms end early (with --local on 2 or
+        # 4 ranks, some ranks have no event after T0: they write their state at
+        # T0 after their last event, as another rank found one)
+        uneven = tmp / "uneven" / "ovni"
+        parallel_emu.gen_trace(str(uneven), NLOOMS, uneven=True)
+        pv = ["--model", str(ZETA), "-q", "--paraver"]
+        for win in (["--from", "1200000", "--to", "1300000"], ["--from", "1200000"],
+                    ["--to", "1300000"], ["--from", "1050000", "--to", "1100000"]):
+            rc, err = serial(uneven, tmp / "serial-w", pv + win)
+            wref = files(tmp / "serial-w")
+            check(rc == 0 and any(k.endswith(".prv") for k in wref),
+                  f"window {win}: serial: {rc} {err!r}")
+            for n in (1, 2, 4):
+                for local in (False, True):
+                    what = f"window {' '.join(win)} -n {n}" + (" --local" if local else "")
+                    out = tmp / "out-w"
+                    if local:
+                        spread(uneven, tmp / "local-w", n)
+                    rc, err = job.run(n, [], out, trace=uneven, args=pv + win,
+                                      local_root=tmp / "local-w" if local else None)
+                    m = made.search(err)
+                    check(rc == 0 and m is not None and m.group(1) == str(n),
+                          f"{what}: made by {n} ranks: {rc} {err!r}")
+                    check(files(out) == wref, f"{what}: the serial files")
+                    job.no_shadow(what)
+        # a window that holds nothing: rank 0's serial run refuses it (its message)
+        rc, err = serial(uneven, tmp / "serial-w", pv + ["--from", "5000000"])
+        check(rc == 1 and err.startswith("weft emu: --from 5000000 ") and
+              err.endswith("the window holds nothing\n"), f"empty window: serial {rc} {err!r}")
+        rc2, err2 = job.run(2, [], tmp / "out-w0", trace=uneven, args=pv + ["--from", "5000000"])
+        check((rc2, weft_lines(err2)) == (1, ["weft emu: rank 0: " + err.strip()[10:]]) and
+              "--mpi: serial run on rank 0 (a window that holds nothing)\n" in err2,
+              f"empty window: {rc2} {err2!r}")
+        check(not (tmp / "out-w0").exists() or not any((tmp / "out-w0").iterdir()),
+              "empty window: nothing written (the directory made, empty, as serially)")
+        # a window with the summary: rank 0's serial run (its stdout)
+        sout = []
+        serial(uneven, tmp / "serial-ws", pv[:2] + ["--paraver", "--from", "1200000"], sout)
+        rc, err = job.run(2, [], tmp / "out-ws", trace=uneven,
+                          args=pv[:2] + ["--paraver", "--from", "1200000"])
+        check(rc == 0 and "--mpi: serial run on rank 0 (a window with the summary)\n" in err
+              and job.stdout == sout[0] and "\nwindow: " in sout[0] and
+              files(tmp / "out-ws") == files(tmp / "serial-ws"),
+              f"window with the summary: {rc} {err!r} {job.stdout!r}")
 
         # events of every loom at the same clocks: serial order unknown to the ranks
         ties = tmp / "ties" / "ovni"

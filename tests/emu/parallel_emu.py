@@ -17,14 +17,15 @@ which is asserted too:
     SERIAL (their reason asserted);
   - a generated 16-loom trace (2 threads on 2 CPUs per loom, a user model's
     events: --model examples/zeta/zeta.yaml), with --paraver -q, with -a,
-    with -b, with --from/--to, with -f paraver:aux=no, with --perfetto (and
+    with -b, with --from/--to (-q, and without -q: the summary's window line,
+    the events before T0 and whether reading stopped), with -f paraver:aux=no, with --perfetto (and
     layer=shown, and -a, and no format: Paraver and Perfetto; and with -b),
     and without -q (the summary on stdout, the same lines): by workers; with
-    -f sqlite, a window with the summary, -b or the Perfetto output, or
+    -f sqlite, a window with -b or the Perfetto output, or
     --salvage: serial (the same files; the reason asserted);
   - a 6-loom trace whose odd looms end early, with windows after their end
     (their rows' state at T0 written after their last event), inside, and
-    holding nothing (serial: the message);
+    holding nothing (serial: the message), with -q and with the summary;
   - every multi-loom corpus case with --from 1ms --to 30ms (-q);
   - a 2-loom trace with 8400 records at one clock, 4200 a view (more than
     a batch of the merge, which then holds them all): by workers;
@@ -249,8 +250,12 @@ def main():
         compare("gen16 window perfetto", trace, m + ["--perfetto", "-q", "--from", "1010000",
                                                      "--to", "1200000"], tmp,
                 ("serial", "a window with the Perfetto output"))
+        # the summary's window line: the events before T0 and whether reading
+        # stopped, over every worker
         compare("gen16 window summary", trace, m + ["--paraver", "--from", "1010000"], tmp,
-                ("serial", "a window with the summary"))
+                work)
+        compare("gen16 window summary --to", trace, m + ["--paraver", "--from", "1010000",
+                                                         "--to", "1200000"], tmp, work)
         compare("gen16 window -b", trace, m + ["--paraver", "-q", "-b", "--to", "1200000"], tmp,
                 ("serial", "a window with the breakdown"))
         # looms of two lengths: the workers whose looms end before T0 write
@@ -263,6 +268,8 @@ def main():
                     ["--to", "1300000"], ["--from", "1050000", "--to", "1100000"],
                     ["--from", "1100000", "--to", "1100001"]):
             compare("uneven " + " ".join(win), uneven, m + ["--paraver", "-q"] + win, tmp, six)
+            compare("uneven summary " + " ".join(win), uneven, m + ["--paraver"] + win, tmp,
+                    six)
         for win in (["--from", "5000000"], ["--to", "10"]):
             compare("uneven " + " ".join(win), uneven, m + ["--paraver", "-q"] + win, tmp,
                     ("serial", "a window that holds nothing"), ok=False)
