@@ -191,6 +191,16 @@ static inline void weft_store_u32(void *p, uint32_t v)
  *   written by WEFT_OUTPUT=off (the perturbation mode): the events were
  *   recorded into the buffers as usual but never written, B bytes of them
  *   (headers included); stream.obs holds its header only.
+ *
+ * weft.index_after: B
+ *   written by libovni at every stage: no write to stream.obs holds more
+ *   than B bytes, and the stream index (stream.idx, idx_format.h) is
+ *   created at the stream's second write. A stream whose events take more
+ *   than B bytes (after the stream header) has its index, and a reader
+ *   reports it missing; one with at most B bytes (one buffer's worth, read
+ *   from its start at no great cost) may have none, and its absence is
+ *   not reported. Absent (the reference's libovni, weft's before it):
+ *   every missing index is reported.
  */
 #define WEFT_KEY_LOST_EVENTS "lost_events" /* weft.lost_events */
 #define WEFT_KEY_FILTER "filter"           /* weft.filter (object) */
@@ -203,6 +213,7 @@ static inline void weft_store_u32(void *p, uint32_t v)
 #define WEFT_OUTPUT_OFF "off"
 #define WEFT_KEY_UNWRITTEN_BYTES "unwritten_bytes" /* weft.unwritten_bytes */
 #define WEFT_KEY_SAMPLE "sample"           /* weft.sample (object) */
+#define WEFT_KEY_INDEX_AFTER "index_after" /* weft.index_after */
 #define WEFT_KEY_CUT "cut"                 /* weft.cut (object) */
 #define WEFT_KEY_CUT_BY "by"               /* weft.cut.by */
 #define WEFT_CUT_BY_SIGNAL "signal"

@@ -105,6 +105,16 @@ static void meta_output(const char *func, struct rt_thread *th)
 	set_or_die(func, weft, WEFT_KEY_UNWRITTEN_BYTES, json_integer((json_int_t) n));
 }
 
+/* weft.index_after, at every stage: stream.idx is created at the
+ * stream's second write (index.c), so it exists once the stream holds
+ * more bytes of events than one write may (a reader then warns when it
+ * is missing); a stream with fewer may have none. */
+static void meta_index(const char *func, struct rt_thread *th)
+{
+	set_or_die(func, weft_object(func, th->meta), WEFT_KEY_INDEX_AFTER,
+		   json_integer((json_int_t) rt_index_after(th)));
+}
+
 /* Sampling: weft.sample, at every stage, once the thread samples. */
 static void meta_sample(const char *func, struct rt_thread *th)
 {
@@ -209,6 +219,7 @@ void rt_meta_write(const char *func, struct rt_thread *th, enum rt_meta_stage st
 	meta_ring(func, th);
 	meta_filter(func, th);
 	meta_output(func, th);
+	meta_index(func, th);
 	meta_sample(func, th);
 	char *text = json_dumps(th->meta, JSON_INDENT(4) | JSON_REAL_PRECISION(17));
 	if (text == NULL)

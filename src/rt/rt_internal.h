@@ -29,6 +29,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "idx_format.h"
 #include "obs_format.h"
 #include "ovni.h"
 #include "weft/rt.h"
@@ -336,6 +337,13 @@ struct rt_thread {
 	char *obs_path;  /* .../stream.obs */
 	int idx_fd;      /* stream.idx (index.c) */
 	char *idx_path;  /* .../stream.idx */
+	/* stream.idx is created at the stream's second write (index.c):
+	 * until then idx_lazy is set and the first write's entry waits in
+	 * idx_pend (idx_npend of them, 0 or 1). */
+	int idx_lazy;
+	int idx_writes;
+	unsigned idx_npend;
+	uint8_t idx_pend[WEFT_IDX_ENTRY_SIZE];
 	uint64_t obs_off;/* bytes written to stream.obs so far */
 	char *json_path; /* .../stream.json */
 	uint8_t *buf;    /* event buffer: bufsize bytes + slack */
@@ -612,10 +620,15 @@ void rt_ring_render(int fd, const struct rt_ring *r, const struct rt_ring_run *l
 
 /* ---- the stream index (index.c) ---- */
 
-/* Creates th->idx_path and writes its header (after the stream header). */
+/* Names th->idx_path; the file is created at the stream's second write
+ * (a stream written in one write has none: weft.index_after). */
 void rt_index_open(const char *func, struct rt_thread *th);
+/* The bytes of events beyond which a stream has its stream.idx
+ * (weft.index_after): the most one write of th's buffer may hold. */
+uint64_t rt_index_after(const struct rt_thread *th);
 /* After len bytes of buf were written to stream.obs at th->obs_off:
- * appends their entry (see idx_format.h) and moves obs_off on. */
+ * appends their entry (see idx_format.h; at the second write, creates
+ * the file with the first write's entry) and moves obs_off on. */
 void rt_index_note(const char *func, struct rt_thread *th, const uint8_t *buf, size_t len);
 void rt_index_close(const char *func, struct rt_thread *th);
 /* The same as rt_index_note, async-signal-safe: write(2) errors are

@@ -76,6 +76,7 @@ void rt_threads_forked(void)
 		if (th->idx_fd >= 0)
 			close(th->idx_fd);
 		th->idx_fd = -1;
+		th->idx_lazy = 0; /* nor create it */
 	}
 	*tail = threads;
 	threads = NULL;

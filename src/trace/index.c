@@ -7,6 +7,8 @@
  * read from the stream and must be there (an OF[ with the entry's clock);
  * a missing, stale (older than its stream) or corrupted index is passed
  * over with a warning, and the stream is read from its start instead.
+ * Missing is not reported where the stream's libovni says none is due
+ * (weft.index_after, obs_format.h: a stream of one buffer's worth).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -189,6 +191,12 @@ int weft_index_seek(struct weft_trace *t, struct weft_wstream *s, int64_t T, uin
 	struct stat st;
 	uint8_t h[WEFT_IDX_HEADER_SIZE];
 	if (c.ifd < 0) {
+		/* None is due (weft.index_after): read from the start. */
+		if (errno == ENOENT && s->meta.has_index_after
+				&& s->fsize - WEFT_OBS_HEADER_SIZE <= s->meta.index_after) {
+			free(ip);
+			return 0;
+		}
 		if (errno == ENOENT)
 			snprintf(c.why, sizeof c.why, "missing (`weft index` writes one)");
 		else

@@ -217,6 +217,13 @@ int weft_meta_parse_loss(json_t *root, const char *name, struct weft_diag *d,
 		return -1;
 	if (parse_filter(w, name, d, m) < 0 || parse_output(w, name, d, m) < 0)
 		return -1;
+	v = json_object_get(w, WEFT_KEY_INDEX_AFTER);
+	if (v != NULL) {
+		if (!get_count(v, &m->index_after))
+			return weft_breach(d, "%s: weft.index_after is not a non-negative integer",
+					name);
+		m->has_index_after = 1;
+	}
 	return 0;
 }
 

@@ -63,6 +63,9 @@ struct weft_meta {
 	/* weft.output = "off", weft.unwritten_bytes */
 	int output_off;
 	uint64_t unwritten_bytes;
+	/* weft.index_after (loss.c): a stream.idx is due only beyond it */
+	int has_index_after;
+	uint64_t index_after;
 };
 
 /* Parse a v3 stream.json (name: the file, for messages). Returns -1 when the

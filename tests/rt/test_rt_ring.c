@@ -322,7 +322,8 @@ static int weft_check(const char *trace)
 
 /* stream.idx of each thread is what `weft index` builds from the stream:
  * one entry for the first event and one for each OF[ (each write by a
- * flush or the signal). */
+ * flush or the signal); a thread written in one write has none (created
+ * at the second write, rt/index.c), and `weft index` builds its one entry. */
 static void check_index(const char *trace, const struct shared *s)
 {
 	const char *bin = getenv("WEFT_BIN");
@@ -333,11 +334,17 @@ static void check_index(const char *trace, const struct shared *s)
 	char *data[MAX_THREADS];
 	for (int k = 0; k < s->nthreads; k++) {
 		idx[k] = rt_test_path("%s/loom.ring/proc.%d/thread.%d/stream.idx", trace, s->pid, TID0 + k);
-		data[k] = rt_test_read(idx[k], &len[k]);
-		assert_non_null(data[k]);
 		int pairs = 0;
 		for (int w = 0; w < s->t[k].nwr; w++)
 			pairs += s->t[k].wr[w].pair;
+		if (s->t[k].nwr < 2) {
+			assert_int_equal(access(idx[k], F_OK), -1);
+			data[k] = NULL;
+			len[k] = 16u + 16u * (size_t) (1 + pairs);
+			continue;
+		}
+		data[k] = rt_test_read(idx[k], &len[k]);
+		assert_non_null(data[k]);
 		assert_int_equal(len[k], 16u + 16u * (size_t) (1 + pairs));
 	}
 	char *cmd = rt_test_path("'%s' index -q '%s' >/dev/null 2>&1", bin, trace);
@@ -348,7 +355,8 @@ static void check_index(const char *trace, const struct shared *s)
 		char *again = rt_test_read(idx[k], &n);
 		assert_non_null(again);
 		assert_int_equal(n, len[k]);
-		assert_memory_equal(again, data[k], n);
+		if (data[k] != NULL)
+			assert_memory_equal(again, data[k], n);
 		free(again);
 		free(data[k]);
 		free(idx[k]);

@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * lazyidx_gen.c - writes, with libovni, the trace of tests/rt/lazyidx.py:
+ * OVNI_TRACEDIR, one process, two threads run one after the other with
+ * the buffer size of WEFT_BUFSIZE (the test sets 1024 bytes):
+ *   tid 201  LAZY_SHORT events of 0..16-byte payloads: one buffer, written
+ *            at ovni_thread_free (no stream.idx)
+ *   tid 202  LAZY_LONG events: many buffers (a stream.idx)
+ * Prints nothing; exit 0.
+ */
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "ovni.h"
+
+#define LAZY_SHORT 20
+#define LAZY_LONG 2000
+
+static void *body(void *arg)
+{
+	int tid = (int) (intptr_t) arg;
+	ovni_thread_init(tid);
+	if (tid == 201)
+		ovni_add_cpu(0, 0);
+	uint8_t pl[16];
+	for (int i = 0; i < 16; i++)
+		pl[i] = (uint8_t) (i + 1);
+	int n = tid == 201 ? LAZY_SHORT : LAZY_LONG;
+	for (int k = 0; k < n; k++) {
+		struct ovni_ev ev;
+		memset(&ev, 0, sizeof ev);
+		ovni_ev_set_mcv(&ev, "OB.");
+		ovni_ev_set_clock(&ev, ovni_clock_now());
+		int len = k % 17 == 1 ? 0 : k % 17;
+		if (len > 0)
+			ovni_payload_add(&ev, pl, len);
+		ovni_ev_emit(&ev);
+	}
+	ovni_thread_free();
+	return NULL;
+}
+
+int main(void)
+{
+	char host[64] = "vm";
+	ovni_version_check();
+	ovni_proc_init(1, host, getpid());
+	for (int tid = 201; tid <= 202; tid++) {
+		pthread_t th;
+		if (pthread_create(&th, NULL, body, (void *) (intptr_t) tid) != 0
+				|| pthread_join(th, NULL) != 0) {
+			fprintf(stderr, "lazyidx_gen: cannot run a thread\n");
+			return 1;
+		}
+	}
+	ovni_proc_fini();
+	return 0;
+}
