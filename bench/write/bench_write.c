@@ -15,7 +15,9 @@
  *                  and its three files, reading clock_gettime and storing
  *                  the same 12-byte events into a 2 MiB buffer written with
  *                  one write(2) whenever the next event does not fit, and
- *                  writing stream.json and stream.idx once at the end.
+ *                  writing stream.json and stream.idx once at the end (the
+ *                  index, as libovni's, only for a stream of two writes or
+ *                  more: a one-write stream has none).
  *   threads, libovni: THREADS threads (8 at a time), each ovni_thread_init,
  *                  two ovni_thread_require, two ovni_add_cpu, one
  *                  ovni_mark_type, 16 events, ovni_thread_free.
@@ -218,9 +220,11 @@ static void *floor_thread(void *p)
 		memset(idx + 16u * nidx++, 0, 16);
 	}
 	close(fd);
-	fd = open_new(dir, "stream.idx");
-	write_full(fd, idx, 16u * nidx);
-	close(fd);
+	if (nidx > 2) { /* as libovni: an index only for a stream of two writes or more */
+		fd = open_new(dir, "stream.idx");
+		write_full(fd, idx, 16u * nidx);
+		close(fd);
+	}
 	fd = open_new(dir, "stream.json");
 	write_full(fd, floor_json, sizeof floor_json - 1u);
 	close(fd);
