@@ -459,6 +459,48 @@ static int same_dyn(const struct emu *a, const struct emu *b)
 	return 1;
 }
 
+/* The k-way time merge's step: of the sources i whose next element
+ * (pos[i] < n[i]) has time t(src, i, pos[i]), the one with the earliest
+ * (k when every source is done), its time *bt and the earliest time of the
+ * others (*second, INT64_MAX when none: a run of the best source goes up
+ * to it, excluded; *second == *bt: two sources at one time). */
+static size_t earliest(const void *src, size_t k, const size_t *pos, const size_t *n,
+		int64_t (*t)(const void *src, size_t i, size_t p), int64_t *bt, int64_t *second)
+{
+	size_t best = k;
+	*bt = 0;
+	*second = INT64_MAX;
+	for (size_t i = 0; i < k; i++) {
+		if (pos[i] == n[i])
+			continue;
+		int64_t ti = t(src, i, pos[i]);
+		if (best == k || ti < *bt) {
+			if (best != k)
+				*second = *bt;
+			best = i;
+			*bt = ti;
+		} else if (ti < *second) {
+			*second = ti;
+		}
+	}
+	return best;
+}
+
+static int64_t vec_time(const void *src, size_t i, size_t p)
+{
+	return rv_time(((const struct rvec *const *) src)[i], p);
+}
+
+static int64_t prv_time(const void *src, size_t i, size_t p)
+{
+	return ((const struct emu_prv_rec *const *) src)[i][p].time;
+}
+
+static int64_t irec_time(const void *src, size_t i, size_t p)
+{
+	return ((const struct emu_rec *const *) src)[i][p].time;
+}
+
 /* The records of every worker's vector vs[k] (elements of esz bytes), by
  * time, into *out (malloc'd, *nout of them), a window's time 0 first by row
  * where snap (struct emu_prv_rec elements): 0, 1 (two workers have
@@ -504,26 +546,21 @@ static int merge_vecs(struct par_out *out, const struct rvec *const *vs, size_t 
 		}
 		pos[best] = i;
 	}
+	size_t *len = calloc(nw + 1, sizeof *len);
+	if (len == NULL) {
+		free(pos);
+		return -1;
+	}
+	for (size_t k = 0; k < nw; k++)
+		len[k] = vs[k]->n;
 	for (;;) {
-		size_t best = nw;
-		int64_t bt = 0, second = INT64_MAX;
-		for (size_t k = 0; k < nw; k++) {
-			if (pos[k] == vs[k]->n)
-				continue;
-			int64_t t = rv_time(vs[k], pos[k]);
-			if (best == nw || t < bt) {
-				if (best != nw)
-					second = bt;
-				best = k;
-				bt = t;
-			} else if (t < second) {
-				second = t;
-			}
-		}
+		int64_t bt, second;
+		size_t best = earliest(vs, nw, pos, len, vec_time, &bt, &second);
 		if (best == nw)
 			break;
 		if (second == bt) {
 			free(pos);
+			free(len);
 			snprintf(out->why, sizeof out->why, "records of two workers at one time");
 			return 1;
 		}
@@ -534,6 +571,7 @@ static int merge_vecs(struct par_out *out, const struct rvec *const *vs, size_t 
 		pos[best] = i;
 	}
 	free(pos);
+	free(len);
 	*nout = m;
 	return 0;
 }
@@ -871,21 +909,8 @@ int par_merge_each(const struct emu_prv_rec *const *src, const size_t *n, size_t
 		return -1;
 	int r = 0;
 	for (;;) {
-		size_t best = k;
-		int64_t bt = 0, second = INT64_MAX;
-		for (size_t i = 0; i < k; i++) {
-			if (pos[i] == n[i])
-				continue;
-			int64_t t = src[i][pos[i]].time;
-			if (best == k || t < bt) {
-				if (best != k)
-					second = bt;
-				best = i;
-				bt = t;
-			} else if (t < second) {
-				second = t;
-			}
-		}
+		int64_t bt, second;
+		size_t best = earliest(src, k, pos, n, prv_time, &bt, &second);
 		if (best == k)
 			break;
 		if (second == bt) {
@@ -920,21 +945,8 @@ int par_merge_irec(const struct emu_rec *const *src, const size_t *n, size_t k,
 	}
 	int r = 0;
 	for (;;) {
-		size_t best = k;
-		int64_t bt = 0, second = INT64_MAX;
-		for (size_t i = 0; i < k; i++) {
-			if (pos[i] == n[i])
-				continue;
-			int64_t t = src[i][pos[i]].time;
-			if (best == k || t < bt) {
-				if (best != k)
-					second = bt;
-				best = i;
-				bt = t;
-			} else if (t < second) {
-				second = t;
-			}
-		}
+		int64_t bt, second;
+		size_t best = earliest(src, k, pos, n, irec_time, &bt, &second);
 		if (best == k)
 			break;
 		if (second == bt) {
