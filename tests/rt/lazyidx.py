@@ -11,6 +11,8 @@ read both without a warning, the same before and after `weft index`
 stream.idx of the long stream, or of the short one whose stream.json does
 not say it may have none (no weft.index_after: the reference's libovni;
 one smaller than the stream), is still reported, with its exact warning.
+A weft.index_after that is not a non-negative integer (a string, -1, 1.5)
+makes weft check refuse the trace (exit 1), naming the stream.json.
 """
 import json
 import os
@@ -148,6 +150,18 @@ def checks(c, gen, tmp):
         c.eq((rc, err), (0, f"weft dump: warning: {os.path.relpath(sp, tmp)}: missing (`weft "
                             f"index` writes one){TAIL}"), f"the short stream with {what}: warned")
         c.expect(out == filtered(full, x), f"the short stream with {what}: the same lines")
+
+    # a weft.index_after that is not a count: refused, naming the file
+    for value in ("2113564", -1, 1.5):
+        meta = json.loads(orig)
+        meta["weft"]["index_after"] = value
+        with open(jp, "w") as f:
+            json.dump(meta, f, indent=4)
+        rc, out, err = run(["check", "ovni"], cwd=tmp, timeout=60)
+        c.eq((rc, err), (1, f"weft check: {os.path.relpath(jp, tmp)}: weft.index_after is not a "
+                            "non-negative integer\n"), f"weft.index_after {value!r}: refused")
+    with open(jp, "wb") as f:
+        f.write(orig)
 
 
 if __name__ == "__main__":
