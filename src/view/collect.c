@@ -326,6 +326,17 @@ static int spill_write(struct view_data *vd, const void *p, size_t want)
 	return 0;
 }
 
+/* The message of a collection that failed: a write to the temporary file,
+ * else memory. */
+static void fail_message(const struct view_data *vd, char *err, size_t errlen)
+{
+	if (vd->spill_errno != 0)
+		snprintf(err, errlen, "cannot write the temporary file of the intervals beyond the "
+				"budget: %s", strerror(vd->spill_errno));
+	else
+		snprintf(err, errlen, "out of memory");
+}
+
 /* The buffered chunk of t written (its directory, then its sub-blocks
  * each encoded on its own): 0, or -1 (spill_errno set, or out of memory). */
 static int spill_flush(struct view_data *vd, struct view_track *t)
@@ -684,7 +695,7 @@ static int vo_records(void *self, const struct emu_batch *b, char *err, size_t e
 	}
 	if (failed) {
 		o->vd->failed = 1;
-		snprintf(err, errlen, "out of memory");
+		fail_message(o->vd, err, errlen);
 		return -1;
 	}
 	return 0;
@@ -1158,11 +1169,7 @@ static int vo_close(struct out *out, int64_t duration, char *err, size_t errlen)
 	return 0;
 oom:
 	vd->failed = 1;
-	if (vd->spill_errno != 0)
-		snprintf(err, errlen, "cannot write the temporary file of the intervals beyond the "
-				"budget: %s", strerror(vd->spill_errno));
-	else
-		snprintf(err, errlen, "out of memory");
+	fail_message(vd, err, errlen);
 	return -1;
 }
 
