@@ -246,6 +246,10 @@ static inline uint64_t rt_clock_mono_ns(void)
 	return (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
 }
 
+/* ovni_clock_now, called by libovni itself (a hidden alias: a direct
+ * call, emit.c). */
+__attribute__((visibility("hidden"))) uint64_t rt_clock_now(void);
+
 /* The clock of the events now, without the per-thread clamp (for a
  * crash's cut; async-signal-safe). */
 uint64_t rt_clock_event_now(void);
