@@ -4,6 +4,12 @@
  * CLOCK_MONOTONIC by default, or with WEFT_CLOCK=tsc the time stamp counter
  * turned into nanoseconds of that same CLOCK_MONOTONIC.
  *
+ * CLOCK_MONOTONIC is read by calling the vDSO's clock_gettime directly
+ * (rt_clock_mono_ns): the function libc's clock_gettime calls itself,
+ * found by rt_clock_setup in the kernel's image (vdso_sym), without libc's
+ * wrapper and the PLT. Until then, and where there is none (valgrind hides
+ * it; other architectures), libc's clock_gettime.
+ *
  * TSC mode. ovni_clock_now (and every clock libovni reads itself: flush
  * pairs, marks, a crash's cut) reads the counter with rdtsc and converts
  * it: ns = base_ns + ((tsc - base_tsc) * mult) >> 32 (one 64-bit
