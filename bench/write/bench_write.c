@@ -27,6 +27,13 @@
  *   bulk, libovni tsc: the bulk libovni program with WEFT_CLOCK=tsc (where
  *                  libovni takes it: x86-64, an invariant TSC that the
  *                  kernel uses; otherwise the line says why not).
+ *   bulk, floor calls: the bulk floor program with its clock read, store
+ *                  and write behind the four calls per event that the ovni
+ *                  API makes (bench_write_calls.c: a shared library of the
+ *                  same shapes as ovni_clock_now, ovni_ev_set_clock,
+ *                  ovni_ev_set_mcv and ovni_ev_emit, called through the
+ *                  PLT as libovni's are), otherwise the floor: what the
+ *                  calls themselves cost.
  *
  * Each figure is the best of REPETITIONS runs, libovni and floor in turns
  * (a noisy neighbour hits both alike). Lines "write/floor ratio: R" (bulk,
@@ -35,11 +42,15 @@
  * them "write/floor system-time ratio: S (user-time ratio U)" (bulk: where
  * the difference is, in the kernel or in the program) and "tsc write/floor
  * ratio: R (wall W, system S, user U)" (the bulk TSC run against the same
- * floor, which reads clock_gettime per event as the default libovni does).
+ * floor, which reads clock_gettime per event as the default libovni does),
+ * "calls/floor ratio: R (user U)" (the floor behind the API's calls against
+ * the floor: the calls' cost) and "write/calls ratio: R (user U)" (libovni
+ * against the floor behind the calls: libovni's own work).
  *
  * usage: bench_write [EVENTS [REPETITIONS [THREADS [SIDE]]]]
  *        (default 5000000 events per thread, 3 repetitions, 500 threads;
- *        SIDE "libovni" or "floor" runs that side only, without ratios, e.g.
+ *        SIDE "libovni", "floor" or "calls" runs that side only (calls: the
+ *        bulk case's floor calls alone), without ratios, e.g.
  *        under strace -f -c to count the system calls of one side)
  * Everything is written under a temporary directory in $TMPDIR (or /tmp),
  * removed at the end and on every error path of the parent.
@@ -62,6 +73,7 @@
 #include <unistd.h>
 
 #include "bench_tsc.h"
+#include "bench_write_calls.h"
 #include "ovni.h"
 
 #define BULK_THREADS 4
@@ -183,6 +195,7 @@ static int open_new(const char *dir, const char *name)
 }
 
 static const char *floor_proc_dir;
+static int floor_calls; /* the bulk floor through bench_write_calls.c */
 
 static void *floor_thread(void *p)
 {
@@ -201,7 +214,22 @@ static void *floor_thread(void *p)
 		child_die("malloc");
 	memset(idx, 0, 16);
 	size_t nidx = 1, pos = 0;
-	for (long i = 0; i < a->events; i++) {
+	long inline_events = a->events; /* the floor's own loop (none behind the calls) */
+	if (floor_calls) {
+		inline_events = 0;
+		/* The same clock read, store and writes, behind the calls. */
+		bwc_thread_init(fd, buf, BUF_SIZE);
+		struct ovni_ev ev = {0};
+		for (long i = 0; i < a->events; i++) {
+			bwc_ev_set_clock(&ev, bwc_clock_now());
+			bwc_ev_set_mcv(&ev, "OB.");
+			bwc_ev_emit(&ev);
+		}
+		unsigned long writes = bwc_thread_fini();
+		for (unsigned long w = 0; w < writes; w++)
+			memset(idx + 16u * nidx++, 0, 16);
+	}
+	for (long i = 0; i < inline_events; i++) {
 		if (pos + EV_SIZE > BUF_SIZE) {
 			write_full(fd, buf, pos);
 			memset(idx + 16u * nidx++, 0, 16);
@@ -258,7 +286,7 @@ static void run_threads(void *(*fn)(void *), int nthreads, int batch, long event
 
 static void child_main(int use_ovni, int nthreads, int batch, long events, int heavy, const char *trace)
 {
-	if (use_ovni) {
+	if (use_ovni == 1 || use_ovni == 2) {
 		setenv("OVNI_TRACEDIR", trace, 1);
 		unsetenv("OVNI_TMPDIR");
 		unsetenv("WEFT_BUFSIZE");
@@ -281,6 +309,7 @@ static void child_main(int use_ovni, int nthreads, int batch, long events, int h
 		if (mkdir(dir, 0777) != 0)
 			child_die(dir);
 		floor_proc_dir = dir;
+		floor_calls = use_ovni == 3;
 		run_threads(floor_thread, nthreads, batch, events, heavy);
 	}
 	_exit(0);
@@ -291,7 +320,7 @@ struct times {
 };
 
 /* One whole program: use_ovni 0 the floor, 1 libovni, 2 libovni with
- * WEFT_CLOCK=tsc. */
+ * WEFT_CLOCK=tsc, 3 the floor through bench_write_calls.c. */
 static struct times run(int use_ovni, int nthreads, int batch, long events, int heavy)
 {
 	char trace[8192];
@@ -317,7 +346,7 @@ static struct times run(int use_ovni, int nthreads, int batch, long events, int 
 		die("wait4");
 	if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
 		errno = 0;
-		die(use_ovni ? "the libovni program failed" : "the floor program failed");
+		die(use_ovni == 1 || use_ovni == 2 ? "the libovni program failed" : "the floor program failed");
 	}
 	/* Bound what is on disk: each run's files go before the next. */
 	nftw(trace, rm_one, 16, FTW_DEPTH | FTW_PHYS);
@@ -357,11 +386,14 @@ int main(int argc, char **argv)
 		reps = atoi(argv[2]);
 	if (argc > 3)
 		nheavy = atoi(argv[3]);
-	int sides = 3; /* bit 0: libovni, bit 1: floor */
+	int sides = 7; /* bit 0: libovni, bit 1: floor, bit 2: the floor behind the calls */
 	if (argc > 4)
-		sides = strcmp(argv[4], "libovni") == 0 ? 1 : strcmp(argv[4], "floor") == 0 ? 2 : 0;
+		sides = strcmp(argv[4], "libovni") == 0 ? 1
+			: strcmp(argv[4], "floor") == 0 ? 2
+			: strcmp(argv[4], "calls") == 0 ? 4
+							 : 0;
 	if (nevents <= 0 || reps <= 0 || nheavy <= 0 || sides == 0) {
-		fprintf(stderr, "usage: bench_write [EVENTS [REPETITIONS [THREADS [libovni|floor]]]]\n");
+		fprintf(stderr, "usage: bench_write [EVENTS [REPETITIONS [THREADS [libovni|floor|calls]]]]\n");
 		return 2;
 	}
 	const char *base = getenv("TMPDIR");
@@ -377,7 +409,7 @@ int main(int argc, char **argv)
 
 	const char *no_tsc = NULL;
 	int tsc = bench_tsc_usable(&no_tsc);
-	struct times bw = {0}, bf = {0}, hw = {0}, hf = {0}, bt = {0};
+	struct times bw = {0}, bf = {0}, hw = {0}, hf = {0}, bt = {0}, bc = {0};
 	for (int r = 0; r < reps; r++) {
 		if (sides & 1)
 			keep_best(&bw, run(1, BULK_THREADS, BULK_THREADS, nevents, 0));
@@ -385,13 +417,19 @@ int main(int argc, char **argv)
 			keep_best(&bf, run(0, BULK_THREADS, BULK_THREADS, nevents, 0));
 		if ((sides & 1) && tsc)
 			keep_best(&bt, run(2, BULK_THREADS, BULK_THREADS, nevents, 0));
+		if (sides & 4)
+			keep_best(&bc, run(3, BULK_THREADS, BULK_THREADS, nevents, 0));
 		if (sides & 1)
 			keep_best(&hw, run(1, nheavy, HEAVY_BATCH, HEAVY_EVENTS, 1));
 		if (sides & 2)
 			keep_best(&hf, run(0, nheavy, HEAVY_BATCH, HEAVY_EVENTS, 1));
 	}
 	cleanup();
-	if (sides != 3) {
+	if (sides == 4) {
+		print("bulk, floor calls:", bc, 0);
+		return 0;
+	}
+	if (sides != 7) {
 		print(sides == 1 ? "bulk, libovni:" : "bulk, floor:", sides == 1 ? bw : bf, 0);
 		print(sides == 1 ? "threads, libovni:" : "threads, floor:", sides == 1 ? hw : hf, nheavy);
 		if (sides == 1 && tsc)
@@ -401,6 +439,7 @@ int main(int argc, char **argv)
 
 	print("bulk, libovni:", bw, 0);
 	print("bulk, floor:", bf, 0);
+	print("bulk, floor calls:", bc, 0);
 	if (tsc)
 		print("bulk, libovni tsc:", bt, 0);
 	else
@@ -415,6 +454,8 @@ int main(int argc, char **argv)
 		       (bt.user + bt.sys) / (bf.user + bf.sys), bt.wall / bf.wall, bt.sys / bf.sys, bt.user / bf.user);
 	else
 		printf("tsc write/floor ratio: not measured (%s)\n", no_tsc);
+	printf("calls/floor ratio: %.2f (user %.2f)\n", (bc.user + bc.sys) / (bf.user + bf.sys), bc.user / bf.user);
+	printf("write/calls ratio: %.2f (user %.2f)\n", (bw.user + bw.sys) / (bc.user + bc.sys), bw.user / bc.user);
 	printf("write/floor ratio: %.2f (wall %.2f)\n", (bw.user + bw.sys) / (bf.user + bf.sys), bw.wall / bf.wall);
 	return 0;
 }

@@ -4,6 +4,12 @@
  * CLOCK_MONOTONIC by default, or with WEFT_CLOCK=tsc the time stamp counter
  * turned into nanoseconds of that same CLOCK_MONOTONIC.
  *
+ * CLOCK_MONOTONIC is read by calling the vDSO's clock_gettime directly
+ * (rt_clock_mono_ns): the function libc's clock_gettime calls itself,
+ * found by rt_clock_setup in the kernel's image (vdso_sym), without libc's
+ * wrapper and the PLT. Until then, and where there is none (valgrind hides
+ * it; other architectures), libc's clock_gettime.
+ *
  * TSC mode. ovni_clock_now (and every clock libovni reads itself: flush
  * pairs, marks, a crash's cut) reads the counter with rdtsc and converts
  * it: ns = base_ns + ((tsc - base_tsc) * mult) >> 32 (one 64-bit
@@ -36,9 +42,12 @@
  * counters of the CPUs agree): elsewhere the conversion would drift or
  * differ between CPUs.
  */
+#include <elf.h>
+#include <link.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <time.h>
 
 #include "rt_internal.h"
@@ -63,11 +72,80 @@ static uint64_t anchor_tsc, anchor_ns, last_tsc;
 
 #define CAL_MIN_NS 1000000ull /* recalibrate at most once a millisecond */
 
+rt_clock_gettime_fn rt_clock_gettime = clock_gettime;
+
 static uint64_t mono_ns(void)
 {
+	return rt_clock_mono_ns();
+}
+
+/* The vDSO (the kernel's ELF image mapped into every process, its address
+ * in the auxiliary vector): the address of its function `name` (of the
+ * dynamic symbol table, through DT_HASH, which gives the table's size), or
+ * NULL. The image is linked at 0: its addresses are offsets from its
+ * first PT_LOAD's start. */
+static void *vdso_sym(const char *name)
+{
+	uintptr_t base = (uintptr_t) getauxval(AT_SYSINFO_EHDR);
+	if (base == 0)
+		return NULL; /* none (e.g. under valgrind) */
+	const ElfW(Ehdr) *eh = (const ElfW(Ehdr) *) base;
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) != 0 || eh->e_ident[EI_CLASS] != ELFCLASS64)
+		return NULL;
+	const ElfW(Phdr) *ph = (const ElfW(Phdr) *) (base + eh->e_phoff);
+	uintptr_t bias = 0;
+	int have_load = 0;
+	const ElfW(Dyn) *dyn = NULL;
+	for (unsigned i = 0; i < eh->e_phnum; i++) {
+		if (ph[i].p_type == PT_LOAD && !have_load) {
+			bias = base + ph[i].p_offset - ph[i].p_vaddr;
+			have_load = 1;
+		} else if (ph[i].p_type == PT_DYNAMIC) {
+			dyn = (const ElfW(Dyn) *) (base + ph[i].p_offset);
+		}
+	}
+	if (!have_load || dyn == NULL)
+		return NULL;
+	const ElfW(Sym) *sym = NULL;
+	const char *str = NULL;
+	const uint32_t *hash = NULL;
+	for (; dyn->d_tag != DT_NULL; dyn++) {
+		if (dyn->d_tag == DT_SYMTAB)
+			sym = (const ElfW(Sym) *) (bias + dyn->d_un.d_ptr);
+		else if (dyn->d_tag == DT_STRTAB)
+			str = (const char *) (bias + dyn->d_un.d_ptr);
+		else if (dyn->d_tag == DT_HASH)
+			hash = (const uint32_t *) (bias + dyn->d_un.d_ptr);
+	}
+	if (sym == NULL || str == NULL || hash == NULL)
+		return NULL;
+	for (uint32_t i = 0; i < hash[1]; i++) { /* nchain: the number of symbols */
+		if (ELF64_ST_TYPE(sym[i].st_info) == STT_FUNC && sym[i].st_shndx != SHN_UNDEF
+		    && strcmp(str + sym[i].st_name, name) == 0)
+			return (void *) (bias + sym[i].st_value);
+	}
+	return NULL;
+}
+
+rt_clock_gettime_fn rt_clock_vdso_find(void)
+{
+#if defined(__x86_64__) || defined(__aarch64__)
+#if defined(__x86_64__)
+	void *p = vdso_sym("__vdso_clock_gettime");
+#else
+	void *p = vdso_sym("__kernel_clock_gettime");
+#endif
+	if (p == NULL)
+		return NULL;
+	rt_clock_gettime_fn fn;
+	memcpy(&fn, &p, sizeof fn); /* an object pointer to a function pointer (POSIX dlsym's way) */
 	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
+	if (fn(CLOCK_MONOTONIC, &ts) != 0)
+		return NULL;
+	return fn;
+#else
+	return NULL;
+#endif
 }
 
 static inline uint64_t tsc_read(void)
@@ -153,6 +231,11 @@ static void publish(uint64_t base_tsc, uint64_t base_ns, uint64_t mult)
 
 void rt_clock_setup(const char *func, int tsc)
 {
+	/* Every process finds the same function (a fork()ed child has the
+	 * parent's vDSO at the same address): a plain store. */
+	rt_clock_gettime_fn vdso = rt_clock_vdso_find();
+	if (vdso != NULL)
+		__atomic_store_n(&rt_clock_gettime, vdso, __ATOMIC_RELAXED);
 	if (!tsc) {
 		__atomic_store_n(&rt_clock_tsc, 0, __ATOMIC_RELEASE);
 		return;

@@ -15,7 +15,9 @@
  * the buffer back, and one look at the pending ring.
  * No locks, no system calls, nothing shared. ovni_clock_now: the clock
  * log entry (below), the clock (with WEFT_CLOCK=tsc from the thread's own
- * copy of the conversion, see clock_fast), no stack frame.
+ * copy of the conversion, see clock_fast; without it the vDSO's
+ * clock_gettime, called directly by clock_now_mono, a tail call), no stack
+ * frame.
  * Measured with bench_emit (docs/runtime.md, "Measured cost").
  *
  * Flushing, as the reference does it:
@@ -164,11 +166,8 @@ static void cv_take(void)
  * the conversion or past the one-multiplication range. */
 static inline __attribute__((always_inline)) uint64_t clock_slow_body(void)
 {
-	if (!__atomic_load_n(&rt_clock_tsc, __ATOMIC_RELAXED)) {
-		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		return (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
-	}
+	if (!__atomic_load_n(&rt_clock_tsc, __ATOMIC_RELAXED))
+		return rt_clock_mono_ns();
 	struct rt_clock_conv c;
 	(void) rt_clock_conv_get(&c);
 	uint64_t v = rt_clock_conv_at(&c, rt_tsc_read());
@@ -362,6 +361,20 @@ __attribute__((noinline)) static uint64_t clock_now_slow(uint32_t k)
 	return t;
 }
 
+/* ovni_clock_now's clock without WEFT_CLOCK=tsc (where the thread's copy
+ * of the conversion is never taken): CLOCK_MONOTONIC into clock log entry
+ * k, the vDSO's function called directly (rt_clock_mono_ns); with it, the
+ * slow TSC read. A tail call from ovni_clock_now: its own stack frame
+ * (the timespec) stays off the TSC fast path. */
+__attribute__((noinline)) static uint64_t clock_now_mono(uint32_t k)
+{
+	if (RT_UNLIKELY(__atomic_load_n(&rt_clock_tsc, __ATOMIC_RELAXED)))
+		return clock_now_slow(k);
+	uint64_t t = rt_clock_mono_ns();
+	rt_hot.clog_clock[k] = t;
+	return t;
+}
+
 /* ovni_clock_now in a handler that interrupted the owner (not logged). */
 __attribute__((noinline)) static uint64_t clock_now_busy(void)
 {
@@ -405,10 +418,14 @@ RT_HOT uint64_t ovni_clock_now(void)
 	} while (RT_UNLIKELY(rt_hot.epoch != ep));
 	uint64_t t;
 	if (RT_UNLIKELY(!clock_fast(&t)))
-		return clock_now_slow(k);
+		return clock_now_mono(k);
 	rt_hot.clog_clock[k] = t;
 	return t;
 }
+
+/* ovni_clock_now for libovni's own callers (the marks): a hidden alias, so
+ * that their calls are direct, not through the PLT. */
+extern __typeof(ovni_clock_now) rt_clock_now __attribute__((alias("ovni_clock_now"), hot));
 
 static inline uint64_t clock_at(const uint8_t *p)
 {

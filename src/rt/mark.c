@@ -66,7 +66,7 @@ static void mark_emit(const char *func, char op, int32_t type, int64_t value)
 	memcpy(payload, &value, sizeof value);
 	memcpy(payload + sizeof value, &type, sizeof type);
 	const char mcv[3] = {'O', 'M', op};
-	rt_emit_raw(func, weft_ev_size_code(MARK_PAYLOAD_SIZE), mcv, ovni_clock_now(), payload, sizeof payload,
+	rt_emit_raw(func, weft_ev_size_code(MARK_PAYLOAD_SIZE), mcv, rt_clock_now(), payload, sizeof payload,
 		    NULL, 0);
 }
 

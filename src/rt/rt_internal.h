@@ -28,6 +28,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "idx_format.h"
 #include "obs_format.h"
@@ -228,6 +229,27 @@ static inline uint64_t rt_clock_tsc_ns(void)
 		return c.base_ns + ((d * c.mult) >> 32);
 	return rt_clock_conv_at(&c, t);
 }
+/* CLOCK_MONOTONIC: the vDSO's clock_gettime called directly (found by
+ * rt_clock_setup in the image that AT_SYSINFO_EHDR names), libc's until
+ * then or where there is none (atomic, read relaxed). What libc's
+ * clock_gettime calls itself, without its wrapper and the PLT. */
+typedef int (*rt_clock_gettime_fn)(clockid_t, struct timespec *);
+extern rt_clock_gettime_fn rt_clock_gettime;
+/* The vDSO's clock_gettime, or NULL (no vDSO, none that exports it, one
+ * whose call fails). */
+rt_clock_gettime_fn rt_clock_vdso_find(void);
+
+static inline uint64_t rt_clock_mono_ns(void)
+{
+	struct timespec ts;
+	__atomic_load_n(&rt_clock_gettime, __ATOMIC_RELAXED)(CLOCK_MONOTONIC, &ts);
+	return (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
+}
+
+/* ovni_clock_now, called by libovni itself (a hidden alias: a direct
+ * call, emit.c). */
+__attribute__((visibility("hidden"))) uint64_t rt_clock_now(void);
+
 /* The clock of the events now, without the per-thread clamp (for a
  * crash's cut; async-signal-safe). */
 uint64_t rt_clock_event_now(void);
