@@ -1478,10 +1478,8 @@ int weft_emulate_ranks(const struct weft_emulate_opts *user_opts, const struct w
 			abort();
 		rk->gather0(rk->ctx, nmine > 0 ? (const void *) P.rec[f] : NULL,
 				nmine > 0 ? P.nrec[f] * sizeof *P.rec[f] : 0, &recs[f], rlens[f]);
-		if (nmine > 0) {
-			free(P.rec[f]); /* rank 0 has its copy */
-			P.rec[f] = NULL;
-		}
+		if (nmine > 0)
+			par_free_rec(&P, f); /* rank 0 has its copy */
 	}
 	/* the internal records (the Perfetto output's), as the views' */
 	uint8_t *irecs = NULL;
@@ -1491,10 +1489,8 @@ int weft_emulate_ranks(const struct weft_emulate_opts *user_opts, const struct w
 			abort();
 		rk->gather0(rk->ctx, nmine > 0 ? (const void *) P.irec : NULL,
 				nmine > 0 ? P.nirec * sizeof *P.irec : 0, &irecs, ilens);
-		if (nmine > 0) {
-			free(P.irec);
-			P.irec = NULL;
-		}
+		if (nmine > 0)
+			par_free_rec(&P, EMU_MAX_VIEWS);
 	}
 	/* the summary: each rank's figures of its looms' rows */
 	uint8_t *sums = NULL;

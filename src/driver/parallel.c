@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -16,31 +17,67 @@
 
 /* A worker's records of a view (struct emu_prv_rec) or its internal
  * records (struct emu_rec; both begin with their int64_t time): chunks of
- * RV_CHUNK records of esz bytes, never moved (growing a single array
- * copied hundreds of MB at each doubling). */
-#define RV_SHIFT 16
-#define RV_CHUNK ((size_t) 1 << RV_SHIFT)
+ * memory of their own (anonymous mappings), never moved, filled in turn,
+ * from RV_MIN bytes, doubling, to RV_BIG (2 MiB). A chunk of RV_BIG is
+ * faulted in at once when it is made (MADV_POPULATE_WRITE, where the
+ * system has it: one call, not 512 page faults). The merge gives each
+ * chunk back once it has read it, and moves its pages under the merged
+ * copy (struct rpool, rdst), which so needs almost no new memory (the
+ * merged copies in new memory, and their page faults, were half a -j
+ * run's memory and system time). */
+#define RV_MIN ((size_t) 64 << 10)
+#define RV_BIG ((size_t) 2 << 20)
+struct rchunk {
+	char *p; /* NULL: given back */
+	size_t bytes;
+};
 struct rvec {
-	char **c;
-	size_t n, nc, capc, esz;
+	struct rchunk *c;
+	size_t n;    /* records */
+	size_t nc, capc, esz;
+	size_t last; /* records in the last chunk */
 };
 
-static inline const void *rv_at(const struct rvec *v, size_t i)
+static void chunk_unmap(struct rchunk c)
 {
-	return v->c[i >> RV_SHIFT] + (i & (RV_CHUNK - 1)) * v->esz;
+	if (c.p != NULL)
+		munmap(c.p, c.bytes);
 }
 
-static inline int64_t rv_time(const struct rvec *v, size_t i)
+/* An anonymous mapping of bytes (a multiple of the page size; of RV_BIG
+ * it is aligned to RV_BIG, so that moved under a merged copy its pages
+ * keep their alignment there), its pages faulted in now where fill: NULL
+ * when the system refuses it. */
+static char *chunk_map(size_t bytes, int fill)
 {
-	int64_t t;
-	memcpy(&t, rv_at(v, i), sizeof t);
-	return t;
+	size_t pad = bytes % RV_BIG == 0 ? RV_BIG : 0;
+	void *m = mmap(NULL, bytes + pad, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1,
+			0);
+	if (m == MAP_FAILED)
+		return NULL;
+	char *p = m;
+	if (pad > 0) {
+		uintptr_t a = (uintptr_t) p, at = (a + RV_BIG - 1) & ~(uintptr_t) (RV_BIG - 1);
+		size_t head = (size_t) (at - a);
+		if (head > 0)
+			munmap(p, head);
+		if (pad - head > 0)
+			munmap(p + head + bytes, pad - head);
+		p += head;
+	}
+#ifdef MADV_POPULATE_WRITE
+	if (fill)
+		(void) madvise(p, bytes, MADV_POPULATE_WRITE); /* else faulted in as written */
+#else
+	(void) fill;
+#endif
+	return p;
 }
 
 static void rv_free(struct rvec *v)
 {
 	for (size_t k = 0; k < v->nc; k++)
-		free(v->c[k]);
+		chunk_unmap(v->c[k]);
 	free(v->c);
 	size_t esz = v->esz;
 	memset(v, 0, sizeof *v);
@@ -114,22 +151,26 @@ static int vpush(struct rvec *v, const void *rec, size_t n)
 {
 	const char *r = rec;
 	while (n > 0) {
-		size_t off = v->n & (RV_CHUNK - 1);
-		if (off == 0 && (v->n >> RV_SHIFT) == v->nc) {
+		if (v->nc == 0 || v->last == v->c[v->nc - 1].bytes / v->esz) {
 			if (v->nc == v->capc) {
 				size_t capc = v->capc ? v->capc * 2 : 16;
-				char **c = realloc(v->c, capc * sizeof *c);
+				struct rchunk *c = realloc(v->c, capc * sizeof *c);
 				if (c == NULL)
 					return -1;
 				v->c = c;
 				v->capc = capc;
 			}
-			if ((v->c[v->nc] = malloc(RV_CHUNK * v->esz)) == NULL)
+			size_t bytes = v->nc == 0 ? RV_MIN : v->c[v->nc - 1].bytes * 2;
+			bytes = bytes < RV_BIG ? bytes : RV_BIG;
+			if ((v->c[v->nc].p = chunk_map(bytes, bytes == RV_BIG)) == NULL)
 				return -1;
-			v->nc++;
+			v->c[v->nc++].bytes = bytes;
+			v->last = 0;
 		}
-		size_t k = RV_CHUNK - off < n ? RV_CHUNK - off : n;
-		memcpy(v->c[v->n >> RV_SHIFT] + off * v->esz, r, k * v->esz);
+		struct rchunk *c = &v->c[v->nc - 1];
+		size_t room = c->bytes / v->esz - v->last, k = room < n ? room : n;
+		memcpy(c->p + v->last * v->esz, r, k * v->esz);
+		v->last += k;
 		v->n += k;
 		r += k * v->esz;
 		n -= k;
@@ -486,11 +527,6 @@ static size_t earliest(const void *src, size_t k, const size_t *pos, const size_
 	return best;
 }
 
-static int64_t vec_time(const void *src, size_t i, size_t p)
-{
-	return rv_time(((const struct rvec *const *) src)[i], p);
-}
-
 static int64_t prv_time(const void *src, size_t i, size_t p)
 {
 	return ((const struct emu_prv_rec *const *) src)[i][p].time;
@@ -501,79 +537,235 @@ static int64_t irec_time(const void *src, size_t i, size_t p)
 	return ((const struct emu_rec *const *) src)[i][p].time;
 }
 
+/* The chunks the merge has emptied, whose pages go under the merged
+ * copies (every view's, in turn); given back at the end. */
+struct rpool {
+	struct rchunk *c;
+	size_t n, cap;
+};
+
+static void pool_put(struct rpool *pl, struct rchunk c)
+{
+	if (pl->n == pl->cap) {
+		size_t cap = pl->cap ? pl->cap * 2 : 64;
+		struct rchunk *x = realloc(pl->c, cap * sizeof *x);
+		if (x == NULL) {
+			chunk_unmap(c); /* its pages are given back instead */
+			return;
+		}
+		pl->c = x;
+		pl->cap = cap;
+	}
+	pl->c[pl->n++] = c;
+}
+
+static void pool_free(struct rpool *pl)
+{
+	for (size_t k = 0; k < pl->n; k++)
+		chunk_unmap(pl->c[k]);
+	free(pl->c);
+	memset(pl, 0, sizeof *pl);
+}
+
+/* A merged copy: a mapping of len bytes (a multiple of RV_BIG, aligned to
+ * it), written in order, whose first placed bytes have pages: the pool's
+ * chunks moved there (mremap: their page tables move, nothing is copied or
+ * faulted in again), else new pages faulted in on first write. */
+struct rdst {
+	char *base;
+	size_t len, placed, m, esz; /* m: records written */
+};
+
+/* Pages placed under the copy up to byte end at least. */
+static void dst_place(struct rdst *d, struct rpool *pl, size_t end)
+{
+	while (d->placed < end) {
+		if (pl->n == 0) {
+			/* new pages, faulted in as written, up to a multiple of RV_BIG */
+			d->placed = (d->placed / RV_BIG + 1) * RV_BIG;
+			continue;
+		}
+		struct rchunk c = pl->c[pl->n - 1];
+		if (c.bytes % RV_BIG == 0 && d->placed % RV_BIG != 0) {
+			/* a chunk of RV_BIG goes where it stays aligned (huge pages,
+			 * where the system makes them, move whole) */
+			d->placed = (d->placed / RV_BIG + 1) * RV_BIG;
+			continue;
+		}
+		pl->n--;
+		if (d->placed + c.bytes > d->len || mremap(c.p, c.bytes, c.bytes, MREMAP_MAYMOVE |
+				MREMAP_FIXED, d->base + d->placed) == MAP_FAILED) {
+			chunk_unmap(c);
+			continue;
+		}
+		d->placed += c.bytes;
+	}
+}
+
+/* A worker's vector as the merge reads it: its next record p, the end of
+ * p's chunk, the chunk's index; the chunks read are put in the pool. */
+struct rcur {
+	struct rvec *v;
+	size_t ci;
+	const char *p, *end;
+};
+
+static void cur_chunk(struct rcur *c, size_t ci)
+{
+	struct rvec *v = c->v;
+	c->ci = ci;
+	c->p = c->end = NULL;
+	if (ci < v->nc) {
+		c->p = v->c[ci].p;
+		c->end = c->p + (ci + 1 == v->nc ? v->last : v->c[ci].bytes / v->esz) * v->esz;
+	}
+}
+
+static inline int64_t cur_time(const struct rcur *c)
+{
+	int64_t t;
+	memcpy(&t, c->p, sizeof t);
+	return t;
+}
+
+/* The records of c that are before time lim (or, snap, at time 0 of row
+ * row) onto d, c moved past them, *pos counting them. */
+static void cur_take(struct rcur *c, struct rdst *d, struct rpool *pl, int64_t lim, int snap,
+		uint32_t row, size_t *pos)
+{
+	size_t esz = c->v->esz;
+	while (c->p != NULL) {
+		const char *q = c->p;
+		if (snap) {
+			for (; q < c->end; q += esz) {
+				const struct emu_prv_rec *r = (const void *) q;
+				if (r->time != 0 || r->row != row)
+					break;
+			}
+		} else {
+			int64_t t;
+			while (q < c->end && (memcpy(&t, q, sizeof t), t < lim))
+				q += esz;
+		}
+		size_t b = (size_t) (q - c->p);
+		if (b > 0) {
+			dst_place(d, pl, d->m * esz + b);
+			memcpy(d->base + d->m * esz, c->p, b);
+			d->m += b / esz;
+			*pos += b / esz;
+		}
+		c->p = q;
+		if (q < c->end)
+			return;
+		/* the chunk is read: its pages go to the pool */
+		struct rchunk *ch = &c->v->c[c->ci];
+		if (ch->p != NULL) {
+			pool_put(pl, *ch);
+			ch->p = NULL;
+		}
+		cur_chunk(c, c->ci + 1);
+	}
+}
+
+static int64_t vec_time(const void *src, size_t i, size_t p)
+{
+	(void) p; /* the cursor is at p */
+	return cur_time(&((const struct rcur *) src)[i]);
+}
+
 /* The records of every worker's vector vs[k] (elements of esz bytes), by
- * time, into *out (malloc'd, *nout of them), a window's time 0 first by row
- * where snap (struct emu_prv_rec elements): 0, 1 (two workers have
- * records at one time: out->why), -1 (out of memory). */
-static int merge_vecs(struct par_out *out, const struct rvec *const *vs, size_t esz,
-		int snap, void **dst, size_t *nout)
+ * time, into *dst (*nout of them: a mapping of *maplen bytes, or, when
+ * there are none, malloc'd with *maplen 0), a window's time 0 first by row
+ * where snap (struct emu_prv_rec elements), the vectors' chunks put in pl
+ * as they are read: 0, 1 (two workers have records at one time: out->why),
+ * -1 (out of memory). */
+static int merge_vecs(struct par_out *out, struct rvec *const *vs, size_t esz, int snap,
+		struct rpool *pl, void **dst, size_t *nout, size_t *maplen)
 {
 	size_t nw = out->nworkers, total = 0;
+	*nout = 0;
+	*maplen = 0;
 	for (size_t k = 0; k < nw; k++)
 		total += vs[k]->n;
-	char *o = malloc((total + 1) * esz);
-	*dst = o;
-	if (o == NULL)
+	if (total == 0) {
+		*dst = malloc(esz);
+		return *dst == NULL ? -1 : 0;
+	}
+	struct rdst d = { NULL, (total * esz + RV_BIG - 1) / RV_BIG * RV_BIG, 0, 0, esz };
+	d.base = chunk_map(d.len, 0);
+	*dst = d.base;
+	if (d.base == NULL)
 		return -1;
-	size_t *pos = calloc(nw, sizeof *pos), m = 0;
-	if (pos == NULL)
-		return -1;
+	*maplen = d.len;
+	size_t *pos = calloc(nw + 1, sizeof *pos), *len = calloc(nw + 1, sizeof *len);
+	struct rcur *cur = calloc(nw + 1, sizeof *cur);
+	int r = pos == NULL || len == NULL || cur == NULL ? -1 : 0;
+	for (size_t k = 0; k < nw && r == 0; k++) {
+		cur[k].v = vs[k];
+		cur_chunk(&cur[k], 0);
+		len[k] = vs[k]->n;
+	}
 	/* a window's time 0 (snap: view records): each row's state at T0, row
 	 * by row, as the serial run writes it (every row is one worker's) */
-	while (snap) {
+	while (snap && r == 0) {
 		size_t best = nw;
 		uint32_t brow = 0;
 		for (size_t k = 0; k < nw; k++) {
-			if (pos[k] == vs[k]->n)
+			if (cur[k].p == NULL)
 				continue;
-			const struct emu_prv_rec *r = rv_at(vs[k], pos[k]);
-			if (r->time != 0)
-				continue;
-			if (best == nw || r->row < brow) {
+			const struct emu_prv_rec *x = (const void *) cur[k].p;
+			if (x->time == 0 && (best == nw || x->row < brow)) {
 				best = k;
-				brow = r->row;
+				brow = x->row;
 			}
 		}
 		if (best == nw)
 			break;
-		const struct rvec *v = vs[best];
-		size_t i = pos[best];
-		for (; i < v->n; i++) {
-			const struct emu_prv_rec *r = rv_at(v, i);
-			if (r->time != 0 || r->row != brow)
-				break;
-			memcpy(o + esz * m++, r, esz);
-		}
-		pos[best] = i;
+		cur_take(&cur[best], &d, pl, 0, 1, brow, &pos[best]);
 	}
-	size_t *len = calloc(nw + 1, sizeof *len);
-	if (len == NULL) {
-		free(pos);
-		return -1;
-	}
-	for (size_t k = 0; k < nw; k++)
-		len[k] = vs[k]->n;
-	for (;;) {
+	while (r == 0) {
 		int64_t bt, second;
-		size_t best = earliest(vs, nw, pos, len, vec_time, &bt, &second);
+		size_t best = earliest(cur, nw, pos, len, vec_time, &bt, &second);
 		if (best == nw)
 			break;
 		if (second == bt) {
-			free(pos);
-			free(len);
 			snprintf(out->why, sizeof out->why, "records of two workers at one time");
-			return 1;
+			r = 1;
+			break;
 		}
-		const struct rvec *v = vs[best];
-		size_t i = pos[best];
-		while (i < v->n && rv_time(v, i) < second)
-			memcpy(o + esz * m++, rv_at(v, i++), esz);
-		pos[best] = i;
+		cur_take(&cur[best], &d, pl, second, 0, 0, &pos[best]);
 	}
 	free(pos);
 	free(len);
-	*nout = m;
-	return 0;
+	free(cur);
+	*nout = d.m;
+	/* the pages placed beyond the records are given back */
+	size_t used = (d.m * esz + RV_MIN - 1) / RV_MIN * RV_MIN;
+	if (r == 0 && used < d.len) {
+		munmap(d.base + used, d.len - used);
+		*maplen = used;
+	}
+	return r;
+}
+
+/* Gives back out->rec[f] (f == EMU_MAX_VIEWS: out->irec). */
+static void rec_release(struct par_out *out, size_t f)
+{
+	void *p = f < EMU_MAX_VIEWS ? (void *) out->rec[f] : (void *) out->irec;
+	if (out->maplen[f] > 0)
+		munmap(p, out->maplen[f]);
+	else
+		free(p);
+	out->maplen[f] = 0;
+	if (f < EMU_MAX_VIEWS)
+		out->rec[f] = NULL;
+	else
+		out->irec = NULL;
+}
+
+void par_free_rec(struct par_out *out, size_t f)
+{
+	rec_release(out, f);
 }
 
 /* A window: the serial run writes every row's state at T0 when an event of
@@ -618,7 +810,7 @@ static int par_bd_sort(struct par_out *out, size_t f)
 	size_t n;
 	if (emu_bd_replay_all(out->emu, f, out->rec[f], out->nrec[f], &sorted, &n) != 0)
 		return -1;
-	free(out->rec[f]);
+	rec_release(out, f);
 	out->rec[f] = sorted;
 	out->nrec[f] = n;
 	return 0;
@@ -649,11 +841,12 @@ static int owners(const struct par_out *out, const struct emu ***thr_of,
 }
 
 /* The records of view f of every worker (f == EMU_MAX_VIEWS: the internal
- * ones), by time, then the workers' copies freed: as merge_vecs. */
-static int merge_view(struct par_out *out, size_t f)
+ * ones), by time, the workers' chunks given back as they are read (their
+ * pages under the merged copies, through pl): as merge_vecs. */
+static int merge_view(struct par_out *out, size_t f, struct rpool *pl)
 {
 	size_t nw = out->nworkers;
-	const struct rvec **vs = calloc(nw + 1, sizeof *vs);
+	struct rvec **vs = calloc(nw + 1, sizeof *vs);
 	if (vs == NULL)
 		return -1;
 	for (size_t k = 0; k < nw; k++)
@@ -661,9 +854,7 @@ static int merge_view(struct par_out *out, size_t f)
 	void *m = NULL;
 	size_t n = 0;
 	int r = merge_vecs(out, vs, f < EMU_MAX_VIEWS ? sizeof **out->rec : sizeof *out->irec,
-			out->snap0 && f < EMU_MAX_VIEWS, &m,
-			&n);
-	free(vs);
+			out->snap0 && f < EMU_MAX_VIEWS, pl, &m, &n, &out->maplen[f]);
 	if (f < EMU_MAX_VIEWS) {
 		out->rec[f] = m;
 		out->nrec[f] = n;
@@ -673,7 +864,8 @@ static int merge_view(struct par_out *out, size_t f)
 	}
 	if (r == 0)
 		for (size_t k = 0; k < nw; k++)
-			rv_free(f < EMU_MAX_VIEWS ? &out->w[k].v[f] : &out->w[k].iv);
+			rv_free(vs[k]);
+	free(vs);
 	return r;
 }
 
@@ -793,15 +985,16 @@ int par_run(const struct par_in *in, struct par_out *out, char *err, size_t errl
 	free(bin);
 	free(weight);
 	free(lw);
-	/* the records held until the merge, and their merged copy: a quarter
-	 * of the memory in all (WEFT_EMU_PAR_BUDGET, in MiB, sets it) */
+	/* the records held until the merge (their merged copy takes their
+	 * pages): a quarter of the memory in all (WEFT_EMU_PAR_BUDGET, in MiB,
+	 * sets it) */
 	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
 	double budget = pages > 0 && psz > 0 ? (double) pages * (double) psz / 4 : 1e9;
 	const char *bs = getenv("WEFT_EMU_PAR_BUDGET");
 	if (bs != NULL && atof(bs) > 0)
 		budget = atof(bs) * 1048576.0;
 	for (size_t k = 0; k < nw; k++)
-		out->w[k].budget = (size_t) (budget / 2 / (double) nw);
+		out->w[k].budget = (size_t) (budget / (double) nw);
 	for (size_t k = 0; k < nw; k++)
 		out->w[k].started = pthread_create(&out->w[k].th, NULL, worker_main,
 				&out->w[k]) == 0;
@@ -844,28 +1037,25 @@ int par_run(const struct par_in *in, struct par_out *out, char *err, size_t errl
 			out->duration = d;
 		out->nevents += emu_nevents(out->w[k].emu);
 	}
-	for (size_t f = 0; f < out->nviews; f++) {
-		int m = merge_view(out, f);
-		if (m < 0) {
-			snprintf(out->why, sizeof out->why, "out of memory for the merge");
-			return 1;
-		}
-		if (m > 0)
-			return 1;
-		if (emu_view_at(out->emu, f)->breakdown && !in->raw_bd && par_bd_sort(out, f) != 0) {
+	/* the workers' emptied chunks, under the merged copies in turn */
+	struct rpool pl = { NULL, 0, 0 };
+	int m = 0;
+	for (size_t f = 0; f < out->nviews && m == 0; f++) {
+		m = merge_view(out, f, &pl);
+		if (m == 0 && emu_view_at(out->emu, f)->breakdown && !in->raw_bd &&
+				par_bd_sort(out, f) != 0) {
 			snprintf(out->why, sizeof out->why, "out of memory for the breakdown");
+			pool_free(&pl);
 			return 1;
 		}
 	}
-	if (in->internal) {
-		int m = merge_view(out, EMU_MAX_VIEWS);
-		if (m < 0) {
-			snprintf(out->why, sizeof out->why, "out of memory for the merge");
-			return 1;
-		}
-		if (m > 0)
-			return 1;
-	}
+	if (m == 0 && in->internal)
+		m = merge_view(out, EMU_MAX_VIEWS, &pl);
+	pool_free(&pl);
+	if (m < 0)
+		snprintf(out->why, sizeof out->why, "out of memory for the merge");
+	if (m != 0)
+		return 1;
 	return 0;
 oom:
 	free(bin);
@@ -895,9 +1085,8 @@ void par_free(struct par_out *out)
 		rv_free(&w->iv);
 	}
 	free(out->w);
-	for (size_t f = 0; f < EMU_MAX_VIEWS; f++)
-		free(out->rec[f]);
-	free(out->irec);
+	for (size_t f = 0; f <= EMU_MAX_VIEWS; f++)
+		rec_release(out, f);
 	memset(out, 0, sizeof *out);
 }
 

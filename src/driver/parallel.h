@@ -77,12 +77,19 @@ struct par_out {
 	int error;
 	char emsg[1024];
 	struct par_worker *w;
+	/* the bytes mapped for rec[f] (maplen[EMU_MAX_VIEWS]: irec), 0 where
+	 * malloc'd: give them back with par_free_rec */
+	size_t maplen[EMU_MAX_VIEWS + 1];
 };
 
 /* 0: out filled; 1: out->why says why the serial run must be made; -1:
  * out of memory (err). par_free in every case. */
 int par_run(const struct par_in *in, struct par_out *out, char *err, size_t errlen);
 void par_free(struct par_out *out);
+
+/* Gives back out->rec[f] (f == EMU_MAX_VIEWS: out->irec) before par_free,
+ * setting it to NULL. */
+void par_free_rec(struct par_out *out, size_t f);
 
 /* The run's summary (emu_summary_split): each thread's and CPU's figures
  * from the worker that emulated its loom; the workers must have been made

@@ -284,7 +284,7 @@ def main():
         compare("gen16 budget perfetto", trace, m + ["--perfetto", "-q"], tmp,
                 ("serial", "the records would exceed the memory given to them"),
                 extra_env={"WEFT_EMU_PAR_BUDGET": "0.01"})
-        # more records than a worker's chunk of them (65536 a view)
+        # more records than a worker's first chunks of them (2730 a view, then twice as many)
         big = tmp / "big"
         gen_trace(str(big), 16, iters=1200)
         compare("big", big, m + ["--paraver", "-q", "--no-cfg"], tmp, work)
