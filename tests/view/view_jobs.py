@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""view_jobs.py - `weft view -j N`: the page made by -j's workers (docs/emu.md,
+PARALLEL; docs/view.md), byte for byte the page of -j 1.
+
+Each trace is viewed with -j 1, 2, 3 and 16 (more workers than cores, and
+than looms); every page must equal -j 1's byte for byte, the exit status and
+stderr be the same (WEFT_EMU_TIMING's lines aside), and WEFT_EMU_TIMING=1's
+line say who made it: `weft emu: -j N: K workers, ...` (K = min(N, looms)) or
+`weft emu: -j N: serial run (why)`:
+  - every multi-loom case of the conformance corpus (v1/ and v3/; those
+    weft emu refuses: the same message), and with --from 1ms --to 30ms: by
+    workers, but for the cases whose events tie (their reason asserted);
+  - the generated 16-loom trace of tests/emu/parallel_emu.py (its user model
+    zeta): by workers; with a window; with -a;
+  - that trace 30 times longer (each worker's records cut into batches of
+    the merge at other places than the serial engine's), under a budget
+    that the intervals pass many times (the tracks dropped, their summaries
+    built as their intervals arrive): the same page, its "beyond the budget"
+    line printed, by workers;
+  - --serve -j 3: serial, `(the server's temporary file)`.
+Environment: WEFT_BIN, WEFT_SOURCE_DIR, WEFT_CONFORMANCE_DIR(_DEFAULT).
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.dont_write_bytecode = True
+sys.path.insert(0, str(HERE))
+sys.path.insert(0, str(HERE.parent / "cli"))
+sys.path.insert(0, str(HERE.parent / "emu"))
+from parallel_emu import gen_trace, SERIAL  # noqa: E402
+from serve_util import Server  # noqa: E402
+from wefttest import Checker, weft_bin  # noqa: E402
+
+SRC = Path(os.environ.get("WEFT_SOURCE_DIR", HERE.parents[1]))
+ZETA = ["--model", str(SRC / "examples" / "zeta" / "zeta.yaml")]
+JOBS = (2, 3, 16)
+c = Checker()
+
+
+def view(args, out):
+    """(exit, stderr without the timing lines, the timing lines, stdout, page)."""
+    if out.exists():
+        out.unlink()
+    env = dict(os.environ, WEFT_EMU_TIMING="1")
+    p = subprocess.run([weft_bin(), "view", "-o", str(out)] + args, capture_output=True,
+                       text=True, timeout=300, env=env)
+    lines = p.stderr.splitlines()
+    timing = [ln for ln in lines if ln.startswith("weft emu: ") and
+              (" CPU " in ln or re.match(r"weft emu: (-j \d+: |\d+ events in )", ln))]
+    rest = "\n".join(ln for ln in lines if ln not in timing)
+    page = out.read_bytes() if out.exists() else None
+    return (p.returncode, rest.replace(str(out), "OUT"), "\n".join(timing),
+            p.stdout.replace(str(out), "OUT"), page)
+
+
+def compare(name, trace, args, tmp, expect, ok=True):
+    """expect: ("workers", looms) or ("serial", a regular expression of the
+    reason) for every -j > 1; ok: -j 1 must succeed."""
+    rc1, err1, _, out1, page1 = view(["-j", "1"] + args + [str(trace)], tmp / "j1.html")
+    c.expect(rc1 == 0 or not ok, f"{name}: -j 1 exit {rc1}: {err1!r}")
+    c.expect(rc1 != 0 or (page1 is not None and len(page1) > 1000),
+             f"{name}: -j 1 wrote no page")
+    for j in JOBS:
+        rc, err, timing, out, page = view(["-j", str(j)] + args + [str(trace)],
+                                          tmp / f"j{j}.html")
+        c.eq(rc, rc1, f"{name} -j {j}: exit")
+        c.eq(err, err1, f"{name} -j {j}: stderr")
+        c.eq(out, out1, f"{name} -j {j}: stdout")
+        c.expect(page == page1, f"{name} -j {j}: the page differs from -j 1's "
+                 f"({None if page is None else len(page)} bytes, "
+                 f"{None if page1 is None else len(page1)})")
+        if rc1 != 0:
+            continue  # refused: the serial run says why
+        if expect[0] == "workers":
+            k = min(j, expect[1])
+            c.expect(re.search(rf"^weft emu: -j {j}: {k} workers, \d+ events in ", timing,
+                               re.M), f"{name} -j {j}: not made by {k} workers: {timing!r}")
+        else:
+            c.expect(re.search(rf"^weft emu: -j {j}: serial run \(({expect[1]})\)$", timing,
+                               re.M), f"{name} -j {j}: not serial ({expect[1]}): {timing!r}")
+    return out1
+
+
+def corpus():
+    d = os.environ.get("WEFT_CONFORMANCE_DIR") or os.environ.get("WEFT_CONFORMANCE_DIR_DEFAULT")
+    return Path(d) if d and Path(d).is_dir() else None
+
+
+def serve_serial(trace):
+    """--serve -j 3: made serially, saying why."""
+    os.environ["WEFT_EMU_TIMING"] = "1"
+    try:
+        s = Server(weft_bin(), ["-j", "3", "--port", "0"] + ZETA + [str(trace)])
+    finally:
+        del os.environ["WEFT_EMU_TIMING"]
+    st, body = s.request("GET", "/")
+    c.expect(st == 200 and len(body) > 1000, f"--serve -j 3: GET / {st}")
+    rc, err = s.stop()
+    c.eq(rc, 0, "--serve -j 3: exit after SIGINT")
+    c.expect("weft emu: -j 3: serial run (the server's temporary file)" in err.splitlines(),
+             f"--serve -j 3: the serial run says why: {err!r}")
+
+
+def main():
+    with tempfile.TemporaryDirectory(prefix="weft-view-jobs-") as td:
+        tmp = Path(td)
+        cd = corpus()
+        n = 0
+        for case in sorted(cd.glob("v*/*")) if cd else []:
+            trace = case / "ovni"
+            looms = list(trace.glob("loom.*"))
+            if len(looms) < 2:
+                continue
+            why = SERIAL.get(case.name)
+            expect = ("serial", why) if why else ("workers", len(looms))
+            compare(case.name, trace, ["-q"], tmp, expect, ok=False)
+            compare(case.name + " window", trace, ["-q", "--from", "1ms", "--to", "30ms"], tmp,
+                    expect, ok=False)
+            n += 1
+        if cd:
+            c.expect(n >= 15, f"only {n} multi-loom corpus cases found")
+        else:
+            print("conformance corpus not found: the generated traces only")
+        gen16 = tmp / "gen16"
+        gen_trace(str(gen16), 16)
+        compare("gen16", gen16, ["-q"] + ZETA, tmp, ("workers", 16))
+        compare("gen16 window", gen16, ["-q", "--from", "1010000", "--to", "1200000"] + ZETA,
+                tmp, ("workers", 16))
+        compare("gen16 -a", gen16, ["-q", "-a"] + ZETA, tmp, ("workers", 16))
+        big = tmp / "big16"
+        gen_trace(str(big), 16, iters=1200)
+        out = compare("big16 budget", big, ["--budget", "48KiB"] + ZETA, tmp, ("workers", 16))
+        c.expect("beyond the budget the page holds the summary" in out,
+                 f"big16 budget: the budget is passed: {out!r}")
+        shutil.rmtree(big)
+        serve_serial(gen16)
+    c.done()
+
+
+if __name__ == "__main__":
+    main()
