@@ -18,11 +18,18 @@ line say who made it: `weft emu: -j N: K workers, ...` (K = min(N, looms)) or
     that the intervals pass many times (the tracks dropped, their summaries
     built as their intervals arrive): the same page, its "beyond the budget"
     line printed, by workers;
+  - a 2-loom trace whose CPU row has two tracks of one size (cpu.running.pid
+    and cpu.running.tid: each thread's running spans) that pass the budget
+    together near the end: which of the two is dropped, and so which one's
+    intervals the page holds, followed the batches while the collection
+    looked at the budget after each interval (-j 2's page differed from
+    -j 1's); the same page now that it looks when the time moves on;
   - --serve -j 3: serial, `(the server's temporary file)`.
 Environment: WEFT_BIN, WEFT_SOURCE_DIR, WEFT_CONFORMANCE_DIR(_DEFAULT).
 """
 import os
 import re
+import struct
 import shutil
 import subprocess
 import sys
@@ -36,6 +43,7 @@ sys.path.insert(0, str(HERE.parent / "cli"))
 sys.path.insert(0, str(HERE.parent / "emu"))
 from parallel_emu import gen_trace, SERIAL  # noqa: E402
 from serve_util import Server  # noqa: E402
+from tracegen import ev, meta, thread_rel, write_stream  # noqa: E402
 from wefttest import Checker, weft_bin  # noqa: E402
 
 SRC = Path(os.environ.get("WEFT_SOURCE_DIR", HERE.parents[1]))
@@ -86,6 +94,30 @@ def compare(name, trace, args, tmp, expect, ok=True):
             c.expect(re.search(rf"^weft emu: -j {j}: serial run \(({expect[1]})\)$", timing,
                                re.M), f"{name} -j {j}: not serial ({expect[1]}): {timing!r}")
     return out1
+
+
+def gen_tied(root, n=20000, every=20):
+    """Loom node0: thread 1111 paused and resumed n times on CPU 0 (100 ns
+    apart), thread 2222 running there in one pause of `every`; loom node1:
+    one thread, its start and end. pid 1000 and tids of 4 digits: the CPU's
+    pid and tid tracks take the same bytes."""
+    base = 1_000_000
+    t1 = [ev("OHx", base, struct.pack("<iiQ", 0, -1, 0))]
+    t2 = [ev("OHx", base + 60, struct.pack("<iiQ", 0, -1, 0)), ev("OHp", base + 80)]
+    for i in range(n):
+        t1 += [ev("OHp", base + 100 * i + 50), ev("OHr", base + 100 * i + 100)]
+        if i % every == 0 and i > 0:
+            t2 += [ev("OHr", base + 100 * i + 60), ev("OHp", base + 100 * i + 80)]
+    t1.append(ev("OHe", base + 100 * n + 70))
+    t2 += [ev("OHr", base + 100 * n + 75), ev("OHe", base + 100 * n + 76)]
+    for tid, evs in ((1111, t1), (2222, t2)):
+        write_stream(root, thread_rel("node0", 1000, tid),
+                     meta(tid, 1000, loom="node0", cpus=((0, 0),), require={"ovni": "1.1.0"}),
+                     evs)
+    write_stream(root, thread_rel("node1", 1001, 7),
+                 meta(7, 1001, loom="node1", cpus=((0, 1),), require={"ovni": "1.1.0"}),
+                 [ev("OHx", base + 3, struct.pack("<iiQ", 0, -1, 0)),
+                  ev("OHe", base + 100 * n + 77)])
 
 
 def corpus():
@@ -140,6 +172,11 @@ def main():
         c.expect("beyond the budget the page holds the summary" in out,
                  f"big16 budget: the budget is passed: {out!r}")
         shutil.rmtree(big)
+        tied = tmp / "tied"
+        gen_tied(str(tied))
+        out = compare("tied budget", tied, ["--budget", "876kB"], tmp, ("workers", 2))
+        c.expect("beyond the budget the page holds the summary" in out,
+                 f"tied budget: the budget is passed: {out!r}")
         serve_serial(gen16)
     c.done()
 
