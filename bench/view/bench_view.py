@@ -19,12 +19,13 @@ directory it removes, then prints, in one run:
     window needs, every channel the page shows first), `first tile: X ms`,
     `zoom step: median X ms, max Y ms` (target at most 100 ms), and the
     server's peak resident memory (it keeps the intervals up to the budget,
-    the others in a temporary file).
+    the others in a temporary file), and what that file holds: its
+    intervals, bytes and bytes per interval (target at most 8).
 Usage: bench_view [-n EVENTS] [-r RUNS] [--budget SIZE] [--no-emu] [--no-serve] [-k]
   (10^8 events by default; --no-emu skips weft emu --paraver, whose .prv
   files take about 83 bytes an event; --no-serve skips the server, whose
-  temporary file takes 24 bytes an interval beyond the budget; -k keeps the
-  directory)
+  temporary file takes about 3.3 bytes an interval beyond the budget; -k
+  keeps the directory)
 """
 import argparse
 import json
@@ -117,7 +118,12 @@ def browser_times(page, size, tmp):
 def serve_times(weft, trace, budget):
     from serve_util import Server
     t = time.monotonic()
-    srv = Server(weft, ["--budget", budget, trace], timeout=3600)
+    # WEFT_EMU_TIMING: the server says on stderr what its temporary file holds
+    os.environ["WEFT_EMU_TIMING"] = "1"
+    try:
+        srv = Server(weft, ["--budget", budget, trace], timeout=3600)
+    finally:
+        del os.environ["WEFT_EMU_TIMING"]
     started = time.monotonic() - t
     try:
         st, body = srv.request("GET", "/")
@@ -154,8 +160,10 @@ def serve_times(weft, trace, budget):
                 if ln.startswith("VmHWM:"):
                     hwm = int(ln.split()[1])
     finally:
-        srv.stop()
-    return started, first, steps, hwm
+        _, err = srv.stop()
+    spill = [ln.split("temporary file: ")[1] for ln in err.splitlines()
+             if ln.startswith("weft view: temporary file: ")]
+    return started, first, steps, hwm, spill[0] if spill else "?"
 
 
 def main():
@@ -207,11 +215,12 @@ def main():
               f"{blank:.3f} s: ready/blank: {ready / blank:.2f} (target at most 3)")
         sys.stdout.flush()
         if not a.no_serve:
-            started, first, steps, srss = serve_times(weft, trace, a.budget)
+            started, first, steps, srss, spill = serve_times(weft, trace, a.budget)
             print(f"serve: listening after {started:.3f} s (the emulation); first tile: "
                   f"{first * 1000:.1f} ms; zoom step ({len(steps)} steps to 1 us): median "
                   f"{statistics.median(steps) * 1000:.1f} ms, max {max(steps) * 1000:.1f} ms "
                   f"(target at most 100 ms); peak RSS {mib(srss)}")
+            print(f"serve: temporary file: {spill} (target at most 8)")
     finally:
         if a.k:
             print(f"kept: {tmp}")

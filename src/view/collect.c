@@ -103,23 +103,209 @@ static int read_at(int fd, void *buf, size_t n, uint64_t off)
 	return 0;
 }
 
+/* The temporary file's encoding (view_internal.h): varints of 7 bits a
+ * byte, the low bits first (LEB128); signed numbers zigzagged (0, -1, 1,
+ * -2, ... as 0, 1, 2, 3, ...); the deltas taken modulo 2^64, so that any
+ * int64s (values near 2^63 among them) encode and decode exactly. */
+static size_t put_uv(uint8_t *p, uint64_t x)
+{
+	size_t n = 0;
+	while (x >= 0x80) {
+		p[n++] = (uint8_t) (x | 0x80);
+		x >>= 7;
+	}
+	p[n++] = (uint8_t) x;
+	return n;
+}
+
+/* x and a flag (0 or 1) in one varint: the flag is the first byte's bit 0,
+ * beside 6 bits of x. */
+static size_t put_tv(uint8_t *p, uint64_t x, unsigned flag)
+{
+	uint8_t b = (uint8_t) (flag | (unsigned) (x & 0x3f) << 1);
+	x >>= 6;
+	if (x == 0) {
+		p[0] = b;
+		return 1;
+	}
+	p[0] = (uint8_t) (b | 0x80);
+	return 1 + put_uv(p + 1, x);
+}
+
+static uint64_t zz(uint64_t d)
+{
+	return d << 1 ^ (uint64_t) -(d >> 63);
+}
+
+static uint64_t unzz(uint64_t z)
+{
+	return z >> 1 ^ (uint64_t) -(z & 1);
+}
+
+/* A varint at *p (before e): 0, or -1 (it runs past e or past 64 bits). */
+static int get_uv(const uint8_t **p, const uint8_t *e, uint64_t *x)
+{
+	uint64_t v = 0;
+	for (unsigned sh = 0; *p < e && sh < 64; sh += 7) {
+		uint8_t b = *(*p)++;
+		v |= (uint64_t) (b & 0x7f) << sh;
+		if (!(b & 0x80)) {
+			*x = v;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+static int get_tv(const uint8_t **p, const uint8_t *e, uint64_t *x, unsigned *flag)
+{
+	if (*p == e)
+		return -1;
+	uint8_t b = *(*p)++;
+	*flag = b & 1;
+	uint64_t hi = 0;
+	if ((b & 0x80) && get_uv(p, e, &hi) != 0)
+		return -1;
+	*x = (uint64_t) (b >> 1 & 0x3f) | hi << 6;
+	return 0;
+}
+
+static int64_t as_i64(uint64_t u)
+{
+	int64_t v;
+	memcpy(&v, &u, sizeof v);
+	return v;
+}
+
+/* The n intervals iv (1 to VIEW_SPILL_SUB, in order) encoded at p: the
+ * first as its start (zigzag), length and value (zigzag); each other as
+ * its value's change (zigzag) flagged when it does not start where the one
+ * before ended, then that gap (zigzag) if flagged, then its length. At
+ * most n * VIEW_SPILL_IV_MAX bytes; their count. */
+static size_t sub_encode(uint8_t *p, const struct view_iv *iv, size_t n)
+{
+	size_t w = put_uv(p, zz((uint64_t) iv[0].start));
+	w += put_uv(p + w, (uint64_t) iv[0].end - (uint64_t) iv[0].start);
+	w += put_uv(p + w, zz((uint64_t) iv[0].value));
+	for (size_t i = 1; i < n; i++) {
+		uint64_t gap = (uint64_t) iv[i].start - (uint64_t) iv[i - 1].end;
+		w += put_tv(p + w, zz((uint64_t) iv[i].value - (uint64_t) iv[i - 1].value),
+				gap != 0);
+		if (gap != 0)
+			w += put_uv(p + w, zz(gap));
+		w += put_uv(p + w, (uint64_t) iv[i].end - (uint64_t) iv[i].start);
+	}
+	return w;
+}
+
+/* The n intervals encoded in [p, e) into out: 0, or -1 when the bytes are
+ * not n intervals exactly. */
+static int sub_decode(const uint8_t *p, const uint8_t *e, struct view_iv *out, size_t n)
+{
+	uint64_t s, len, v;
+	if (n == 0 || get_uv(&p, e, &s) != 0 || get_uv(&p, e, &len) != 0
+			|| get_uv(&p, e, &v) != 0)
+		return -1;
+	s = unzz(s);
+	v = unzz(v);
+	out[0] = (struct view_iv) { as_i64(s), as_i64(s + len), as_i64(v) };
+	uint64_t end = s + len;
+	for (size_t i = 1; i < n; i++) {
+		uint64_t dv, gap = 0;
+		unsigned has_gap;
+		if (get_tv(&p, e, &dv, &has_gap) != 0
+				|| (has_gap && get_uv(&p, e, &gap) != 0)
+				|| get_uv(&p, e, &len) != 0)
+			return -1;
+		s = end + unzz(gap);
+		v += unzz(dv);
+		end = s + len;
+		out[i] = (struct view_iv) { as_i64(s), as_i64(end), as_i64(v) };
+	}
+	return p == e ? 0 : -1;
+}
+
+static void dir_pack(uint8_t *p, const struct view_spill_dir *d)
+{
+	memcpy(p, d->fence, sizeof d->fence);
+	memcpy(p + sizeof d->fence, d->end, sizeof d->end);
+}
+
+static void dir_unpack(struct view_spill_dir *d, const uint8_t *p)
+{
+	memcpy(d->fence, p, sizeof d->fence);
+	memcpy(d->end, p + sizeof d->fence, sizeof d->end);
+}
+
 size_t view_spill_chunk_n(const struct view_track *t, size_t k)
 {
 	uint64_t end = k + 1 < t->nchunks ? t->chunks[k + 1].base : t->nspilled;
 	return (size_t) (end - t->chunks[k].base);
 }
 
+/* Sub-block j's bytes [*a, *b) after the directory, and its intervals
+ * (0: none, or a directory out of order). */
+static size_t sub_span(const struct view_spill_dir *d, size_t n, size_t j, size_t *a, size_t *b)
+{
+	*a = j > 0 ? d->end[j - 1] : 0;
+	*b = d->end[j];
+	size_t first = j * VIEW_SPILL_SUB;
+	if (first >= n || *b < *a)
+		return 0;
+	return n - first < VIEW_SPILL_SUB ? n - first : VIEW_SPILL_SUB;
+}
+
 int view_spill_read(const struct view_data *vd, const struct view_track *t, size_t k,
 		struct view_iv *out, size_t *n)
 {
+	uint8_t buf[VIEW_SPILL_CHUNK_MAX];
+	uint64_t pos = t->chunks[k].pos;
+	size_t len = (size_t) (pos & 0xffff);
 	*n = view_spill_chunk_n(t, k);
-	return read_at(vd->spill_fd, out, *n * sizeof *out,
-			t->chunks[k].off + VIEW_SPILL_FENCE_BYTES);
+	if (len < VIEW_SPILL_DIR_BYTES || read_at(vd->spill_fd, buf, len, pos >> 16) != 0)
+		return -1;
+	struct view_spill_dir d;
+	dir_unpack(&d, buf);
+	const uint8_t *data = buf + VIEW_SPILL_DIR_BYTES;
+	for (size_t j = 0; j * VIEW_SPILL_SUB < *n; j++) {
+		size_t a, b, m = sub_span(&d, *n, j, &a, &b);
+		if (m == 0 || b > len - VIEW_SPILL_DIR_BYTES
+				|| sub_decode(data + a, data + b, out + j * VIEW_SPILL_SUB, m) != 0)
+			return -1;
+	}
+	return 0;
 }
 
-int view_spill_pread(const struct view_data *vd, uint64_t off, void *buf, size_t n)
+int view_spill_dir_read(const struct view_data *vd, const struct view_track *t, size_t k,
+		struct view_spill_dir *d)
 {
-	return read_at(vd->spill_fd, buf, n, off);
+	uint8_t buf[VIEW_SPILL_DIR_BYTES];
+	if (read_at(vd->spill_fd, buf, sizeof buf, t->chunks[k].pos >> 16) != 0)
+		return -1;
+	dir_unpack(d, buf);
+	return 0;
+}
+
+int view_spill_sub_read(const struct view_data *vd, const struct view_track *t, size_t k,
+		const struct view_spill_dir *d, size_t j, struct view_iv *out, size_t *n)
+{
+	uint8_t buf[VIEW_SPILL_SUB * VIEW_SPILL_IV_MAX];
+	uint64_t pos = t->chunks[k].pos;
+	size_t a, b, m = j < VIEW_SPILL_NSUB ? sub_span(d, view_spill_chunk_n(t, k), j, &a, &b) : 0;
+	if (m == 0 || b - a > sizeof buf || VIEW_SPILL_DIR_BYTES + b > (pos & 0xffff)
+			|| read_at(vd->spill_fd, buf, b - a, (pos >> 16) + VIEW_SPILL_DIR_BYTES + a) != 0
+			|| sub_decode(buf, buf + (b - a), out, m) != 0)
+		return -1;
+	*n = m;
+	return 0;
+}
+
+void view_spill_size(const struct view_data *vd, uint64_t *bytes, uint64_t *intervals)
+{
+	*bytes = vd->spill_off;
+	*intervals = 0;
+	for (size_t i = 0; vd->tracks != NULL && i < vd->nrows * vd->nchans; i++)
+		*intervals += vd->tracks[i].nspilled;
 }
 
 /* Writes n bytes at vd's file's end: 0, or -1 (spill_errno set). */
@@ -141,7 +327,19 @@ static int spill_write(struct view_data *vd, const void *p, size_t want)
 	return 0;
 }
 
-/* The buffered chunk of t written: 0, or -1 (spill_errno set). */
+/* The message of a collection that failed: a write to the temporary file,
+ * else memory. */
+static void fail_message(const struct view_data *vd, char *err, size_t errlen)
+{
+	if (vd->spill_errno != 0)
+		snprintf(err, errlen, "cannot write the temporary file of the intervals beyond the "
+				"budget: %s", strerror(vd->spill_errno));
+	else
+		snprintf(err, errlen, "out of memory");
+}
+
+/* The buffered chunk of t written (its directory, then its sub-blocks
+ * each encoded on its own): 0, or -1 (spill_errno set, or out of memory). */
 static int spill_flush(struct view_data *vd, struct view_track *t)
 {
 	if (t->sn == 0)
@@ -154,17 +352,28 @@ static int spill_flush(struct view_data *vd, struct view_track *t)
 		t->chunks = c;
 		t->ccap = cap;
 	}
-	int64_t fence[VIEW_SPILL_FENCES];
-	for (size_t j = 0; j < VIEW_SPILL_FENCES; j++) {
-		size_t i = j * VIEW_SPILL_SUB + VIEW_SPILL_SUB - 1;
-		fence[j] = t->sbuf[i < t->sn ? i : t->sn - 1].end;
+	uint8_t buf[VIEW_SPILL_CHUNK_MAX];
+	struct view_spill_dir d;
+	size_t w = 0;
+	for (size_t j = 0; j < VIEW_SPILL_NSUB; j++) {
+		size_t a = j * VIEW_SPILL_SUB;
+		size_t b = a + VIEW_SPILL_SUB < t->sn ? a + VIEW_SPILL_SUB : t->sn;
+		if (a < t->sn)
+			w += sub_encode(buf + VIEW_SPILL_DIR_BYTES + w, t->sbuf + a, b - a);
+		d.fence[j] = t->sbuf[(a < t->sn ? b : t->sn) - 1].end;
+		d.end[j] = (uint16_t) w;
 	}
+	dir_pack(buf, &d);
+	w += VIEW_SPILL_DIR_BYTES;
 	uint64_t off = vd->spill_off;
-	if (spill_write(vd, fence, sizeof fence) != 0
-			|| spill_write(vd, t->sbuf, t->sn * sizeof *t->sbuf) != 0)
+	if (off >> 48 != 0) {
+		vd->spill_errno = EFBIG;
+		return -1;
+	}
+	if (spill_write(vd, buf, w) != 0)
 		return -1;
 	t->chunks[t->nchunks++] = (struct view_spill_chunk) { t->sbuf[t->sn - 1].end, t->nspilled,
-		off };
+		off << 16 | w };
 	t->nspilled += t->sn;
 	t->sn = 0;
 	return 0;
@@ -513,7 +722,7 @@ static int vo_records(void *self, const struct emu_batch *b, char *err, size_t e
 	}
 	if (failed) {
 		o->vd->failed = 1;
-		snprintf(err, errlen, "out of memory");
+		fail_message(o->vd, err, errlen);
 		return -1;
 	}
 	return 0;
@@ -989,11 +1198,7 @@ static int vo_close(struct out *out, int64_t duration, char *err, size_t errlen)
 	return 0;
 oom:
 	vd->failed = 1;
-	if (vd->spill_errno != 0)
-		snprintf(err, errlen, "cannot write the temporary file of the intervals beyond the "
-				"budget: %s", strerror(vd->spill_errno));
-	else
-		snprintf(err, errlen, "out of memory");
+	fail_message(vd, err, errlen);
 	return -1;
 }
 

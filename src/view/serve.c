@@ -11,8 +11,10 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -129,40 +131,34 @@ struct srv {
 	struct chunk_slot *slots; /* CACHE_SLOTS */
 	uint64_t clock;
 	int failed;               /* a read of the file failed */
-	/* the fence block and the sub-block read last (a sample tile's
+	/* the directory and the sub-block read last (a sample tile's
 	 * buckets fall in one sub-block or chunk again and again) */
 	const struct view_track *ft, *st;
 	size_t fk, sk, sj, sm;
-	int64_t fence[VIEW_SPILL_FENCES];
+	struct view_spill_dir dir;
 	struct view_iv sub[VIEW_SPILL_SUB];
 };
 
 /* In chunk k of a spilled track, not cached, the first interval ending
- * after time (one does: the chunk's last end is after it): its index in
- * the chunk and it; 0, or -1 (a read error). */
+ * after time (one does: the chunk's last end is after it), from its
+ * directory and one sub-block: its index in the chunk and it; 0, or -1
+ * (a read error). */
 static int spill_find(struct srv *S, const struct view_track *t, size_t k, int64_t time,
 		size_t *x, struct view_iv *v)
 {
-	size_t n = view_spill_chunk_n(t, k);
-	uint64_t off = t->chunks[k].off;
 	if (S->ft != t || S->fk != k) {
 		S->ft = NULL;
-		if (view_spill_pread(S->vd, off, S->fence, sizeof S->fence) != 0)
+		if (view_spill_dir_read(S->vd, t, k, &S->dir) != 0)
 			return -1;
 		S->ft = t;
 		S->fk = k;
 	}
 	size_t j = 0;
-	while (j + 1 < VIEW_SPILL_FENCES && S->fence[j] <= time)
+	while (j + 1 < VIEW_SPILL_NSUB && S->dir.fence[j] <= time)
 		j++;
-	size_t first = j * VIEW_SPILL_SUB;
-	if (first >= n)
-		return -1;
 	if (S->st != t || S->sk != k || S->sj != j) {
 		S->st = NULL;
-		S->sm = n - first < VIEW_SPILL_SUB ? n - first : VIEW_SPILL_SUB;
-		if (view_spill_pread(S->vd, off + VIEW_SPILL_FENCE_BYTES + first * sizeof *S->sub,
-				S->sub, S->sm * sizeof *S->sub) != 0)
+		if (view_spill_sub_read(S->vd, t, k, &S->dir, j, S->sub, &S->sm) != 0)
 			return -1;
 		S->st = t;
 		S->sk = k;
@@ -171,7 +167,7 @@ static int spill_find(struct srv *S, const struct view_track *t, size_t k, int64
 	size_t in = view_iv_find(S->sub, S->sm, time);
 	if (in == S->sm)
 		return -1; /* not there: the file is not what was written */
-	*x = first + in;
+	*x = j * VIEW_SPILL_SUB + in;
 	*v = S->sub[in];
 	return 0;
 }
@@ -550,6 +546,14 @@ int view_serve(const struct view_data *vd, const struct view_page_opts *o, int p
 		close(s);
 		free(page);
 		return -1;
+	}
+	if (getenv("WEFT_EMU_TIMING") != NULL) {
+		/* the temporary file's size (docs/view.md, "Cost") */
+		uint64_t bytes, nint;
+		view_spill_size(vd, &bytes, &nint);
+		fprintf(stderr, "weft view: temporary file: %" PRIu64 " intervals in %" PRIu64
+				" bytes (%.2f bytes an interval)\n", nint, bytes,
+				nint > 0 ? (double) bytes / (double) nint : 0.0);
 	}
 	bound(ctx, ntohs(a.sin_port));
 	while (stop == NULL || *stop == 0) {

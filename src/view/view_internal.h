@@ -45,20 +45,35 @@ struct view_spyr;
 /* --serve (view_data_spill): the intervals of a track beyond the budget
  * go to a temporary file in chunks of VIEW_SPILL_CHUNK (the last one
  * buffered), each known by its last end, its first interval's index and
- * its offset, so that the server finds an interval with a binary search
- * over the chunks and one read (serve.c). */
+ * its place in the file, so that the server finds an interval with a
+ * binary search over the chunks and two small reads (serve.c). A chunk
+ * is made of sub-blocks of VIEW_SPILL_SUB intervals, each encoded on its
+ * own (its first interval absolute, the others as deltas from the one
+ * before, in varints: about 3 bytes an interval rather than 24), after a
+ * directory (struct view_spill_dir) saying where each sub-block ends and
+ * the end of its last interval; a lookup in a chunk not cached reads the
+ * directory (320 bytes) and one sub-block, not the chunk. */
 #define VIEW_SPILL_CHUNK 1024
-/* Each chunk on disk: VIEW_SPILL_FENCES int64s (the end of every
- * VIEW_SPILL_SUB-th interval, the last one's for the rest), then its
- * intervals; a lookup in a chunk not cached reads a fence block and one
- * sub-block (1 KiB), not the chunk (24 KiB). */
 #define VIEW_SPILL_SUB 32
-#define VIEW_SPILL_FENCES (VIEW_SPILL_CHUNK / VIEW_SPILL_SUB)
-#define VIEW_SPILL_FENCE_BYTES (VIEW_SPILL_FENCES * sizeof(int64_t))
+#define VIEW_SPILL_NSUB (VIEW_SPILL_CHUNK / VIEW_SPILL_SUB)
+/* An interval encoded takes at most three varints of 10 bytes. */
+#define VIEW_SPILL_IV_MAX 30
+/* The directory on disk: the fences (int64s), then the ends (uint16s). */
+#define VIEW_SPILL_DIR_BYTES (VIEW_SPILL_NSUB * (sizeof(int64_t) + sizeof(uint16_t)))
+/* The most bytes a chunk takes on disk (less than 2^16: its length fits
+ * the low 16 bits of its place, struct view_spill_chunk). */
+#define VIEW_SPILL_CHUNK_MAX (VIEW_SPILL_DIR_BYTES + VIEW_SPILL_CHUNK * VIEW_SPILL_IV_MAX)
+
+struct view_spill_dir {
+	int64_t fence[VIEW_SPILL_NSUB]; /* the end of each sub-block's last interval
+	                                 * (an empty one: the chunk's last end) */
+	uint16_t end[VIEW_SPILL_NSUB];  /* each sub-block's end: bytes after the directory */
+};
 
 struct view_spill_chunk {
 	int64_t last_end;
-	uint64_t base, off;
+	uint64_t base;
+	uint64_t pos;   /* its offset in the file << 16 | its bytes (directory included) */
 };
 
 /* A spilled track's interval at times i * 2^k (i < VIEW_SPILL_SAMPLES,
@@ -116,14 +131,22 @@ struct view_data {
 	int spill_errno;           /* a write to it failed (failed set too) */
 };
 
-/* A spilled track's chunk k into out (VIEW_SPILL_CHUNK), *n its
- * intervals: 0, or -1 (a read error). */
+/* A spilled track's chunk k decoded into out (VIEW_SPILL_CHUNK), *n its
+ * intervals: 0, or -1 (a read error, or bytes that do not decode). */
 int view_spill_read(const struct view_data *vd, const struct view_track *t, size_t k,
 		struct view_iv *out, size_t *n);
 /* The intervals in chunk k of a spilled track. */
 size_t view_spill_chunk_n(const struct view_track *t, size_t k);
-/* n bytes of the file at off: 0, or -1 (a read error). */
-int view_spill_pread(const struct view_data *vd, uint64_t off, void *buf, size_t n);
+/* The directory of chunk k of a spilled track: 0, or -1 (a read error). */
+int view_spill_dir_read(const struct view_data *vd, const struct view_track *t, size_t k,
+		struct view_spill_dir *d);
+/* Sub-block j of chunk k of a spilled track (d: its directory) decoded
+ * into out (VIEW_SPILL_SUB), *n its intervals (at least 1): 0, or -1 (a
+ * read error, an empty sub-block, bytes that do not decode). */
+int view_spill_sub_read(const struct view_data *vd, const struct view_track *t, size_t k,
+		const struct view_spill_dir *d, size_t j, struct view_iv *out, size_t *n);
+/* The temporary file's bytes and the intervals it holds. */
+void view_spill_size(const struct view_data *vd, uint64_t *bytes, uint64_t *intervals);
 
 /* The decimal digits of v (and its sign). */
 static inline size_t view_digits(int64_t v)

@@ -12,7 +12,15 @@ the page, GET /tile and /at the intervals of weft sql's table, any other
 path (../, /etc/passwd, /tile/x) 404, any method but GET 405, bad
 parameters 400, and SIGINT ends it with exit 0; with --budget 1 its port
 line counts every track with intervals as read from its temporary file
-(the tiles then read from there), with the default budget none. The collection's thread
+(the tiles then read from there), with the default budget none. The
+temporary file at the edges of its encoding (a trace of mark values near
+2^63 and -2^63, intervals of 2^50 ns, gaps, events at equal clocks, three
+chunks a track): /at about every sub-block's and chunk's boundary and the
+tiles give weft sql's intervals, WEFT_EMU_TIMING's line counts them and
+gives the file's size, the file cut short answers 500, a write that fails
+(RLIMIT_FSIZE) ends the run with its message (at the end and, on the
+runtime trace, during the run); on the runtime trace the file takes at
+most 8 bytes an interval. The collection's thread
 gives the page it gives inline, on a trace that cycles the engine's batches;
 on that trace, a tile of the whole run holds, for rows of more than 4096
 intervals, the interval at each of its 1024 buckets' start, and a tile at
@@ -25,12 +33,15 @@ rows and intervals of `weft sql -a`'s table.
 import bisect
 import json
 import os
+import re
+import resource
 import sqlite3
 import struct
 import subprocess
 import sys
 import tempfile
 import shutil
+import signal
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -281,8 +292,9 @@ def sampled_tiles(tmp, t):
     dur = max(e for r in ivs.values() for _, e, _ in r)
     ntracks = con.execute("SELECT count(*) FROM (SELECT DISTINCT view, row, channel FROM "
                           "interval)").fetchone()[0]
+    nall = con.execute("SELECT count(*) FROM interval").fetchone()[0]
     con.close()
-    srv = Server(weft_bin(), ["--budget", "1", t])
+    srv = server_with(["--budget", "1", t], WEFT_EMU_TIMING="1")
     try:
         c.expect(srv.line.endswith(f"; {ntracks} tracks beyond the budget, read from a "
                                    "temporary file)\n"),
@@ -332,7 +344,186 @@ def sampled_tiles(tmp, t):
                  f"row {big}: /at inside its interval {n}")
     finally:
         rc, err = srv.stop()
-    c.eq((rc, err), (0, ""), "SIGINT: exit 0")
+    c.eq(rc, 0, "SIGINT: exit 0")
+    nint, nbytes, _ = file_line(err)
+    c.eq(nint, nall, "the file's line: every interval of the trace (--budget 1)")
+    c.expect(0 < nbytes <= 8 * nint, f"the file: at most 8 bytes an interval ({nbytes} bytes, "
+             f"{nint} intervals)")
+    write_fails(t, "the runtime trace (a write during the run)")
+
+
+def server_with(args, **env):
+    """A server started with env added to the environment."""
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        return Server(weft_bin(), args)
+    finally:
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def spill_fd(srv, tmp):
+    """The path in /proc of the server's temporary file (unlinked, in tmp)."""
+    d = f"/proc/{srv.proc.pid}/fd"
+    for n in os.listdir(d):
+        try:
+            target = os.readlink(os.path.join(d, n))
+        except OSError:
+            continue
+        if target.startswith(os.path.join(tmp, "weft-view-")) and target.endswith(" (deleted)"):
+            return os.path.join(d, n)
+    return None
+
+
+def file_line(err):
+    """WEFT_EMU_TIMING's line of the temporary file: (intervals, bytes, the
+    line), the other lines of err the emulator's."""
+    lines = err.splitlines(keepends=True)
+    mine = [ln for ln in lines if ln.startswith("weft view: temporary file: ")]
+    c.eq([ln for ln in lines if ln not in mine and not ln.startswith("weft emu: ")], [],
+         "stderr: the emulator's timing lines and the file's")
+    c.eq(len(mine), 1, f"one line of the temporary file: {err!r}")
+    m = re.fullmatch(r"weft view: temporary file: (\d+) intervals in (\d+) bytes "
+                     r"\((\d+\.\d\d) bytes an interval\)\n", mine[0] if mine else "")
+    if m is None:
+        c.expect(False, f"the line of the temporary file: {mine!r}")
+        return 0, 0, ""
+    return int(m.group(1)), int(m.group(2)), mine[0]
+
+
+def write_fails(t, what):
+    """--serve whose temporary file cannot grow past 4 KiB (RLIMIT_FSIZE,
+    SIGXFSZ ignored: the write fails with EFBIG): exit 1, the message."""
+    def limit():
+        resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    p = subprocess.run([weft_bin(), "view", "--serve", "--budget", "1", t], capture_output=True,
+                       text=True, timeout=300, preexec_fn=limit)
+    c.eq((p.returncode, p.stdout, p.stderr), (
+        1, "", "weft view: cannot write the temporary file of the intervals beyond the budget: "
+        "File too large\n"), f"{what}: a failed write of the temporary file: exit 1, its message")
+
+
+def marks_trace(root):
+    """One thread on one CPU: mark 1 (single) set 4400 times to values near
+    2^63 and -2^63 (changes near 2^64), some at the clock of the one before
+    (an empty interval, dropped, between equal values: merged), some 2^50 ns
+    after it; mark 2 (a stack) pushed twice and popped twice in turn (a gap
+    after each second pop), at the same clocks."""
+    m = meta(1, 1, cpus=((0, 0),), mark={"1": {"title": "Big", "chan_type": "single"},
+                                         "2": {"title": "Stack", "chan_type": "stack"}})
+    evs = [ev("OHx", 1000, struct.pack("<iiQ", 0, -1, 0))]
+    clock = 1000
+    big = (2**63 - 1, -2**63, 2**63 - 2, 1, -1, -2**63 + 1, 2**62 + 12345, 7)
+    stack = []
+    for i in range(4400):
+        clock += 2**50 - i if i % 613 == 5 else (1, 3, 0, 1000, 17)[i % 5]
+        v = big[i % len(big)] if i % 7 else (i * 0x9E3779B97F4A7C15) % 2**64 - 2**63 or 5
+        evs.append(ev("OM=", clock, struct.pack("<qi", v, 1)))
+        if i % 4 < 2:
+            stack.append(2**63 - 1 - i if i % 8 < 4 else -2**63 + i)
+            evs.append(ev("OM[", clock, struct.pack("<qi", stack[-1], 2)))
+        else:
+            evs.append(ev("OM]", clock, struct.pack("<qi", stack.pop(), 2)))
+    evs.append(ev("OHe", clock + 5))
+    write_stream(root, thread_rel("vm", 1, 1), m, evs)
+    return root
+
+
+def spill_edges(tmp):
+    """The temporary file at the edges of its encoding: every track of a
+    trace of large values, long intervals, gaps and equal clocks served from
+    it (--budget 1): /at at the first and last nanosecond of the intervals
+    about every 32-interval sub-block's and 1024-interval chunk's boundary,
+    the tile of the whole run (every interval: under 4096 a row) and tiles
+    at level 0 about the chunks' boundaries give weft sql's intervals; the
+    file's line under WEFT_EMU_TIMING counts them all and says its size;
+    the file cut short, a lookup that reads it answers 500 and the server
+    goes on; a write that fails ends the run with its message."""
+    t = marks_trace(os.path.join(tmp, "marks"))
+    db = os.path.join(tmp, "marks.db")
+    rc, _, err = weft(["sql", "-o", db, t])
+    c.eq((rc, err), (0, ""), "weft sql of the marks' trace")
+    con = sqlite3.connect(db)
+    nthreads = con.execute("SELECT count(*) FROM thread").fetchone()[0]
+    ivs = {}
+    for name, view, row, s, e, v in con.execute(
+            "SELECT c.name, i.view, i.row, i.start, i.end, i.value FROM interval i JOIN channel "
+            "c ON c.id = i.channel ORDER BY c.name, i.view, i.row, i.start"):
+        ivs.setdefault((name, row if view == "thread" else nthreads + row), []).append((s, e, v))
+    con.close()
+    total = sum(len(x) for x in ivs.values())
+    for name in ("ovni.mark.1", "ovni.mark.2"):
+        n = len(ivs.get((name, 0), []))
+        c.expect(2048 < n <= 4096, f"{name}: three chunks, under 4096 intervals ({n})")
+        vals = [v for _, _, v in ivs.get((name, 0), [])]
+        c.expect(max(vals, default=0) > 2**62 and min(vals, default=0) < -2**62,
+                 f"{name}: values near 2^63 and -2^63")
+    c.expect(any(e - s > 2**49 for s, e, _ in ivs[("ovni.mark.1", 0)]), "intervals over 2^49 ns")
+    c.expect(any(ivs[("ovni.mark.2", 0)][k][0] > ivs[("ovni.mark.2", 0)][k - 1][1]
+                 for k in range(1, len(ivs[("ovni.mark.2", 0)]))), "gaps in mark 2")
+    srv = server_with(["--budget", "1", t], WEFT_EMU_TIMING="1", TMPDIR=tmp)
+    try:
+        st, body = srv.request("GET", "/")
+        data = json.loads(body.split(b'type="application/json">')[1].split(b"</script>")[0])
+        chans = [x["name"] for x in data["chans"]]
+        nrows, dur = len(data["rows"]), data["duration"]
+        path = spill_fd(srv, tmp)
+        c.expect(path is not None, "the server's temporary file, unlinked, in $TMPDIR")
+        size = os.stat(path).st_size if path else -1
+        for name in ("ovni.mark.1", "ovni.mark.2"):
+            ch = chans.index(name)
+            for r in range(nrows):
+                want = ivs.get((name, r), [])
+                picks = sorted({k for k in range(len(want)) if k % 32 in (0, 1, 31)}
+                               | set(range(max(0, len(want) - 2), len(want))))
+                got, exp = [], []
+                for k in picks:
+                    s, e, v = want[k]
+                    for x in (s, e - 1):
+                        exp.append((200, json.dumps({"iv": [s, e, v]},
+                                                    separators=(",", ":")).encode()))
+                        got.append(srv.request("GET", f"/at?c={ch}&r={r}&t={x}"))
+                c.eq(got, exp, f"{name}, row {r}: /at at the first and last ns of the "
+                     f"intervals about the sub-blocks' and chunks' boundaries ({len(picks)})")
+            lv = max(0, (dur - 1).bit_length() - 10)
+            st, body = srv.request("GET", f"/tile?c={ch}&r0=0&r1={nrows - 1}&l={lv}&i=0")
+            rows = json.loads(body)["rows"] if st == 200 else []
+            c.eq((st, [(r, sampled, decode(flat)) for r, sampled, flat in rows]),
+                 (200, [(r, 0, ivs.get((name, r), [])) for r in range(nrows)]),
+                 f"{name}: the tile of the whole run, every interval exactly")
+            want = ivs[(name, 0)]
+            for n in (1023, 1024, 2047, 2048):
+                s0, e0, _ = want[n]
+                k = s0 // 1024
+                st, body = srv.request("GET", f"/tile?c={ch}&r0=0&r1=0&l=0&i={k}")
+                exp = [(0, s, e, v) for s, e, v in want if s < (k + 1) * 1024 and e > k * 1024]
+                c.eq((st, body_ivs(body) if st == 200 else body), (200, exp),
+                     f"{name}: the tile at level 0 about interval {n}, exactly")
+        # the file cut short: the lookups that read it fail (a track of one
+        # interval, at a time no sample holds, neither cached nor read last)
+        if path is not None:
+            with open(path, "r+b") as f:
+                os.ftruncate(f.fileno(), 0)
+        ch = chans.index("ovni.thread.state")
+        for _ in range(2):
+            c.eq(srv.request("GET", f"/at?c={ch}&r=0&t=5"),
+                 (500, b"cannot read the intervals' temporary file\n"),
+                 "the file cut short: /at answers 500")
+        c.eq(srv.request("GET", "/")[0], 200, "the server goes on after a 500")
+    finally:
+        rc, err = srv.stop()
+    c.eq(rc, 0, "SIGINT: exit 0")
+    nint, nbytes, line = file_line(err)
+    c.eq((nint, nbytes), (total, size), "the file's line: every interval of the trace (--budget "
+         "1), the file's size")
+    c.eq(line, f"weft view: temporary file: {total} intervals in {size} bytes "
+         f"({size / max(1, total):.2f} bytes an interval)\n", "the file's line")
+    write_fails(t, "the marks' trace")
 
 
 def main():
@@ -342,6 +533,7 @@ def main():
         usage(tmp, t)
         writing(tmp, t)
         serving(tmp, t)
+        spill_edges(tmp)
         threaded(tmp)
         all_models(tmp)
     finally:
