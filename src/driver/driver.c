@@ -795,8 +795,7 @@ static const char *parallel_unfit(const struct weft_emulate_opts *o, int mpi)
 	if ((o->has_from || o->has_to) && o->breakdown)
 		return "a window with the breakdown";
 	if (o->open_output != NULL && !o->open_output_merged)
-		return o->open_output_serial != NULL ? o->open_output_serial :
-			"an output of the caller";
+		return "an output of the caller";
 	/* a window's state at T0 holds the raw channels of every loom at
 	 * time 0 (as with the Perfetto output, below) */
 	if (o->open_output != NULL && o->open_output_internal && (o->has_from || o->has_to))

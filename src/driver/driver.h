@@ -93,14 +93,13 @@ struct weft_emulate_opts {
 	/* -j with open_output: 1 when the caller's output is a function of
 	 * the records in time order, not of where the batches are cut (the
 	 * merged records reach it in batches cut by time: docs/emu.md,
-	 * PARALLEL), so that the workers may make it; 0: the run is serial,
-	 * open_output_serial saying why (NULL: "an output of the caller").
-	 * open_output_internal: the internal records that output wants (its
-	 * out_ops.internal, an EMU_SINK_INT_* of emu.h), which the workers
-	 * keep for it; a run whose output asks for more than it said fails. */
+	 * PARALLEL), so that the workers may make it; 0: the run is serial
+	 * ("an output of the caller"). open_output_internal: the internal
+	 * records that output wants (its out_ops.internal, an EMU_SINK_INT_*
+	 * of emu.h), which the workers keep for it; a run whose output asks
+	 * for more than it said fails. */
 	int open_output_merged;
 	int open_output_internal;
-	const char *open_output_serial;
 };
 
 /* The output formats (src/out's registry) and their parameters, for a

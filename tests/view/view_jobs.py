@@ -24,9 +24,13 @@ line say who made it: `weft emu: -j N: K workers, ...` (K = min(N, looms)) or
     intervals the page holds, followed the batches while the collection
     looked at the budget after each interval (-j 2's page differed from
     -j 1's); the same page now that it looks when the time moves on;
-  - --serve -j 3: serial, `(the server's temporary file)`.
+  - --serve --budget 1 (every track read from its temporary file) on the
+    16-loom trace and the 2-loom one: the port line, the page, /tile of every
+    channel over every row (the whole run; the first tiles of levels 0 and
+    4) and /at of every row at 7 times the same as -j 1's, by workers.
 Environment: WEFT_BIN, WEFT_SOURCE_DIR, WEFT_CONFORMANCE_DIR(_DEFAULT).
 """
+import json
 import os
 import re
 import struct
@@ -125,19 +129,55 @@ def corpus():
     return Path(d) if d and Path(d).is_dir() else None
 
 
-def serve_serial(trace):
-    """--serve -j 3: made serially, saying why."""
+def serve_answers(j, trace, args):
+    """--serve -j j --budget 1 (every track from the temporary file): its port
+    line (the port left out), GET /, and /tile of every channel over all the
+    rows (the whole run at the level of 1024 buckets, its first tiles at
+    levels 0 and 4) and /at of every row at times across the run; and
+    WEFT_EMU_TIMING's lines."""
     os.environ["WEFT_EMU_TIMING"] = "1"
     try:
-        s = Server(weft_bin(), ["-j", "3", "--port", "0"] + ZETA + [str(trace)])
+        s = Server(weft_bin(), ["-j", str(j), "--port", "0", "--budget", "1"] + args +
+                   [str(trace)])
     finally:
         del os.environ["WEFT_EMU_TIMING"]
-    st, body = s.request("GET", "/")
-    c.expect(st == 200 and len(body) > 1000, f"--serve -j 3: GET / {st}")
-    rc, err = s.stop()
-    c.eq(rc, 0, "--serve -j 3: exit after SIGINT")
-    c.expect("weft emu: -j 3: serial run (the server's temporary file)" in err.splitlines(),
-             f"--serve -j 3: the serial run says why: {err!r}")
+    got = {"line": re.sub(r"127\.0\.0\.1:\d+", "PORT", s.line)}
+    try:
+        st, body = s.request("GET", "/")
+        got["/"] = (st, body)
+        data = json.loads(body.split(b'type="application/json">')[1].split(b"</script>")[0])
+        nrows, dur = len(data["rows"]), data["duration"]
+        top = max(0, (dur - 1).bit_length() - 10)
+        for ch in range(len(data["chans"])):
+            for lv, tiles in ((top, 1), (0, 3), (4, 2)):
+                for i in range(tiles):
+                    q = f"/tile?c={ch}&r0=0&r1={nrows - 1}&l={lv}&i={i}"
+                    got[q] = s.request("GET", q)
+            for r in range(nrows):
+                for k in range(1, 8):
+                    q = f"/at?c={ch}&r={r}&t={dur * k // 8}"
+                    got[q] = s.request("GET", q)
+    finally:
+        rc, err = s.stop()
+    got["exit"] = rc
+    return got, err
+
+
+def serve_same(name, trace, args, nlooms):
+    """--serve: the same answers whatever -j, made by the workers."""
+    ref, _ = serve_answers(1, trace, args)
+    c.expect(ref["exit"] == 0 and ref["/"][0] == 200 and len(ref) > 100,
+             f"{name} --serve -j 1: {ref['exit']}, {len(ref)} answers")
+    c.expect("tracks beyond the budget, read from a temporary file" in ref["line"],
+             f"{name} --serve -j 1: the tracks from the file: {ref['line']!r}")
+    for j in JOBS:
+        got, err = serve_answers(j, trace, args)
+        c.eq(sorted(got), sorted(ref), f"{name} --serve -j {j}: the requests")
+        bad = [q for q in ref if got.get(q) != ref[q]]
+        c.eq(bad[:5], [], f"{name} --serve -j {j}: answers that differ from -j 1's")
+        k = min(j, nlooms)
+        c.expect(re.search(rf"^weft emu: -j {j}: {k} workers, \d+ events in ", err, re.M),
+                 f"{name} --serve -j {j}: not made by {k} workers: {err!r}")
 
 
 def main():
@@ -177,7 +217,8 @@ def main():
         out = compare("tied budget", tied, ["--budget", "876kB"], tmp, ("workers", 2))
         c.expect("beyond the budget the page holds the summary" in out,
                  f"tied budget: the budget is passed: {out!r}")
-        serve_serial(gen16)
+        serve_same("gen16", gen16, ZETA, 16)
+        serve_same("tied", tied, [], 2)
     c.done()
 
 
