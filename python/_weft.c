@@ -1953,6 +1953,11 @@ static PyObject *m_emulate(PyObject *Py_UNUSED(mod), PyObject *args)
 	o.formats = formats;
 	o.open_output = coll_open;
 	o.hook_ctx = c;
+	/* the tables follow each view's records and each thread's raw
+	 * records in time order, not the batches: made by -j's workers too,
+	 * which keep the raw channels' records for them */
+	o.open_output_merged = 1;
+	o.open_output_internal = EMU_SINK_INT_RAW;
 	o.lint = lint;
 	o.breakdown = bd;
 	o.all_models = all;

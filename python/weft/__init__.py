@@ -678,8 +678,9 @@ def emulate(path, models="required", window=None, breakdown=False, lint=False,
     models of this run (weft emu --model FILE...); a malformed file raises
     weft.Error with the loader's message before the trace is read. jobs:
     weft emu -j's workers, 1 to 4096 (None: the online CPUs); the result is
-    the same whatever it is, and the module's collecting output follows the
-    engine's batches, so the driver makes the run serially. Runs in
+    the same whatever it is, made by the workers where weft emu -j would be
+    (the module's collecting output follows the records in time order, not
+    the engine's batches), serially with a window. Runs in
     several threads go on at once (the GIL is released). Raises weft.Error
     with weft emu's message."""
     if models not in ("required", "all"):

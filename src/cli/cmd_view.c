@@ -53,8 +53,7 @@ static void view_usage(FILE *f)
 		"                in $TMPDIR, from which it answers the page's tiles)\n"
 		"  --channel NAME  the colour channel shown first (default ovni.thread.state)\n"
 		"  -j, --jobs N  emulate with N workers (as weft emu -j; default: the online\n"
-		"                CPUs): the page is the same whatever N; its collection follows\n"
-		"                the engine's batches, so the run is made serially\n"
+		"                CPUs): the page is the same whatever N\n"
 		"  --serve       serve the page on http://127.0.0.1:PORT/ instead of writing\n"
 		"                it: the page asks the server for the intervals it lacks, so\n"
 		"                it stays exact at every zoom whatever the budget; stops on\n"
@@ -327,6 +326,11 @@ static int cmd_view(int argc, char **argv, struct view_args *a)
 	o.to_arg = a->to;
 	o.open_output = open_view;
 	o.hook_ctx = vd;
+	/* the collection is a function of the records in time order (collect.c),
+	 * so -j's workers make the page and the server's tracks (its temporary
+	 * file holds each track's intervals in their order, wherever a track's
+	 * chunks fall in it) */
+	o.open_output_merged = 1;
 	o.jobs = cli_jobs_default(a->jobs);
 	o.stop = &cli_stop_sig;
 	o.progress = cli_progress_emulate;

@@ -777,9 +777,11 @@ static int format_is(const char *f, const char *name)
 }
 
 /* Why run o may not be made by workers (weft_emulate_opts.jobs), or NULL:
- * the Paraver and Perfetto outputs and the summary only, without what a
- * worker cannot do alone; a window without the breakdown or the Perfetto
- * output (and, by the ranks of `mpi`, without the summary). */
+ * the Paraver and Perfetto outputs, the summary and a caller's output that
+ * follows the records in time order (open_output_merged) only, without
+ * what a worker cannot do alone; a window without the breakdown, the
+ * Perfetto output or a caller's output that wants internal records (and,
+ * by the ranks of `mpi`, without the summary). */
 static const char *parallel_unfit(const struct weft_emulate_opts *o, int mpi)
 {
 	if (o->jobs < 2)
@@ -792,9 +794,13 @@ static const char *parallel_unfit(const struct weft_emulate_opts *o, int mpi)
 		return "a window with the summary";
 	if ((o->has_from || o->has_to) && o->breakdown)
 		return "a window with the breakdown";
-	if (o->open_output != NULL)
+	if (o->open_output != NULL && !o->open_output_merged)
 		return "an output of the caller";
-	if (o->formats == NULL || o->formats[0] == NULL)
+	/* a window's state at T0 holds the raw channels of every loom at
+	 * time 0 (as with the Perfetto output, below) */
+	if (o->open_output != NULL && o->open_output_internal && (o->has_from || o->has_to))
+		return "a window with the raw layer";
+	if ((o->formats == NULL || o->formats[0] == NULL) && o->open_output == NULL)
 		return "no output";
 	for (size_t i = 0; o->formats[i] != NULL; i++) {
 		const char *f = o->formats[i];
@@ -811,13 +817,15 @@ static const char *parallel_unfit(const struct weft_emulate_opts *o, int mpi)
 }
 
 /* The internal records the outputs of o want (EMU_SINK_INT_*), from their
- * registry's ops through a format's name: the Perfetto output's. */
+ * registry's ops through a format's name (the Perfetto output's: all) and
+ * from what the caller said of its own output (the Python module's: the
+ * raw channels'). */
 static int parallel_internal(const struct weft_emulate_opts *o)
 {
 	for (size_t i = 0; o->formats != NULL && o->formats[i] != NULL; i++)
 		if (format_is(o->formats[i], "perfetto"))
 			return EMU_SINK_INT_ALL;
-	return 0;
+	return o->open_output != NULL ? o->open_output_internal : 0;
 }
 
 #define RUN_SERIAL 3
@@ -870,6 +878,7 @@ static int write_merged(struct run *R, const struct weft_emulate_opts *o, const 
 		const struct emu_rec *irec, size_t nirec, int64_t duration, char *err, size_t errlen)
 {
 	int status = open_outputs(R, o, emu, err, errlen);
+	int kept = parallel_internal(o); /* what the workers kept of irec */
 	size_t pos[EMU_MAX_VIEWS + 1] = { 0 }, end[EMU_MAX_VIEWS + 1];
 	size_t ns = nviews + 1; /* the views, then the internal records */
 	const void *base[EMU_MAX_VIEWS + 1];
@@ -913,6 +922,16 @@ static int write_merged(struct run *R, const struct weft_emulate_opts *o, const 
 		}
 		for (size_t k = 0; k < R->nouts && status == 0; k++) {
 			struct emu_sink s = out_sink(R->outs[k]);
+			if (s.internal && (kept == 0 || (kept == EMU_SINK_INT_RAW &&
+					s.internal != EMU_SINK_INT_RAW))) {
+				/* the caller's output asked for more than
+				 * open_output_internal said */
+				snprintf(err, errlen, "an output wants internal records the "
+						"workers did not keep (weft_emulate_opts."
+						"open_output_internal)");
+				status = -1;
+				break;
+			}
 			b.internal = s.internal ? irec + pos[nviews] : NULL;
 			b.ninternal = s.internal ? end[nviews] - pos[nviews] : 0;
 			status = s.records(s.self, &b, err, errlen);
@@ -954,6 +973,7 @@ static int run_parallel(const struct weft_emulate_opts *o, char *err, size_t err
 	int warned = 0;
 	struct weft_emulate_opts mo = *o;
 	mo.formats = NULL;
+	mo.open_output = NULL; /* opened once, on the merged records */
 	mo.warn = note_warning;
 	mo.info = NULL;
 	mo.progress = NULL;

@@ -84,10 +84,22 @@ struct weft_emulate_opts {
 	double progress_every;
 	/* -j: the looms emulated by this many workers at once, their records
 	 * merged (docs/emu.md, PARALLEL); 0 or 1: the serial run. Used only
-	 * for the Paraver output without summary, window, --salvage, -b or
-	 * hooks, on a trace of several looms; any other run, or one whose
-	 * parallel result could differ from the serial one, is serial. */
+	 * for the outputs and options the workers can make (the Paraver and
+	 * Perfetto outputs, the summary, -b, a window, a caller's output that
+	 * says so: open_output_merged), on a trace of several looms; any other
+	 * run, or one whose parallel result could differ from the serial one,
+	 * is serial. */
 	int jobs;
+	/* -j with open_output: 1 when the caller's output is a function of
+	 * the records in time order, not of where the batches are cut (the
+	 * merged records reach it in batches cut by time: docs/emu.md,
+	 * PARALLEL), so that the workers may make it; 0: the run is serial
+	 * ("an output of the caller"). open_output_internal: the internal
+	 * records that output wants (its out_ops.internal, an EMU_SINK_INT_*
+	 * of emu.h), which the workers keep for it; a run whose output asks
+	 * for more than it said fails. */
+	int open_output_merged;
+	int open_output_internal;
 };
 
 /* The output formats (src/out's registry) and their parameters, for a

@@ -41,6 +41,7 @@ struct vout {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;
 	struct job q[EMU_BATCH_KEEP];
+	int64_t tnow;          /* the latest record's time (collect) */
 	uint64_t pushed, done; /* batches queued, collected */
 	int waiting, stop;     /* the thread waits for a batch; it is to end */
 	int th_ok_cpus;        /* a second CPU: the pyramids on two threads */
@@ -601,34 +602,60 @@ static int put(struct view_data *vd, struct view_track *t, int64_t start, int64_
 	}
 	t->jlen += add;
 	vd->kept += add;
-	return vd->kept > vd->keep ? drop_largest(vd) : 0;
+	return 0;
 }
 
-/* The records of one batch into the tracks: 0, or -1 when out of memory. */
+/* One record of view v into its track: 0, or -1 when out of memory. */
+static int collect_rec(struct vout *o, size_t v, const struct emu_prv_rec *r)
+{
+	struct view_data *vd = o->vd;
+	size_t base = v == 0 ? 0 : o->nthreads;
+	size_t nrows = v == 0 ? o->nthreads : vd->nrows - o->nthreads;
+	const struct emu_cat_entry *e = emu_cat_of_prv(o->emu, v, r);
+	if (e == NULL || e->id >= vd->ncat || r->row >= nrows)
+		return 0;
+	size_t c = vd->chan_of_id[e->id];
+	if (c == SIZE_MAX)
+		return 0;
+	struct view_track *t = &vd->tracks[(base + r->row) * vd->nchans + c];
+	if (t->ovalue == r->value)
+		return 0;
+	if (t->ovalue != 0 && put(vd, t, t->ostart, r->time, t->ovalue) != 0)
+		return -1;
+	t->ovalue = r->value;
+	t->ostart = r->time;
+	return 0;
+}
+
+/* The records of one batch into the tracks, the two views' in time order
+ * (the thread view's first at one time): 0, or -1 when out of memory.
+ * Whether the budget is passed is asked only when the time moves on, once
+ * every record up to a time is in and none after it, so that the tracks
+ * dropped are a function of the records in time order, not of where the
+ * batches are cut (the serial engine's, after an event that brings a batch
+ * to 4096 records; -j's merged ones, by time: docs/emu.md, PARALLEL). */
 static int collect(struct vout *o, const struct job *jb)
 {
 	struct view_data *vd = o->vd;
-	for (size_t v = 0; v < 2; v++) {
-		size_t base = v == 0 ? 0 : o->nthreads;
-		size_t nrows = v == 0 ? o->nthreads : vd->nrows - o->nthreads;
-		for (size_t i = 0; i < jb->n[v]; i++) {
-			const struct emu_prv_rec *r = &jb->prv[v][i];
-			const struct emu_cat_entry *e = emu_cat_of_prv(o->emu, v, r);
-			if (e == NULL || e->id >= vd->ncat || r->row >= nrows)
-				continue;
-			size_t c = vd->chan_of_id[e->id];
-			if (c == SIZE_MAX)
-				continue;
-			struct view_track *t = &vd->tracks[(base + r->row) * vd->nchans + c];
-			if (t->ovalue == r->value)
-				continue;
-			if (t->ovalue != 0 && put(vd, t, t->ostart, r->time, t->ovalue) != 0)
+	size_t i[2] = { 0, 0 };
+	for (;;) {
+		size_t v;
+		if (i[0] < jb->n[0] && (i[1] == jb->n[1] ||
+				jb->prv[0][i[0]].time <= jb->prv[1][i[1]].time))
+			v = 0;
+		else if (i[1] < jb->n[1])
+			v = 1;
+		else
+			return 0;
+		const struct emu_prv_rec *r = &jb->prv[v][i[v]++];
+		if (r->time > o->tnow) {
+			if (vd->kept > vd->keep && drop_largest(vd) != 0)
 				return -1;
-			t->ovalue = r->value;
-			t->ostart = r->time;
+			o->tnow = r->time;
 		}
+		if (collect_rec(o, v, r) != 0)
+			return -1;
 	}
-	return 0;
 }
 
 static void *collector(void *arg)
@@ -1132,6 +1159,8 @@ static int vo_close(struct out *out, int64_t duration, char *err, size_t errlen)
 			goto oom;
 		t->ovalue = 0;
 	}
+	if (vd->kept > vd->keep && drop_largest(vd) != 0)
+		goto oom;
 	for (size_t i = 0; i < vd->nrows * vd->nchans; i++) {
 		struct view_track *t = &vd->tracks[i];
 		if (t->sp == NULL)
@@ -1278,6 +1307,7 @@ struct out *view_out_open(struct view_data *vd, const struct emu *emu, char *err
 	o->vd = vd;
 	o->emu = emu;
 	o->nthreads = emu_system(emu)->nthreads;
+	o->tnow = INT64_MIN;
 	/* WEFT_VIEW_THREAD=off: the collection inline (tests compare both) */
 	const char *env = getenv("WEFT_VIEW_THREAD");
 	int want = env != NULL ? strcmp(env, "off") != 0 : sysconf(_SC_NPROCESSORS_ONLN) > 1;

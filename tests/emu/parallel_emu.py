@@ -32,8 +32,8 @@ which is asserted too:
   - the same trace with every loom's events at the same clocks: serial
     (events of two streams at one clock cannot be ordered as the serial
     run's heap orders them), the same files.
-weft sql -j N and weft view -j N: the same database (its dump) and page as
-with -j 1, the serial run's reason printed; -j 0, 4097 and x refused by
+weft sql -j N: the same database (its dump) as with -j 1, the serial run's
+reason printed (weft view -j N: tests/view/view_jobs.py); -j 0, 4097 and x refused by
 weft emu, weft sql and weft view (exit 2, the message).
 Environment: WEFT_BIN, WEFT_SOURCE_DIR, WEFT_CONFORMANCE_DIR(_DEFAULT).
 """
@@ -319,10 +319,10 @@ def main():
                 check(p.returncode == 2 and p.stderr == f"weft {cmd}: -j takes a number of "
                       f"workers from 1 to 4096, not '{bad}'\n",
                       f"{cmd} -j {bad}: {p.returncode} {p.stderr!r}")
-        # weft sql and weft view take -j: the same database and page whatever N,
-        # made serially (their outputs follow the engine's batches), which
-        # WEFT_EMU_TIMING says
-        fronts = (("sql", "db", "the SQLite output"), ("view", "html", "an output of the caller"))
+        # weft sql takes -j: the same database whatever N, made serially (its
+        # output follows the engine's batches), which WEFT_EMU_TIMING says
+        # (weft view -j, made by the workers: tests/view/view_jobs.py)
+        fronts = (("sql", "db", "the SQLite output"),)
         for cmd, ext, why in fronts:
             for name, tr in (("gen16", trace), ("two-looms", c / "v3" / "two-looms" / "ovni"
                                                  if c else None)):

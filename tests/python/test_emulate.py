@@ -7,7 +7,9 @@ the type and value labels of the .pcf; a trace weft emu refuses raises
 weft.Error with weft emu's message; a window as --from/--to (their units and
 forms, the same intervals; a refused window with weft emu's message, naming the
 bound; bad bounds refused with the reason); jobs= (weft emu -j) gives the
-same views, the run made serially (WEFT_EMU_TIMING's line), a bad jobs
+same views and raw layer (every column, in order) on two-looms and on the
+generated 16-loom trace (with breakdown=True too), made by the workers
+(WEFT_EMU_TIMING's line), a window made serially (its reason), a bad jobs
 refused."""
 import os
 import shutil
@@ -164,23 +166,65 @@ for w, exc, msg in (
         c.expect(False, f"window {w}: raises")
     except exc as e:
         c.eq(str(e), msg, f"window {w}: {exc.__name__}")
-# jobs= (weft emu -j): the same views whatever it is; the module's output
-# follows the engine's batches, so the driver makes the run serially and says so
-two = os.path.join(root, "v3", "two-looms", "ovni")
-ref = weft.emulate(two, jobs=1)
-for j in (2, 3, 16, None):
-    em = weft.emulate(two, jobs=j)
-    c.eq(sorted(em.views), sorted(ref.views), f"jobs={j}: the views")
+# jobs= (weft emu -j): the same views whatever it is, made by the workers
+# (the module's output follows each view's records and each thread's raw
+# records in time order, not the batches: docs/emu.md, PARALLEL): every
+# column of every view and of the raw layer, in order, and their names
+
+
+def timeline(tl):
+    """Everything of a Timeline: its columns in order, duration and names."""
+    return ({k: v.tolist() for k, v in tl.columns.items()}, tl.duration, tl.row_labels,
+            tl.channels, tl.channel_labels, tl.value_labels)
+
+
+def same_emulation(em, ref, what):
+    c.eq(sorted(em.views), sorted(ref.views), f"{what}: the views")
     for name in ref.views:
-        c.eq(table(em.views[name]), table(ref.views[name]), f"jobs={j}: view {name}")
-        c.eq(em.views[name].duration, ref.views[name].duration, f"jobs={j}: {name} duration")
-    c.eq(table(em.raw), table(ref.raw), f"jobs={j}: the raw layer")
-p = subprocess.run([sys.executable, "-c", "import sys, weft; weft.emulate(sys.argv[1], jobs=3)",
-                    two], capture_output=True, text=True, timeout=120,
-                   env=dict(os.environ, WEFT_EMU_TIMING="1"))
-c.eq(p.returncode, 0, f"jobs=3 under WEFT_EMU_TIMING: exit ({p.stderr!r})")
-c.expect("weft emu: -j 3: serial run (an output of the caller)\n" in p.stderr,
-         f"jobs=3: the serial run says why: {p.stderr!r}")
+        if name in em.views:
+            c.eq(timeline(em.views[name]), timeline(ref.views[name]), f"{what}: view {name}")
+    c.eq(timeline(em.raw), timeline(ref.raw), f"{what}: the raw layer")
+    c.eq(em.duration, ref.duration, f"{what}: duration")
+
+
+def timing_line(code, *args):
+    """WEFT_EMU_TIMING's stderr of weft.emulate(*args, jobs=3) in a child."""
+    p = subprocess.run([sys.executable, "-c", "import sys, weft; " + code] + list(args),
+                       capture_output=True, text=True, timeout=120,
+                       env=dict(os.environ, WEFT_EMU_TIMING="1"))
+    c.eq(p.returncode, 0, f"{code} under WEFT_EMU_TIMING: exit ({p.stderr!r})")
+    return p.stderr
+
+
+two = os.path.join(root, "v3", "two-looms", "ovni")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "emu"))
+from parallel_emu import gen_trace  # noqa: E402
+zeta = os.path.join(os.environ.get("WEFT_SOURCE_DIR", os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "..")), "examples", "zeta", "zeta.yaml")
+with tempfile.TemporaryDirectory(prefix="weft-py-jobs-") as td:
+    gen16 = os.path.join(td, "gen16")
+    gen_trace(gen16, 16)
+    for tr, kw, nlooms in ((two, {}, 2), (gen16, {"model": [zeta]}, 16),
+                           (gen16, {"model": [zeta], "breakdown": True}, 16)):
+        ref = weft.emulate(tr, jobs=1, **kw)
+        what = f"{os.path.basename(os.path.dirname(tr)) if tr == two else 'gen16'} {kw}"
+        c.expect(len(ref.views["thread"]) > 0 and (tr == two or len(ref.raw) > 100),
+                 f"{what}: jobs=1 has intervals ({len(ref.views['thread'])}, raw {len(ref.raw)})")
+        for j in (2, 3, 16, None):
+            same_emulation(weft.emulate(tr, jobs=j, **kw), ref, f"{what} jobs={j}")
+        err = timing_line("weft.emulate(sys.argv[1], jobs=3, model=sys.argv[2:] or None)", tr,
+                          *kw.get("model", []))
+        c.expect(f"weft emu: -j 3: {min(3, nlooms)} workers, " in err,
+                 f"{what} jobs=3: made by the workers: {err!r}")
+    # a window: the raw channels' state at T0 holds records of every loom at
+    # time 0, whose serial order the merge does not know: serial, the same
+    win = ("1010000", "1200000")
+    ref = weft.emulate(gen16, jobs=1, model=[zeta], window=win)
+    same_emulation(weft.emulate(gen16, jobs=3, model=[zeta], window=win), ref, "window jobs=3")
+    err = timing_line("weft.emulate(sys.argv[1], jobs=3, model=[sys.argv[2]], "
+                      "window=('1010000', '1200000'))", gen16, zeta)
+    c.expect("weft emu: -j 3: serial run (a window with the raw layer)\n" in err,
+             f"window jobs=3: the serial run says why: {err!r}")
 for j in (0, 4097, True, "2", 2.0):
     try:
         weft.emulate(two, jobs=j)
