@@ -630,24 +630,19 @@ static int prv_rec(struct sq *s, size_t v, const struct emu_prv_rec *r, char *er
 	return 0;
 }
 
-/* Appends n records of size esz at src to *v (n, cap: its counts). */
-static int pend_add(void **v, size_t *n, size_t *cap, size_t esz, const void *src, size_t k)
+/* Room for k more records of size esz after the n of array v (cap: its
+ * room): the array (moved or not), or NULL when out of memory (v kept). */
+static void *pend_room(void *v, size_t n, size_t *cap, size_t esz, size_t k)
 {
-	if (k == 0)
-		return 0;
-	if (*n + k > *cap) {
-		size_t c = *cap ? *cap : 256;
-		while (c < *n + k)
-			c *= 2;
-		void *p = realloc(*v, c * esz);
-		if (p == NULL)
-			return -1;
-		*v = p;
+	if (n + k <= *cap)
+		return v;
+	size_t c = *cap ? *cap : 256;
+	while (c < n + k)
+		c *= 2;
+	void *p = realloc(v, c * esz);
+	if (p != NULL)
 		*cap = c;
-	}
-	memcpy((char *) *v + *n * esz, src, k * esz);
-	*n += k;
-	return 0;
+	return p;
 }
 
 /* Takes the records held in time order, the thread view's first at one
@@ -715,16 +710,20 @@ static int sq_records(void *self, const struct emu_batch *b, char *err, size_t e
 		snprintf(err, errlen, "%s: the database was not completed", s->path);
 		return -1;
 	}
-	/* the running threads first: a CPU interval's thread is the one
-	 * running at its start (which is before the record that ends it) */
+	/* the records kept after those held; the running threads go into
+	 * each CPU's history at once: a CPU interval's thread is the one
+	 * running at its start, which is before the record that ends it */
 	int64_t hold = INT64_MIN;
 	for (size_t v = 0; v < 2; v++) {
 		struct pend_prv *p = &s->pprv[v];
 		if (b->nprv[v] == 0)
 			continue;
-		if (pend_add((void **) &p->r, &p->n, &p->cap, sizeof *p->r, b->prv[v],
-				b->nprv[v]) != 0)
+		struct emu_prv_rec *r = pend_room(p->r, p->n, &p->cap, sizeof *p->r, b->nprv[v]);
+		if (r == NULL)
 			goto oom;
+		p->r = r;
+		memcpy(p->r + p->n, b->prv[v], b->nprv[v] * sizeof *p->r);
+		p->n += b->nprv[v];
 		int64_t t = b->prv[v][b->nprv[v] - 1].time;
 		hold = t > hold ? t : hold;
 	}
@@ -736,8 +735,11 @@ static int sq_records(void *self, const struct emu_batch *b, char *err, size_t e
 		} else if (x->kind == EMU_REC_RAW_SET || x->kind == EMU_REC_RAW_PUSH ||
 				x->kind == EMU_REC_RAW_POP) {
 			struct pend_raw *p = &s->praw;
-			if (pend_add((void **) &p->r, &p->n, &p->cap, sizeof *p->r, x, 1) != 0)
+			struct emu_rec *r = pend_room(p->r, p->n, &p->cap, sizeof *p->r, 1);
+			if (r == NULL)
 				goto oom;
+			p->r = r;
+			p->r[p->n++] = *x;
 		}
 		hold = x->time > hold ? x->time : hold;
 	}
