@@ -247,7 +247,7 @@ static int check_out(const char *out)
 
 /* The layout of the database (src/out/sqlite.c, sqlite_events.c): raised
  * with it, so that a database kept from an older weft is built again. */
-#define SQL_SCHEMA 7
+#define SQL_SCHEMA 8
 /* Its name in the trace directory. */
 #define CACHE_NAME "weft-sql.db"
 

@@ -802,7 +802,7 @@ static const char *parallel_unfit(const struct weft_emulate_opts *o, int mpi)
 		return "a window with the raw layer";
 	if ((o->formats == NULL || o->formats[0] == NULL) && o->open_output == NULL)
 		return "no output";
-	for (size_t i = 0; o->formats[i] != NULL; i++) {
+	for (size_t i = 0; o->formats != NULL && o->formats[i] != NULL; i++) {
 		const char *f = o->formats[i];
 		/* a window's state at T0 holds internal records of every loom at
 		 * time 0, whose serial order the merge does not know */
@@ -811,19 +811,26 @@ static const char *parallel_unfit(const struct weft_emulate_opts *o, int mpi)
 		if (format_is(f, "paraver") || format_is(f, "paraver-cfg") ||
 				format_is(f, "perfetto"))
 			continue;
+		/* the SQLite output: by -j's workers (write_merged reads the
+		 * events for it), not --mpi's ranks; a window's events are
+		 * those of the serial run's batches up to its stop */
+		if (format_is(f, "sqlite") && !mpi && !o->has_from && !o->has_to)
+			continue;
+		if (format_is(f, "sqlite") && !mpi)
+			return "a window with the SQLite output";
 		return format_is(f, "sqlite") ? "the SQLite output" : "an output other than Paraver";
 	}
 	return NULL;
 }
 
 /* The internal records the outputs of o want (EMU_SINK_INT_*), from their
- * registry's ops through a format's name (the Perfetto output's: all) and
- * from what the caller said of its own output (the Python module's: the
- * raw channels'). */
+ * registry's ops through a format's name (the Perfetto and SQLite outputs':
+ * all) and from what the caller said of its own output (the Python
+ * module's: the raw channels'). */
 static int parallel_internal(const struct weft_emulate_opts *o)
 {
 	for (size_t i = 0; o->formats != NULL && o->formats[i] != NULL; i++)
-		if (format_is(o->formats[i], "perfetto"))
+		if (format_is(o->formats[i], "perfetto") || format_is(o->formats[i], "sqlite"))
 			return EMU_SINK_INT_ALL;
 	return o->open_output != NULL ? o->open_output_internal : 0;
 }
@@ -864,6 +871,35 @@ static size_t before_cut(const void *base, size_t esz, size_t pos, size_t n, int
 
 #define MERGED_BATCH 4096
 
+/* The events of the whole trace (R->t, opened and not read yet, in the
+ * serial run's order: file order, which a run by workers has, without
+ * unordered regions), read as the serial run reads them, given to the
+ * outputs that write them (the SQLite output): 0, or -1 with err. */
+static int merged_events(struct run *R, const struct weft_emulate_opts *o, char *err,
+		size_t errlen)
+{
+	int want = 0;
+	for (size_t i = 0; i < R->nouts; i++)
+		want |= R->outs[i]->ops->events != NULL;
+	if (!want)
+		return 0;
+	long got;
+	while ((got = weft_next_batch(R->t, R->evs, EMU_BATCH)) > 0) {
+		if (interrupted(o)) {
+			snprintf(err, errlen, "interrupted");
+			return -1;
+		}
+		for (size_t i = 0; i < R->nouts; i++)
+			if (out_events(R->outs[i], R->evs, (size_t) got, err, errlen) != 0)
+				return -1;
+	}
+	if (got < 0) {
+		snprintf(err, errlen, "%s", weft_error(R->t));
+		return -1;
+	}
+	return 0;
+}
+
 /* The outputs of o opened on the catalogue of emu, given the merged records
  * of each view and the merged internal records (irec, for the outputs that
  * want them), and committed: 0, or -1 with err (nothing written). The
@@ -871,14 +907,19 @@ static size_t before_cut(const void *base, size_t esz, size_t pos, size_t n, int
  * each view and of the internal records, those before a cut time (at most
  * MERGED_BATCH of each, unless more share one time), so no record of a
  * batch is earlier than one of a batch before, as in the serial run's
- * batches (the Perfetto output writes its file from them in time order:
- * perfetto.c). */
+ * batches (the Perfetto and SQLite outputs write their files from them in
+ * time order: perfetto.c, sqlite.c). With `events` (-j, not --mpi), the
+ * outputs that write the events (the SQLite output) are given the trace's,
+ * read by this thread as the serial run reads them (merged_events). */
 static int write_merged(struct run *R, const struct weft_emulate_opts *o, const struct emu *emu,
 		struct emu_prv_rec *const *rec, const size_t *nrec, size_t nviews,
-		const struct emu_rec *irec, size_t nirec, int64_t duration, char *err, size_t errlen)
+		const struct emu_rec *irec, size_t nirec, int64_t duration, int events, char *err,
+		size_t errlen)
 {
 	int status = open_outputs(R, o, emu, err, errlen);
 	int kept = parallel_internal(o); /* what the workers kept of irec */
+	if (status == 0 && events)
+		status = merged_events(R, o, err, errlen);
 	size_t pos[EMU_MAX_VIEWS + 1] = { 0 }, end[EMU_MAX_VIEWS + 1];
 	size_t ns = nviews + 1; /* the views, then the internal records */
 	const void *base[EMU_MAX_VIEWS + 1];
@@ -1027,7 +1068,7 @@ static int run_parallel(const struct weft_emulate_opts *o, char *err, size_t err
 	}
 	double t1 = now_s();
 	int status = write_merged(&R, o, P.emu, P.rec, P.nrec, P.nviews, P.irec, P.nirec,
-			P.duration, err, errlen);
+			P.duration, 1, err, errlen);
 	if (status == 0 && o->summary != NULL && par_summary(&P, o->summary) != 0) {
 		snprintf(err, errlen, "out of memory");
 		status = -1;
@@ -1319,7 +1360,8 @@ static int ranks_write_merged(struct run *R, const struct weft_emulate_opts *o,
 	if (r < 0)
 		snprintf(err, errlen, "out of memory for the merge");
 	if (r == 0)
-		r = write_merged(R, o, emu, rec, nrec, nviews, irec, nirec, duration, err, errlen);
+		r = write_merged(R, o, emu, rec, nrec, nviews, irec, nirec, duration, 0, err,
+				errlen);
 	for (size_t f = 0; f < EMU_MAX_VIEWS; f++)
 		free(rec[f]);
 	free(irec);

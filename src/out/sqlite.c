@@ -21,7 +21,18 @@
  * they are made (add_iv) or by the insert (upsert). Everything is written
  * inside one transaction with prepared statements, with no index (the
  * intervals are stored clustered by their track, WITHOUT ROWID; the events
- * in time order). WEFT_SQL_TRACE_TX set: each
+ * in time order).
+ *
+ * The file is a function of the events in the order read and of the
+ * records in time order, not of where the run's batches are cut (so weft
+ * emu -j's merged records, with the events read by the merging thread, give
+ * the serial run's bytes): the records are taken in time order, those at a
+ * batch's last time held until the next (sq_records); during the run only
+ * the events' rows go into the database's file, SQ_BATCH_ROWS at a time
+ * whatever the batches of events (sqlite_events.c); the intervals go into
+ * a temporary table, whose rows are a set (the upsert), and the tracks,
+ * numbered as met, are kept in memory: both are written at the close,
+ * after the events. WEFT_SQL_TRACE_TX set: each
  * statement that begins or ends a transaction, and each that writes
  * outside one, is named on stderr (the test of the single transaction,
  * tests/sql/cli.py).
@@ -169,6 +180,24 @@ struct open_iv {
 	int64_t pstart, pend, pvalue; /* pvalue 0: none pending */
 };
 
+/* The records not yet taken (sq_records), each kind in its order: the
+ * thread view's, the CPU view's, and the raw channels' writes. */
+struct pend_prv {
+	struct emu_prv_rec *r;
+	size_t n, cap;
+};
+
+struct pend_raw {
+	struct emu_rec *r;
+	size_t n, cap;
+};
+
+/* A track (track table), written at the close in its number's order. */
+struct track_row {
+	int64_t thread, cpu; /* -1: NULL */
+	int64_t channel;     /* catalogue id */
+};
+
 struct sq {
 	struct out base;
 	const struct emu *emu;
@@ -179,7 +208,11 @@ struct sq {
 	uint32_t *track;        /* the same: 1 + its track.id, 0: none yet; then
 	                           per CPU row * nchans + channel, a CPU's */
 	uint32_t ntracks;
+	struct track_row *trows; /* the tracks met, by number (written at the close) */
+	size_t trcap;
 	sqlite3_stmt *tins;     /* INSERT INTO track */
+	struct pend_prv pprv[2]; /* the records held (sq_records) */
+	struct pend_raw praw;
 	uint8_t *layers;        /* per channel: the layers that may hold its intervals:
 	                           the absent bits they clear (1 raw, 2 thread view),
 	                           4: a CPU view */
@@ -258,6 +291,10 @@ static void sq_free(struct sq *s)
 	free(s->hist);
 	free(s->ring);
 	free(s->track);
+	free(s->trows);
+	for (size_t v = 0; v < 2; v++)
+		free(s->pprv[v].r);
+	free(s->praw.r);
 	sqlite3_finalize(s->tins);
 	free(s->layers);
 	sq_events_free(s->ev);
@@ -428,16 +465,22 @@ static int put_row(struct sq *s, size_t view, size_t row, size_t ci, int64_t sta
 		ci;
 	uint32_t *tr = &s->track[k];
 	if (*tr == 0) {
+		/* numbered now, written at the close (write_tracks): the
+		 * database's pages during the run are the events' only */
 		if (s->ntracks == UINT32_MAX - 1)
 			return SQLITE_FULL;
-		sqlite3_bind_int64(s->tins, 1, s->ntracks);
-		sqlite3_bind_int64(s->tins, view == EMU_FILE_THREAD ? 2 : 3, (sqlite3_int64) row);
-		sqlite3_bind_null(s->tins, view == EMU_FILE_THREAD ? 3 : 2);
-		sqlite3_bind_int64(s->tins, 4, (sqlite3_int64) s->chans[ci].entry->id);
-		int r = sqlite3_step(s->tins);
-		sqlite3_reset(s->tins);
-		if (r != SQLITE_DONE)
-			return r;
+		if (s->ntracks == s->trcap) {
+			size_t n = s->trcap ? 2 * s->trcap : 64;
+			struct track_row *t = realloc(s->trows, n * sizeof *t);
+			if (t == NULL)
+				return SQLITE_NOMEM;
+			s->trows = t;
+			s->trcap = n;
+		}
+		struct track_row *t = &s->trows[s->ntracks];
+		t->thread = view == EMU_FILE_THREAD ? (int64_t) row : -1;
+		t->cpu = view == EMU_FILE_THREAD ? -1 : (int64_t) row;
+		t->channel = (int64_t) s->chans[ci].entry->id;
 		*tr = ++s->ntracks;
 	}
 	if (dur < 1 || dur > INT64_MAX / s->flag_factor) {
@@ -530,6 +573,11 @@ static int put_interval(struct sq *s, size_t view, uint32_t row, size_t chan, in
 					(uint64_t) start), value, ABSENT_CPU, row);
 		}
 	}
+	if (r == SQLITE_NOMEM) {
+		s->failed = 1;
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
 	if (r != SQLITE_OK)
 		return sq_fail(s, "cannot write the intervals", err, errlen);
 	return 0;
@@ -582,6 +630,79 @@ static int prv_rec(struct sq *s, size_t v, const struct emu_prv_rec *r, char *er
 	return 0;
 }
 
+/* Room for k more records of size esz after the n of array v (cap: its
+ * room): the array (moved or not), or NULL when out of memory (v kept). */
+static void *pend_room(void *v, size_t n, size_t *cap, size_t esz, size_t k)
+{
+	if (n + k <= *cap)
+		return v;
+	size_t c = *cap ? *cap : 256;
+	while (c < n + k)
+		c *= 2;
+	void *p = realloc(v, c * esz);
+	if (p != NULL)
+		*cap = c;
+	return p;
+}
+
+/* Takes the records held in time order, the thread view's first at one
+ * time, then the CPU view's, then the raw ones (each kind in its order),
+ * up to those at time `hold` and after (all: every one). An interval's
+ * layers then come within a few intervals of each other, and are merged
+ * before they are written (add_iv). */
+static int take(struct sq *s, int64_t hold, int all, char *err, size_t errlen)
+{
+	struct pend_prv *p0 = &s->pprv[0], *p1 = &s->pprv[1];
+	struct pend_raw *px = &s->praw;
+	size_t i0 = 0, i1 = 0, i2 = 0;
+	int r = 0;
+	for (;;) {
+		int64_t t0 = i0 < p0->n ? p0->r[i0].time : INT64_MAX;
+		int64_t t1 = i1 < p1->n ? p1->r[i1].time : INT64_MAX;
+		int64_t t2 = i2 < px->n ? px->r[i2].time : INT64_MAX;
+		int k;
+		int64_t t;
+		if (i0 < p0->n && t0 <= t1 && t0 <= t2)
+			k = 0, t = t0;
+		else if (i1 < p1->n && t1 <= t2)
+			k = 1, t = t1;
+		else if (i2 < px->n)
+			k = 2, t = t2;
+		else
+			break;
+		if (!all && t >= hold)
+			break;
+		if (k == 0) {
+			r = prv_rec(s, 0, &p0->r[i0++], err, errlen);
+		} else if (k == 1) {
+			r = prv_rec(s, 1, &p1->r[i1++], err, errlen);
+		} else if (raw_ivs_rec(&s->raw, &px->r[i2++], raw_put, s) != 0) {
+			r = sq_fail(s, "cannot write the raw intervals", err, errlen);
+		}
+		if (r != 0)
+			break;
+	}
+	/* the rest is kept, from the start of the arrays */
+	if (i0 > 0) {
+		memmove(p0->r, p0->r + i0, (p0->n - i0) * sizeof *p0->r);
+		p0->n -= i0;
+	}
+	if (i1 > 0) {
+		memmove(p1->r, p1->r + i1, (p1->n - i1) * sizeof *p1->r);
+		p1->n -= i1;
+	}
+	if (i2 > 0) {
+		memmove(px->r, px->r + i2, (px->n - i2) * sizeof *px->r);
+		px->n -= i2;
+	}
+	return r;
+}
+
+/* A batch of records. The intervals are made from the records in time
+ * order, whatever the batches (the serial run's, cut after an event, or
+ * weft emu -j's merged ones, cut by time): the records at the batch's last
+ * time are held until the next batch (one to come may share that time),
+ * those before it are taken. */
 static int sq_records(void *self, const struct emu_batch *b, char *err, size_t errlen)
 {
 	struct sq *s = self;
@@ -589,36 +710,44 @@ static int sq_records(void *self, const struct emu_batch *b, char *err, size_t e
 		snprintf(err, errlen, "%s: the database was not completed", s->path);
 		return -1;
 	}
-	/* the running threads first: a CPU interval's thread is the one
-	 * running at its start */
-	for (size_t i = 0; i < b->ninternal; i++)
-		if (b->internal[i].kind == EMU_REC_RSEL && rsel_add(s, &b->internal[i]) != 0) {
-			s->failed = 1;
-			snprintf(err, errlen, "out of memory");
-			return -1;
-		}
-	/* the thread view's, the CPU view's and the raw records together in
-	 * time order: an interval's layers then come within a few intervals
-	 * of each other, and are merged before they are written (add_iv) */
-	size_t i0 = 0, i1 = 0, i2 = 0;
-	for (;;) {
-		int64_t t0 = i0 < b->nprv[0] ? b->prv[0][i0].time : INT64_MAX;
-		int64_t t1 = i1 < b->nprv[1] ? b->prv[1][i1].time : INT64_MAX;
-		int64_t t2 = i2 < b->ninternal ? b->internal[i2].time : INT64_MAX;
-		if (i0 < b->nprv[0] && t0 <= t1 && t0 <= t2) {
-			if (prv_rec(s, 0, &b->prv[0][i0++], err, errlen) != 0)
-				return -1;
-		} else if (i1 < b->nprv[1] && t1 <= t2) {
-			if (prv_rec(s, 1, &b->prv[1][i1++], err, errlen) != 0)
-				return -1;
-		} else if (i2 < b->ninternal) {
-			if (raw_ivs_rec(&s->raw, &b->internal[i2++], raw_put, s) != 0)
-				return sq_fail(s, "cannot write the raw intervals", err, errlen);
-		} else {
-			break;
-		}
+	/* the records kept after those held; the running threads go into
+	 * each CPU's history at once: a CPU interval's thread is the one
+	 * running at its start, which is before the record that ends it */
+	int64_t hold = INT64_MIN;
+	for (size_t v = 0; v < 2; v++) {
+		struct pend_prv *p = &s->pprv[v];
+		if (b->nprv[v] == 0)
+			continue;
+		struct emu_prv_rec *r = pend_room(p->r, p->n, &p->cap, sizeof *p->r, b->nprv[v]);
+		if (r == NULL)
+			goto oom;
+		p->r = r;
+		memcpy(p->r + p->n, b->prv[v], b->nprv[v] * sizeof *p->r);
+		p->n += b->nprv[v];
+		int64_t t = b->prv[v][b->nprv[v] - 1].time;
+		hold = t > hold ? t : hold;
 	}
-	return 0;
+	for (size_t i = 0; i < b->ninternal; i++) {
+		const struct emu_rec *x = &b->internal[i];
+		if (x->kind == EMU_REC_RSEL) {
+			if (rsel_add(s, x) != 0)
+				goto oom;
+		} else if (x->kind == EMU_REC_RAW_SET || x->kind == EMU_REC_RAW_PUSH ||
+				x->kind == EMU_REC_RAW_POP) {
+			struct pend_raw *p = &s->praw;
+			struct emu_rec *r = pend_room(p->r, p->n, &p->cap, sizeof *p->r, 1);
+			if (r == NULL)
+				goto oom;
+			p->r = r;
+			p->r[p->n++] = *x;
+		}
+		hold = x->time > hold ? x->time : hold;
+	}
+	return take(s, hold, 0, err, errlen);
+oom:
+	s->failed = 1;
+	snprintf(err, errlen, "out of memory");
+	return -1;
 }
 
 /* SQLite's progress handler: a long statement (an index) stops when the run
@@ -666,6 +795,27 @@ static int sq_events(struct out *o, const struct weft_event *evs, size_t n, char
 	return 0;
 }
 
+/* The tracks, in the order of their numbers (as met). */
+static int write_tracks(struct sq *s, char *err, size_t errlen)
+{
+	for (uint32_t i = 0; i < s->ntracks; i++) {
+		const struct track_row *t = &s->trows[i];
+		sqlite3_bind_int64(s->tins, 1, (sqlite3_int64) i);
+		if (t->thread >= 0)
+			sqlite3_bind_int64(s->tins, 2, t->thread);
+		else
+			sqlite3_bind_null(s->tins, 2);
+		if (t->cpu >= 0)
+			sqlite3_bind_int64(s->tins, 3, t->cpu);
+		else
+			sqlite3_bind_null(s->tins, 3);
+		sqlite3_bind_int64(s->tins, 4, t->channel);
+		if (step_reset(s, s->tins, err, errlen) != 0)
+			return -1;
+	}
+	return 0;
+}
+
 static int sq_close(struct out *o, int64_t duration, char *err, size_t errlen)
 {
 	struct sq *s = (struct sq *) o;
@@ -675,6 +825,11 @@ static int sq_close(struct out *o, int64_t duration, char *err, size_t errlen)
 	timing(s, "emulation and intervals", &s->t_open);
 	double t0 = now_s();
 	sq_phase(s, "committing the database");
+	/* the events' last rows, then the records held */
+	if (r == 0 && s->ev != NULL && sq_events_flush(s->ev, err, errlen) != 0)
+		r = -1;
+	if (r == 0)
+		r = take(s, 0, 1, err, errlen);
 	/* what is open ends at the end of the run */
 	for (size_t v = 0; v < 2 && r == 0; v++)
 		for (size_t row = 0; row < s->nrows[v] && r == 0; row++)
@@ -691,6 +846,8 @@ static int sq_close(struct out *o, int64_t duration, char *err, size_t errlen)
 		r = sq_fail(s, "cannot write the raw intervals", err, errlen);
 	if (r == 0 && (flush_held(s) != SQLITE_OK || sq_batch_flush(&s->ib) != SQLITE_OK))
 		r = sq_fail(s, "cannot write the intervals", err, errlen);
+	if (r == 0)
+		r = write_tracks(s, err, errlen);
 	if (r == 0)
 		r = exec(s, "INSERT INTO main.interval_data SELECT * FROM temp.interval_stage", err,
 				errlen);

@@ -2,9 +2,11 @@
 /*
  * sqlite_events.c - the SQLite output's tables of the trace itself
  * (docs/sql.md): the system (loom, process, thread, cpu), the streams of the trace the run opened, then every event
- * as the run reads it (the same batches the engine is fed), with one
- * prepared statement inside the output's one transaction; the trace row at
- * the end (the events have no index: they are stored in time order).
+ * as the run reads it (the same batches the engine is fed, or, with weft
+ * emu -j, the merging thread's read of the trace), inserted SQ_BATCH_ROWS
+ * at a time whatever the batches (their payloads copied until then), inside
+ * the output's one transaction; the trace row at the end (the events have
+ * no index: they are stored in time order).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -67,6 +69,9 @@ struct sq_events {
 	const struct weft_stream *last; /* the stream of the last event, and ... */
 	size_t last_i;                  /* ... its place in m */
 	struct sq_batch eb;    /* the event_data rows */
+	uint8_t *pay;          /* the payloads of the rows held in eb (a row's
+	                          cell holds its offset here) */
+	size_t npay, paycap;
 	struct sq_payload *pl; /* the payload fields */
 	sqlite3_stmt *mins;    /* INSERT INTO mcv_name */
 	uint32_t *mkey;        /* the MCVs met: 1 + their 3 bytes (0: free), ... */
@@ -377,12 +382,46 @@ static int mcv_id(struct sq_events *q, const char mcv[4], uint32_t *id, char *er
 	return 0;
 }
 
-/* Inserts every row held: the payloads they point to are the batch's, valid
- * until the driver's next one. */
-static int flush(struct sq_events *q, char *err, size_t errlen)
+/* Inserts every row held. */
+int sq_events_flush(struct sq_events *q, char *err, size_t errlen)
 {
 	if (sq_batch_flush(&q->eb) != SQLITE_OK)
 		return sq_db_fail(q->db, q->path, "cannot write the events", err, errlen);
+	q->npay = 0;
+	return 0;
+}
+
+/* A copy of payload p (n bytes) for the row being filled, kept until its
+ * rows are inserted: the rows go in SQ_BATCH_ROWS at a time whatever the
+ * batches of events (the database's pages are then a function of the
+ * events in order, not of where the run's batches are cut); cell c gets
+ * it. 0, or -1 when out of memory. */
+static int keep_payload(struct sq_events *q, struct sq_cell *c, const void *p, size_t n)
+{
+	if (q->eb.n == 0)
+		q->npay = 0; /* the rows before were inserted */
+	if (q->npay + n > q->paycap) {
+		size_t cap = q->paycap ? q->paycap : 4096;
+		while (cap < q->npay + n)
+			cap *= 2;
+		uint8_t *b = realloc(q->pay, cap);
+		if (b == NULL)
+			return -1;
+		q->pay = b;
+		q->paycap = cap;
+		/* the rows held point into it again */
+		for (int r = 0; r < q->eb.n; r++) {
+			struct sq_cell *h = &q->eb.cells[r * q->eb.ncol + 3];
+			if (h->kind == 'b')
+				h->p = q->pay + h->i;
+		}
+	}
+	memcpy(q->pay + q->npay, p, n);
+	c->kind = 'b';
+	c->i = (int64_t) q->npay;
+	c->p = q->pay + q->npay;
+	c->len = (int) n;
+	q->npay += n;
 	return 0;
 }
 
@@ -410,16 +449,19 @@ int sq_events_add(struct sq_events *q, const struct weft_event *evs, size_t n, c
 		c[1].i = (int64_t) ((uint64_t) e->sclock - (uint64_t) q->first);
 		c[2].kind = 'i';
 		c[2].i = (int64_t) ((uint64_t) mid * kinds(q) + m->index) - KIND_BIAS;
-		c[3].kind = e->payload_size > 0 ? 'b' : 'n';
-		c[3].p = e->payload;
-		c[3].len = (int) e->payload_size;
+		c[3].kind = 'n';
+		if (e->payload_size > 0 && keep_payload(q, &c[3], e->payload,
+				e->payload_size) != 0) {
+			snprintf(err, errlen, "out of memory");
+			return -1;
+		}
 		if (sq_batch_commit_row(&q->eb) != SQLITE_OK)
 			return sq_db_fail(q->db, q->path, "cannot write the events", err, errlen);
 		if (e->payload_size > 0 && sq_payload_add(q->pl, q->n, mid, e, err, errlen) != 0)
 			return -1;
 		q->n++;
 	}
-	return flush(q, err, errlen);
+	return 0;
 }
 
 /* clock - rclock of a drifted stream s as SQL (docs/sql.md), with C the
@@ -471,6 +513,8 @@ int sq_events_finish(struct sq_events *q, char *err, size_t errlen)
 {
 	sqlite3_stmt *st = NULL;
 	int r = 0;
+	if (sq_events_flush(q, err, errlen) != 0)
+		return -1;
 	char *off = offset_expr(q);
 	size_t cap = off == NULL ? 0 : sizeof event_view + 128 + strlen(off);
 	char *view = off == NULL ? NULL : malloc(cap);
@@ -506,6 +550,7 @@ void sq_events_free(struct sq_events *q)
 	if (q == NULL)
 		return;
 	sq_batch_free(&q->eb);
+	free(q->pay);
 	sq_payload_free(q->pl);
 	sqlite3_finalize(q->mins);
 	free(q->mkey);

@@ -27,10 +27,14 @@ int sq_write_system(sqlite3 *db, const char *path, const struct emu *emu, char *
  * threads of emu's system name the streams' threads. NULL with err. */
 struct sq_events *sq_events_open(sqlite3 *db, const char *path, const struct emu *emu,
 		const struct out_input *in, char *err, size_t errlen);
-/* A batch of events, in the order read. 0, or -1 with err. */
+/* A batch of events, in the order read; their rows go in SQ_BATCH_ROWS at
+ * a time whatever the batches (the payloads copied), so the database is a
+ * function of the events in order. 0, or -1 with err. */
 int sq_events_add(struct sq_events *q, const struct weft_event *evs, size_t n, char *err,
 		size_t errlen);
-/* The trace row and the events' indexes. 0, or -1 with err. */
+/* Inserts the rows still held (after the last batch). 0, or -1 with err. */
+int sq_events_flush(struct sq_events *q, char *err, size_t errlen);
+/* The rows still held, the trace row and the event view. 0, or -1 with err. */
 int sq_events_finish(struct sq_events *q, char *err, size_t errlen);
 /* NULL-safe. */
 void sq_events_free(struct sq_events *q);
