@@ -778,8 +778,8 @@ static int format_is(const char *f, const char *name)
 
 /* Why run o may not be made by workers (weft_emulate_opts.jobs), or NULL:
  * the Paraver and Perfetto outputs and the summary only, without what a
- * worker cannot do alone; a window without the breakdown or the Perfetto
- * output (and, by the ranks of `mpi`, without the summary). */
+ * worker cannot do alone; a window without the breakdown (and, by the
+ * ranks of `mpi`, without the summary). */
 static const char *parallel_unfit(const struct weft_emulate_opts *o, int mpi)
 {
 	if (o->jobs < 2)
@@ -798,10 +798,6 @@ static const char *parallel_unfit(const struct weft_emulate_opts *o, int mpi)
 		return "no output";
 	for (size_t i = 0; o->formats[i] != NULL; i++) {
 		const char *f = o->formats[i];
-		/* a window's state at T0 holds internal records of every loom at
-		 * time 0, whose serial order the merge does not know */
-		if (format_is(f, "perfetto") && (o->has_from || o->has_to))
-			return "a window with the Perfetto output";
 		if (format_is(f, "paraver") || format_is(f, "paraver-cfg") ||
 				format_is(f, "perfetto"))
 			continue;
@@ -1276,7 +1272,8 @@ static int ranks_write_merged(struct run *R, const struct weft_emulate_opts *o,
 			src[k] = recs[f] + off;
 			n[k] = rlens[f][k] / sizeof **rec;
 		}
-		r = par_merge((const struct emu_prv_rec *const *) src, n, nr, &rec[f], &nrec[f]);
+		r = par_merge((const struct emu_prv_rec *const *) src, n, nr, o->has_from, &rec[f],
+				&nrec[f]);
 		if (r == 0 && emu_view_at(emu, f)->breakdown) {
 			struct emu_prv_rec *sorted;
 			size_t ns;
@@ -1294,7 +1291,8 @@ static int ranks_write_merged(struct run *R, const struct weft_emulate_opts *o,
 			src[k] = irecs + off;
 			n[k] = ilens[k] / sizeof *irec;
 		}
-		r = par_merge_irec((const struct emu_rec *const *) src, n, nr, &irec, &nirec);
+		r = par_merge_irec((const struct emu_rec *const *) src, n, nr, o->has_from, &irec,
+				&nirec);
 	}
 	if (r < 0)
 		snprintf(err, errlen, "out of memory for the merge");

@@ -491,22 +491,50 @@ static int64_t vec_time(const void *src, size_t i, size_t p)
 	return rv_time(((const struct rvec *const *) src)[i], p);
 }
 
-static int64_t prv_time(const void *src, size_t i, size_t p)
+/* arrays of elements of esz bytes, each beginning with its int64_t time */
+struct arr_src {
+	const void *const *src;
+	size_t esz;
+};
+
+static const void *arr_at(const struct arr_src *a, size_t i, size_t p)
 {
-	return ((const struct emu_prv_rec *const *) src)[i][p].time;
+	return (const char *) a->src[i] + p * a->esz;
 }
 
-static int64_t irec_time(const void *src, size_t i, size_t p)
+static int64_t arr_time(const void *src, size_t i, size_t p)
 {
-	return ((const struct emu_rec *const *) src)[i][p].time;
+	int64_t t;
+	memcpy(&t, arr_at(src, i, p), sizeof t);
+	return t;
+}
+
+/* A window's time 0 (--from): the records of each row's state at T0, in
+ * the order the serial run writes them (emu_win_snapshot): the view records
+ * row by row; the internal records the CPUs' (running thread, count) row
+ * by row, then the threads' (raw channels) row by row. Every row is one
+ * worker's (one rank's), so the records at time 0 are merged by this key,
+ * not by time (which ties there). */
+typedef uint64_t (*at0_key)(const void *rec);
+
+static uint64_t at0_prv(const void *rec)
+{
+	return ((const struct emu_prv_rec *) rec)->row;
+}
+
+static uint64_t at0_irec(const void *rec)
+{
+	const struct emu_rec *x = rec;
+	int thread = x->kind != EMU_REC_RSEL && x->kind != EMU_REC_NRUN;
+	return (uint64_t) thread << 32 | x->row;
 }
 
 /* The records of every worker's vector vs[k] (elements of esz bytes), by
- * time, into *out (malloc'd, *nout of them), a window's time 0 first by row
- * where snap (struct emu_prv_rec elements): 0, 1 (two workers have
- * records at one time: out->why), -1 (out of memory). */
+ * time, into *out (malloc'd, *nout of them), a window's time 0 first by
+ * key where key is not NULL: 0, 1 (two workers have records at one time:
+ * out->why), -1 (out of memory). */
 static int merge_vecs(struct par_out *out, const struct rvec *const *vs, size_t esz,
-		int snap, void **dst, size_t *nout)
+		at0_key key, void **dst, size_t *nout)
 {
 	size_t nw = out->nworkers, total = 0;
 	for (size_t k = 0; k < nw; k++)
@@ -518,32 +546,24 @@ static int merge_vecs(struct par_out *out, const struct rvec *const *vs, size_t 
 	size_t *pos = calloc(nw, sizeof *pos), m = 0;
 	if (pos == NULL)
 		return -1;
-	/* a window's time 0 (snap: view records): each row's state at T0, row
-	 * by row, as the serial run writes it (every row is one worker's) */
-	while (snap) {
+	while (key != NULL) {
 		size_t best = nw;
-		uint32_t brow = 0;
+		uint64_t bkey = 0;
 		for (size_t k = 0; k < nw; k++) {
-			if (pos[k] == vs[k]->n)
+			if (pos[k] == vs[k]->n || rv_time(vs[k], pos[k]) != 0)
 				continue;
-			const struct emu_prv_rec *r = rv_at(vs[k], pos[k]);
-			if (r->time != 0)
-				continue;
-			if (best == nw || r->row < brow) {
+			uint64_t kk = key(rv_at(vs[k], pos[k]));
+			if (best == nw || kk < bkey) {
 				best = k;
-				brow = r->row;
+				bkey = kk;
 			}
 		}
 		if (best == nw)
 			break;
 		const struct rvec *v = vs[best];
 		size_t i = pos[best];
-		for (; i < v->n; i++) {
-			const struct emu_prv_rec *r = rv_at(v, i);
-			if (r->time != 0 || r->row != brow)
-				break;
-			memcpy(o + esz * m++, r, esz);
-		}
+		for (; i < v->n && rv_time(v, i) == 0 && key(rv_at(v, i)) == bkey; i++)
+			memcpy(o + esz * m++, rv_at(v, i), esz);
 		pos[best] = i;
 	}
 	size_t *len = calloc(nw + 1, sizeof *len);
@@ -660,9 +680,9 @@ static int merge_view(struct par_out *out, size_t f)
 		vs[k] = f < EMU_MAX_VIEWS ? &out->w[k].v[f] : &out->w[k].iv;
 	void *m = NULL;
 	size_t n = 0;
-	int r = merge_vecs(out, vs, f < EMU_MAX_VIEWS ? sizeof **out->rec : sizeof *out->irec,
-			out->snap0 && f < EMU_MAX_VIEWS, &m,
-			&n);
+	at0_key key = !out->snap0 ? NULL : f < EMU_MAX_VIEWS ? at0_prv : at0_irec;
+	int r = merge_vecs(out, vs, f < EMU_MAX_VIEWS ? sizeof **out->rec : sizeof *out->irec, key,
+			&m, &n);
 	free(vs);
 	if (f < EMU_MAX_VIEWS) {
 		out->rec[f] = m;
@@ -901,16 +921,43 @@ void par_free(struct par_out *out)
 	memset(out, 0, sizeof *out);
 }
 
-int par_merge_each(const struct emu_prv_rec *const *src, const size_t *n, size_t k,
-		int (*emit)(void *ctx, const struct emu_prv_rec *r, size_t nr), void *ctx)
+/* k arrays src[i] of n[i] elements of esz bytes (each beginning with its
+ * int64_t time), sorted by time, merged: with key, those at time 0 first
+ * by key (a window's state at T0), then by time; emit gets each run of
+ * elements of one array in merged order. 0, 1 (two arrays with elements at
+ * one time), or -1 (emit's non-zero return, or out of memory). */
+static int arr_merge(const void *const *src, const size_t *n, size_t k, size_t esz,
+		at0_key key, int (*emit)(void *ctx, const void *r, size_t nr), void *ctx)
 {
 	size_t *pos = calloc(k + 1, sizeof *pos);
 	if (pos == NULL)
 		return -1;
+	struct arr_src a = { src, esz };
 	int r = 0;
-	for (;;) {
+	while (key != NULL && r == 0) {
+		size_t best = k;
+		uint64_t bkey = 0;
+		for (size_t i = 0; i < k; i++) {
+			if (pos[i] == n[i] || arr_time(&a, i, pos[i]) != 0)
+				continue;
+			uint64_t kk = key(arr_at(&a, i, pos[i]));
+			if (best == k || kk < bkey) {
+				best = i;
+				bkey = kk;
+			}
+		}
+		if (best == k)
+			break;
+		size_t j = pos[best];
+		while (j < n[best] && arr_time(&a, best, j) == 0 && key(arr_at(&a, best, j)) == bkey)
+			j++;
+		if (emit(ctx, arr_at(&a, best, pos[best]), j - pos[best]) != 0)
+			r = -1;
+		pos[best] = j;
+	}
+	while (r == 0) {
 		int64_t bt, second;
-		size_t best = earliest(src, k, pos, n, prv_time, &bt, &second);
+		size_t best = earliest(&a, k, pos, n, arr_time, &bt, &second);
 		if (best == k)
 			break;
 		if (second == bt) {
@@ -918,115 +965,88 @@ int par_merge_each(const struct emu_prv_rec *const *src, const size_t *n, size_t
 			break;
 		}
 		size_t j = pos[best];
-		while (j < n[best] && src[best][j].time < second)
+		while (j < n[best] && arr_time(&a, best, j) < second)
 			j++;
-		if (emit(ctx, src[best] + pos[best], j - pos[best]) != 0) {
+		if (emit(ctx, arr_at(&a, best, pos[best]), j - pos[best]) != 0)
 			r = -1;
-			break;
-		}
 		pos[best] = j;
 	}
 	free(pos);
 	return r;
 }
 
-int par_merge_irec(const struct emu_rec *const *src, const size_t *n, size_t k,
-		struct emu_rec **out, size_t *nout)
+/* par_merge_each's emit through arr_merge's */
+struct prv_emit {
+	int (*emit)(void *ctx, const struct emu_prv_rec *r, size_t nr);
+	void *ctx;
+};
+
+static int prv_emit(void *ctx, const void *r, size_t nr)
 {
-	size_t total = 0;
-	for (size_t i = 0; i < k; i++)
-		total += n[i];
-	*nout = 0;
-	*out = malloc((total + 1) * sizeof **out);
-	size_t *pos = calloc(k + 1, sizeof *pos);
-	if (*out == NULL || pos == NULL) {
-		free(pos);
-		return -1;
-	}
-	int r = 0;
-	for (;;) {
-		int64_t bt, second;
-		size_t best = earliest(src, k, pos, n, irec_time, &bt, &second);
-		if (best == k)
-			break;
-		if (second == bt) {
-			r = 1;
-			break;
-		}
-		size_t j = pos[best];
-		while (j < n[best] && src[best][j].time < second)
-			j++;
-		memcpy(*out + *nout, src[best] + pos[best], (j - pos[best]) * sizeof **out);
-		*nout += j - pos[best];
-		pos[best] = j;
-	}
-	free(pos);
-	return r;
+	const struct prv_emit *p = ctx;
+	return p->emit(p->ctx, r, nr);
+}
+
+int par_merge_each(const struct emu_prv_rec *const *src, const size_t *n, size_t k,
+		int (*emit)(void *ctx, const struct emu_prv_rec *r, size_t nr), void *ctx)
+{
+	struct prv_emit p = { emit, ctx };
+	return arr_merge((const void *const *) src, n, k, sizeof **src, NULL, prv_emit, &p);
 }
 
 int par_merge_each_at0(const struct emu_prv_rec *const *src, const size_t *n, size_t k,
 		int (*emit)(void *ctx, const struct emu_prv_rec *r, size_t nr), void *ctx)
 {
-	size_t *pos = calloc(k + 1, sizeof *pos);
-	const struct emu_prv_rec **rest = calloc(k + 1, sizeof *rest);
-	size_t *nrest = calloc(k + 1, sizeof *nrest);
-	int r = pos == NULL || rest == NULL || nrest == NULL ? -1 : 0;
-	/* time 0: each row's state at T0, row by row (every row is one
-	 * array's), as the serial run writes it */
-	while (r == 0) {
-		size_t best = k;
-		uint32_t brow = 0;
-		for (size_t i = 0; i < k; i++)
-			if (pos[i] < n[i] && src[i][pos[i]].time == 0 &&
-					(best == k || src[i][pos[i]].row < brow)) {
-				best = i;
-				brow = src[i][pos[i]].row;
-			}
-		if (best == k)
-			break;
-		size_t j = pos[best];
-		while (j < n[best] && src[best][j].time == 0 && src[best][j].row == brow)
-			j++;
-		if (emit(ctx, src[best] + pos[best], j - pos[best]) != 0)
-			r = -1;
-		pos[best] = j;
-	}
-	for (size_t i = 0; i < k && r == 0; i++) {
-		rest[i] = src[i] + pos[i];
-		nrest[i] = n[i] - pos[i];
-	}
-	if (r == 0)
-		r = par_merge_each(rest, nrest, k, emit, ctx);
-	free(pos);
-	free(rest);
-	free(nrest);
-	return r;
+	struct prv_emit p = { emit, ctx };
+	return arr_merge((const void *const *) src, n, k, sizeof **src, at0_prv, prv_emit, &p);
 }
 
+/* arr_merge into an array */
 struct to_array {
-	struct emu_prv_rec *out;
-	size_t n;
+	char *out;
+	size_t n, esz;
 };
 
-static int append(void *ctx, const struct emu_prv_rec *r, size_t nr)
+static int append(void *ctx, const void *r, size_t nr)
 {
 	struct to_array *a = ctx;
-	memcpy(a->out + a->n, r, nr * sizeof *r);
+	memcpy(a->out + a->n * a->esz, r, nr * a->esz);
 	a->n += nr;
 	return 0;
 }
 
-int par_merge(const struct emu_prv_rec *const *src, const size_t *n, size_t k,
-		struct emu_prv_rec **out, size_t *nout)
+static int merge_to_array(const void *const *src, const size_t *n, size_t k, size_t esz,
+		at0_key key, void **out, size_t *nout)
 {
 	size_t total = 0;
 	for (size_t i = 0; i < k; i++)
 		total += n[i];
-	struct to_array a = { malloc((total + 1) * sizeof *a.out), 0 };
+	struct to_array a = { malloc((total + 1) * esz), 0, esz };
 	*out = a.out;
+	*nout = 0;
 	if (a.out == NULL)
 		return -1;
-	int r = par_merge_each(src, n, k, append, &a);
+	int r = arr_merge(src, n, k, esz, key, append, &a);
 	*nout = a.n;
+	return r;
+}
+
+int par_merge(const struct emu_prv_rec *const *src, const size_t *n, size_t k, int at0,
+		struct emu_prv_rec **out, size_t *nout)
+{
+	void *o;
+	int r = merge_to_array((const void *const *) src, n, k, sizeof **src, at0 ? at0_prv : NULL,
+			&o, nout);
+	*out = o;
+	return r;
+}
+
+int par_merge_irec(const struct emu_rec *const *src, const size_t *n, size_t k, int at0,
+		struct emu_rec **out, size_t *nout)
+{
+	void *o;
+	int r = merge_to_array((const void *const *) src, n, k, sizeof **src, at0 ? at0_irec :
+			NULL, &o, nout);
+	*out = o;
 	return r;
 }

@@ -17,7 +17,8 @@ R = 1, 2 and 4:
     rank 0 from every rank's figures, and where the files are, once), shared
     and --local, R = 1, 2, 4; the same with -b on the corpus's 4-loom
     suite-nosv-task-types (the breakdown sorted by rank 0 after the merge);
-  - windows (--from/--to, -q) on a 6-loom trace whose odd looms end early,
+  - windows (--from/--to, -q, --paraver and the default formats with
+    perfetto.pftrace) on a 6-loom trace whose odd looms end early,
     shared and --local, R = 1, 2, 4: the serial files, made by the ranks; a
     window that holds nothing: rank 0's serial run, its message, exit 1; a
     window with the summary: rank 0's serial run, its stdout;
@@ -265,19 +266,26 @@ def main():
         uneven = tmp / "uneven" / "ovni"
         parallel_emu.gen_trace(str(uneven), NLOOMS, uneven=True)
         pv = ["--model", str(ZETA), "-q", "--paraver"]
-        for win in (["--from", "1200000", "--to", "1300000"], ["--from", "1200000"],
-                    ["--to", "1300000"], ["--from", "1050000", "--to", "1100000"]):
-            rc, err = serial(uneven, tmp / "serial-w", pv + win)
+        wins = [(pv, w) for w in (["--from", "1200000", "--to", "1300000"], ["--from", "1200000"],
+                                  ["--to", "1300000"], ["--from", "1050000", "--to", "1100000"])]
+        # with Perfetto (the default formats): the internal records of the state
+        # at T0 merged by rank 0 in the serial run's order
+        wins += [(ARGS, w) for w in (["--from", "1200000", "--to", "1300000"],
+                                     ["--from", "1050000", "--to", "1100000"])]
+        for fmt, win in wins:
+            rc, err = serial(uneven, tmp / "serial-w", fmt + win)
             wref = files(tmp / "serial-w")
-            check(rc == 0 and any(k.endswith(".prv") for k in wref),
+            check(rc == 0 and any(k.endswith(".prv") for k in wref) and
+                  (fmt is pv or "perfetto.pftrace" in wref),
                   f"window {win}: serial: {rc} {err!r}")
             for n in (1, 2, 4):
                 for local in (False, True):
-                    what = f"window {' '.join(win)} -n {n}" + (" --local" if local else "")
+                    what = (f"window {' '.join(fmt[2:] + win)} -n {n}" +
+                            (" --local" if local else ""))
                     out = tmp / "out-w"
                     if local:
                         spread(uneven, tmp / "local-w", n)
-                    rc, err = job.run(n, [], out, trace=uneven, args=pv + win,
+                    rc, err = job.run(n, [], out, trace=uneven, args=fmt + win,
                                       local_root=tmp / "local-w" if local else None)
                     m = made.search(err)
                     check(rc == 0 and m is not None and m.group(1) == str(n),

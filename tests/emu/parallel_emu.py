@@ -25,8 +25,10 @@ which is asserted too:
     --salvage: serial (the same files; the reason asserted);
   - a 6-loom trace whose odd looms end early, with windows after their end
     (their rows' state at T0 written after their last event), inside, and
-    holding nothing (serial: the message), with -q and with the summary;
-  - every multi-loom corpus case with --from 1ms --to 30ms (-q);
+    holding nothing (serial: the message), with -q (Paraver, and Perfetto)
+    and with the summary;
+  - every multi-loom corpus case with --from 1ms --to 30ms (-q), with
+    --paraver and with --perfetto;
   - a 2-loom trace with 8400 records at one clock, 4200 a view (more than
     a batch of the merge, which then holds them all): by workers;
   - the same trace with every loom's events at the same clocks: serial
@@ -214,6 +216,9 @@ def main():
             # that holds nothing: the serial run's message)
             compare(case.name + " window", trace, ["--paraver", "-q", "--from", "1ms", "--to",
                                                    "30ms"], tmp, expect, ok=False)
+            # with Perfetto: the internal records of the state at T0 merged too
+            compare(case.name + " window perfetto", trace, ["--perfetto", "-q", "--from", "1ms",
+                                                            "--to", "30ms"], tmp, expect, ok=False)
             if "nosv" in case.name or "nanos6" in case.name:
                 # the breakdown: every loom's CPUs sorted after the merge
                 compare(case.name + " -b", trace, ["--paraver", "-q", "-b"], tmp, expect,
@@ -247,9 +252,17 @@ def main():
         # Perfetto with the breakdown and with a window
         compare("gen16 -b perfetto", trace, m + ["--paraver", "--perfetto", "-q", "-b"], tmp,
                 work)
+        # a window's state at T0 in perfetto.pftrace: the internal records at
+        # time 0 (each CPU's running thread, then each thread's raw channels)
+        # merged in the serial run's order (CPUs row by row, then threads)
         compare("gen16 window perfetto", trace, m + ["--perfetto", "-q", "--from", "1010000",
-                                                     "--to", "1200000"], tmp,
-                ("serial", "a window with the Perfetto output"))
+                                                     "--to", "1200000"], tmp, work)
+        compare("gen16 window perfetto --from", trace, m + ["--perfetto", "-q", "--from",
+                                                            "1010000"], tmp, work)
+        compare("gen16 window layer=shown", trace, m + ["-f", "perfetto:layer=shown", "-q",
+                                                        "--from", "1010000", "--to",
+                                                        "1200000"], tmp, work)
+        compare("gen16 window default formats", trace, m + ["--from", "1010000"], tmp, work)
         # the summary's window line: the events before T0 and whether reading
         # stopped, over every worker
         compare("gen16 window summary", trace, m + ["--paraver", "--from", "1010000"], tmp,
@@ -268,6 +281,8 @@ def main():
                     ["--to", "1300000"], ["--from", "1050000", "--to", "1100000"],
                     ["--from", "1100000", "--to", "1100001"]):
             compare("uneven " + " ".join(win), uneven, m + ["--paraver", "-q"] + win, tmp, six)
+            compare("uneven perfetto " + " ".join(win), uneven, m + ["--perfetto", "-q"] + win,
+                    tmp, six)
             compare("uneven summary " + " ".join(win), uneven, m + ["--paraver"] + win, tmp,
                     six)
         for win in (["--from", "5000000"], ["--to", "10"]):
