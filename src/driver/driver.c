@@ -778,8 +778,8 @@ static int format_is(const char *f, const char *name)
 
 /* Why run o may not be made by workers (weft_emulate_opts.jobs), or NULL:
  * the Paraver and Perfetto outputs and the summary only, without what a
- * worker cannot do alone; a window without the breakdown (and, by the
- * ranks of `mpi`, without the summary). */
+ * worker cannot do alone; a window (by the ranks of `mpi`, without the
+ * summary). */
 static const char *parallel_unfit(const struct weft_emulate_opts *o, int mpi)
 {
 	if (o->jobs < 2)
@@ -790,8 +790,6 @@ static const char *parallel_unfit(const struct weft_emulate_opts *o, int mpi)
 		return "--salvage";
 	if ((o->has_from || o->has_to) && mpi && o->summary != NULL)
 		return "a window with the summary";
-	if ((o->has_from || o->has_to) && o->breakdown)
-		return "a window with the breakdown";
 	if (o->open_output != NULL)
 		return "an output of the caller";
 	if (o->formats == NULL || o->formats[0] == NULL)
@@ -1580,7 +1578,8 @@ int weft_emulate_ranks(const struct weft_emulate_opts *user_opts, const struct w
 					f)) == NULL)
 				m = -1;
 			if (m == 0 && B.R != NULL)
-				m = par_merge_each(src, n, nr, feed_bd_emit, &B);
+				m = o->has_from ? par_merge_each_at0(src, n, nr, feed_bd_emit, &B) :
+					par_merge_each(src, n, nr, feed_bd_emit, &B);
 			else if (m == 0)
 				m = o->has_from ? par_merge_each_at0(src, n, nr, feed_emit, F) :
 					par_merge_each(src, n, nr, feed_emit, F);

@@ -598,8 +598,8 @@ static int merge_vecs(struct par_out *out, const struct rvec *const *vs, size_t 
 
 /* A window: the serial run writes every row's state at T0 when an event of
  * any loom comes after T0, so the workers whose looms had none write theirs
- * now; a window that holds nothing, or the breakdown (whose state at T0 is
- * the sorted slots), is left to the serial run: 0, or 1 (out->why). */
+ * now; a window that holds nothing is left to the serial run: 0, or 1
+ * (out->why). */
 static int par_window(const struct par_in *in, struct par_out *out)
 {
 	uint64_t n = 0;
@@ -608,11 +608,6 @@ static int par_window(const struct par_in *in, struct par_out *out)
 		n += emu_nevents(out->w[k].emu);
 		snapped |= emu_window_written(out->w[k].emu);
 	}
-	for (size_t f = 2; f < out->nviews; f++)
-		if (emu_view_at(out->emu, f)->breakdown) {
-			snprintf(out->why, sizeof out->why, "the breakdown with a window");
-			return 1;
-		}
 	out->snapped = snapped;
 	if (!in->defer_window && (n == 0 || (in->window->has_from && !snapped))) {
 		snprintf(out->why, sizeof out->why, "a window that holds nothing");

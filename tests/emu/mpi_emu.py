@@ -16,7 +16,9 @@ R = 1, 2 and 4:
   - without -q: the job's stdout is the serial run's (the summary, printed by
     rank 0 from every rank's figures, and where the files are, once), shared
     and --local, R = 1, 2, 4; the same with -b on the corpus's 4-loom
-    suite-nosv-task-types (the breakdown sorted by rank 0 after the merge);
+    suite-nosv-task-types (the breakdown sorted by rank 0 after the merge),
+    and with -b and a window (-q: the breakdown's state at T0, records of
+    several slots at time 0, set in rank 0's sorter);
   - windows (--from/--to, -q, --paraver and the default formats with
     perfetto.pftrace) on a 6-loom trace whose odd looms end early,
     shared and --local, R = 1, 2, 4: the serial files, made by the ranks; a
@@ -223,13 +225,23 @@ def main():
             cases.append(("-b", c / "v3" / "suite-nosv-task-types" / "ovni", ["-b"]))
         elif os.environ.get("CI") == "true":
             check(False, "the conformance corpus (suite-nosv-task-types) not found")
+        # a window with -b (the breakdown's state at T0 set in rank 0's sorter
+        # from the ranks' CPUs' values at T0; the default formats, Perfetto too)
+        if len(cases) > 1:
+            cases.append(("-b window", cases[1][1], ["-b", "-q", "--from", "10ms", "--to",
+                                                     "40ms"]))
         for name, tr, args in cases:
             sout = []
             rc, err = serial(tr, tmp / "serial-s", args, sout)
-            check(rc == 0 and sout[0].startswith("duration: ") and "\nCPU " in sout[0],
+            check(rc == 0 and ("-q" in args or sout[0].startswith("duration: ") and
+                               "\nCPU " in sout[0]),
                   f"{name}: the serial run's summary: {rc} {err!r} {sout!r}")
             sref = files(tmp / "serial-s")
-            if name == "-b":
+            if name == "-b window":
+                at0 = [ln for ln in sref.get("nosv-breakdown.prv", b"").splitlines()
+                       if ln.startswith(b"2:") and ln.split(b":")[5] == b"0"]
+                check(len(at0) >= 2, f"-b window: the breakdown's state at T0: {at0}")
+            if name.startswith("-b"):
                 check(any(k.endswith("-breakdown.prv") for k in sref) and
                       "perfetto.pftrace" in sref, f"-b: serial breakdown, Perfetto: {sorted(sref)}")
             for n in (1, 2, 4):
