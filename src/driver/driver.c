@@ -776,11 +776,10 @@ static int format_is(const char *f, const char *name)
 	return strncmp(f, name, n) == 0 && (f[n] == '\0' || f[n] == ':');
 }
 
-/* Why run o may not be made by workers (weft_emulate_opts.jobs), or NULL:
- * the Paraver and Perfetto outputs and the summary only, without what a
- * worker cannot do alone; a window (by the ranks of `mpi`, without the
- * summary). */
-static const char *parallel_unfit(const struct weft_emulate_opts *o, int mpi)
+/* Why run o may not be made by workers (weft_emulate_opts.jobs) or by the
+ * ranks of --mpi, or NULL: the Paraver and Perfetto outputs, the summary,
+ * -b and a window only, without what a worker cannot do alone. */
+static const char *parallel_unfit(const struct weft_emulate_opts *o)
 {
 	if (o->jobs < 2)
 		return "one worker";
@@ -788,8 +787,6 @@ static const char *parallel_unfit(const struct weft_emulate_opts *o, int mpi)
 		return "-v";
 	if (o->salvage)
 		return "--salvage";
-	if ((o->has_from || o->has_to) && mpi && o->summary != NULL)
-		return "a window with the summary";
 	if (o->open_output != NULL)
 		return "an output of the caller";
 	if (o->formats == NULL || o->formats[0] == NULL)
@@ -1031,7 +1028,7 @@ int weft_emulate(const struct weft_emulate_opts *user_opts, char *err, size_t er
 			err, errlen) != 0)
 		return -1;
 	const struct weft_emulate_opts *o = &full;
-	const char *unfit = parallel_unfit(o, 0);
+	const char *unfit = parallel_unfit(o);
 	if (unfit == NULL) {
 		int pr = run_parallel(o, err, errlen);
 		if (pr != RUN_SERIAL)
@@ -1130,6 +1127,10 @@ struct rank_part {
 	double cpu;
 	uint64_t has; /* emulated looms (its task types are compared) */
 	uint64_t snapped; /* a window: a worker wrote its state at T0 at an event */
+	/* the summary's window line: the last event's dclock, whether a worker
+	 * met an event, whether reading stopped after T1, the events before T0 */
+	int64_t end;
+	uint64_t started, stopped, nmuted;
 	uint64_t nrec[EMU_MAX_VIEWS];
 };
 
@@ -1339,7 +1340,7 @@ int weft_emulate_ranks(const struct weft_emulate_opts *user_opts, const struct w
 	struct weft_emulate_opts so = *o; /* the trace read: o->path, or the shadow */
 	so.outdir = o->outdir != NULL ? o->outdir : o->path;
 	so.jobs = o->jobs < 2 ? 2 : o->jobs;
-	const char *unfit = parallel_unfit(&so, 1);
+	const char *unfit = parallel_unfit(&so);
 	so.jobs = o->jobs < 1 ? 1 : o->jobs;
 	char msg[WEFT_ERR_MAX] = "", e2[WEFT_ERR_MAX];
 	char *shadow = NULL;
@@ -1451,6 +1452,10 @@ int weft_emulate_ranks(const struct weft_emulate_opts *user_opts, const struct w
 		me.nevents = P.nevents;
 		me.duration = P.duration;
 		me.snapped = (uint64_t) P.snapped;
+		me.end = P.end;
+		me.started = (uint64_t) P.started;
+		me.stopped = (uint64_t) P.stopped;
+		me.nmuted = P.nmuted;
 		for (size_t k = 0; k < P.nworkers && k < 64; k++)
 			me.cpu += P.cpu[k];
 		for (size_t f = 0; f < P.nviews; f++)
@@ -1511,8 +1516,8 @@ int weft_emulate_ranks(const struct weft_emulate_opts *user_opts, const struct w
 		/* the task types must be the same in every rank that emulated */
 		const uint8_t *dyn0 = parts + sizeof me;
 		size_t dl0 = lens[0] - sizeof me, at = 0;
-		int64_t duration = 0;
-		uint64_t nevents = 0, snapped = 0;
+		int64_t duration = 0, end = 0;
+		uint64_t nevents = 0, snapped = 0, started = 0, stopped = 0, nmuted = 0;
 		double cpu = 0, cpumax = 0;
 		for (size_t r = 0; r < nr; r++) {
 			struct rank_part p;
@@ -1527,6 +1532,13 @@ int weft_emulate_ranks(const struct weft_emulate_opts *user_opts, const struct w
 				duration = p.duration;
 			nevents += p.nevents;
 			snapped |= p.snapped;
+			/* the window line as -j's (emu_summary_split): reading stopped
+			 * when a rank met an event after T1 (the serial run's first
+			 * one is one of theirs), the events before T0 summed */
+			end = p.end > end ? p.end : end;
+			started |= p.started;
+			stopped |= p.stopped;
+			nmuted += p.nmuted;
 			cpu += p.cpu;
 			cpumax = p.cpu > cpumax ? p.cpu : cpumax;
 			if (timing)
@@ -1617,8 +1629,10 @@ int weft_emulate_ranks(const struct weft_emulate_opts *user_opts, const struct w
 				code = 1;
 				snprintf(msg, sizeof msg, "rank %zu's summary could not be read", r);
 			}
+		if (code == 0 && o->summary != NULL && (o->has_from || o->has_to))
+			emu_window_add(P.emu, started != 0, stopped != 0, nmuted);
 		if (code == 0 && o->summary != NULL)
-			emu_summary_at(P.emu, duration, nevents, o->summary);
+			emu_summary_at(P.emu, end, nevents, o->summary);
 		free(F);
 		if (timing && code == 0)
 			fprintf(stderr, "weft emu: --mpi: %d ranks, %" PRIu64 " events in %.2f s (the "

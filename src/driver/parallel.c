@@ -854,10 +854,16 @@ int par_run(const struct par_in *in, struct par_out *out, char *err, size_t errl
 		}
 	}
 	for (size_t k = 0; k < nw; k++) {
-		int64_t d = emu_duration(out->w[k].emu);
+		int64_t d = emu_duration(out->w[k].emu), from, last;
 		if (d > out->duration)
 			out->duration = d;
 		out->nevents += emu_nevents(out->w[k].emu);
+		int started = emu_window_span(out->w[k].emu, &from, &last);
+		if (started && last > out->end)
+			out->end = last;
+		out->started |= started;
+		out->stopped |= emu_window_stopped(out->w[k].emu);
+		out->nmuted += emu_window_nmuted(out->w[k].emu);
 	}
 	for (size_t f = 0; f < out->nviews; f++) {
 		int m = merge_view(out, f);

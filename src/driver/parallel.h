@@ -67,6 +67,12 @@ struct par_out {
 	size_t nirec;
 	int64_t duration;
 	uint64_t nevents;
+	/* the summary's window line over the workers: the last event's dclock,
+	 * whether one met an event, whether reading stopped after T1, the
+	 * events before T0 */
+	int64_t end;
+	int started, stopped;
+	uint64_t nmuted;
 	size_t nworkers;
 	double cpu[64]; /* each worker's CPU time (first 64) */
 	char why[256];  /* par_run returned 1: why the serial run is needed */

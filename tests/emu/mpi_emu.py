@@ -17,13 +17,17 @@ R = 1, 2 and 4:
     rank 0 from every rank's figures, and where the files are, once), shared
     and --local, R = 1, 2, 4; the same with -b on the corpus's 4-loom
     suite-nosv-task-types (the breakdown sorted by rank 0 after the merge),
-    and with -b and a window (-q: the breakdown's state at T0, records of
-    several slots at time 0, set in rank 0's sorter);
+    and with -b and a window (the breakdown's state at T0, records of
+    several slots at time 0, set in rank 0's sorter; with -q and with the
+    summary, its window line);
   - windows (--from/--to, -q, --paraver and the default formats with
     perfetto.pftrace) on a 6-loom trace whose odd looms end early,
     shared and --local, R = 1, 2, 4: the serial files, made by the ranks; a
-    window that holds nothing: rank 0's serial run, its message, exit 1; a
-    window with the summary: rank 0's serial run, its stdout;
+    window that holds nothing: rank 0's serial run, its message, exit 1;
+  - windows with the summary (--from, --from/--to, --to, on the same trace,
+    shared and --local, R = 1, 2, 4): made by the ranks, the job's stdout the
+    serial run's (the window line: the events before T0, the span, and
+    whether reading stopped, which two of them do) and the serial files;
   - the collectives in rounds of 1000 bytes (WEFT_MPI_ROUND, as beyond 2 GiB):
     the same files, shared and --local;
   - the trace with every loom's events at the same clocks: shared, rank 0 makes
@@ -230,6 +234,9 @@ def main():
         if len(cases) > 1:
             cases.append(("-b window", cases[1][1], ["-b", "-q", "--from", "10ms", "--to",
                                                      "40ms"]))
+            # and with the summary (its window line from every rank's parts)
+            cases.append(("-b window summary", cases[1][1], ["-b", "--from", "10ms", "--to",
+                                                             "40ms"]))
         for name, tr, args in cases:
             sout = []
             rc, err = serial(tr, tmp / "serial-s", args, sout)
@@ -237,7 +244,9 @@ def main():
                                "\nCPU " in sout[0]),
                   f"{name}: the serial run's summary: {rc} {err!r} {sout!r}")
             sref = files(tmp / "serial-s")
-            if name == "-b window":
+            check("window" not in name or "-q" in args or "\nwindow: " in sout[0],
+                  f"{name}: the serial run's window line: {sout!r}")
+            if name.startswith("-b window"):
                 at0 = [ln for ln in sref.get("nosv-breakdown.prv", b"").splitlines()
                        if ln.startswith(b"2:") and ln.split(b":")[5] == b"0"]
                 check(len(at0) >= 2, f"-b window: the breakdown's state at T0: {at0}")
@@ -314,15 +323,36 @@ def main():
               f"empty window: {rc2} {err2!r}")
         check(not (tmp / "out-w0").exists() or not any((tmp / "out-w0").iterdir()),
               "empty window: nothing written (the directory made, empty, as serially)")
-        # a window with the summary: rank 0's serial run (its stdout)
-        sout = []
-        serial(uneven, tmp / "serial-ws", pv[:2] + ["--paraver", "--from", "1200000"], sout)
-        rc, err = job.run(2, [], tmp / "out-ws", trace=uneven,
-                          args=pv[:2] + ["--paraver", "--from", "1200000"])
-        check(rc == 0 and "--mpi: serial run on rank 0 (a window with the summary)\n" in err
-              and job.stdout == sout[0] and "\nwindow: " in sout[0] and
-              files(tmp / "out-ws") == files(tmp / "serial-ws"),
-              f"window with the summary: {rc} {err!r} {job.stdout!r}")
+        # a window with the summary: made by the ranks, the window line's parts
+        # (the events before T0 summed, reading stopped when a rank met an event
+        # after T1, the span from the last event over every rank) put together
+        # by rank 0 as -j's from its workers; the job's stdout is the serial run's
+        stopped = 0
+        for win in (["--from", "1200000"], ["--from", "1200000", "--to", "1300000"],
+                    ["--to", "1100000"], ["--from", "1050000", "--to", "1100000"]):
+            sout = []
+            args = pv[:2] + ["--paraver"] + win
+            rc, err = serial(uneven, tmp / "serial-ws", args, sout)
+            wref = files(tmp / "serial-ws")
+            check(rc == 0 and "\nwindow: " in sout[0], f"window summary {win}: serial: {rc} "
+                  f"{err!r} {sout!r}")
+            stopped += "\nthe run stopped at the first event after the window" in sout[0]
+            for n in (1, 2, 4):
+                for local in (False, True):
+                    what = f"window summary {' '.join(win)} -n {n}" + (" --local" if local
+                                                                       else "")
+                    if local:
+                        spread(uneven, tmp / "local-ws", n)
+                    rc, err = job.run(n, [], tmp / "out-ws", trace=uneven, args=args,
+                                      local_root=tmp / "local-ws" if local else None)
+                    m = made.search(err)
+                    check(rc == 0 and m is not None and m.group(1) == str(n),
+                          f"{what}: made by {n} ranks: {rc} {err!r}")
+                    check(job.stdout == sout[0], f"{what}: stdout {job.stdout!r} vs the "
+                          f"serial run's {sout[0]!r}")
+                    check(files(tmp / "out-ws") == wref, f"{what}: the serial files")
+                    job.no_shadow(what)
+        check(stopped >= 2, f"window summary: {stopped} serial runs stopped after T1")
 
         # events of every loom at the same clocks: serial order unknown to the ranks
         ties = tmp / "ties" / "ovni"

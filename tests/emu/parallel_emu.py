@@ -239,6 +239,10 @@ def main():
                             ["--to", "20ms"], ["--perfetto", "--from", "5ms", "--to", "40ms"]):
                     compare(case.name + " -b " + " ".join(win), trace,
                             ["--paraver", "-q", "-b"] + win, tmp, expect, bd=True)
+                # and with the summary (the window line)
+                compare(case.name + " -b summary --from 10ms --to 40ms", trace,
+                        ["--paraver", "-b", "--from", "10ms", "--to", "40ms"], tmp, expect,
+                        bd=True)
                 nbd += 1
             n += 1
         if c:
