@@ -18,16 +18,15 @@ R = 1, 2 and 4:
     and --local, R = 1, 2, 4; the same with -b on the corpus's 4-loom
     suite-nosv-task-types (the breakdown sorted by rank 0 after the merge),
     and with -b and a window (the breakdown's state at T0, records of
-    several slots at time 0, set in rank 0's sorter; with -q and with the
-    summary, its window line);
-  - windows (--from/--to, -q, --paraver and the default formats with
-    perfetto.pftrace) on a 6-loom trace whose odd looms end early,
-    shared and --local, R = 1, 2, 4: the serial files, made by the ranks; a
-    window that holds nothing: rank 0's serial run, its message, exit 1;
-  - windows with the summary (--from, --from/--to, --to, on the same trace,
-    shared and --local, R = 1, 2, 4): made by the ranks, the job's stdout the
-    serial run's (the window line: the events before T0, the span, and
-    whether reading stopped, which two of them do) and the serial files;
+    several slots at time 0, set in rank 0's sorter; the summary's window
+    line);
+  - windows (--from/--to and --to with --paraver, --from and --from/--to
+    with the default formats, perfetto.pftrace; --from and --to with the
+    summary, reading stopped after T1 in the second) on a 6-loom trace whose
+    odd looms end early, shared and --local, R = 1, 2, 4: the serial files and stdout (the
+    window line: the events before T0, the span, whether reading stopped),
+    made by the ranks; a window that holds nothing: rank 0's serial run, its
+    message, exit 1;
   - the collectives in rounds of 1000 bytes (WEFT_MPI_ROUND, as beyond 2 GiB):
     the same files, shared and --local;
   - the trace with every loom's events at the same clocks: shared, rank 0 makes
@@ -231,10 +230,8 @@ def main():
             check(False, "the conformance corpus (suite-nosv-task-types) not found")
         # a window with -b (the breakdown's state at T0 set in rank 0's sorter
         # from the ranks' CPUs' values at T0; the default formats, Perfetto too)
+        # and with the summary (its window line from every rank's parts)
         if len(cases) > 1:
-            cases.append(("-b window", cases[1][1], ["-b", "-q", "--from", "10ms", "--to",
-                                                     "40ms"]))
-            # and with the summary (its window line from every rank's parts)
             cases.append(("-b window summary", cases[1][1], ["-b", "--from", "10ms", "--to",
                                                              "40ms"]))
         for name, tr, args in cases:
@@ -287,18 +284,26 @@ def main():
         uneven = tmp / "uneven" / "ovni"
         parallel_emu.gen_trace(str(uneven), NLOOMS, uneven=True)
         pv = ["--model", str(ZETA), "-q", "--paraver"]
-        wins = [(pv, w) for w in (["--from", "1200000", "--to", "1300000"], ["--from", "1200000"],
-                                  ["--to", "1300000"], ["--from", "1050000", "--to", "1100000"])]
-        # with Perfetto (the default formats): the internal records of the state
-        # at T0 merged by rank 0 in the serial run's order
-        wins += [(ARGS, w) for w in (["--from", "1200000", "--to", "1300000"],
-                                     ["--from", "1050000", "--to", "1100000"])]
+        # two with Perfetto (the default formats: the internal records of the
+        # state at T0 merged by rank 0 in the serial run's order), two with the
+        # summary (its window line put together by rank 0 from every rank's
+        # parts, as -j's from its workers: the events before T0 summed, reading
+        # stopped when a rank met an event after T1, the span to the last event
+        # over every rank), the second stopping after T1
+        noq = ["--model", str(ZETA)]
+        wins = [(pv, ["--from", "1200000", "--to", "1300000"]), (noq, ["--from", "1200000"]),
+                (noq + ["--paraver"], ["--to", "1300000"]),
+                (ARGS, ["--from", "1050000", "--to", "1100000"])]
+        stopped = 0
         for fmt, win in wins:
-            rc, err = serial(uneven, tmp / "serial-w", fmt + win)
+            sout = []
+            rc, err = serial(uneven, tmp / "serial-w", fmt + win, sout)
             wref = files(tmp / "serial-w")
             check(rc == 0 and any(k.endswith(".prv") for k in wref) and
-                  (fmt is pv or "perfetto.pftrace" in wref),
-                  f"window {win}: serial: {rc} {err!r}")
+                  ("--paraver" in fmt or "perfetto.pftrace" in wref) and
+                  ("-q" in fmt or "\nwindow: " in sout[0]),
+                  f"window {win}: serial: {rc} {err!r} {sout!r}")
+            stopped += "\nthe run stopped at the first event after the window" in sout[0]
             for n in (1, 2, 4):
                 for local in (False, True):
                     what = (f"window {' '.join(fmt[2:] + win)} -n {n}" +
@@ -312,7 +317,10 @@ def main():
                     check(rc == 0 and m is not None and m.group(1) == str(n),
                           f"{what}: made by {n} ranks: {rc} {err!r}")
                     check(files(out) == wref, f"{what}: the serial files")
+                    check(job.stdout == sout[0], f"{what}: stdout {job.stdout!r} vs the "
+                          f"serial run's {sout[0]!r}")
                     job.no_shadow(what)
+        check(stopped == 1, f"windows: {stopped} serial runs stopped after T1, not 1")
         # a window that holds nothing: rank 0's serial run refuses it (its message)
         rc, err = serial(uneven, tmp / "serial-w", pv + ["--from", "5000000"])
         check(rc == 1 and err.startswith("weft emu: --from 5000000 ") and
@@ -323,36 +331,6 @@ def main():
               f"empty window: {rc2} {err2!r}")
         check(not (tmp / "out-w0").exists() or not any((tmp / "out-w0").iterdir()),
               "empty window: nothing written (the directory made, empty, as serially)")
-        # a window with the summary: made by the ranks, the window line's parts
-        # (the events before T0 summed, reading stopped when a rank met an event
-        # after T1, the span from the last event over every rank) put together
-        # by rank 0 as -j's from its workers; the job's stdout is the serial run's
-        stopped = 0
-        for win in (["--from", "1200000"], ["--from", "1200000", "--to", "1300000"],
-                    ["--to", "1100000"], ["--from", "1050000", "--to", "1100000"]):
-            sout = []
-            args = pv[:2] + ["--paraver"] + win
-            rc, err = serial(uneven, tmp / "serial-ws", args, sout)
-            wref = files(tmp / "serial-ws")
-            check(rc == 0 and "\nwindow: " in sout[0], f"window summary {win}: serial: {rc} "
-                  f"{err!r} {sout!r}")
-            stopped += "\nthe run stopped at the first event after the window" in sout[0]
-            for n in (1, 2, 4):
-                for local in (False, True):
-                    what = f"window summary {' '.join(win)} -n {n}" + (" --local" if local
-                                                                       else "")
-                    if local:
-                        spread(uneven, tmp / "local-ws", n)
-                    rc, err = job.run(n, [], tmp / "out-ws", trace=uneven, args=args,
-                                      local_root=tmp / "local-ws" if local else None)
-                    m = made.search(err)
-                    check(rc == 0 and m is not None and m.group(1) == str(n),
-                          f"{what}: made by {n} ranks: {rc} {err!r}")
-                    check(job.stdout == sout[0], f"{what}: stdout {job.stdout!r} vs the "
-                          f"serial run's {sout[0]!r}")
-                    check(files(tmp / "out-ws") == wref, f"{what}: the serial files")
-                    job.no_shadow(what)
-        check(stopped >= 2, f"window summary: {stopped} serial runs stopped after T1")
 
         # events of every loom at the same clocks: serial order unknown to the ranks
         ties = tmp / "ties" / "ovni"
