@@ -776,12 +776,12 @@ static int format_is(const char *f, const char *name)
 	return strncmp(f, name, n) == 0 && (f[n] == '\0' || f[n] == ':');
 }
 
-/* Why run o may not be made by workers (weft_emulate_opts.jobs), or NULL:
- * the Paraver and Perfetto outputs, the summary and a caller's output that
- * follows the records in time order (open_output_merged) only, without
- * what a worker cannot do alone; a window without the breakdown, the
- * Perfetto output or a caller's output that wants internal records (and,
- * by the ranks of `mpi`, without the summary). */
+/* Why run o may not be made by workers (weft_emulate_opts.jobs) or by the
+ * ranks of --mpi (mpi), or NULL: the Paraver, Perfetto and SQLite outputs
+ * (SQLite by -j's workers, without a window), the summary, -b, a window,
+ * and a caller's output that follows the records in time order
+ * (open_output_merged; without a window when it wants internal records),
+ * without what a worker cannot do alone. */
 static const char *parallel_unfit(const struct weft_emulate_opts *o, int mpi)
 {
 	if (o->jobs < 2)
@@ -790,10 +790,6 @@ static const char *parallel_unfit(const struct weft_emulate_opts *o, int mpi)
 		return "-v";
 	if (o->salvage)
 		return "--salvage";
-	if ((o->has_from || o->has_to) && mpi && o->summary != NULL)
-		return "a window with the summary";
-	if ((o->has_from || o->has_to) && o->breakdown)
-		return "a window with the breakdown";
 	if (o->open_output != NULL && !o->open_output_merged)
 		return "an output of the caller";
 	/* a window's state at T0 holds the raw channels of every loom at
@@ -804,10 +800,6 @@ static const char *parallel_unfit(const struct weft_emulate_opts *o, int mpi)
 		return "no output";
 	for (size_t i = 0; o->formats != NULL && o->formats[i] != NULL; i++) {
 		const char *f = o->formats[i];
-		/* a window's state at T0 holds internal records of every loom at
-		 * time 0, whose serial order the merge does not know */
-		if (format_is(f, "perfetto") && (o->has_from || o->has_to))
-			return "a window with the Perfetto output";
 		if (format_is(f, "paraver") || format_is(f, "paraver-cfg") ||
 				format_is(f, "perfetto"))
 			continue;
@@ -1197,6 +1189,10 @@ struct rank_part {
 	double cpu;
 	uint64_t has; /* emulated looms (its task types are compared) */
 	uint64_t snapped; /* a window: a worker wrote its state at T0 at an event */
+	/* the summary's window line: the last event's dclock, whether a worker
+	 * met an event, whether reading stopped after T1, the events before T0 */
+	int64_t end;
+	uint64_t started, stopped, nmuted;
 	uint64_t nrec[EMU_MAX_VIEWS];
 };
 
@@ -1337,7 +1333,8 @@ static int ranks_write_merged(struct run *R, const struct weft_emulate_opts *o,
 			src[k] = recs[f] + off;
 			n[k] = rlens[f][k] / sizeof **rec;
 		}
-		r = par_merge((const struct emu_prv_rec *const *) src, n, nr, &rec[f], &nrec[f]);
+		r = par_merge((const struct emu_prv_rec *const *) src, n, nr, o->has_from, &rec[f],
+				&nrec[f]);
 		if (r == 0 && emu_view_at(emu, f)->breakdown) {
 			struct emu_prv_rec *sorted;
 			size_t ns;
@@ -1355,7 +1352,8 @@ static int ranks_write_merged(struct run *R, const struct weft_emulate_opts *o,
 			src[k] = irecs + off;
 			n[k] = ilens[k] / sizeof *irec;
 		}
-		r = par_merge_irec((const struct emu_rec *const *) src, n, nr, &irec, &nirec);
+		r = par_merge_irec((const struct emu_rec *const *) src, n, nr, o->has_from, &irec,
+				&nirec);
 	}
 	if (r < 0)
 		snprintf(err, errlen, "out of memory for the merge");
@@ -1517,6 +1515,10 @@ int weft_emulate_ranks(const struct weft_emulate_opts *user_opts, const struct w
 		me.nevents = P.nevents;
 		me.duration = P.duration;
 		me.snapped = (uint64_t) P.snapped;
+		me.end = P.end;
+		me.started = (uint64_t) P.started;
+		me.stopped = (uint64_t) P.stopped;
+		me.nmuted = P.nmuted;
 		for (size_t k = 0; k < P.nworkers && k < 64; k++)
 			me.cpu += P.cpu[k];
 		for (size_t f = 0; f < P.nviews; f++)
@@ -1573,8 +1575,8 @@ int weft_emulate_ranks(const struct weft_emulate_opts *user_opts, const struct w
 		/* the task types must be the same in every rank that emulated */
 		const uint8_t *dyn0 = parts + sizeof me;
 		size_t dl0 = lens[0] - sizeof me, at = 0;
-		int64_t duration = 0;
-		uint64_t nevents = 0, snapped = 0;
+		int64_t duration = 0, end = 0;
+		uint64_t nevents = 0, snapped = 0, started = 0, stopped = 0, nmuted = 0;
 		double cpu = 0, cpumax = 0;
 		for (size_t r = 0; r < nr; r++) {
 			struct rank_part p;
@@ -1589,6 +1591,13 @@ int weft_emulate_ranks(const struct weft_emulate_opts *user_opts, const struct w
 				duration = p.duration;
 			nevents += p.nevents;
 			snapped |= p.snapped;
+			/* the window line as -j's (emu_summary_split): reading stopped
+			 * when a rank met an event after T1 (the serial run's first
+			 * one is one of theirs), the events before T0 summed */
+			end = p.end > end ? p.end : end;
+			started |= p.started;
+			stopped |= p.stopped;
+			nmuted += p.nmuted;
 			cpu += p.cpu;
 			cpumax = p.cpu > cpumax ? p.cpu : cpumax;
 			if (timing)
@@ -1640,7 +1649,8 @@ int weft_emulate_ranks(const struct weft_emulate_opts *user_opts, const struct w
 					f)) == NULL)
 				m = -1;
 			if (m == 0 && B.R != NULL)
-				m = par_merge_each(src, n, nr, feed_bd_emit, &B);
+				m = o->has_from ? par_merge_each_at0(src, n, nr, feed_bd_emit, &B) :
+					par_merge_each(src, n, nr, feed_bd_emit, &B);
 			else if (m == 0)
 				m = o->has_from ? par_merge_each_at0(src, n, nr, feed_emit, F) :
 					par_merge_each(src, n, nr, feed_emit, F);
@@ -1678,8 +1688,10 @@ int weft_emulate_ranks(const struct weft_emulate_opts *user_opts, const struct w
 				code = 1;
 				snprintf(msg, sizeof msg, "rank %zu's summary could not be read", r);
 			}
+		if (code == 0 && o->summary != NULL && (o->has_from || o->has_to))
+			emu_window_add(P.emu, started != 0, stopped != 0, nmuted);
 		if (code == 0 && o->summary != NULL)
-			emu_summary_at(P.emu, duration, nevents, o->summary);
+			emu_summary_at(P.emu, end, nevents, o->summary);
 		free(F);
 		if (timing && code == 0)
 			fprintf(stderr, "weft emu: --mpi: %d ranks, %" PRIu64 " events in %.2f s (the "

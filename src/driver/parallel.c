@@ -527,14 +527,42 @@ static size_t earliest(const void *src, size_t k, const size_t *pos, const size_
 	return best;
 }
 
-static int64_t prv_time(const void *src, size_t i, size_t p)
+/* arrays of elements of esz bytes, each beginning with its int64_t time */
+struct arr_src {
+	const void *const *src;
+	size_t esz;
+};
+
+static const void *arr_at(const struct arr_src *a, size_t i, size_t p)
 {
-	return ((const struct emu_prv_rec *const *) src)[i][p].time;
+	return (const char *) a->src[i] + p * a->esz;
 }
 
-static int64_t irec_time(const void *src, size_t i, size_t p)
+static int64_t arr_time(const void *src, size_t i, size_t p)
 {
-	return ((const struct emu_rec *const *) src)[i][p].time;
+	int64_t t;
+	memcpy(&t, arr_at(src, i, p), sizeof t);
+	return t;
+}
+
+/* A window's time 0 (--from): the records of each row's state at T0, in
+ * the order the serial run writes them (emu_win_snapshot): the view records
+ * row by row; the internal records the CPUs' (running thread, count) row
+ * by row, then the threads' (raw channels) row by row. Every row is one
+ * worker's (one rank's), so the records at time 0 are merged by this key,
+ * not by time (which ties there). */
+typedef uint64_t (*at0_key)(const void *rec);
+
+static uint64_t at0_prv(const void *rec)
+{
+	return ((const struct emu_prv_rec *) rec)->row;
+}
+
+static uint64_t at0_irec(const void *rec)
+{
+	const struct emu_rec *x = rec;
+	int thread = x->kind != EMU_REC_RSEL && x->kind != EMU_REC_NRUN;
+	return (uint64_t) thread << 32 | x->row;
 }
 
 /* The chunks the merge has emptied, whose pages go under the merged
@@ -628,18 +656,19 @@ static inline int64_t cur_time(const struct rcur *c)
 	return t;
 }
 
-/* The records of c that are before time lim (or, snap, at time 0 of row
- * row) onto d, c moved past them, *pos counting them. */
-static void cur_take(struct rcur *c, struct rdst *d, struct rpool *pl, int64_t lim, int snap,
-		uint32_t row, size_t *pos)
+/* The records of c that are before time lim (or, with key, at time 0 with
+ * key k0) onto d, c moved past them, *pos counting them. */
+static void cur_take(struct rcur *c, struct rdst *d, struct rpool *pl, int64_t lim, at0_key key,
+		uint64_t k0, size_t *pos)
 {
 	size_t esz = c->v->esz;
 	while (c->p != NULL) {
 		const char *q = c->p;
-		if (snap) {
+		if (key != NULL) {
 			for (; q < c->end; q += esz) {
-				const struct emu_prv_rec *r = (const void *) q;
-				if (r->time != 0 || r->row != row)
+				int64_t t;
+				memcpy(&t, q, sizeof t);
+				if (t != 0 || key(q) != k0)
 					break;
 			}
 		} else {
@@ -675,11 +704,11 @@ static int64_t vec_time(const void *src, size_t i, size_t p)
 
 /* The records of every worker's vector vs[k] (elements of esz bytes), by
  * time, into *dst (*nout of them: a mapping of *maplen bytes, or, when
- * there are none, malloc'd with *maplen 0), a window's time 0 first by row
- * where snap (struct emu_prv_rec elements), the vectors' chunks put in pl
- * as they are read: 0, 1 (two workers have records at one time: out->why),
- * -1 (out of memory). */
-static int merge_vecs(struct par_out *out, struct rvec *const *vs, size_t esz, int snap,
+ * there are none, malloc'd with *maplen 0), a window's time 0 first by key
+ * where key is not NULL, the vectors' chunks put in pl as they are read:
+ * 0, 1 (two workers have records at one time: out->why), -1 (out of
+ * memory). */
+static int merge_vecs(struct par_out *out, struct rvec *const *vs, size_t esz, at0_key key,
 		struct rpool *pl, void **dst, size_t *nout, size_t *maplen)
 {
 	size_t nw = out->nworkers, total = 0;
@@ -705,23 +734,23 @@ static int merge_vecs(struct par_out *out, struct rvec *const *vs, size_t esz, i
 		cur_chunk(&cur[k], 0);
 		len[k] = vs[k]->n;
 	}
-	/* a window's time 0 (snap: view records): each row's state at T0, row
-	 * by row, as the serial run writes it (every row is one worker's) */
-	while (snap && r == 0) {
+	/* a window's time 0: each row's state at T0, in key order, as the
+	 * serial run writes it (every row is one worker's) */
+	while (key != NULL && r == 0) {
 		size_t best = nw;
-		uint32_t brow = 0;
+		uint64_t bkey = 0;
 		for (size_t k = 0; k < nw; k++) {
-			if (cur[k].p == NULL)
+			if (cur[k].p == NULL || cur_time(&cur[k]) != 0)
 				continue;
-			const struct emu_prv_rec *x = (const void *) cur[k].p;
-			if (x->time == 0 && (best == nw || x->row < brow)) {
+			uint64_t kk = key(cur[k].p);
+			if (best == nw || kk < bkey) {
 				best = k;
-				brow = x->row;
+				bkey = kk;
 			}
 		}
 		if (best == nw)
 			break;
-		cur_take(&cur[best], &d, pl, 0, 1, brow, &pos[best]);
+		cur_take(&cur[best], &d, pl, 0, key, bkey, &pos[best]);
 	}
 	while (r == 0) {
 		int64_t bt, second;
@@ -733,7 +762,7 @@ static int merge_vecs(struct par_out *out, struct rvec *const *vs, size_t esz, i
 			r = 1;
 			break;
 		}
-		cur_take(&cur[best], &d, pl, second, 0, 0, &pos[best]);
+		cur_take(&cur[best], &d, pl, second, NULL, 0, &pos[best]);
 	}
 	free(pos);
 	free(len);
@@ -770,8 +799,8 @@ void par_free_rec(struct par_out *out, size_t f)
 
 /* A window: the serial run writes every row's state at T0 when an event of
  * any loom comes after T0, so the workers whose looms had none write theirs
- * now; a window that holds nothing, or the breakdown (whose state at T0 is
- * the sorted slots), is left to the serial run: 0, or 1 (out->why). */
+ * now; a window that holds nothing is left to the serial run: 0, or 1
+ * (out->why). */
 static int par_window(const struct par_in *in, struct par_out *out)
 {
 	uint64_t n = 0;
@@ -780,11 +809,6 @@ static int par_window(const struct par_in *in, struct par_out *out)
 		n += emu_nevents(out->w[k].emu);
 		snapped |= emu_window_written(out->w[k].emu);
 	}
-	for (size_t f = 2; f < out->nviews; f++)
-		if (emu_view_at(out->emu, f)->breakdown) {
-			snprintf(out->why, sizeof out->why, "the breakdown with a window");
-			return 1;
-		}
 	out->snapped = snapped;
 	if (!in->defer_window && (n == 0 || (in->window->has_from && !snapped))) {
 		snprintf(out->why, sizeof out->why, "a window that holds nothing");
@@ -853,8 +877,9 @@ static int merge_view(struct par_out *out, size_t f, struct rpool *pl)
 		vs[k] = f < EMU_MAX_VIEWS ? &out->w[k].v[f] : &out->w[k].iv;
 	void *m = NULL;
 	size_t n = 0;
-	int r = merge_vecs(out, vs, f < EMU_MAX_VIEWS ? sizeof **out->rec : sizeof *out->irec,
-			out->snap0 && f < EMU_MAX_VIEWS, pl, &m, &n, &out->maplen[f]);
+	at0_key key = !out->snap0 ? NULL : f < EMU_MAX_VIEWS ? at0_prv : at0_irec;
+	int r = merge_vecs(out, vs, f < EMU_MAX_VIEWS ? sizeof **out->rec : sizeof *out->irec, key,
+			pl, &m, &n, &out->maplen[f]);
 	if (f < EMU_MAX_VIEWS) {
 		out->rec[f] = m;
 		out->nrec[f] = n;
@@ -1032,10 +1057,16 @@ int par_run(const struct par_in *in, struct par_out *out, char *err, size_t errl
 		}
 	}
 	for (size_t k = 0; k < nw; k++) {
-		int64_t d = emu_duration(out->w[k].emu);
+		int64_t d = emu_duration(out->w[k].emu), from, last;
 		if (d > out->duration)
 			out->duration = d;
 		out->nevents += emu_nevents(out->w[k].emu);
+		int started = emu_window_span(out->w[k].emu, &from, &last);
+		if (started && last > out->end)
+			out->end = last;
+		out->started |= started;
+		out->stopped |= emu_window_stopped(out->w[k].emu);
+		out->nmuted += emu_window_nmuted(out->w[k].emu);
 	}
 	/* the workers' emptied chunks, under the merged copies in turn */
 	struct rpool pl = { NULL, 0, 0 };
@@ -1090,16 +1121,43 @@ void par_free(struct par_out *out)
 	memset(out, 0, sizeof *out);
 }
 
-int par_merge_each(const struct emu_prv_rec *const *src, const size_t *n, size_t k,
-		int (*emit)(void *ctx, const struct emu_prv_rec *r, size_t nr), void *ctx)
+/* k arrays src[i] of n[i] elements of esz bytes (each beginning with its
+ * int64_t time), sorted by time, merged: with key, those at time 0 first
+ * by key (a window's state at T0), then by time; emit gets each run of
+ * elements of one array in merged order. 0, 1 (two arrays with elements at
+ * one time), or -1 (emit's non-zero return, or out of memory). */
+static int arr_merge(const void *const *src, const size_t *n, size_t k, size_t esz,
+		at0_key key, int (*emit)(void *ctx, const void *r, size_t nr), void *ctx)
 {
 	size_t *pos = calloc(k + 1, sizeof *pos);
 	if (pos == NULL)
 		return -1;
+	struct arr_src a = { src, esz };
 	int r = 0;
-	for (;;) {
+	while (key != NULL && r == 0) {
+		size_t best = k;
+		uint64_t bkey = 0;
+		for (size_t i = 0; i < k; i++) {
+			if (pos[i] == n[i] || arr_time(&a, i, pos[i]) != 0)
+				continue;
+			uint64_t kk = key(arr_at(&a, i, pos[i]));
+			if (best == k || kk < bkey) {
+				best = i;
+				bkey = kk;
+			}
+		}
+		if (best == k)
+			break;
+		size_t j = pos[best];
+		while (j < n[best] && arr_time(&a, best, j) == 0 && key(arr_at(&a, best, j)) == bkey)
+			j++;
+		if (emit(ctx, arr_at(&a, best, pos[best]), j - pos[best]) != 0)
+			r = -1;
+		pos[best] = j;
+	}
+	while (r == 0) {
 		int64_t bt, second;
-		size_t best = earliest(src, k, pos, n, prv_time, &bt, &second);
+		size_t best = earliest(&a, k, pos, n, arr_time, &bt, &second);
 		if (best == k)
 			break;
 		if (second == bt) {
@@ -1107,115 +1165,88 @@ int par_merge_each(const struct emu_prv_rec *const *src, const size_t *n, size_t
 			break;
 		}
 		size_t j = pos[best];
-		while (j < n[best] && src[best][j].time < second)
+		while (j < n[best] && arr_time(&a, best, j) < second)
 			j++;
-		if (emit(ctx, src[best] + pos[best], j - pos[best]) != 0) {
+		if (emit(ctx, arr_at(&a, best, pos[best]), j - pos[best]) != 0)
 			r = -1;
-			break;
-		}
 		pos[best] = j;
 	}
 	free(pos);
 	return r;
 }
 
-int par_merge_irec(const struct emu_rec *const *src, const size_t *n, size_t k,
-		struct emu_rec **out, size_t *nout)
+/* par_merge_each's emit through arr_merge's */
+struct prv_emit {
+	int (*emit)(void *ctx, const struct emu_prv_rec *r, size_t nr);
+	void *ctx;
+};
+
+static int prv_emit(void *ctx, const void *r, size_t nr)
 {
-	size_t total = 0;
-	for (size_t i = 0; i < k; i++)
-		total += n[i];
-	*nout = 0;
-	*out = malloc((total + 1) * sizeof **out);
-	size_t *pos = calloc(k + 1, sizeof *pos);
-	if (*out == NULL || pos == NULL) {
-		free(pos);
-		return -1;
-	}
-	int r = 0;
-	for (;;) {
-		int64_t bt, second;
-		size_t best = earliest(src, k, pos, n, irec_time, &bt, &second);
-		if (best == k)
-			break;
-		if (second == bt) {
-			r = 1;
-			break;
-		}
-		size_t j = pos[best];
-		while (j < n[best] && src[best][j].time < second)
-			j++;
-		memcpy(*out + *nout, src[best] + pos[best], (j - pos[best]) * sizeof **out);
-		*nout += j - pos[best];
-		pos[best] = j;
-	}
-	free(pos);
-	return r;
+	const struct prv_emit *p = ctx;
+	return p->emit(p->ctx, r, nr);
+}
+
+int par_merge_each(const struct emu_prv_rec *const *src, const size_t *n, size_t k,
+		int (*emit)(void *ctx, const struct emu_prv_rec *r, size_t nr), void *ctx)
+{
+	struct prv_emit p = { emit, ctx };
+	return arr_merge((const void *const *) src, n, k, sizeof **src, NULL, prv_emit, &p);
 }
 
 int par_merge_each_at0(const struct emu_prv_rec *const *src, const size_t *n, size_t k,
 		int (*emit)(void *ctx, const struct emu_prv_rec *r, size_t nr), void *ctx)
 {
-	size_t *pos = calloc(k + 1, sizeof *pos);
-	const struct emu_prv_rec **rest = calloc(k + 1, sizeof *rest);
-	size_t *nrest = calloc(k + 1, sizeof *nrest);
-	int r = pos == NULL || rest == NULL || nrest == NULL ? -1 : 0;
-	/* time 0: each row's state at T0, row by row (every row is one
-	 * array's), as the serial run writes it */
-	while (r == 0) {
-		size_t best = k;
-		uint32_t brow = 0;
-		for (size_t i = 0; i < k; i++)
-			if (pos[i] < n[i] && src[i][pos[i]].time == 0 &&
-					(best == k || src[i][pos[i]].row < brow)) {
-				best = i;
-				brow = src[i][pos[i]].row;
-			}
-		if (best == k)
-			break;
-		size_t j = pos[best];
-		while (j < n[best] && src[best][j].time == 0 && src[best][j].row == brow)
-			j++;
-		if (emit(ctx, src[best] + pos[best], j - pos[best]) != 0)
-			r = -1;
-		pos[best] = j;
-	}
-	for (size_t i = 0; i < k && r == 0; i++) {
-		rest[i] = src[i] + pos[i];
-		nrest[i] = n[i] - pos[i];
-	}
-	if (r == 0)
-		r = par_merge_each(rest, nrest, k, emit, ctx);
-	free(pos);
-	free(rest);
-	free(nrest);
-	return r;
+	struct prv_emit p = { emit, ctx };
+	return arr_merge((const void *const *) src, n, k, sizeof **src, at0_prv, prv_emit, &p);
 }
 
+/* arr_merge into an array */
 struct to_array {
-	struct emu_prv_rec *out;
-	size_t n;
+	char *out;
+	size_t n, esz;
 };
 
-static int append(void *ctx, const struct emu_prv_rec *r, size_t nr)
+static int append(void *ctx, const void *r, size_t nr)
 {
 	struct to_array *a = ctx;
-	memcpy(a->out + a->n, r, nr * sizeof *r);
+	memcpy(a->out + a->n * a->esz, r, nr * a->esz);
 	a->n += nr;
 	return 0;
 }
 
-int par_merge(const struct emu_prv_rec *const *src, const size_t *n, size_t k,
-		struct emu_prv_rec **out, size_t *nout)
+static int merge_to_array(const void *const *src, const size_t *n, size_t k, size_t esz,
+		at0_key key, void **out, size_t *nout)
 {
 	size_t total = 0;
 	for (size_t i = 0; i < k; i++)
 		total += n[i];
-	struct to_array a = { malloc((total + 1) * sizeof *a.out), 0 };
+	struct to_array a = { malloc((total + 1) * esz), 0, esz };
 	*out = a.out;
+	*nout = 0;
 	if (a.out == NULL)
 		return -1;
-	int r = par_merge_each(src, n, k, append, &a);
+	int r = arr_merge(src, n, k, esz, key, append, &a);
 	*nout = a.n;
+	return r;
+}
+
+int par_merge(const struct emu_prv_rec *const *src, const size_t *n, size_t k, int at0,
+		struct emu_prv_rec **out, size_t *nout)
+{
+	void *o;
+	int r = merge_to_array((const void *const *) src, n, k, sizeof **src, at0 ? at0_prv : NULL,
+			&o, nout);
+	*out = o;
+	return r;
+}
+
+int par_merge_irec(const struct emu_rec *const *src, const size_t *n, size_t k, int at0,
+		struct emu_rec **out, size_t *nout)
+{
+	void *o;
+	int r = merge_to_array((const void *const *) src, n, k, sizeof **src, at0 ? at0_irec :
+			NULL, &o, nout);
+	*out = o;
 	return r;
 }

@@ -45,7 +45,7 @@ struct par_in {
 	 * changes (emu_bd_raw), for the merge of every rank's; 0: sorted as
 	 * the serial run's (emu_bd_replay_all) */
 	int raw_bd;
-	/* Non-NULL: --from/--to (weft emu -j only, without -b) */
+	/* Non-NULL: --from/--to */
 	const struct emu_window *window;
 	/* The internal records the outputs want (an EMU_SINK_INT_*: the
 	 * Perfetto output's running threads and raw channels), kept and merged
@@ -67,6 +67,12 @@ struct par_out {
 	size_t nirec;
 	int64_t duration;
 	uint64_t nevents;
+	/* the summary's window line over the workers: the last event's dclock,
+	 * whether one met an event, whether reading stopped after T1, the
+	 * events before T0 */
+	int64_t end;
+	int started, stopped;
+	uint64_t nmuted;
 	size_t nworkers;
 	double cpu[64]; /* each worker's CPU time (first 64) */
 	char why[256];  /* par_run returned 1: why the serial run is needed */
@@ -114,14 +120,18 @@ int par_merge_each(const struct emu_prv_rec *const *src, const size_t *n, size_t
 int par_merge_each_at0(const struct emu_prv_rec *const *src, const size_t *n, size_t k,
 		int (*emit)(void *ctx, const struct emu_prv_rec *r, size_t nr), void *ctx);
 
-/* par_merge_each into *out (malloc'd, *nout records); -1: out of memory. */
-int par_merge(const struct emu_prv_rec *const *src, const size_t *n, size_t k,
+/* par_merge_each (at0: par_merge_each_at0) into *out (malloc'd, *nout
+ * records); -1: out of memory. */
+int par_merge(const struct emu_prv_rec *const *src, const size_t *n, size_t k, int at0,
 		struct emu_prv_rec **out, size_t *nout);
 
 /* The same for internal records (weft emu --mpi with the Perfetto output):
- * *out malloc'd even on 1 (*nout records before the tie); 0, 1 (two arrays
- * with records at one time), or -1 out of memory. */
-int par_merge_irec(const struct emu_rec *const *src, const size_t *n, size_t k,
+ * *out malloc'd even on 1 (*nout records before the tie); with at0 (a
+ * window's --from), those at time 0 first in the serial run's order of the
+ * state at T0 (the CPUs' row by row, then the threads' row by row: every
+ * row is one array's); 0, 1 (two arrays with records at one time), or -1
+ * out of memory. */
+int par_merge_irec(const struct emu_rec *const *src, const size_t *n, size_t k, int at0,
 		struct emu_rec **out, size_t *nout);
 
 /* Shares looms among nw bins: each loom (weight[L], bins it may go to:

@@ -31,6 +31,7 @@ struct in {
 struct bcpu {
 	struct in subsys, type, idle, label;
 	uint8_t sel_tr, sel_tri, sel_out;
+	uint8_t ever; /* its value changed once at least */
 	int64_t value;
 };
 
@@ -210,6 +211,7 @@ int emu_bd_input(struct emu *e, size_t c, size_t ch, int isnull, int64_t v)
 	if (nv != X->value) {
 		int64_t old = X->value;
 		X->value = nv;
+		X->ever = 1;
 		if (b->raw) {
 			b->dirty = 1;
 			return emu_rec(e, (int) b->view, (size_t) p, b->group, nv);
@@ -256,7 +258,13 @@ int emu_bd_snapshot(struct emu *e)
 {
 	for (size_t k = 0; k < e->nbd; k++) {
 		struct bd_rt *b = e->bd[k];
-		for (size_t s = 0; s < b->nphy; s++)
+		/* emu_bd_raw: each CPU's value at T0, of each CPU whose value
+		 * changed before (the sorter has started then: the replay's
+		 * state at T0, breakdown_merge.c) */
+		for (size_t p = 0; p < b->nphy && b->raw; p++)
+			if (b->cpu[p].ever && emu_rec(e, (int) b->view, p, 0, b->cpu[p].value) != 0)
+				return -1;
+		for (size_t s = 0; s < b->nphy && !b->raw; s++)
 			if (b->s.written[s] && b->s.last[s] != 0 &&
 					emu_rec(e, (int) b->view, s, e->cat_view[b->view], b->s.last[s]) != 0)
 				return -1;

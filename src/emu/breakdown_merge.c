@@ -8,7 +8,9 @@
  * the worker's events that changed one, so that two events at one time
  * stay apart); merged by time over every worker, they are the changes the
  * serial run's sorter met, event by event, and the sorter replayed over
- * them writes the serial run's records.
+ * them writes the serial run's records. With a window's --from, each
+ * worker's records at time 0 are its CPUs' values at T0, from which the
+ * replay sets the sorter's state at T0 (settle_at0).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -105,6 +107,8 @@ int bd_sort_commit(struct bd_sort *s, int (*put)(void *ctx, size_t slot, int64_t
 struct emu_bd_replay {
 	struct bd_sort s;
 	int64_t *value; /* each CPU's value (slot index) */
+	int at0;        /* a window's --from: the records at time 0 are the state at T0 */
+	int any0;       /* some were met */
 	uint32_t chan;  /* the view's catalogue id */
 	int open;       /* an event's changes are pending */
 	int64_t time;
@@ -129,6 +133,7 @@ struct emu_bd_replay *emu_bd_replay_new(const struct emu *e, size_t view)
 		return NULL;
 	}
 	R->chan = e->cat_view[view];
+	R->at0 = e->window.bounds.has_from;
 	return R;
 }
 
@@ -163,6 +168,38 @@ static int out_put(void *ctx, size_t slot, int64_t v)
 	return 0;
 }
 
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *) a, y = *(const int64_t *) b;
+	return x < y ? -1 : x > y;
+}
+
+/* A window's state at T0 (--from): the records at time 0 are the values of
+ * each CPU whose value changed before T0 (emu_bd_snapshot). The serial
+ * run's sorter has then started (its first change wrote every slot) and
+ * holds every CPU's value sorted, each slot written with its value; at T0
+ * it writes the slots whose value is not 0, in slot order. Without such a
+ * record, no value changed: the sorter has not started, and writes
+ * nothing at T0. */
+static int settle_at0(struct emu_bd_replay *R)
+{
+	R->at0 = 0;
+	if (!R->any0)
+		return 0;
+	struct bd_sort *s = &R->s;
+	memcpy(s->sorted, R->value, s->n * sizeof *s->sorted);
+	qsort(s->sorted, s->n, sizeof *s->sorted, cmp_i64);
+	memcpy(s->cur, s->sorted, s->n * sizeof *s->cur);
+	memcpy(s->last, s->sorted, s->n * sizeof *s->last);
+	memset(s->written, 1, s->n);
+	s->started = 1;
+	R->time = 0;
+	for (size_t k = 0; k < s->n; k++)
+		if (s->cur[k] != 0 && out_put(R, k, s->cur[k]) != 0)
+			return -1;
+	return 0;
+}
+
 int emu_bd_replay_feed(struct emu_bd_replay *R, const struct emu_prv_rec *r, size_t n,
 		int (*emit)(void *ctx, const struct emu_prv_rec *r, size_t n), void *ctx)
 {
@@ -170,6 +207,13 @@ int emu_bd_replay_feed(struct emu_bd_replay *R, const struct emu_prv_rec *r, siz
 	R->ctx = ctx;
 	for (size_t i = 0; i < n; i++) {
 		if (r[i].row >= R->s.n)
+			return -1;
+		if (R->at0 && r[i].time == 0) {
+			R->value[r[i].row] = r[i].value;
+			R->any0 = 1;
+			continue;
+		}
+		if (R->at0 && settle_at0(R) != 0)
 			return -1;
 		if (R->open && (r[i].time != R->time || r[i].chan != R->group)) {
 			if (bd_sort_commit(&R->s, out_put, R) != 0)
@@ -193,6 +237,8 @@ int emu_bd_replay_end(struct emu_bd_replay *R,
 {
 	R->emit = emit;
 	R->ctx = ctx;
+	if (R->at0 && settle_at0(R) != 0)
+		return -1;
 	if (R->open && bd_sort_commit(&R->s, out_put, R) != 0)
 		return -1;
 	R->open = 0;

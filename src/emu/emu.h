@@ -307,6 +307,13 @@ int emu_window_stopped(const struct emu *e);
 int emu_window_waiting(const struct emu *e);
 int emu_window_written(const struct emu *e);
 int emu_window_late_snapshot(struct emu *e);
+/* weft emu --mpi with a window and the summary (window_merge.c): the
+ * events e emulated before T0 (nmuted); add gives e the window line's
+ * parts of the whole run (whether an engine met an event, whether reading
+ * stopped after T1, the events before T0 over every engine), for
+ * emu_summary_at, after e's outputs are done. */
+uint64_t emu_window_nmuted(const struct emu *e);
+void emu_window_add(struct emu *e, int started, int stopped, uint64_t nmuted);
 /* After the run, with a window: the dclocks (ns after the first event) of
  * T0 (0 without --from) and of the last emulated event; 0 when no event
  * reached the engine. */

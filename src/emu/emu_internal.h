@@ -393,7 +393,8 @@ void emu_bd_destroy(struct bd_rt *b);
 int emu_bd_input(struct emu *e, size_t c, size_t ch, int isnull, int64_t v);
 /* End of an event: write the changed slots. */
 int emu_bd_commit(struct emu *e);
-/* The window's start: a record of every slot written with a value not 0. */
+/* The window's start: a record of every slot written with a value not 0
+ * (emu_bd_raw: of each CPU whose value changed, its value). */
 int emu_bd_snapshot(struct emu *e);
 int emu_bd_finish(struct emu *e, size_t bd);
 

@@ -4,7 +4,8 @@
  * (docs/emu.md, PARALLEL): whether a worker's engine wrote its state at
  * T0, and that state written after its last event when its looms had no
  * event after T0 (the serial run writes every row's state at T0 when any
- * loom has one).
+ * loom has one); under --mpi, the summary's window line of every rank's
+ * engines.
  */
 #include "emu_internal.h"
 
@@ -25,4 +26,16 @@ int emu_window_late_snapshot(struct emu *e)
 	if (emu_win_snapshot(e) != 0)
 		return -1;
 	return emu_flush(e);
+}
+
+uint64_t emu_window_nmuted(const struct emu *e)
+{
+	return e->window.nmuted;
+}
+
+void emu_window_add(struct emu *e, int started, int stopped, uint64_t nmuted)
+{
+	e->started |= started;
+	e->window.stopped |= stopped;
+	e->window.nmuted = nmuted;
 }

@@ -16,11 +16,17 @@ R = 1, 2 and 4:
   - without -q: the job's stdout is the serial run's (the summary, printed by
     rank 0 from every rank's figures, and where the files are, once), shared
     and --local, R = 1, 2, 4; the same with -b on the corpus's 4-loom
-    suite-nosv-task-types (the breakdown sorted by rank 0 after the merge);
-  - windows (--from/--to, -q) on a 6-loom trace whose odd looms end early,
-    shared and --local, R = 1, 2, 4: the serial files, made by the ranks; a
-    window that holds nothing: rank 0's serial run, its message, exit 1; a
-    window with the summary: rank 0's serial run, its stdout;
+    suite-nosv-task-types (the breakdown sorted by rank 0 after the merge),
+    and with -b and a window (the breakdown's state at T0, records of
+    several slots at time 0, set in rank 0's sorter; the summary's window
+    line);
+  - windows (--from/--to and --to with --paraver, --from and --from/--to
+    with the default formats, perfetto.pftrace; --from and --to with the
+    summary, reading stopped after T1 in the second) on a 6-loom trace whose
+    odd looms end early, shared and --local, R = 1, 2, 4: the serial files and stdout (the
+    window line: the events before T0, the span, whether reading stopped),
+    made by the ranks; a window that holds nothing: rank 0's serial run, its
+    message, exit 1;
   - the collectives in rounds of 1000 bytes (WEFT_MPI_ROUND, as beyond 2 GiB):
     the same files, shared and --local;
   - the trace with every loom's events at the same clocks: shared, rank 0 makes
@@ -222,13 +228,26 @@ def main():
             cases.append(("-b", c / "v3" / "suite-nosv-task-types" / "ovni", ["-b"]))
         elif os.environ.get("CI") == "true":
             check(False, "the conformance corpus (suite-nosv-task-types) not found")
+        # a window with -b (the breakdown's state at T0 set in rank 0's sorter
+        # from the ranks' CPUs' values at T0; the default formats, Perfetto too)
+        # and with the summary (its window line from every rank's parts)
+        if len(cases) > 1:
+            cases.append(("-b window summary", cases[1][1], ["-b", "--from", "10ms", "--to",
+                                                             "40ms"]))
         for name, tr, args in cases:
             sout = []
             rc, err = serial(tr, tmp / "serial-s", args, sout)
-            check(rc == 0 and sout[0].startswith("duration: ") and "\nCPU " in sout[0],
+            check(rc == 0 and ("-q" in args or sout[0].startswith("duration: ") and
+                               "\nCPU " in sout[0]),
                   f"{name}: the serial run's summary: {rc} {err!r} {sout!r}")
             sref = files(tmp / "serial-s")
-            if name == "-b":
+            check("window" not in name or "-q" in args or "\nwindow: " in sout[0],
+                  f"{name}: the serial run's window line: {sout!r}")
+            if name.startswith("-b window"):
+                at0 = [ln for ln in sref.get("nosv-breakdown.prv", b"").splitlines()
+                       if ln.startswith(b"2:") and ln.split(b":")[5] == b"0"]
+                check(len(at0) >= 2, f"-b window: the breakdown's state at T0: {at0}")
+            if name.startswith("-b"):
                 check(any(k.endswith("-breakdown.prv") for k in sref) and
                       "perfetto.pftrace" in sref, f"-b: serial breakdown, Perfetto: {sorted(sref)}")
             for n in (1, 2, 4):
@@ -265,25 +284,43 @@ def main():
         uneven = tmp / "uneven" / "ovni"
         parallel_emu.gen_trace(str(uneven), NLOOMS, uneven=True)
         pv = ["--model", str(ZETA), "-q", "--paraver"]
-        for win in (["--from", "1200000", "--to", "1300000"], ["--from", "1200000"],
-                    ["--to", "1300000"], ["--from", "1050000", "--to", "1100000"]):
-            rc, err = serial(uneven, tmp / "serial-w", pv + win)
+        # two with Perfetto (the default formats: the internal records of the
+        # state at T0 merged by rank 0 in the serial run's order), two with the
+        # summary (its window line put together by rank 0 from every rank's
+        # parts, as -j's from its workers: the events before T0 summed, reading
+        # stopped when a rank met an event after T1, the span to the last event
+        # over every rank), the second stopping after T1
+        noq = ["--model", str(ZETA)]
+        wins = [(pv, ["--from", "1200000", "--to", "1300000"]), (noq, ["--from", "1200000"]),
+                (noq + ["--paraver"], ["--to", "1300000"]),
+                (ARGS, ["--from", "1050000", "--to", "1100000"])]
+        stopped = 0
+        for fmt, win in wins:
+            sout = []
+            rc, err = serial(uneven, tmp / "serial-w", fmt + win, sout)
             wref = files(tmp / "serial-w")
-            check(rc == 0 and any(k.endswith(".prv") for k in wref),
-                  f"window {win}: serial: {rc} {err!r}")
+            check(rc == 0 and any(k.endswith(".prv") for k in wref) and
+                  ("--paraver" in fmt or "perfetto.pftrace" in wref) and
+                  ("-q" in fmt or "\nwindow: " in sout[0]),
+                  f"window {win}: serial: {rc} {err!r} {sout!r}")
+            stopped += "\nthe run stopped at the first event after the window" in sout[0]
             for n in (1, 2, 4):
                 for local in (False, True):
-                    what = f"window {' '.join(win)} -n {n}" + (" --local" if local else "")
+                    what = (f"window {' '.join(fmt[2:] + win)} -n {n}" +
+                            (" --local" if local else ""))
                     out = tmp / "out-w"
                     if local:
                         spread(uneven, tmp / "local-w", n)
-                    rc, err = job.run(n, [], out, trace=uneven, args=pv + win,
+                    rc, err = job.run(n, [], out, trace=uneven, args=fmt + win,
                                       local_root=tmp / "local-w" if local else None)
                     m = made.search(err)
                     check(rc == 0 and m is not None and m.group(1) == str(n),
                           f"{what}: made by {n} ranks: {rc} {err!r}")
                     check(files(out) == wref, f"{what}: the serial files")
+                    check(job.stdout == sout[0], f"{what}: stdout {job.stdout!r} vs the "
+                          f"serial run's {sout[0]!r}")
                     job.no_shadow(what)
+        check(stopped == 1, f"windows: {stopped} serial runs stopped after T1, not 1")
         # a window that holds nothing: rank 0's serial run refuses it (its message)
         rc, err = serial(uneven, tmp / "serial-w", pv + ["--from", "5000000"])
         check(rc == 1 and err.startswith("weft emu: --from 5000000 ") and
@@ -294,15 +331,6 @@ def main():
               f"empty window: {rc2} {err2!r}")
         check(not (tmp / "out-w0").exists() or not any((tmp / "out-w0").iterdir()),
               "empty window: nothing written (the directory made, empty, as serially)")
-        # a window with the summary: rank 0's serial run (its stdout)
-        sout = []
-        serial(uneven, tmp / "serial-ws", pv[:2] + ["--paraver", "--from", "1200000"], sout)
-        rc, err = job.run(2, [], tmp / "out-ws", trace=uneven,
-                          args=pv[:2] + ["--paraver", "--from", "1200000"])
-        check(rc == 0 and "--mpi: serial run on rank 0 (a window with the summary)\n" in err
-              and job.stdout == sout[0] and "\nwindow: " in sout[0] and
-              files(tmp / "out-ws") == files(tmp / "serial-ws"),
-              f"window with the summary: {rc} {err!r} {job.stdout!r}")
 
         # events of every loom at the same clocks: serial order unknown to the ranks
         ties = tmp / "ties" / "ovni"

@@ -13,20 +13,27 @@ which is asserted too:
     reference refuses included: the same message), with --paraver --perfetto
     -q (perfetto.pftrace byte for byte too) and with --paraver (the summary on
     stdout), and the nosv and nanos6 ones with -b (the breakdown, sorted over
-    every loom's CPUs after the merge): by workers, except the cases listed in
-    SERIAL (their reason asserted);
+    every loom's CPUs after the merge), also with windows (--from with
+    Perfetto, --from/--to with the summary: the breakdown's state at T0 at
+    time 0 of several slots, the sorted values of every loom's CPUs at T0):
+    by workers, except the cases listed in SERIAL (their reason asserted);
   - a generated 16-loom trace (2 threads on 2 CPUs per loom, a user model's
     events: --model examples/zeta/zeta.yaml), with --paraver -q, with -a,
     with -b, with --from/--to (-q, and without -q: the summary's window line,
     the events before T0 and whether reading stopped), with -f paraver:aux=no, with --perfetto (and
     layer=shown, and -a, and no format: Paraver and Perfetto; and with -b),
-    and without -q (the summary on stdout, the same lines), with -f sqlite:
-    by workers; with a window with -b or the Perfetto output, or
-    --salvage: serial (the same files; the reason asserted);
+    and without -q (the summary on stdout, the same lines), with -f sqlite,
+    a window with the Perfetto output (the internal records of the state at T0
+    merged by row, the CPUs' before the threads', as the serial run writes
+    them: --from/--to, and --from with the default formats) and a window with
+    -b: by workers; with --salvage: serial (the same files; the reason
+    asserted);
   - a 6-loom trace whose odd looms end early, with windows after their end
     (their rows' state at T0 written after their last event), inside, and
-    holding nothing (serial: the message), with -q and with the summary;
-  - every multi-loom corpus case with --from 1ms --to 30ms (-q);
+    holding nothing (serial: the message), with -q (Paraver and Perfetto)
+    and with the summary;
+  - every multi-loom corpus case with --from 1ms --to 30ms (-q, Paraver and
+    Perfetto);
   - a 2-loom trace with 8400 records at one clock, 4200 a view (more than
     a batch of the merge, which then holds them all): by workers;
   - the same trace with every loom's events at the same clocks: serial
@@ -112,6 +119,11 @@ def compare(name, trace, args, tmp, expect, ok=True, extra_env=None, bd=False):
                 if ln.startswith(b"2:")}
         check(len(prv) >= 1 and len(rows) >= 2, f"{name}: -j 1 wrote no breakdown "
               f"({sorted(ref)}, rows {sorted(rows)})")
+        if "--from" in args:
+            # the breakdown's state at T0: records at time 0 of several slots
+            at0 = {ln.split(b":")[4] for v in prv for ln in v.splitlines()[1:]
+                   if ln.startswith(b"2:") and ln.split(b":")[5] == b"0"}
+            check(len(at0) >= 2, f"{name}: -j 1 wrote no breakdown state at T0 ({at0})")
     check(rc1 != 0 or any(k.endswith(".prv") or k.endswith(".db") or k.endswith(".pftrace")
                           for k in ref), f"{name}: -j 1 wrote nothing")
     for j in JOBS:
@@ -212,11 +224,20 @@ def main():
             compare(case.name + " summary", trace, ["--paraver"], tmp, expect, ok=False)
             # a window: each row's state at T0, merged by row at time 0 (a window
             # that holds nothing: the serial run's message)
-            compare(case.name + " window", trace, ["--paraver", "-q", "--from", "1ms", "--to",
-                                                   "30ms"], tmp, expect, ok=False)
+            # (perfetto.pftrace: the internal records of the state at T0 merged too)
+            compare(case.name + " window", trace, ["--paraver", "--perfetto", "-q", "--from",
+                                                   "1ms", "--to", "30ms"], tmp, expect, ok=False)
             if "nosv" in case.name or "nanos6" in case.name:
                 # the breakdown: every loom's CPUs sorted after the merge
                 compare(case.name + " -b", trace, ["--paraver", "-q", "-b"], tmp, expect,
+                        bd=True)
+                # with a window: the breakdown's state at T0, the sorted slots of
+                # every loom's CPUs' values at T0, set in the merge's sorter
+                compare(case.name + " -b window", trace, ["--paraver", "--perfetto", "-q", "-b",
+                                                          "--from", "10ms"], tmp, expect, bd=True)
+                # and with the summary (the window line)
+                compare(case.name + " -b window summary", trace,
+                        ["--paraver", "-b", "--from", "1ms", "--to", "30ms"], tmp, expect,
                         bd=True)
                 nbd += 1
             n += 1
@@ -248,9 +269,12 @@ def main():
         # Perfetto with the breakdown and with a window
         compare("gen16 -b perfetto", trace, m + ["--paraver", "--perfetto", "-q", "-b"], tmp,
                 work)
+        # a window's state at T0 in perfetto.pftrace: the internal records at
+        # time 0 (each CPU's running thread, then each thread's raw channels)
+        # merged in the serial run's order (CPUs row by row, then threads)
         compare("gen16 window perfetto", trace, m + ["--perfetto", "-q", "--from", "1010000",
-                                                     "--to", "1200000"], tmp,
-                ("serial", "a window with the Perfetto output"))
+                                                     "--to", "1200000"], tmp, work)
+        compare("gen16 window default formats", trace, m + ["--from", "1010000"], tmp, work)
         # the summary's window line: the events before T0 and whether reading
         # stopped, over every worker
         compare("gen16 window summary", trace, m + ["--paraver", "--from", "1010000"], tmp,
@@ -258,7 +282,9 @@ def main():
         compare("gen16 window summary --to", trace, m + ["--paraver", "--from", "1010000",
                                                          "--to", "1200000"], tmp, work)
         compare("gen16 window -b", trace, m + ["--paraver", "-q", "-b", "--to", "1200000"], tmp,
-                ("serial", "a window with the breakdown"))
+                work)
+        compare("gen16 window -b --from", trace, m + ["--paraver", "-q", "-b", "--from",
+                                                      "1010000", "--to", "1200000"], tmp, work)
         # looms of two lengths: the workers whose looms end before T0 write
         # their rows' state at T0 after their last event; windows that hold
         # nothing are left to the serial run (its message)
@@ -268,7 +294,8 @@ def main():
         for win in (["--from", "1200000", "--to", "1300000"], ["--from", "1200000"],
                     ["--to", "1300000"], ["--from", "1050000", "--to", "1100000"],
                     ["--from", "1100000", "--to", "1100001"]):
-            compare("uneven " + " ".join(win), uneven, m + ["--paraver", "-q"] + win, tmp, six)
+            compare("uneven " + " ".join(win), uneven, m + ["--paraver", "--perfetto", "-q"] +
+                    win, tmp, six)
             compare("uneven summary " + " ".join(win), uneven, m + ["--paraver"] + win, tmp,
                     six)
         for win in (["--from", "5000000"], ["--to", "10"]):
