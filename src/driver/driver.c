@@ -780,8 +780,7 @@ static int format_is(const char *f, const char *name)
  * ranks of --mpi (mpi), or NULL: the Paraver, Perfetto and SQLite outputs
  * (SQLite by -j's workers, without a window), the summary, -b, a window,
  * and a caller's output that follows the records in time order
- * (open_output_merged; without a window when it wants internal records),
- * without what a worker cannot do alone. */
+ * (open_output_merged), without what a worker cannot do alone. */
 static const char *parallel_unfit(const struct weft_emulate_opts *o, int mpi)
 {
 	if (o->jobs < 2)
@@ -792,10 +791,6 @@ static const char *parallel_unfit(const struct weft_emulate_opts *o, int mpi)
 		return "--salvage";
 	if (o->open_output != NULL && !o->open_output_merged)
 		return "an output of the caller";
-	/* a window's state at T0 holds the raw channels of every loom at
-	 * time 0 (as with the Perfetto output, below) */
-	if (o->open_output != NULL && o->open_output_internal && (o->has_from || o->has_to))
-		return "a window with the raw layer";
 	if ((o->formats == NULL || o->formats[0] == NULL) && o->open_output == NULL)
 		return "no output";
 	for (size_t i = 0; o->formats != NULL && o->formats[i] != NULL; i++) {
