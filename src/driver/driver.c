@@ -778,7 +778,7 @@ static int format_is(const char *f, const char *name)
 
 /* Why run o may not be made by workers (weft_emulate_opts.jobs) or by the
  * ranks of --mpi (mpi), or NULL: the Paraver, Perfetto and SQLite outputs
- * (SQLite by -j's workers, without a window), the summary, -b, a window,
+ * (SQLite by -j's workers, without --to), the summary, -b, a window,
  * and a caller's output that follows the records in time order
  * (open_output_merged), without what a worker cannot do alone. */
 static const char *parallel_unfit(const struct weft_emulate_opts *o, int mpi)
@@ -799,12 +799,12 @@ static const char *parallel_unfit(const struct weft_emulate_opts *o, int mpi)
 				format_is(f, "perfetto"))
 			continue;
 		/* the SQLite output: by -j's workers (write_merged reads the
-		 * events for it), not --mpi's ranks; a window's events are
+		 * events for it), not --mpi's ranks; with --to, the events are
 		 * those of the serial run's batches up to its stop */
-		if (format_is(f, "sqlite") && !mpi && !o->has_from && !o->has_to)
+		if (format_is(f, "sqlite") && !mpi && !o->has_to)
 			continue;
 		if (format_is(f, "sqlite") && !mpi)
-			return "a window with the SQLite output";
+			return "--to with the SQLite output";
 		return format_is(f, "sqlite") ? "the SQLite output" : "an output other than Paraver";
 	}
 	return NULL;

@@ -18,8 +18,9 @@ workers made it (`weft emu: -j N: K workers, ...`, K = min(N, looms)), not
   - 2 looms of 200 threads, each on a CPU of its own: more tracks than a
     page holds (where their rows go among the events' pages shows);
   - 8400 records at one time (more than a batch of the merge);
-  - a window (--from/--to): serial (`a window with the SQLite output`), the
-    same file; every loom's events at the same clocks: serial (ties).
+  - a window from T0 (--from, with and without -b): by the workers (the
+    state at T0's records merged in the serial run's order); with --to:
+    serial (`--to with the SQLite output`), the same file; every loom's events at the same clocks: serial (ties).
 The database is checked to hold events and intervals (a comparison of two
 empty files would prove nothing). Every subprocess has a time limit; the
 temporary directory is removed at the end.
@@ -189,7 +190,10 @@ def main():
         compare("gen16 emu summary", "emu", trace, m, tmp, work)
         compare("gen16 window", "emu", trace, m + ["-q", "--from", "1010000", "--to",
                                                    "1200000"], tmp,
-                ("serial", "a window with the SQLite output"))
+                ("serial", "--to with the SQLite output"))
+        compare("gen16 window --from", "emu", trace, m + ["-q", "--from", "1010000"], tmp, work)
+        compare("gen16 window --from -b", "emu", trace, m + ["-q", "-b", "--from", "1010000"],
+                tmp, work)
         big = tmp / "big"
         parallel_emu.gen_trace(str(big), 16, iters=400)
         compare("big sql", "sql", big, m, tmp, work)
