@@ -118,7 +118,8 @@ void rt_index_note(const char *func, struct rt_thread *th, const uint8_t *buf, s
 	uint8_t out[WEFT_IDX_HEADER_SIZE + 2 * WEFT_IDX_ENTRY_SIZE];
 	size_t n;
 	if (index_step(th, buf, len, out, &n)) {
-		th->idx_fd = open(th->idx_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+		th->idx_fd = open(th->idx_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+				0666);
 		if (th->idx_fd < 0)
 			rt_die_errno(func, errno, "cannot create the stream index '%s'", th->idx_path);
 	}
@@ -131,7 +132,8 @@ void rt_index_note_raw(struct rt_thread *th, const uint8_t *buf, size_t len)
 	uint8_t out[WEFT_IDX_HEADER_SIZE + 2 * WEFT_IDX_ENTRY_SIZE];
 	size_t n;
 	if (index_step(th, buf, len, out, &n)) /* open(2) is async-signal-safe */
-		th->idx_fd = open(th->idx_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0666);
+		th->idx_fd = open(th->idx_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
+				0666);
 	if (n > 0 && th->idx_fd >= 0) {
 		ssize_t w;
 		do

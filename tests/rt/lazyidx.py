@@ -13,6 +13,8 @@ not say it may have none (no weft.index_after: the reference's libovni;
 one smaller than the stream), is still reported, with its exact warning.
 A weft.index_after that is not a non-negative integer (a string, -1, 1.5)
 makes weft check refuse the trace (exit 1), naming the stream.json.
+A symbolic link planted where the long stream's stream.idx goes is not
+written through: libovni stops with its message, the link's target intact.
 """
 import json
 import os
@@ -53,9 +55,31 @@ def main():
     tmp = tempfile.mkdtemp(prefix="weft-lazyidx-")
     try:
         checks(c, gen, tmp)
+        planted(c, gen, os.path.join(tmp, "plant"))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     c.done()
+
+
+def planted(c, gen, tmp):
+    """A symbolic link where a stream.idx goes: libovni does not write
+    through it (O_NOFOLLOW), it stops with its message; the file the link
+    names is left as it was."""
+    os.makedirs(tmp)
+    victim = os.path.join(tmp, "victim")
+    with open(victim, "wb") as f:
+        f.write(b"keep me\n")
+    env = dict(os.environ, WEFT_BUFSIZE="1024", OVNI_TRACEDIR=os.path.join(tmp, "ovni"),
+               LAZY_PLANT=victim)
+    env.pop("OVNI_TMPDIR", None)
+    p = subprocess.run([gen], cwd=tmp, env=env, capture_output=True, text=True, timeout=60)
+    loom = os.path.join(tmp, "ovni", "loom.vm")
+    idx = os.path.join(loom, os.listdir(loom)[0], "thread.202", "stream.idx")
+    c.expect(p.returncode != 0, f"a planted stream.idx link: exit {p.returncode}")
+    c.expect(f"cannot create the stream index '{idx}': Too many levels of symbolic links\n"
+             in p.stderr, f"a planted stream.idx link: the message ({p.stderr!r})")
+    c.eq(read(victim), b"keep me\n", "a planted stream.idx link: its target unchanged")
+    c.expect(os.path.islink(idx), "a planted stream.idx link: still the link")
 
 
 def checks(c, gen, tmp):

@@ -6,11 +6,14 @@
  *   tid 201  LAZY_SHORT events of 0..16-byte payloads: one buffer, written
  *            at ovni_thread_free (no stream.idx)
  *   tid 202  LAZY_LONG events: many buffers (a stream.idx)
- * Prints nothing; exit 0.
+ * Prints nothing; exit 0. With LAZY_PLANT=FILE, a symbolic link to FILE is
+ * put where tid 202's stream.idx goes before its events: libovni must
+ * refuse to write through it (it aborts with its message).
  */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -23,6 +26,17 @@ static void *body(void *arg)
 {
 	int tid = (int) (intptr_t) arg;
 	ovni_thread_init(tid);
+	const char *victim = getenv("LAZY_PLANT");
+	if (tid == 202 && victim != NULL) {
+		const char *dir = getenv("OVNI_TRACEDIR");
+		char p[4096];
+		snprintf(p, sizeof p, "%s/loom.vm/proc.%d/thread.202/stream.idx",
+				dir != NULL ? dir : "ovni", (int) getpid());
+		if (symlink(victim, p) != 0) {
+			perror("lazyidx_gen: symlink");
+			exit(3);
+		}
+	}
 	if (tid == 201)
 		ovni_add_cpu(0, 0);
 	uint8_t pl[16];
