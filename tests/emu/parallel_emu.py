@@ -57,12 +57,13 @@ from pathlib import Path
 sys.dont_write_bytecode = True
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent / "cli"))
+sys.path.insert(0, str(HERE))
 import tracegen  # noqa: E402
+from jobs_compare import compare_jobs, corpus, corpus_cases  # noqa: E402,F401 (corpus: mpi_emu's)
 
 WEFT = os.environ["WEFT_BIN"]
 SRC = Path(os.environ.get("WEFT_SOURCE_DIR", HERE.parents[1]))
 ZETA = SRC / "examples" / "zeta" / "zeta.yaml"
-JOBS = (2, 3, 16)
 # multi-loom cases run serially, and why (which of the two depends on how the
 # looms are grouped)
 TIES = "events of two streams at one clock|records of two workers at one time"
@@ -110,9 +111,12 @@ def compare(name, trace, args, tmp, expect, ok=True, extra_env=None, bd=False):
     """expect: ("workers", nlooms) or ("serial", reason) for every -j > 1;
     ok: -j 1 must succeed (the generated traces); bd: -j 1 must write a
     breakdown view with records of several slots."""
-    rc1, err1, _, out1 = emu(["-j", "1"] + args + [str(trace)], tmp / "j1")
-    check(rc1 == 0 or not ok, f"{name}: -j 1 exit {rc1}: {err1!r}")
-    ref = files(tmp / "j1")
+    def run(j):
+        rc, err, timing, out = emu(["-j", str(j)] + args + [str(trace)], tmp / f"j{j}",
+                                   extra_env if j > 1 else None)
+        return rc, err, timing, out, files(tmp / f"j{j}")
+    r1 = compare_jobs(name, run, expect, check, ok)
+    rc1, ref = r1.rc, r1.files
     if bd:
         prv = [v for k, v in ref.items() if k.endswith("-breakdown.prv")]
         rows = {ln.split(b":")[4] for v in prv for ln in v.splitlines()[1:]
@@ -126,25 +130,6 @@ def compare(name, trace, args, tmp, expect, ok=True, extra_env=None, bd=False):
             check(len(at0) >= 2, f"{name}: -j 1 wrote no breakdown state at T0 ({at0})")
     check(rc1 != 0 or any(k.endswith(".prv") or k.endswith(".db") or k.endswith(".pftrace")
                           for k in ref), f"{name}: -j 1 wrote nothing")
-    for j in JOBS:
-        rc, err, timing, out = emu(["-j", str(j)] + args + [str(trace)], tmp / f"j{j}",
-                                   extra_env)
-        check(rc == rc1, f"{name} -j {j}: exit {rc}, -j 1 exit {rc1}")
-        check(err == err1, f"{name} -j {j}: stderr {err!r}, -j 1 {err1!r}")
-        check(out == out1, f"{name} -j {j}: stdout differs")
-        got = files(tmp / f"j{j}")
-        check(sorted(got) == sorted(ref), f"{name} -j {j}: files {sorted(got)} vs {sorted(ref)}")
-        for k in ref:
-            check(got.get(k) == ref[k], f"{name} -j {j}: {k} differs from -j 1's")
-        if expect is None or rc1 != 0:
-            continue  # a trace refused: the serial run says why
-        if expect[0] == "workers":
-            k = min(j, expect[1])
-            check(re.search(rf"^weft emu: -j {j}: {k} workers, \d+ events in ", timing, re.M),
-                  f"{name} -j {j}: not made by {k} workers: {timing!r}")
-        else:
-            check(re.search(rf"^weft emu: -j {j}: serial run \(({expect[1]})\)$", timing, re.M),
-                  f"{name} -j {j}: not serial ({expect[1]}): {timing!r}")
 
 
 def gen_trace(root, nlooms, ties=False, iters=40, uneven=False):
@@ -202,23 +187,12 @@ def gen_burst(root, n=2100):
             tracegen.write_stream(root, tracegen.thread_rel(f"node{L:02d}", pid, tid), m, evs)
 
 
-def corpus():
-    d = os.environ.get("WEFT_CONFORMANCE_DIR") or os.environ.get("WEFT_CONFORMANCE_DIR_DEFAULT")
-    return Path(d) if d and Path(d).is_dir() else None
-
-
 def main():
     with tempfile.TemporaryDirectory(prefix="weft-par-") as td:
         tmp = Path(td)
         c = corpus()
-        n = nbd = 0
-        for case in sorted(c.glob("v*/*")) if c else []:
-            trace = case / "ovni"
-            looms = list(trace.glob("loom.*"))
-            if len(looms) < 2:
-                continue
-            why = SERIAL.get(case.name)
-            expect = ("serial", why) if why else ("workers", len(looms))
+        nbd = 0
+        for case, trace, expect in corpus_cases(check, SERIAL):
             compare(case.name, trace, ["--paraver", "--perfetto", "-q"], tmp, expect, ok=False)
             # the summary (stdout) too: the workers' figures, put together
             compare(case.name + " summary", trace, ["--paraver"], tmp, expect, ok=False)
@@ -240,12 +214,8 @@ def main():
                         ["--paraver", "-b", "--from", "1ms", "--to", "30ms"], tmp, expect,
                         bd=True)
                 nbd += 1
-            n += 1
         if c:
-            check(n >= 15, f"only {n} multi-loom corpus cases found")
             check(nbd >= 3, f"only {nbd} multi-loom nosv/nanos6 corpus cases found")
-        else:
-            print("conformance corpus not found: the generated traces only")
         trace = tmp / "gen16"
         gen_trace(str(trace), 16)
         m = ["--model", str(ZETA)]

@@ -42,10 +42,10 @@ sys.path.insert(0, str(HERE.parent / "cli"))
 sys.path.insert(0, str(HERE.parent / "emu"))
 from wefttest import Checker, weft_bin  # noqa: E402
 import parallel_emu  # noqa: E402  (its trace generators)
+from jobs_compare import compare_jobs, corpus, corpus_cases  # noqa: E402
 import tracegen  # noqa: E402
 
 TIMEOUT = 120
-JOBS = (2, 3, 16)
 SRC = Path(os.environ.get("WEFT_SOURCE_DIR", HERE.parents[1]))
 ZETA = SRC / "examples" / "zeta" / "zeta.yaml"
 TIES = "events of two streams at one clock|records of two workers at one time"
@@ -93,34 +93,15 @@ def counts(db):
 def compare(name, kind, trace, args, tmp, expect, ok=True, tracks=1):
     """expect: ("workers", nlooms) or ("serial", reason) for every -j > 1;
     tracks: the least number of tracks -j 1's database must hold."""
-    rc1, err1, _, out1, ref = build(kind, trace, 1, args, tmp / "j1")
-    if not ck.expect(rc1 == 0 or not ok, f"{name}: -j 1 exit {rc1}: {err1!r}"):
-        return
-    if rc1 == 0:
-        ck.expect("timeline.db" in ref, f"{name}: -j 1 wrote no database: {sorted(ref)}")
-        if "timeline.db" in ref:
+    r1 = compare_jobs(name, lambda j: build(kind, trace, j, args, tmp / f"j{j}"), expect,
+                      ck.expect, ok)
+    if r1.rc == 0:
+        ck.expect("timeline.db" in r1.files, f"{name}: -j 1 wrote no database: "
+                  f"{sorted(r1.files)}")
+        if "timeline.db" in r1.files:
             ev, iv, tr = counts(tmp / "j1" / "timeline.db")
             ck.expect(ev > 0 and iv > 0 and tr >= tracks, f"{name}: -j 1's database holds "
                       f"{ev} events, {iv} intervals, {tr} tracks")
-    for j in JOBS:
-        rc, err, timing, out, got = build(kind, trace, j, args, tmp / f"j{j}")
-        ck.eq(rc, rc1, f"{name} -j {j}: exit")
-        ck.eq(err, err1, f"{name} -j {j}: stderr")
-        ck.expect(out == out1, f"{name} -j {j}: stdout differs from -j 1's")
-        ck.eq(sorted(got), sorted(ref), f"{name} -j {j}: files")
-        for k in ref:
-            ck.expect(got.get(k) == ref[k], f"{name} -j {j}: {k} differs from -j 1's "
-                      f"(byte for byte)")
-        if rc1 != 0:
-            continue  # refused: the serial run says why
-        if expect[0] == "workers":
-            k = min(j, expect[1])
-            ck.expect(re.search(rf"^weft emu: -j {j}: {k} workers, \d+ events in ", timing,
-                                re.M) and "serial run" not in timing,
-                      f"{name} -j {j}: not made by {k} workers: {timing!r}")
-        else:
-            ck.expect(re.search(rf"^weft emu: -j {j}: serial run \(({expect[1]})\)$", timing,
-                                re.M), f"{name} -j {j}: not serial ({expect[1]}): {timing!r}")
 
 
 def gen_wide(root, nlooms=2, nthreads=200, iters=6):
@@ -153,31 +134,15 @@ def gen_wide(root, nlooms=2, nthreads=200, iters=6):
             tracegen.write_stream(root, tracegen.thread_rel(f"node{L:02d}", pid, tid), m, evs)
 
 
-def corpus():
-    d = os.environ.get("WEFT_CONFORMANCE_DIR") or os.environ.get("WEFT_CONFORMANCE_DIR_DEFAULT")
-    return Path(d) if d and Path(d).is_dir() else None
-
-
 def main():
     with tempfile.TemporaryDirectory(prefix="weft-sqlpar-") as td:
         tmp = Path(td)
         c = corpus()
-        n = 0
-        for case in sorted(c.glob("v*/*")) if c else []:
-            trace = case / "ovni"
-            looms = list(trace.glob("loom.*"))
-            if len(looms) < 2:
-                continue
-            why = SERIAL.get(case.name)
-            expect = ("serial", why) if why else ("workers", len(looms))
+        for case, trace, expect in corpus_cases(ck.expect, SERIAL):
             compare(case.name, "emu", trace, ["-q"], tmp, expect, ok=False)
-            n += 1
         if c:
-            ck.expect(n >= 15, f"only {n} multi-loom corpus cases found")
             compare("two-looms sql", "sql", c / "v3" / "two-looms" / "ovni", [], tmp,
                     ("workers", 2))
-        else:
-            print("conformance corpus not found: the generated traces only")
         m = ["--model", str(ZETA)]
         work = ("workers", 16)
         trace = tmp / "gen16"

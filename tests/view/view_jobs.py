@@ -45,6 +45,7 @@ sys.dont_write_bytecode = True
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(HERE.parent / "cli"))
 sys.path.insert(0, str(HERE.parent / "emu"))
+from jobs_compare import JOBS, compare_jobs, corpus_cases  # noqa: E402
 from parallel_emu import gen_trace, SERIAL  # noqa: E402
 from serve_util import Server  # noqa: E402
 from tracegen import ev, meta, thread_rel, write_stream  # noqa: E402
@@ -52,12 +53,12 @@ from wefttest import Checker, weft_bin  # noqa: E402
 
 SRC = Path(os.environ.get("WEFT_SOURCE_DIR", HERE.parents[1]))
 ZETA = ["--model", str(SRC / "examples" / "zeta" / "zeta.yaml")]
-JOBS = (2, 3, 16)
 c = Checker()
 
 
 def view(args, out):
-    """(exit, stderr without the timing lines, the timing lines, stdout, page)."""
+    """(exit, stderr without the timing lines, the timing lines, stdout,
+    {"page": the page} or {} where none was written)."""
     if out.exists():
         out.unlink()
     env = dict(os.environ, WEFT_EMU_TIMING="1")
@@ -67,7 +68,7 @@ def view(args, out):
     timing = [ln for ln in lines if ln.startswith("weft emu: ") and
               (" CPU " in ln or re.match(r"weft emu: (-j \d+: |\d+ events in )", ln))]
     rest = "\n".join(ln for ln in lines if ln not in timing)
-    page = out.read_bytes() if out.exists() else None
+    page = {"page": out.read_bytes()} if out.exists() else {}
     return (p.returncode, rest.replace(str(out), "OUT"), "\n".join(timing),
             p.stdout.replace(str(out), "OUT"), page)
 
@@ -75,29 +76,11 @@ def view(args, out):
 def compare(name, trace, args, tmp, expect, ok=True):
     """expect: ("workers", looms) or ("serial", a regular expression of the
     reason) for every -j > 1; ok: -j 1 must succeed."""
-    rc1, err1, _, out1, page1 = view(["-j", "1"] + args + [str(trace)], tmp / "j1.html")
-    c.expect(rc1 == 0 or not ok, f"{name}: -j 1 exit {rc1}: {err1!r}")
-    c.expect(rc1 != 0 or (page1 is not None and len(page1) > 1000),
+    r1 = compare_jobs(name, lambda j: view(["-j", str(j)] + args + [str(trace)],
+                                           tmp / f"j{j}.html"), expect, c.expect, ok)
+    c.expect(r1.rc != 0 or len(r1.files.get("page", b"")) > 1000,
              f"{name}: -j 1 wrote no page")
-    for j in JOBS:
-        rc, err, timing, out, page = view(["-j", str(j)] + args + [str(trace)],
-                                          tmp / f"j{j}.html")
-        c.eq(rc, rc1, f"{name} -j {j}: exit")
-        c.eq(err, err1, f"{name} -j {j}: stderr")
-        c.eq(out, out1, f"{name} -j {j}: stdout")
-        c.expect(page == page1, f"{name} -j {j}: the page differs from -j 1's "
-                 f"({None if page is None else len(page)} bytes, "
-                 f"{None if page1 is None else len(page1)})")
-        if rc1 != 0:
-            continue  # refused: the serial run says why
-        if expect[0] == "workers":
-            k = min(j, expect[1])
-            c.expect(re.search(rf"^weft emu: -j {j}: {k} workers, \d+ events in ", timing,
-                               re.M), f"{name} -j {j}: not made by {k} workers: {timing!r}")
-        else:
-            c.expect(re.search(rf"^weft emu: -j {j}: serial run \(({expect[1]})\)$", timing,
-                               re.M), f"{name} -j {j}: not serial ({expect[1]}): {timing!r}")
-    return out1
+    return r1.out
 
 
 def gen_tied(root, n=20000, every=20):
@@ -122,11 +105,6 @@ def gen_tied(root, n=20000, every=20):
                  meta(7, 1001, loom="node1", cpus=((0, 1),), require={"ovni": "1.1.0"}),
                  [ev("OHx", base + 3, struct.pack("<iiQ", 0, -1, 0)),
                   ev("OHe", base + 100 * n + 77)])
-
-
-def corpus():
-    d = os.environ.get("WEFT_CONFORMANCE_DIR") or os.environ.get("WEFT_CONFORMANCE_DIR_DEFAULT")
-    return Path(d) if d and Path(d).is_dir() else None
 
 
 def serve_answers(j, trace, args):
@@ -183,23 +161,10 @@ def serve_same(name, trace, args, nlooms):
 def main():
     with tempfile.TemporaryDirectory(prefix="weft-view-jobs-") as td:
         tmp = Path(td)
-        cd = corpus()
-        n = 0
-        for case in sorted(cd.glob("v*/*")) if cd else []:
-            trace = case / "ovni"
-            looms = list(trace.glob("loom.*"))
-            if len(looms) < 2:
-                continue
-            why = SERIAL.get(case.name)
-            expect = ("serial", why) if why else ("workers", len(looms))
+        for case, trace, expect in corpus_cases(c.expect, SERIAL):
             compare(case.name, trace, ["-q"], tmp, expect, ok=False)
             compare(case.name + " window", trace, ["-q", "--from", "1ms", "--to", "30ms"], tmp,
                     expect, ok=False)
-            n += 1
-        if cd:
-            c.expect(n >= 15, f"only {n} multi-loom corpus cases found")
-        else:
-            print("conformance corpus not found: the generated traces only")
         gen16 = tmp / "gen16"
         gen_trace(str(gen16), 16)
         compare("gen16", gen16, ["-q"] + ZETA, tmp, ("workers", 16))
