@@ -10,14 +10,13 @@
  * put where tid 202's stream.idx goes before its events: libovni must
  * refuse to write through it (it aborts with its message).
  */
-#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <unistd.h>
 
 #include "ovni.h"
+#include "ovni_gen.h"
 
 #define LAZY_SHORT 20
 #define LAZY_LONG 2000
@@ -40,36 +39,15 @@ static void *body(void *arg)
 	if (tid == 201)
 		ovni_add_cpu(0, 0);
 	uint8_t pl[16];
-	for (int i = 0; i < 16; i++)
-		pl[i] = (uint8_t) (i + 1);
+	gen_payload(pl);
 	int n = tid == 201 ? LAZY_SHORT : LAZY_LONG;
-	for (int k = 0; k < n; k++) {
-		struct ovni_ev ev;
-		memset(&ev, 0, sizeof ev);
-		ovni_ev_set_mcv(&ev, "OB.");
-		ovni_ev_set_clock(&ev, ovni_clock_now());
-		int len = k % 17 == 1 ? 0 : k % 17;
-		if (len > 0)
-			ovni_payload_add(&ev, pl, len);
-		ovni_ev_emit(&ev);
-	}
+	for (int k = 0; k < n; k++)
+		gen_emit("OB.", ovni_clock_now(), pl, k % 17 == 1 ? 0 : k % 17);
 	ovni_thread_free();
 	return NULL;
 }
 
 int main(void)
 {
-	char host[64] = "vm";
-	ovni_version_check();
-	ovni_proc_init(1, host, getpid());
-	for (int tid = 201; tid <= 202; tid++) {
-		pthread_t th;
-		if (pthread_create(&th, NULL, body, (void *) (intptr_t) tid) != 0
-				|| pthread_join(th, NULL) != 0) {
-			fprintf(stderr, "lazyidx_gen: cannot run a thread\n");
-			return 1;
-		}
-	}
-	ovni_proc_fini();
-	return 0;
+	return gen_run_threads("lazyidx_gen", 201, 202, body, NULL);
 }

@@ -13,29 +13,16 @@
  *   tid 104  real clocks only, after every other stream (a gap before it)
  * Prints nothing; exit 0.
  */
-#include <pthread.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "ovni.h"
+#include "ovni_gen.h"
 
 #define N101 3000
 
 static uint64_t clocks101[N101];
-
-static void emit(const char *mcv, uint64_t clock, const uint8_t *payload, int n)
-{
-	struct ovni_ev ev;
-	memset(&ev, 0, sizeof ev);
-	ovni_ev_set_mcv(&ev, mcv);
-	ovni_ev_set_clock(&ev, clock);
-	if (n > 0)
-		ovni_payload_add(&ev, payload, n);
-	ovni_ev_emit(&ev);
-}
 
 static void *body(void *arg)
 {
@@ -44,8 +31,7 @@ static void *body(void *arg)
 	if (tid == 101)
 		ovni_add_cpu(0, 0);
 	uint8_t pl[16];
-	for (int i = 0; i < 16; i++)
-		pl[i] = (uint8_t) (i + 1);
+	gen_payload(pl);
 	if (tid == 101) {
 		for (int k = 0; k < N101; k++) {
 			uint64_t c = ovni_clock_now();
@@ -62,49 +48,41 @@ static void *body(void *arg)
 				continue;
 			}
 			int n = k % 17;
-			emit("OB.", c, pl, n == 1 ? 0 : n);
+			gen_emit("OB.", c, pl, n == 1 ? 0 : n);
 			if (k % 700 == 699)
 				ovni_flush();
 		}
 	} else if (tid == 102) {
 		/* 40 events fit in a first buffer of 1024 bytes */
 		for (int k = 0; k < 40; k++)
-			emit("OB.", clocks101[k * (N101 / 40) + 7], NULL, 0);
+			gen_emit("OB.", clocks101[k * (N101 / 40) + 7], NULL, 0);
 		for (int k = 0; k < 1000; k++)
-			emit("OB.", ovni_clock_now(), pl, 4);
+			gen_emit("OB.", ovni_clock_now(), pl, 4);
 	} else if (tid == 103) {
 		for (int r = 0; r < 20; r++) {
 			for (int k = 0; k < 30; k++)
-				emit("OB.", ovni_clock_now(), NULL, 0);
+				gen_emit("OB.", ovni_clock_now(), NULL, 0);
 			uint64_t c = ovni_clock_now();
-			emit("OU[", c, NULL, 0);
+			gen_emit("OU[", c, NULL, 0);
 			for (int k = 0; k < 10; k++)
-				emit("OB.", c - 100 + (uint64_t) k, pl, 8);
-			emit("OU]", ovni_clock_now(), NULL, 0);
+				gen_emit("OB.", c - 100 + (uint64_t) k, pl, 8);
+			gen_emit("OU]", ovni_clock_now(), NULL, 0);
 		}
 	} else {
 		for (int k = 0; k < 1500; k++)
-			emit("OB.", ovni_clock_now(), pl, 2);
+			gen_emit("OB.", ovni_clock_now(), pl, 2);
 	}
 	ovni_thread_free();
 	return NULL;
 }
 
+static void after(int tid)
+{
+	if (tid == 103)
+		usleep(2000); /* a gap before tid 104 */
+}
+
 int main(void)
 {
-	char host[64] = "vm";
-	ovni_version_check();
-	ovni_proc_init(1, host, getpid());
-	for (int tid = 101; tid <= 104; tid++) {
-		pthread_t th;
-		if (pthread_create(&th, NULL, body, (void *) (intptr_t) tid) != 0
-				|| pthread_join(th, NULL) != 0) {
-			fprintf(stderr, "seekgen: cannot run a thread\n");
-			return 1;
-		}
-		if (tid == 103)
-			usleep(2000); /* a gap before tid 104 */
-	}
-	ovni_proc_fini();
-	return 0;
+	return gen_run_threads("seekgen", 101, 104, body, after);
 }
