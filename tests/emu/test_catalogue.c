@@ -21,15 +21,10 @@
 #include <cmocka.h>
 
 #include "emu.h"
+#include "emu_fixture.h"
 #include "model.h"
 #include "paraver.h"
 
-static struct weft_thread T;
-static struct weft_proc P;
-static struct weft_loom L;
-static const struct weft_thread *pt[1];
-static const struct weft_proc *lp[1];
-static const struct weft_cpu lc[2] = { { 0, 0 }, { 1, 1 } };
 static const struct weft_mark_label m2labels[] = { { 5, "Five" } };
 static const struct weft_mark_type marks[2] = {
 	{ 1, "Single", 0, 0, NULL },
@@ -37,33 +32,20 @@ static const struct weft_mark_type marks[2] = {
 };
 
 struct fx {
+	struct emu_fx_system w;
 	struct emu_sys sys;
 	struct emu *e;
 };
 
 static int setup(void **state)
 {
-	T.tid = 70;
-	/* no stream: the models' metadata lookups (counters) find none (a
-	 * hand-made weft_stream is not the reader's) */
-	T.stream = NULL;
-	T.proc = &P;
-	pt[0] = &T;
-	P = (struct weft_proc) { 7, 1, 0, 1, &L, 1, pt };
-	lp[0] = &P;
-	L = (struct weft_loom) { "vm", "vm", 0, 1, 0, 2, lc, 1, lp };
 	struct fx *f = calloc(1, sizeof *f);
 	assert_non_null(f);
-	const struct weft_loom *looms[1] = { &L };
-	char err[WEFT_ERR_MAX];
-	assert_int_equal(emu_sys_build(&f->sys, looms, 1, marks, 2, err, sizeof err), 0);
-	const struct emu_model_desc *models[64];
-	size_t n = 0;
-	assert_true(weft_model_count(NULL) <= 64);
-	assert_int_equal(emu_select_models(NULL, NULL, 0, 1, models, &n, err, sizeof err), 0);
+	/* no stream: the models' metadata lookups (counters) find none */
+	emu_fx_build(&f->w, &f->sys, 1, 0, marks, 2);
+	size_t n;
+	f->e = emu_fx_all_models(&f->sys, &n);
 	assert_true(n >= 8);
-	f->e = emu_create(&f->sys, models, n, NULL, err, sizeof err);
-	assert_non_null(f->e);
 	*state = f;
 	return 0;
 }

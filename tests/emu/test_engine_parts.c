@@ -23,6 +23,7 @@
 #include <cmocka.h>
 
 #include "emu.h"
+#include "emu_fixture.h"
 #include "model.h"
 #include "out.h"
 
@@ -62,13 +63,6 @@ static const char tiny_yaml[] =
 	"  - {mcv: QTr, args: [u32 id], size: '>= 4', do: [task: {op: resume, id: u32@0}]}\n";
 
 static struct weft_model_spec *tiny;
-static struct weft_stream S[2];
-static struct weft_thread T[2];
-static struct weft_proc P;
-static struct weft_loom L;
-static const struct weft_thread *pt[2];
-static const struct weft_proc *lp[1];
-static const struct weft_cpu lc[2] = { { 0, 0 }, { 1, 1 } };
 
 struct cap {
 	int view;
@@ -78,6 +72,7 @@ struct cap {
 };
 
 struct fx {
+	struct emu_fx_system w;
 	struct emu_sys sys;
 	struct emu *e;
 	struct cap recs[64];
@@ -106,26 +101,10 @@ static void on_warn(void *ctx, const char *msg)
 
 static struct fx *fx_new(int breakdown)
 {
-	memset(S, 0, sizeof S);
-	const char *rel[2] = { "loom.vm/proc.7/thread.70", "loom.vm/proc.7/thread.71" };
-	for (int i = 0; i < 2; i++) {
-		S[i].relpath = rel[i];
-		S[i].meta_version = 3;
-		S[i].thread = &T[i];
-		S[i].finished = 1;
-		T[i].tid = 70 + i;
-		T[i].stream = &S[i];
-		T[i].proc = &P;
-		pt[i] = &T[i];
-	}
-	P = (struct weft_proc) { 7, 1, 0, 1, &L, 2, pt };
-	lp[0] = &P;
-	L = (struct weft_loom) { "vm", "vm", 0, 1, 0, 2, lc, 1, lp };
 	struct fx *f = calloc(1, sizeof *f);
 	assert_non_null(f);
-	const struct weft_loom *looms[1] = { &L };
+	emu_fx_build(&f->w, &f->sys, 2, 1, NULL, 0);
 	char err[WEFT_ERR_MAX];
-	assert_int_equal(emu_sys_build(&f->sys, looms, 1, NULL, 0, err, sizeof err), 0);
 	const struct emu_model_desc *models[1] = { tiny->emu };
 	struct emu_opts o;
 	memset(&o, 0, sizeof o);
@@ -161,7 +140,7 @@ static int ev(struct fx *f, int ti, const char *mcv, int64_t clock, const void *
 		e.jumbo_size = n - 4;
 	}
 	e.offset = 8;
-	e.stream = &S[ti];
+	e.stream = &f->w.streams[ti];
 	f->nrecs = 0;
 	int r = emu_event(f->e, &e);
 	emu_flush(f->e);

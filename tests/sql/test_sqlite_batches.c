@@ -27,17 +27,12 @@
 #include <sqlite3.h>
 
 #include "emu.h"
+#include "emu_fixture.h"
 #include "model.h"
 #include "out.h"
 
-static struct weft_thread T;
-static struct weft_proc P;
-static struct weft_loom L;
-static const struct weft_thread *pt[1];
-static const struct weft_proc *lp[1];
-static const struct weft_cpu lc[2] = { { 0, 0 }, { 1, 1 } };
-
 struct fx {
+	struct emu_fx_system w;
 	struct emu_sys sys;
 	struct emu *e;
 	char dir[64];
@@ -46,24 +41,10 @@ struct fx {
 
 static int setup(void **state)
 {
-	T.tid = 70;
-	T.stream = NULL;
-	T.proc = &P;
-	pt[0] = &T;
-	P = (struct weft_proc) { 7, 1, 0, 1, &L, 1, pt };
-	lp[0] = &P;
-	L = (struct weft_loom) { "vm", "vm", 0, 1, 0, 2, lc, 1, lp };
 	struct fx *f = calloc(1, sizeof *f);
 	assert_non_null(f);
-	const struct weft_loom *looms[1] = { &L };
-	char err[WEFT_ERR_MAX];
-	assert_int_equal(emu_sys_build(&f->sys, looms, 1, NULL, 0, err, sizeof err), 0);
-	const struct emu_model_desc *models[64];
-	size_t n = 0;
-	assert_true(weft_model_count(NULL) <= 64);
-	assert_int_equal(emu_select_models(NULL, NULL, 0, 1, models, &n, err, sizeof err), 0);
-	f->e = emu_create(&f->sys, models, n, NULL, err, sizeof err);
-	assert_non_null(f->e);
+	emu_fx_build(&f->w, &f->sys, 1, 0, NULL, 0);
+	f->e = emu_fx_all_models(&f->sys, NULL);
 	const struct emu_cat_entry *x = emu_cat_by_name(f->e, "ovni.thread.tid");
 	const struct emu_cat_entry *y = emu_cat_by_name(f->e, "ovni.thread.state");
 	const struct emu_cat_entry *c = emu_cat_by_name(f->e, "cpu.running.tid");
