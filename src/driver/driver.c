@@ -19,6 +19,7 @@
 #include "out.h"
 #include "parallel.h"
 #include "ranks.h"
+#include "salvage.h"
 
 #define EMU_BATCH 256
 #define MAX_OUTS 4
@@ -117,140 +118,21 @@ static int cut_refusal(const struct weft_trace *t, char *err, size_t errlen)
 	return 0;
 }
 
-/* With --salvage, after the last event: the threads cut short (their stream
- * ends inside an event, or they never ended: no ovni.finished) are closed
- * at their last event. */
-static int mark_cut_threads(struct run *R)
+/* --salvage: every thread of R with a stream, to close at its last event
+ * when it is cut short (salvage.h): 0, or -1 out of memory. */
+static int salv_setup(struct salv *C, struct run *R)
 {
-	for (size_t th = 0; th < R->sys.nthreads; th++) {
-		const struct weft_stream *st = R->sys.threads[th].stream;
-		size_t i = 0;
-		while (st != NULL && i < weft_nstreams(R->t) && weft_stream_at(R->t, i) != st)
-			i++;
-		if (st == NULL || i == weft_nstreams(R->t))
-			continue;
-		struct weft_cut_info ci;
-		int cut = weft_stream_cut(R->t, i, &ci);
-		int unf = weft_stream_unfinished(R->t, i);
-		if (!cut && !unf)
-			continue;
-		char why[384];
-		int k = 0;
-		if (cut)
-			k = snprintf(why, sizeof why, "stream cut at offset %" PRIu64 " (a partial "
-					"%s of %" PRIu64 " bytes)", ci.offset,
-					ci.header ? "stream header" : "event", ci.bytes);
-		int64_t cc;
-		int at = driver_cut_clock(R->t, i, &cc);
-		if (at && unf)
-			weft_stream_unfinished_why(R->t, i, why + k, sizeof why - (size_t) k);
-		else if (unf)
-			snprintf(why + k, sizeof why - (size_t) k, "%sno ovni.finished",
-					cut ? ", " : "");
-		int64_t last = 0;
-		int has = 0;
-		if (cut) {
-			has = ci.has_last;
-			last = ci.last_sclock;
-		} else {
-			/* the stream's last event: the reader knows it once read */
-			has = weft_stream_last_sclock(R->t, i, &last);
-		}
-		/* closed at the clock of its crash cut (weft.cut) */
-		at = at && has && cc >= last;
-		if (emu_thread_cut(R->emu, th, has, at ? cc : last, why) != 0)
-			return -1;
-		if (at)
-			emu_thread_cut_at(R->emu, th);
-	}
-	return 0;
-}
-
-/* --salvage: the threads to close at their last event. A thread is a
- * candidate until its stream ends; then, if it is cut short (its stream is
- * cut, or it has no ovni.finished) and has events, it waits in `pending`
- * (ascending clocks) to be closed before the first event with a later clock
- * is emulated (the reader finds a stream's end before it yields any event
- * after that stream's last one). */
-struct closer {
-	size_t *cand;     /* threads whose stream did not end yet */
-	size_t *cstream;  /* ... and their stream index */
-	size_t ncand;
-	struct pend {
-		int64_t clock;
-		size_t thread;
-	} *pending;
-	size_t npend, head;
-};
-
-static void closer_free(struct closer *C)
-{
-	free(C->cand);
-	free(C->cstream);
-	free(C->pending);
-}
-
-static int closer_init(struct closer *C, struct run *R)
-{
-	memset(C, 0, sizeof *C);
-	size_t nt = R->sys.nthreads;
-	C->cand = calloc(nt + 1, sizeof *C->cand);
-	C->cstream = calloc(nt + 1, sizeof *C->cstream);
-	C->pending = calloc(nt + 1, sizeof *C->pending);
-	if (C->cand == NULL || C->cstream == NULL || C->pending == NULL)
+	if (salv_init(C, R->sys.nthreads) != 0)
 		return -1;
 	size_t ns = weft_nstreams(R->t);
-	for (size_t th = 0; th < nt; th++) {
+	for (size_t th = 0; th < R->sys.nthreads; th++) {
 		const struct weft_stream *st = R->sys.threads[th].stream;
 		for (size_t i = 0; st != NULL && i < ns; i++) {
 			if (weft_stream_at(R->t, i) == st) {
-				C->cand[C->ncand] = th;
-				C->cstream[C->ncand++] = i;
+				salv_add(C, R->t, i, th);
 				break;
 			}
 		}
-	}
-	return 0;
-}
-
-/* Moves the candidates whose stream ended to pending (if cut short). */
-static void closer_scan(struct closer *C, struct weft_trace *t)
-{
-	size_t k = 0;
-	for (size_t j = 0; j < C->ncand; j++) {
-		size_t i = C->cstream[j];
-		if (!weft_stream_ended(t, i)) {
-			C->cand[k] = C->cand[j];
-			C->cstream[k++] = i;
-			continue;
-		}
-		int64_t last;
-		if ((!weft_stream_cut(t, i, NULL) && !weft_stream_unfinished(t, i)) ||
-				!weft_stream_last_sclock(t, i, &last))
-			continue;
-		int64_t cc;
-		if (driver_cut_clock(t, i, &cc) && cc > last)
-			last = cc; /* closed at its crash cut */
-		/* insert in clock order (after equal clocks: ended earlier) */
-		size_t p = C->npend;
-		while (p > C->head && C->pending[p - 1].clock > last) {
-			C->pending[p] = C->pending[p - 1];
-			p--;
-		}
-		C->pending[p].clock = last;
-		C->pending[p].thread = C->cand[j];
-		C->npend++;
-	}
-	C->ncand = k;
-}
-
-/* Closes the pending threads whose last clock is before `before`. */
-static int closer_run(struct closer *C, struct emu *e, int64_t before, int all)
-{
-	while (C->head < C->npend && (all || C->pending[C->head].clock < before)) {
-		if (emu_thread_close(e, C->pending[C->head].thread, C->pending[C->head].clock) != 0)
-			return -1;
-		C->head++;
 	}
 	return 0;
 }
@@ -505,11 +387,11 @@ static int prepare(struct run *R, const struct weft_emulate_opts *o, enum weft_s
  * are closed first, at their last clock. Inlined twice, so the loop without
  * C has no test of it. 0, 1 (the window ended: stop reading) or -1
  * (emu_error). */
-static inline __attribute__((always_inline)) int feed(struct run *R, struct closer *C,
+static inline __attribute__((always_inline)) int feed(struct run *R, struct salv *C,
 		const struct weft_event *evs, long got)
 {
 	for (long i = 0; i < got; i++) {
-		int er = C != NULL ? closer_run(C, R->emu, evs[i].sclock, 0) : 0;
+		int er = C != NULL ? salv_close(C, R->emu, evs[i].sclock, 0) : 0;
 		if (er == 0)
 			er = emu_event(R->emu, &evs[i]);
 		if (er != 0)
@@ -644,8 +526,8 @@ static int run_once(const struct weft_emulate_opts *o, enum weft_sort sort, stru
 	int stopped = 0;
 	long got = 0;
 	char rerr[WEFT_ERR_MAX] = "";
-	struct closer C;
-	if (o->salvage && closer_init(&C, &R) != 0)
+	struct salv C;
+	if (o->salvage && salv_setup(&C, &R) != 0)
 		snprintf(rerr, sizeof rerr, "out of memory");
 	int region = 0;
 	while (rerr[0] == '\0' && (got = weft_next_batch(R.t, evs, EMU_BATCH)) > 0) {
@@ -659,7 +541,7 @@ static int run_once(const struct weft_emulate_opts *o, enum weft_sort sort, stru
 		if (o->salvage) {
 			/* each thread cut short is closed at its last clock,
 			 * before the first event after it */
-			closer_scan(&C, R.t);
+			salv_scan(&C);
 			r = feed(&R, &C, evs, got);
 		} else {
 			/* a stream found cut short stops the run (once per
@@ -714,14 +596,14 @@ static int run_once(const struct weft_emulate_opts *o, enum weft_sort sort, stru
 		snprintf(rerr, sizeof rerr, "%s", weft_error(R.t));
 	if (o->salvage && rerr[0] == '\0' && fail == NULL && got == 0) {
 		/* the threads still open close at their last clocks, in order */
-		closer_scan(&C, R.t);
-		if (closer_run(&C, R.emu, 0, 1) != 0)
+		salv_scan(&C);
+		if (salv_close(&C, R.emu, 0, 1) != 0)
 			fail = emu_error(R.emu);
-		else if (mark_cut_threads(&R) != 0)
+		else if (salv_mark(&C, R.emu) != 0)
 			snprintf(rerr, sizeof rerr, "out of memory");
 	}
 	if (o->salvage)
-		closer_free(&C);
+		salv_free(&C);
 	/* The models' end step runs also after an error, as the reference's. */
 	int ended = emu_finish(R.emu, fail == NULL && got == 0 && rerr[0] == '\0');
 	int status = 0;
