@@ -669,8 +669,13 @@ static const char *parallel_unfit(const struct weft_emulate_opts *o, int mpi)
 		return "one worker";
 	if (o->info != NULL)
 		return "-v";
-	if (o->salvage)
+	/* --mpi: the ranks' warnings are not put in the serial run's order */
+	if (o->salvage && mpi)
 		return "--salvage";
+	/* reading stops at the first event after T1: the streams found cut
+	 * short by then are those the serial reader reached over every loom */
+	if (o->salvage && o->has_to)
+		return "--salvage with --to";
 	if (o->open_output != NULL && !o->open_output_merged)
 		return "an output of the caller";
 	if ((o->formats == NULL || o->formats[0] == NULL) && o->open_output == NULL)
@@ -706,10 +711,49 @@ static int parallel_internal(const struct weft_emulate_opts *o)
 
 #define RUN_SERIAL 3
 
+/* --mpi: a warning of the whole trace makes the run serial. */
 static void note_warning(void *ctx, const char *msg)
 {
 	(void) msg;
 	*(int *) ctx = 1;
+}
+
+/* The warnings of the whole trace's opening (run_parallel), said once the
+ * run by workers is kept, before the workers' own (the serial run says
+ * them before its first event); after that, the trace's reader says again
+ * what the workers' readers said (merged_events): not said twice. */
+struct said {
+	char **v;
+	size_t n, cap;
+	int oom, closed;
+};
+
+static void said_keep(void *ctx, const char *msg)
+{
+	struct said *s = ctx;
+	if (s->closed || s->oom)
+		return;
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 8;
+		char **v = realloc(s->v, cap * sizeof *v);
+		if (v == NULL) {
+			s->oom = 1;
+			return;
+		}
+		s->v = v;
+		s->cap = cap;
+	}
+	if ((s->v[s->n] = strdup(msg)) == NULL)
+		s->oom = 1;
+	else
+		s->n++;
+}
+
+static void said_free(struct said *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		free(s->v[i]);
+	free(s->v);
 }
 
 /* Whether dir holds two loom.* entries or more (else -j changes nothing,
@@ -878,16 +922,17 @@ static int run_parallel(const struct weft_emulate_opts *o, char *err, size_t err
 {
 	if (!several_looms(o->path))
 		return RUN_SERIAL;
-	/* the whole trace, without outputs; a warning makes the run serial
-	 * (which says it) */
-	int warned = 0;
+	/* the whole trace, without outputs; its warnings are kept, said if
+	 * the run by workers is kept (else the serial run says them) */
+	struct said said;
+	memset(&said, 0, sizeof said);
 	struct weft_emulate_opts mo = *o;
 	mo.formats = NULL;
 	mo.open_output = NULL; /* opened once, on the merged records */
-	mo.warn = note_warning;
+	mo.warn = said_keep;
 	mo.info = NULL;
 	mo.progress = NULL;
-	mo.ctx = &warned;
+	mo.ctx = &said;
 	struct run R;
 	memset(&R, 0, sizeof R);
 	char e2[WEFT_ERR_MAX];
@@ -895,12 +940,12 @@ static int run_parallel(const struct weft_emulate_opts *o, char *err, size_t err
 	const char *why = NULL;
 	if (prepare(&R, &mo, WEFT_SORT_NONE, e2, sizeof e2) != 0)
 		why = "the trace is refused";
-	else if (warned)
-		why = "a warning";
+	else if (said.oom)
+		why = "out of memory for the warnings";
 	else if (R.sys.nlooms < 2)
 		why = "one loom";
 	else if (emu_loss_noted(R.emu))
-		why = "lost events";
+		why = "lost events, which only the serial run emulates";
 	else if (weft_stream_at(R.t, 0)->relpath[0] == '.' || strchr(weft_stream_at(R.t,
 			0)->relpath, '/') == NULL)
 		why = "not a whole trace";
@@ -908,6 +953,7 @@ static int run_parallel(const struct weft_emulate_opts *o, char *err, size_t err
 		if (timing)
 			fprintf(stderr, "weft emu: -j %d: serial run (%s)\n", o->jobs, why);
 		run_free(&R);
+		said_free(&said);
 		return RUN_SERIAL;
 	}
 	int64_t origin = INT64_MAX;
@@ -920,7 +966,8 @@ static int run_parallel(const struct weft_emulate_opts *o, char *err, size_t err
 		o->to };
 	struct par_in in = { o->path, R.t, &R.sys, R.models, R.nmodels, &eo, origin,
 		(size_t) o->jobs, o->all_models, o->stop, NULL, 0, 0,
-		o->has_from || o->has_to ? &win : NULL, parallel_internal(o), 0 };
+		o->has_from || o->has_to ? &win : NULL, parallel_internal(o), 0, o->salvage,
+		(const char *const *) said.v, said.n };
 	struct par_out P;
 	double t0 = now_s();
 	int r = par_run(&in, &P, err, errlen);
@@ -933,8 +980,15 @@ static int run_parallel(const struct weft_emulate_opts *o, char *err, size_t err
 			fprintf(stderr, "weft emu: -j %d: serial run (%s)\n", o->jobs, P.why);
 		par_free(&P);
 		run_free(&R);
+		said_free(&said);
 		return r > 0 ? RUN_SERIAL : -1;
 	}
+	/* the run is kept: the warnings in the serial run's order */
+	for (size_t i = 0; i < said.n && o->warn != NULL; i++)
+		o->warn(o->ctx, said.v[i]);
+	for (size_t i = 0; i < P.nwarn && o->warn != NULL; i++)
+		o->warn(o->ctx, P.warn[i]);
+	said.closed = 1;
 	double t1 = now_s();
 	int status = write_merged(&R, o, P.emu, P.rec, P.nrec, P.nviews, P.irec, P.nirec,
 			P.duration, 1, err, errlen);
@@ -949,6 +1003,7 @@ static int run_parallel(const struct weft_emulate_opts *o, char *err, size_t err
 				cpu_s(RUSAGE_SELF, 0) + cpu_s(RUSAGE_SELF, 1));
 	par_free(&P);
 	run_free(&R);
+	said_free(&said);
 	return status;
 }
 
@@ -1353,7 +1408,7 @@ int weft_emulate_ranks(const struct weft_emulate_opts *user_opts, const struct w
 				origin = R.first[i];
 		struct par_in in = { so.path, R.t, &R.sys, R.models, R.nmodels, &eo, origin,
 			(size_t) so.jobs, o->all_models, o->stop, mine, nmine, 1,
-			o->has_from || o->has_to ? &win : NULL, internal, 1 };
+			o->has_from || o->has_to ? &win : NULL, internal, 1, 0, NULL, 0 };
 		int r = par_run(&in, &P, msg, sizeof msg);
 		if (r < 0 || P.error || interrupted(o)) {
 			code = fail_code(o);

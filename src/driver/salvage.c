@@ -90,8 +90,12 @@ int salv_mark(const struct salv *C, struct emu *e)
 					ci.header ? "stream header" : "event", ci.bytes);
 		int64_t cc;
 		int at = driver_cut_clock(t, i, &cc);
-		if (at && unf)
+		if (at && unf) {
+			/* after the cut's words: ", cut by signal ..." */
+			if (cut && k + 2 < (int) sizeof why)
+				k += snprintf(why + k, sizeof why - (size_t) k, ", ");
 			weft_stream_unfinished_why(t, i, why + k, sizeof why - (size_t) k);
+		}
 		else if (unf)
 			snprintf(why + k, sizeof why - (size_t) k, "%sno ovni.finished",
 					cut ? ", " : "");
