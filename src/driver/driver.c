@@ -373,7 +373,7 @@ static int prepare(struct run *R, const struct weft_emulate_opts *o, enum weft_s
 	if (R->emu == NULL)
 		return -1;
 	/* threads that lost events are emulated leniently (a warning) */
-	if (driver_losses(R->t, R->emu, &R->sys, o->warn, o->ctx, err, errlen) != 0)
+	if (driver_losses(R->t, R->emu, &R->sys, NULL, o->warn, o->ctx, err, errlen) != 0)
 		return -1;
 	if (o->has_from || o->has_to) {
 		struct emu_window w = { o->has_from, o->has_to, o->from_rel, o->to_rel, o->from,
@@ -944,8 +944,8 @@ static int run_parallel(const struct weft_emulate_opts *o, char *err, size_t err
 		why = "out of memory for the warnings";
 	else if (R.sys.nlooms < 2)
 		why = "one loom";
-	else if (emu_loss_noted(R.emu))
-		why = "lost events, which only the serial run emulates";
+	else if (emu_has_lost(R.emu))
+		why = "runs of lost events, which only the serial run emulates";
 	else if (weft_stream_at(R.t, 0)->relpath[0] == '.' || strchr(weft_stream_at(R.t,
 			0)->relpath, '/') == NULL)
 		why = "not a whole trace";
@@ -967,7 +967,7 @@ static int run_parallel(const struct weft_emulate_opts *o, char *err, size_t err
 	struct par_in in = { o->path, R.t, &R.sys, R.models, R.nmodels, &eo, origin,
 		(size_t) o->jobs, o->all_models, o->stop, NULL, 0, 0,
 		o->has_from || o->has_to ? &win : NULL, parallel_internal(o), 0, o->salvage,
-		(const char *const *) said.v, said.n };
+		(const char *const *) said.v, said.n, 1 };
 	struct par_out P;
 	double t0 = now_s();
 	int r = par_run(&in, &P, err, errlen);
@@ -1408,7 +1408,7 @@ int weft_emulate_ranks(const struct weft_emulate_opts *user_opts, const struct w
 				origin = R.first[i];
 		struct par_in in = { so.path, R.t, &R.sys, R.models, R.nmodels, &eo, origin,
 			(size_t) so.jobs, o->all_models, o->stop, mine, nmine, 1,
-			o->has_from || o->has_to ? &win : NULL, internal, 1, 0, NULL, 0 };
+			o->has_from || o->has_to ? &win : NULL, internal, 1, 0, NULL, 0, 0 };
 		int r = par_run(&in, &P, msg, sizeof msg);
 		if (r < 0 || P.error || interrupted(o)) {
 			code = fail_code(o);

@@ -10,6 +10,7 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "losses.h"
 #include "parallel.h"
 #include "salvage.h"
 #include "weft/weft.h"
@@ -607,6 +608,12 @@ static void *worker_main(void *arg)
 		for (size_t c = 0; c < sys->ncpus; c++)
 			if (sys->cpus[c].loom == w->looms[k])
 				w->own[1][c] = 1;
+	}
+	/* its looms' threads that lost events: emulated leniently (losses.c) */
+	if (in->losses && driver_losses(in->t, w->emu, sys, w->own[0], NULL, NULL, err,
+				sizeof err) != 0) {
+		wfail(w, "out of memory", NULL);
+		goto out;
 	}
 	/* the threads of other looms have no events here: no end checks */
 	for (size_t t = 0; t < sys->nthreads; t++)
@@ -1322,14 +1329,19 @@ int par_run(const struct par_in *in, struct par_out *out, char *err, size_t errl
 	out->nviews = emu_nviews(out->emu);
 	if (in->window != NULL && par_window(in, out) != 0)
 		return 1;
+	for (size_t k = 0; k < nw; k++)
+		if (emu_loss_skipped(out->w[k].emu) > 0) {
+			snprintf(out->why, sizeof out->why, "events skipped after lost events");
+			return 1;
+		}
 	for (size_t k = 1; k < nw; k++) {
 		if (!same_dyn(out->emu, out->w[k].emu)) {
 			snprintf(out->why, sizeof out->why, "the workers know different task types");
 			return 1;
 		}
 		if (emu_has_lost(out->w[k].emu)) {
-			snprintf(out->why, sizeof out->why, "lost events, which only the serial run "
-					"emulates");
+			snprintf(out->why, sizeof out->why, "runs of lost events, which only the "
+					"serial run emulates");
 			return 1;
 		}
 	}

@@ -12,8 +12,9 @@
  * the reference's heap order, which a worker cannot see), records of two
  * workers at the same time in one view, an unordered region, a warning
  * (but for a reader's of a stream cut short, with --salvage, and one said
- * by the whole trace's opening already), an error, lost events, or task
- * types that differ between workers. Then
+ * by the whole trace's opening already), an error, runs of lost events,
+ * an event skipped after lost events, or task types that differ between
+ * workers. Then
  * par_run says why and the caller runs the serial emulation.
  */
 #ifndef WEFT_DRIVER_PARALLEL_H
@@ -68,6 +69,13 @@ struct par_in {
 	 * is not giving a warning of its own. */
 	const char *const *said;
 	size_t nsaid;
+	/* 1 (weft emu -j): the threads that lost events (weft.lost_events,
+	 * a filter callback's drops; no run of lost events: the caller makes
+	 * those serially) are handed to each worker's engine, its looms' only
+	 * (driver_losses); a worker that skips an event after them gives the
+	 * run up (the summary's rules of the skipped refusals, in the order
+	 * first met over the whole trace, are not put together) */
+	int losses;
 };
 
 struct par_out {

@@ -34,7 +34,10 @@ which is asserted too:
     reader finds it) the serial run's; without --salvage refused alike; with
     --to, two threads closed at one cut clock, and two workers' streams cut
     after events at one clock: serial (the reason asserted);
-  - a 4-loom trace that lost events: serial (the reason asserted);
+  - a 4-loom trace with runs of lost events (weft.ring): serial (the reason
+    asserted); one whose threads only dropped events (weft.lost_events): by
+    workers (the warning once, the summary's lost lines), and with an event
+    skipped after them: serial (the reason asserted);
   - a warning of the trace's opening (a link out of it): by workers, said
     once;
   - a 6-loom trace whose odd looms end early, with windows after their end
@@ -290,6 +293,22 @@ def gen_lost(root):
         p.write_text(json.dumps(m))
 
 
+def gen_dropped(root, refuse=False):
+    """gen_trace's 4 looms, a thread of loom 1 and one of loom 3 with events
+    dropped by signal handlers (weft.lost_events: no run to place); refuse:
+    loom 1's thread has an OHr after its OHe, which the models refuse (the
+    thread lost events: skipped and counted by rule)."""
+    gen_trace(root, 4)
+    for L, k, n in ((1, 0, 3), (3, 1, 2)):
+        d = Path(root) / tracegen.thread_rel(f"node{L:02d}", 1000 + L, (1000 + L) * 10 + k)
+        meta = json.loads((d / "stream.json").read_text())
+        meta["weft"] = {"lost_events": n}
+        (d / "stream.json").write_text(json.dumps(meta))
+        if refuse and L == 1:
+            with open(d / "stream.obs", "ab") as f:
+                f.write(tracegen.ev("OHr", 1_441_106))
+
+
 def salvage_cases(tmp, m):
     """--salvage by workers: streams cut short in several looms; the
     warnings (the opening's, then each stream's cut as the serial reader
@@ -334,15 +353,37 @@ def salvage_cases(tmp, m):
     check(rc == 0 and "serial run (streams of two workers cut short after events at one "
           "clock)" in timing, f"cut same last clock: {rc} {timing!r}")
     shutil.rmtree(cut)
-    # lost events: emulated leniently by the serial run only
+    # runs of lost events (weft.ring): emulated by the serial run only
     lost = tmp / "lost"
     gen_lost(str(lost))
     rc, err, _, out = emu(["-j", "1", "--paraver"] + m + [str(lost)], tmp / "lj1")
     check(rc == 0 and "3 threads lost events" in err and
           out.count("lost events:") == 2, f"lost: -j 1: {rc} {err!r} {out!r}")
-    why = ("serial", "lost events, which only the serial run emulates")
+    why = ("serial", "runs of lost events, which only the serial run emulates")
     compare("lost", lost, m + ["--paraver", "--perfetto", "-q"], tmp, why)
     compare("lost summary", lost, m + ["--paraver"], tmp, why)
+    # events dropped by signal handlers (no run): each worker emulates its
+    # looms' threads leniently; the warning said once, the summary's lost
+    # lines summed over the workers
+    gen_dropped(str(lost))
+    rc, err, _, out = emu(["-j", "1", "--paraver"] + m + [str(lost)], tmp / "lj1")
+    check(rc == 0 and err.count("weft emu: warning: 2 threads lost events (5 dropped by "
+                                "signal handlers)") == 1 and
+          "lost events: 5 dropped by signal handlers on 2 threads; the 2 threads" in out and
+          "lost events: every event after them could be emulated" in out,
+          f"dropped: -j 1: {rc} {err!r} {out!r}")
+    four = ("workers", 4)
+    compare("dropped", lost, m + ["--paraver", "--perfetto", "-q"], tmp, four)
+    compare("dropped summary", lost, m + ["--paraver"], tmp, four)
+    compare("dropped sqlite", lost, m + ["-f", "sqlite", "-q"], tmp, four)
+    # an event skipped after them: the summary's rules, in the order first
+    # met over the whole trace, are the serial run's to say
+    gen_dropped(str(lost), refuse=True)
+    rc, _, _, out = emu(["-j", "1", "--paraver"] + m + [str(lost)], tmp / "lj1")
+    check(rc == 0 and "lost events: 1 event after them could not be emulated" in out,
+          f"dropped refused: -j 1: {rc} {out!r}")
+    compare("dropped refused", lost, m + ["--paraver"], tmp,
+            ("serial", "events skipped after lost events"))
     shutil.rmtree(lost)
 
 
