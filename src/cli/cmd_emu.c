@@ -101,7 +101,7 @@ static void emu_usage(FILE *f)
 		"  -j, --jobs N  emulate the looms with N workers at once (default: the online\n"
 		"                CPUs; 1: serially), the outputs the same whatever N; used\n"
 		"                for the Paraver and Perfetto outputs, the summary, -b and a\n"
-		"                window (without -b or Perfetto), not with --salvage\n"
+		"                window (without -b or Perfetto), --salvage (not with --to)\n"
 		"                (docs/emu.md, PARALLEL); any other run is serial\n"
 		"  --mpi         under mpirun (or srun): the ranks emulate a share of the looms\n"
 		"                each (with -j N workers, default 1) and rank 0 writes the\n"

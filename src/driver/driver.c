@@ -19,6 +19,7 @@
 #include "out.h"
 #include "parallel.h"
 #include "ranks.h"
+#include "salvage.h"
 
 #define EMU_BATCH 256
 #define MAX_OUTS 4
@@ -117,140 +118,21 @@ static int cut_refusal(const struct weft_trace *t, char *err, size_t errlen)
 	return 0;
 }
 
-/* With --salvage, after the last event: the threads cut short (their stream
- * ends inside an event, or they never ended: no ovni.finished) are closed
- * at their last event. */
-static int mark_cut_threads(struct run *R)
+/* --salvage: every thread of R with a stream, to close at its last event
+ * when it is cut short (salvage.h): 0, or -1 out of memory. */
+static int salv_setup(struct salv *C, struct run *R)
 {
-	for (size_t th = 0; th < R->sys.nthreads; th++) {
-		const struct weft_stream *st = R->sys.threads[th].stream;
-		size_t i = 0;
-		while (st != NULL && i < weft_nstreams(R->t) && weft_stream_at(R->t, i) != st)
-			i++;
-		if (st == NULL || i == weft_nstreams(R->t))
-			continue;
-		struct weft_cut_info ci;
-		int cut = weft_stream_cut(R->t, i, &ci);
-		int unf = weft_stream_unfinished(R->t, i);
-		if (!cut && !unf)
-			continue;
-		char why[384];
-		int k = 0;
-		if (cut)
-			k = snprintf(why, sizeof why, "stream cut at offset %" PRIu64 " (a partial "
-					"%s of %" PRIu64 " bytes)", ci.offset,
-					ci.header ? "stream header" : "event", ci.bytes);
-		int64_t cc;
-		int at = driver_cut_clock(R->t, i, &cc);
-		if (at && unf)
-			weft_stream_unfinished_why(R->t, i, why + k, sizeof why - (size_t) k);
-		else if (unf)
-			snprintf(why + k, sizeof why - (size_t) k, "%sno ovni.finished",
-					cut ? ", " : "");
-		int64_t last = 0;
-		int has = 0;
-		if (cut) {
-			has = ci.has_last;
-			last = ci.last_sclock;
-		} else {
-			/* the stream's last event: the reader knows it once read */
-			has = weft_stream_last_sclock(R->t, i, &last);
-		}
-		/* closed at the clock of its crash cut (weft.cut) */
-		at = at && has && cc >= last;
-		if (emu_thread_cut(R->emu, th, has, at ? cc : last, why) != 0)
-			return -1;
-		if (at)
-			emu_thread_cut_at(R->emu, th);
-	}
-	return 0;
-}
-
-/* --salvage: the threads to close at their last event. A thread is a
- * candidate until its stream ends; then, if it is cut short (its stream is
- * cut, or it has no ovni.finished) and has events, it waits in `pending`
- * (ascending clocks) to be closed before the first event with a later clock
- * is emulated (the reader finds a stream's end before it yields any event
- * after that stream's last one). */
-struct closer {
-	size_t *cand;     /* threads whose stream did not end yet */
-	size_t *cstream;  /* ... and their stream index */
-	size_t ncand;
-	struct pend {
-		int64_t clock;
-		size_t thread;
-	} *pending;
-	size_t npend, head;
-};
-
-static void closer_free(struct closer *C)
-{
-	free(C->cand);
-	free(C->cstream);
-	free(C->pending);
-}
-
-static int closer_init(struct closer *C, struct run *R)
-{
-	memset(C, 0, sizeof *C);
-	size_t nt = R->sys.nthreads;
-	C->cand = calloc(nt + 1, sizeof *C->cand);
-	C->cstream = calloc(nt + 1, sizeof *C->cstream);
-	C->pending = calloc(nt + 1, sizeof *C->pending);
-	if (C->cand == NULL || C->cstream == NULL || C->pending == NULL)
+	if (salv_init(C, R->sys.nthreads) != 0)
 		return -1;
 	size_t ns = weft_nstreams(R->t);
-	for (size_t th = 0; th < nt; th++) {
+	for (size_t th = 0; th < R->sys.nthreads; th++) {
 		const struct weft_stream *st = R->sys.threads[th].stream;
 		for (size_t i = 0; st != NULL && i < ns; i++) {
 			if (weft_stream_at(R->t, i) == st) {
-				C->cand[C->ncand] = th;
-				C->cstream[C->ncand++] = i;
+				salv_add(C, R->t, i, th);
 				break;
 			}
 		}
-	}
-	return 0;
-}
-
-/* Moves the candidates whose stream ended to pending (if cut short). */
-static void closer_scan(struct closer *C, struct weft_trace *t)
-{
-	size_t k = 0;
-	for (size_t j = 0; j < C->ncand; j++) {
-		size_t i = C->cstream[j];
-		if (!weft_stream_ended(t, i)) {
-			C->cand[k] = C->cand[j];
-			C->cstream[k++] = i;
-			continue;
-		}
-		int64_t last;
-		if ((!weft_stream_cut(t, i, NULL) && !weft_stream_unfinished(t, i)) ||
-				!weft_stream_last_sclock(t, i, &last))
-			continue;
-		int64_t cc;
-		if (driver_cut_clock(t, i, &cc) && cc > last)
-			last = cc; /* closed at its crash cut */
-		/* insert in clock order (after equal clocks: ended earlier) */
-		size_t p = C->npend;
-		while (p > C->head && C->pending[p - 1].clock > last) {
-			C->pending[p] = C->pending[p - 1];
-			p--;
-		}
-		C->pending[p].clock = last;
-		C->pending[p].thread = C->cand[j];
-		C->npend++;
-	}
-	C->ncand = k;
-}
-
-/* Closes the pending threads whose last clock is before `before`. */
-static int closer_run(struct closer *C, struct emu *e, int64_t before, int all)
-{
-	while (C->head < C->npend && (all || C->pending[C->head].clock < before)) {
-		if (emu_thread_close(e, C->pending[C->head].thread, C->pending[C->head].clock) != 0)
-			return -1;
-		C->head++;
 	}
 	return 0;
 }
@@ -491,7 +373,7 @@ static int prepare(struct run *R, const struct weft_emulate_opts *o, enum weft_s
 	if (R->emu == NULL)
 		return -1;
 	/* threads that lost events are emulated leniently (a warning) */
-	if (driver_losses(R->t, R->emu, &R->sys, o->warn, o->ctx, err, errlen) != 0)
+	if (driver_losses(R->t, R->emu, &R->sys, NULL, o->warn, o->ctx, err, errlen) != 0)
 		return -1;
 	if (o->has_from || o->has_to) {
 		struct emu_window w = { o->has_from, o->has_to, o->from_rel, o->to_rel, o->from,
@@ -505,11 +387,11 @@ static int prepare(struct run *R, const struct weft_emulate_opts *o, enum weft_s
  * are closed first, at their last clock. Inlined twice, so the loop without
  * C has no test of it. 0, 1 (the window ended: stop reading) or -1
  * (emu_error). */
-static inline __attribute__((always_inline)) int feed(struct run *R, struct closer *C,
+static inline __attribute__((always_inline)) int feed(struct run *R, struct salv *C,
 		const struct weft_event *evs, long got)
 {
 	for (long i = 0; i < got; i++) {
-		int er = C != NULL ? closer_run(C, R->emu, evs[i].sclock, 0) : 0;
+		int er = C != NULL ? salv_close(C, R->emu, evs[i].sclock, 0) : 0;
 		if (er == 0)
 			er = emu_event(R->emu, &evs[i]);
 		if (er != 0)
@@ -644,8 +526,8 @@ static int run_once(const struct weft_emulate_opts *o, enum weft_sort sort, stru
 	int stopped = 0;
 	long got = 0;
 	char rerr[WEFT_ERR_MAX] = "";
-	struct closer C;
-	if (o->salvage && closer_init(&C, &R) != 0)
+	struct salv C;
+	if (o->salvage && salv_setup(&C, &R) != 0)
 		snprintf(rerr, sizeof rerr, "out of memory");
 	int region = 0;
 	while (rerr[0] == '\0' && (got = weft_next_batch(R.t, evs, EMU_BATCH)) > 0) {
@@ -659,7 +541,7 @@ static int run_once(const struct weft_emulate_opts *o, enum weft_sort sort, stru
 		if (o->salvage) {
 			/* each thread cut short is closed at its last clock,
 			 * before the first event after it */
-			closer_scan(&C, R.t);
+			salv_scan(&C);
 			r = feed(&R, &C, evs, got);
 		} else {
 			/* a stream found cut short stops the run (once per
@@ -714,14 +596,14 @@ static int run_once(const struct weft_emulate_opts *o, enum weft_sort sort, stru
 		snprintf(rerr, sizeof rerr, "%s", weft_error(R.t));
 	if (o->salvage && rerr[0] == '\0' && fail == NULL && got == 0) {
 		/* the threads still open close at their last clocks, in order */
-		closer_scan(&C, R.t);
-		if (closer_run(&C, R.emu, 0, 1) != 0)
+		salv_scan(&C);
+		if (salv_close(&C, R.emu, 0, 1) != 0)
 			fail = emu_error(R.emu);
-		else if (mark_cut_threads(&R) != 0)
+		else if (salv_mark(&C, R.emu) != 0)
 			snprintf(rerr, sizeof rerr, "out of memory");
 	}
 	if (o->salvage)
-		closer_free(&C);
+		salv_free(&C);
 	/* The models' end step runs also after an error, as the reference's. */
 	int ended = emu_finish(R.emu, fail == NULL && got == 0 && rerr[0] == '\0');
 	int status = 0;
@@ -787,8 +669,13 @@ static const char *parallel_unfit(const struct weft_emulate_opts *o, int mpi)
 		return "one worker";
 	if (o->info != NULL)
 		return "-v";
-	if (o->salvage)
+	/* --mpi: the ranks' warnings are not put in the serial run's order */
+	if (o->salvage && mpi)
 		return "--salvage";
+	/* reading stops at the first event after T1: the streams found cut
+	 * short by then are those the serial reader reached over every loom */
+	if (o->salvage && o->has_to)
+		return "--salvage with --to";
 	if (o->open_output != NULL && !o->open_output_merged)
 		return "an output of the caller";
 	if ((o->formats == NULL || o->formats[0] == NULL) && o->open_output == NULL)
@@ -824,10 +711,49 @@ static int parallel_internal(const struct weft_emulate_opts *o)
 
 #define RUN_SERIAL 3
 
+/* --mpi: a warning of the whole trace makes the run serial. */
 static void note_warning(void *ctx, const char *msg)
 {
 	(void) msg;
 	*(int *) ctx = 1;
+}
+
+/* The warnings of the whole trace's opening (run_parallel), said once the
+ * run by workers is kept, before the workers' own (the serial run says
+ * them before its first event); after that, the trace's reader says again
+ * what the workers' readers said (merged_events): not said twice. */
+struct said {
+	char **v;
+	size_t n, cap;
+	int oom, closed;
+};
+
+static void said_keep(void *ctx, const char *msg)
+{
+	struct said *s = ctx;
+	if (s->closed || s->oom)
+		return;
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 8;
+		char **v = realloc(s->v, cap * sizeof *v);
+		if (v == NULL) {
+			s->oom = 1;
+			return;
+		}
+		s->v = v;
+		s->cap = cap;
+	}
+	if ((s->v[s->n] = strdup(msg)) == NULL)
+		s->oom = 1;
+	else
+		s->n++;
+}
+
+static void said_free(struct said *s)
+{
+	for (size_t i = 0; i < s->n; i++)
+		free(s->v[i]);
+	free(s->v);
 }
 
 /* Whether dir holds two loom.* entries or more (else -j changes nothing,
@@ -996,16 +922,17 @@ static int run_parallel(const struct weft_emulate_opts *o, char *err, size_t err
 {
 	if (!several_looms(o->path))
 		return RUN_SERIAL;
-	/* the whole trace, without outputs; a warning makes the run serial
-	 * (which says it) */
-	int warned = 0;
+	/* the whole trace, without outputs; its warnings are kept, said if
+	 * the run by workers is kept (else the serial run says them) */
+	struct said said;
+	memset(&said, 0, sizeof said);
 	struct weft_emulate_opts mo = *o;
 	mo.formats = NULL;
 	mo.open_output = NULL; /* opened once, on the merged records */
-	mo.warn = note_warning;
+	mo.warn = said_keep;
 	mo.info = NULL;
 	mo.progress = NULL;
-	mo.ctx = &warned;
+	mo.ctx = &said;
 	struct run R;
 	memset(&R, 0, sizeof R);
 	char e2[WEFT_ERR_MAX];
@@ -1013,12 +940,12 @@ static int run_parallel(const struct weft_emulate_opts *o, char *err, size_t err
 	const char *why = NULL;
 	if (prepare(&R, &mo, WEFT_SORT_NONE, e2, sizeof e2) != 0)
 		why = "the trace is refused";
-	else if (warned)
-		why = "a warning";
+	else if (said.oom)
+		why = "out of memory for the warnings";
 	else if (R.sys.nlooms < 2)
 		why = "one loom";
-	else if (emu_loss_noted(R.emu))
-		why = "lost events";
+	else if (emu_has_lost(R.emu))
+		why = "runs of lost events, which only the serial run emulates";
 	else if (weft_stream_at(R.t, 0)->relpath[0] == '.' || strchr(weft_stream_at(R.t,
 			0)->relpath, '/') == NULL)
 		why = "not a whole trace";
@@ -1026,6 +953,7 @@ static int run_parallel(const struct weft_emulate_opts *o, char *err, size_t err
 		if (timing)
 			fprintf(stderr, "weft emu: -j %d: serial run (%s)\n", o->jobs, why);
 		run_free(&R);
+		said_free(&said);
 		return RUN_SERIAL;
 	}
 	int64_t origin = INT64_MAX;
@@ -1038,7 +966,8 @@ static int run_parallel(const struct weft_emulate_opts *o, char *err, size_t err
 		o->to };
 	struct par_in in = { o->path, R.t, &R.sys, R.models, R.nmodels, &eo, origin,
 		(size_t) o->jobs, o->all_models, o->stop, NULL, 0, 0,
-		o->has_from || o->has_to ? &win : NULL, parallel_internal(o), 0 };
+		o->has_from || o->has_to ? &win : NULL, parallel_internal(o), 0, o->salvage,
+		(const char *const *) said.v, said.n, 1 };
 	struct par_out P;
 	double t0 = now_s();
 	int r = par_run(&in, &P, err, errlen);
@@ -1051,8 +980,15 @@ static int run_parallel(const struct weft_emulate_opts *o, char *err, size_t err
 			fprintf(stderr, "weft emu: -j %d: serial run (%s)\n", o->jobs, P.why);
 		par_free(&P);
 		run_free(&R);
+		said_free(&said);
 		return r > 0 ? RUN_SERIAL : -1;
 	}
+	/* the run is kept: the warnings in the serial run's order */
+	for (size_t i = 0; i < said.n && o->warn != NULL; i++)
+		o->warn(o->ctx, said.v[i]);
+	for (size_t i = 0; i < P.nwarn && o->warn != NULL; i++)
+		o->warn(o->ctx, P.warn[i]);
+	said.closed = 1;
 	double t1 = now_s();
 	int status = write_merged(&R, o, P.emu, P.rec, P.nrec, P.nviews, P.irec, P.nirec,
 			P.duration, 1, err, errlen);
@@ -1067,6 +1003,7 @@ static int run_parallel(const struct weft_emulate_opts *o, char *err, size_t err
 				cpu_s(RUSAGE_SELF, 0) + cpu_s(RUSAGE_SELF, 1));
 	par_free(&P);
 	run_free(&R);
+	said_free(&said);
 	return status;
 }
 
@@ -1471,7 +1408,7 @@ int weft_emulate_ranks(const struct weft_emulate_opts *user_opts, const struct w
 				origin = R.first[i];
 		struct par_in in = { so.path, R.t, &R.sys, R.models, R.nmodels, &eo, origin,
 			(size_t) so.jobs, o->all_models, o->stop, mine, nmine, 1,
-			o->has_from || o->has_to ? &win : NULL, internal, 1 };
+			o->has_from || o->has_to ? &win : NULL, internal, 1, 0, NULL, 0, 0 };
 		int r = par_run(&in, &P, msg, sizeof msg);
 		if (r < 0 || P.error || interrupted(o)) {
 			code = fail_code(o);

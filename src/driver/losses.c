@@ -20,11 +20,14 @@ static size_t stream_index(const struct weft_trace *t, const struct weft_stream 
 }
 
 int driver_losses(struct weft_trace *t, struct emu *e, const struct emu_sys *sys,
-		void (*warn)(void *ctx, const char *msg), void *ctx, char *err, size_t errlen)
+		const uint8_t *only, void (*warn)(void *ctx, const char *msg), void *ctx, char *err,
+		size_t errlen)
 {
 	size_t nth = 0;
 	uint64_t lost = 0, dropped = 0, filtered = 0;
 	for (size_t th = 0; th < sys->nthreads; th++) {
+		if (only != NULL && !only[th])
+			continue;
 		size_t i = stream_index(t, sys->threads[th].stream);
 		struct weft_loss l;
 		if (i == SIZE_MAX || !weft_stream_loss(t, i, &l) || (l.nruns == 0 && l.dropped == 0

@@ -11,9 +11,12 @@
 
 /* Every thread of sys whose stream lost events (weft.ring runs,
  * weft.lost_events) is handed to the engine (emu_thread_lost), and one
- * warning says that they are emulated leniently. 0, or -1 with err. */
+ * warning (warn non-NULL) says that they are emulated leniently; with
+ * only, the threads th with only[th] only (-j's worker: its looms'). 0, or
+ * -1 with err. */
 int driver_losses(struct weft_trace *t, struct emu *e, const struct emu_sys *sys,
-		void (*warn)(void *ctx, const char *msg), void *ctx, char *err, size_t errlen);
+		const uint8_t *only, void (*warn)(void *ctx, const char *msg), void *ctx, char *err,
+		size_t errlen);
 
 /* Filters at the source (weft.filter): -1 with err naming the stream and
  * the filter when a rule removed part of a model's events, or the ovni

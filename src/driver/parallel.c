@@ -10,7 +10,9 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include "losses.h"
 #include "parallel.h"
+#include "salvage.h"
 #include "weft/weft.h"
 
 #define PAR_BATCH 256
@@ -93,6 +95,7 @@ struct reader {
 	/* its streams -> the whole trace's, sorted by the reader's pointer */
 	struct smap {
 		const struct weft_stream *from, *to;
+		size_t idx; /* to's index in the whole trace */
 	} *map;
 	size_t nmap;
 	const struct weft_stream *last_from, *last_to;
@@ -119,6 +122,19 @@ struct par_worker {
 	double cpu;
 	pthread_t th;
 	int started;
+	/* its readers' warnings: those of the current call (judged after it:
+	 * heard), and those kept (--salvage: the streams found cut short,
+	 * each with its place in the serial run's order) */
+	char **heard;
+	size_t nheard, capheard;
+	struct wwarn {
+		int64_t clock; /* of the stream's last whole event (INT64_MIN: none) */
+		size_t stream; /* the whole trace's index */
+		char *msg;
+	} *warns;
+	size_t nwarns, capwarns;
+	struct salv salv; /* --salvage: its looms' threads cut short */
+	int filled;       /* a reader read since the last salv_scan */
 };
 
 /* The serial run is needed: why, with the detail a (or NULL). */
@@ -145,6 +161,127 @@ static void werror(struct par_worker *w, const char *msg)
 static void w_warn(void *ctx, const char *msg)
 {
 	wfail(ctx, "a warning", msg);
+}
+
+/* A reader's warning: kept until the call that said it returns, then
+ * judged (judge_open, judge_read). */
+static void w_rwarn(void *ctx, const char *msg)
+{
+	struct par_worker *w = ctx;
+	if (w->nheard == w->capheard) {
+		size_t cap = w->capheard ? w->capheard * 2 : 8;
+		char **v = realloc(w->heard, cap * sizeof *v);
+		if (v == NULL) {
+			wfail(w, "out of memory", NULL);
+			return;
+		}
+		w->heard = v;
+		w->capheard = cap;
+	}
+	if ((w->heard[w->nheard] = strdup(msg)) == NULL) {
+		wfail(w, "out of memory", NULL);
+		return;
+	}
+	w->nheard++;
+}
+
+static void heard_clear(struct par_worker *w)
+{
+	for (size_t k = 0; k < w->nheard; k++)
+		free(w->heard[k]);
+	w->nheard = 0;
+}
+
+/* The local stream i of R whose file msg names first ("<obs_path>: ..."),
+ * or SIZE_MAX. */
+static size_t msg_stream(const struct reader *R, const char *msg)
+{
+	for (size_t i = 0; i < weft_nstreams(R->t); i++) {
+		const char *p = weft_stream_at(R->t, i)->obs_path;
+		size_t n = strlen(p);
+		if (strncmp(msg, p, n) == 0 && msg[n] == ':')
+			return i;
+	}
+	return SIZE_MAX;
+}
+
+/* The map entry of R's local stream i. */
+static const struct smap *local_map(const struct reader *R, size_t i)
+{
+	const struct weft_stream *s = weft_stream_at(R->t, i);
+	for (size_t k = 0; k < R->nmap; k++)
+		if (R->map[k].from == s)
+			return &R->map[k];
+	return NULL;
+}
+
+/* The warnings of R's opening: each must be one the whole trace's opening
+ * said (its stream's file named as there), else the run is the serial
+ * one's to make. */
+static void judge_open(struct par_worker *w, const struct reader *R)
+{
+	const struct par_in *in = w->in;
+	for (size_t k = 0; k < w->nheard && !w->fail; k++) {
+		const char *msg = w->heard[k], *rest = msg;
+		size_t i = msg_stream(R, msg);
+		const struct smap *m = i != SIZE_MAX ? local_map(R, i) : NULL;
+		const char *whole = m != NULL ? m->to->obs_path : NULL;
+		if (whole != NULL)
+			rest = msg + strlen(weft_stream_at(R->t, i)->obs_path);
+		int said = 0;
+		for (size_t j = 0; j < in->nsaid && !said; j++) {
+			const char *x = in->said[j];
+			if (whole == NULL)
+				said = strcmp(x, msg) == 0;
+			else
+				said = strncmp(x, whole, strlen(whole)) == 0 &&
+					strcmp(x + strlen(whole), rest) == 0;
+		}
+		if (!said)
+			wfail(w, "a warning", msg);
+	}
+	heard_clear(w);
+}
+
+/* The warnings of a read of R: with --salvage, each must be the one of a
+ * stream found cut short (inside an event) during the read, kept with its
+ * place in the serial run's order (its stream's last whole event: the
+ * serial reader finds a stream's cut when it moves past that event); any
+ * other makes the run the serial one's. */
+static void judge_read(struct par_worker *w, const struct reader *R)
+{
+	for (size_t k = 0; k < w->nheard && !w->fail; k++) {
+		const char *msg = w->heard[k];
+		size_t i = msg_stream(R, msg);
+		struct weft_cut_info ci;
+		const struct smap *m = i != SIZE_MAX ? local_map(R, i) : NULL;
+		if (!w->in->salvage || m == NULL || !weft_stream_cut(R->t, i, &ci) || ci.header) {
+			wfail(w, "a warning", msg);
+			break;
+		}
+		if (w->nwarns == w->capwarns) {
+			size_t cap = w->capwarns ? w->capwarns * 2 : 8;
+			struct wwarn *v = realloc(w->warns, cap * sizeof *v);
+			if (v == NULL) {
+				wfail(w, "out of memory", NULL);
+				break;
+			}
+			w->warns = v;
+			w->capwarns = cap;
+		}
+		/* the message names the file as the whole trace does */
+		const char *rest = msg + strlen(weft_stream_at(R->t, i)->obs_path);
+		size_t len = strlen(m->to->obs_path) + strlen(rest) + 1;
+		char *text = malloc(len);
+		if (text == NULL) {
+			wfail(w, "out of memory", NULL);
+			break;
+		}
+		snprintf(text, len, "%s%s", m->to->obs_path, rest);
+		w->warns[w->nwarns++] = (struct wwarn) { ci.has_last ? ci.last_sclock : INT64_MIN,
+			m->idx, text };
+	}
+	heard_clear(w);
 }
 
 static int vpush(struct rvec *v, const void *rec, size_t n)
@@ -291,21 +428,29 @@ static int open_reader(struct par_worker *w, struct reader *R, size_t L)
 		wfail(w, "out of memory", NULL);
 		return -1;
 	}
-	snprintf(path, plen, "%s/%s", in->path, dir);
+	/* as the whole trace joins its paths (no trailing '/'), so that its
+	 * streams' files are named as there */
+	size_t rl = strlen(in->path);
+	while (rl > 1 && in->path[rl - 1] == '/')
+		rl--;
+	snprintf(path, plen, "%.*s/%s", (int) rl, in->path, dir);
 	struct weft_open_opts oo;
 	memset(&oo, 0, sizeof oo);
 	oo.sz = sizeof oo;
 	oo.mode = WEFT_STRICT;
-	oo.warn = w_warn;
+	oo.warn = w_rwarn;
 	oo.warn_ctx = w;
 	oo.all_models = 1;
 	oo.sort = WEFT_SORT_NONE;
-	oo.cut = WEFT_CUT_QUIET;
+	/* --salvage: a stream cut short is read up to its last whole event,
+	 * its warning kept (judge_read) */
+	oo.cut = in->salvage ? WEFT_CUT_WARN : WEFT_CUT_QUIET;
 	oo.accept_unfinished = 2;
 	char err[WEFT_ERR_MAX];
 	R->t = weft_open(path, &oo, err, sizeof err);
 	free(path);
 	if (R->t == NULL) {
+		heard_clear(w);
 		werror(w, err);
 		return -1;
 	}
@@ -320,7 +465,8 @@ static int open_reader(struct par_worker *w, struct reader *R, size_t L)
 	for (size_t i = 0; i < ns; i++) {
 		const struct weft_stream *s = weft_stream_at(R->t, i);
 		const struct weft_stream *to = NULL;
-		for (size_t j = 0; j < nall && to == NULL; j++) {
+		size_t j = 0;
+		for (; j < nall && to == NULL; j++) {
 			const struct weft_stream *m = weft_stream_at(in->t, j);
 			if (strncmp(m->relpath, dir, dl) == 0 && m->relpath[dl] == '/' &&
 					strcmp(m->relpath + dl + 1, s->relpath) == 0)
@@ -331,10 +477,12 @@ static int open_reader(struct par_worker *w, struct reader *R, size_t L)
 			return -1;
 		}
 		R->map[R->nmap].from = s;
+		R->map[R->nmap].idx = j - 1;
 		R->map[R->nmap++].to = to;
 	}
 	qsort(R->map, R->nmap, sizeof *R->map, smap_cmp);
-	return 0;
+	judge_open(w, R);
+	return w->fail ? -1 : 0;
 }
 
 /* Whether a stream of the reader was cut short or did not finish. */
@@ -356,11 +504,17 @@ static int refill(struct par_worker *w, struct reader *R)
 		return 0;
 	R->n = weft_next_batch(R->t, R->ev, PAR_BATCH);
 	R->i = 0;
+	w->filled = 1;
 	if (R->n < 0) {
+		heard_clear(w);
 		werror(w, weft_error(R->t));
 		return -1;
 	}
-	if (reader_cut(R->t)) {
+	if (w->nheard > 0)
+		judge_read(w, R);
+	if (w->fail)
+		return -1;
+	if (!w->in->salvage && reader_cut(R->t)) {
 		wfail(w, "a stream cut short", NULL);
 		return -1;
 	}
@@ -371,6 +525,51 @@ static int refill(struct par_worker *w, struct reader *R)
 		}
 	if (R->n == 0)
 		R->done = 1;
+	return 0;
+}
+
+/* --salvage: the threads of the worker's looms, each with its reader's
+ * stream, to close at their last event as the serial run does (row
+ * order): 0, or -1 (w->fail). */
+static int salv_setup(struct par_worker *w)
+{
+	const struct emu_sys *sys = w->in->sys;
+	if (salv_init(&w->salv, sys->nthreads) != 0) {
+		wfail(w, "out of memory", NULL);
+		return -1;
+	}
+	for (size_t t = 0; t < sys->nthreads; t++) {
+		const struct weft_stream *st = sys->threads[t].stream;
+		if (!w->own[0][t] || st == NULL)
+			continue;
+		for (size_t k = 0; k < w->nrd; k++) {
+			struct reader *R = &w->rd[k];
+			size_t i = 0, ns = weft_nstreams(R->t);
+			while (i < ns && map_stream(R, weft_stream_at(R->t, i)) != st)
+				i++;
+			if (i < ns) {
+				salv_add(&w->salv, R->t, i, t);
+				break;
+			}
+		}
+	}
+	return 0;
+}
+
+/* --salvage, after a read: the threads whose stream ended wait to be
+ * closed. Two at one clock (a crash's cut clock, shared by a process's
+ * threads) are closed in the order the serial reader found their ends,
+ * which depends on where its batches were cut over every loom: not known
+ * here. */
+static int salv_pending(struct par_worker *w)
+{
+	w->filled = 0;
+	salv_scan(&w->salv);
+	for (size_t p = w->salv.head + 1; p < w->salv.npend; p++)
+		if (w->salv.pending[p].clock == w->salv.pending[p - 1].clock) {
+			wfail(w, "two threads cut short to close at one clock", NULL);
+			return -1;
+		}
 	return 0;
 }
 
@@ -410,6 +609,12 @@ static void *worker_main(void *arg)
 			if (sys->cpus[c].loom == w->looms[k])
 				w->own[1][c] = 1;
 	}
+	/* its looms' threads that lost events: emulated leniently (losses.c) */
+	if (in->losses && driver_losses(in->t, w->emu, sys, w->own[0], NULL, NULL, err,
+				sizeof err) != 0) {
+		wfail(w, "out of memory", NULL);
+		goto out;
+	}
 	/* the threads of other looms have no events here: no end checks */
 	for (size_t t = 0; t < sys->nthreads; t++)
 		if (!w->own[0][t] && emu_thread_cut(w->emu, t, 0, 0, "another worker's") != 0) {
@@ -426,6 +631,8 @@ static void *worker_main(void *arg)
 			goto out;
 		w->nrd++;
 	}
+	if (in->salvage && salv_setup(w) != 0)
+		goto out;
 	int64_t last_clock = INT64_MIN;
 	const struct weft_stream *last_stream = NULL;
 	uint64_t n = 0;
@@ -441,6 +648,8 @@ static void *worker_main(void *arg)
 			if (best == NULL || e->sclock < best->ev[best->i].sclock)
 				best = R;
 		}
+		if (in->salvage && w->filled && salv_pending(w) != 0)
+			goto out;
 		if (best == NULL)
 			break;
 		struct weft_event ev = best->ev[best->i++];
@@ -455,6 +664,12 @@ static void *worker_main(void *arg)
 		}
 		last_clock = ev.sclock;
 		last_stream = ev.stream;
+		/* --salvage: each thread cut short closed before the first event
+		 * after its last one */
+		if (in->salvage && salv_close(&w->salv, w->emu, ev.sclock, 0) != 0) {
+			werror(w, emu_error(w->emu));
+			goto out;
+		}
 		int er = emu_event(w->emu, &ev);
 		if (er > 0)
 			break; /* after the window: its looms are read no further */
@@ -467,6 +682,19 @@ static void *worker_main(void *arg)
 			goto out;
 		}
 	}
+	if (in->salvage) {
+		/* the threads still open close at their last clocks, in order */
+		if (salv_pending(w) != 0)
+			goto out;
+		if (salv_close(&w->salv, w->emu, 0, 1) != 0) {
+			werror(w, emu_error(w->emu));
+			goto out;
+		}
+		if (salv_mark(&w->salv, w->emu) != 0) {
+			wfail(w, "out of memory", NULL);
+			goto out;
+		}
+	}
 	if (emu_finish(w->emu, 1) != 0)
 		werror(w, emu_error(w->emu));
 out:;
@@ -474,6 +702,7 @@ out:;
 	if (getrusage(RUSAGE_THREAD, &ru) == 0)
 		w->cpu = (double) ru.ru_utime.tv_sec + (double) ru.ru_utime.tv_usec / 1e6 +
 			(double) ru.ru_stime.tv_sec + (double) ru.ru_stime.tv_usec / 1e6;
+	salv_free(&w->salv); /* it points to the readers */
 	for (size_t k = 0; k < w->nrd; k++) {
 		weft_close(w->rd[k].t);
 		w->rd[k].t = NULL;
@@ -967,6 +1196,55 @@ int par_partition(const uint64_t *weight, size_t nl, const uint8_t *may, size_t 
 	return 0;
 }
 
+static int wwarn_cmp(const void *a, const void *b)
+{
+	const struct wwarn *x = *(const struct wwarn *const *) a;
+	const struct wwarn *y = *(const struct wwarn *const *) b;
+	if (x->clock != y->clock)
+		return x->clock < y->clock ? -1 : 1;
+	return x->stream < y->stream ? -1 : x->stream > y->stream;
+}
+
+/* --salvage: the workers' warnings of the streams cut short, in the serial
+ * run's order, into out->warn (taken from the workers): the streams with
+ * no whole event, found when the serial reader starts, in stream order,
+ * then each when the reader moves past its last whole event, by that
+ * event's clock (two streams of two workers whose last events are at one
+ * clock: their order is the serial reader's heap's, not known here). 0, 1
+ * (out->why), or -1 out of memory. */
+static int par_warnings(struct par_out *out)
+{
+	size_t n = 0;
+	for (size_t k = 0; k < out->nworkers; k++)
+		n += out->w[k].nwarns;
+	if (n == 0)
+		return 0;
+	struct wwarn **v = calloc(n, sizeof *v);
+	out->warn = calloc(n, sizeof *out->warn);
+	if (v == NULL || out->warn == NULL) {
+		free(v);
+		return -1;
+	}
+	size_t m = 0;
+	for (size_t k = 0; k < out->nworkers; k++)
+		for (size_t j = 0; j < out->w[k].nwarns; j++)
+			v[m++] = &out->w[k].warns[j];
+	qsort(v, n, sizeof *v, wwarn_cmp);
+	int r = 0;
+	for (size_t j = 0; j < n; j++) {
+		if (j > 0 && v[j]->clock == v[j - 1]->clock && v[j]->clock != INT64_MIN) {
+			snprintf(out->why, sizeof out->why, "streams of two workers cut short "
+					"after events at one clock");
+			r = 1;
+		}
+		out->warn[j] = v[j]->msg;
+		v[j]->msg = NULL;
+	}
+	out->nwarn = n;
+	free(v);
+	return r;
+}
+
 int par_run(const struct par_in *in, struct par_out *out, char *err, size_t errlen)
 {
 	memset(out, 0, sizeof *out);
@@ -1042,17 +1320,28 @@ int par_run(const struct par_in *in, struct par_out *out, char *err, size_t errl
 	}
 	if (r != 0)
 		return r;
+	int pw = par_warnings(out);
+	if (pw < 0)
+		snprintf(out->why, sizeof out->why, "out of memory for the warnings");
+	if (pw != 0)
+		return 1;
 	out->emu = out->w[0].emu;
 	out->nviews = emu_nviews(out->emu);
 	if (in->window != NULL && par_window(in, out) != 0)
 		return 1;
+	for (size_t k = 0; k < nw; k++)
+		if (emu_loss_skipped(out->w[k].emu) > 0) {
+			snprintf(out->why, sizeof out->why, "events skipped after lost events");
+			return 1;
+		}
 	for (size_t k = 1; k < nw; k++) {
 		if (!same_dyn(out->emu, out->w[k].emu)) {
 			snprintf(out->why, sizeof out->why, "the workers know different task types");
 			return 1;
 		}
 		if (emu_has_lost(out->w[k].emu)) {
-			snprintf(out->why, sizeof out->why, "lost events");
+			snprintf(out->why, sizeof out->why, "runs of lost events, which only the "
+					"serial run emulates");
 			return 1;
 		}
 	}
@@ -1106,6 +1395,12 @@ void par_free(struct par_out *out)
 			free(w->rd[r].map);
 		}
 		free(w->rd);
+		heard_clear(w);
+		free(w->heard);
+		for (size_t j = 0; j < w->nwarns; j++)
+			free(w->warns[j].msg);
+		free(w->warns);
+		salv_free(&w->salv);
 		if (w->emu != NULL)
 			emu_destroy(w->emu);
 		free(w->own[0]);
@@ -1116,6 +1411,9 @@ void par_free(struct par_out *out)
 		rv_free(&w->iv);
 	}
 	free(out->w);
+	for (size_t j = 0; j < out->nwarn; j++)
+		free(out->warn[j]);
+	free(out->warn);
 	for (size_t f = 0; f <= EMU_MAX_VIEWS; f++)
 		rec_release(out, f);
 	memset(out, 0, sizeof *out);

@@ -10,8 +10,11 @@
  * A run whose result could differ from the serial one's is not kept: events
  * of two streams with the same clock (the serial order of such events is
  * the reference's heap order, which a worker cannot see), records of two
- * workers at the same time in one view, an unordered region, a warning, an
- * error, lost events, or task types that differ between workers. Then
+ * workers at the same time in one view, an unordered region, a warning
+ * (but for a reader's of a stream cut short, with --salvage, and one said
+ * by the whole trace's opening already), an error, runs of lost events,
+ * an event skipped after lost events, or task types that differ between
+ * workers. Then
  * par_run says why and the caller runs the serial emulation.
  */
 #ifndef WEFT_DRIVER_PARALLEL_H
@@ -56,6 +59,23 @@ struct par_in {
 	 * the workers without an event after T0 write their rows' state at T0
 	 * after their last event whatever the others found. */
 	int defer_window;
+	/* 1: --salvage (weft emu -j only): the streams cut short are read up
+	 * to their last whole event (the reader's warnings kept, said in the
+	 * serial run's order: par_out.warn), their threads closed at their
+	 * last event as the serial run closes them (salvage.h) */
+	int salvage;
+	/* The warnings the opening of the whole trace said (the caller says
+	 * them): a loom's reader that says one of them again at its opening
+	 * is not giving a warning of its own. */
+	const char *const *said;
+	size_t nsaid;
+	/* 1 (weft emu -j): the threads that lost events (weft.lost_events,
+	 * a filter callback's drops; no run of lost events: the caller makes
+	 * those serially) are handed to each worker's engine, its looms' only
+	 * (driver_losses); a worker that skips an event after them gives the
+	 * run up (the summary's rules of the skipped refusals, in the order
+	 * first met over the whole trace, are not put together) */
+	int losses;
 };
 
 struct par_out {
@@ -86,6 +106,12 @@ struct par_out {
 	/* the bytes mapped for rec[f] (maplen[EMU_MAX_VIEWS]: irec), 0 where
 	 * malloc'd: give them back with par_free_rec */
 	size_t maplen[EMU_MAX_VIEWS + 1];
+	/* --salvage: the readers' warnings of the streams found cut short
+	 * while reading, in the serial run's order (the streams without a
+	 * whole event first, in stream order, then by the clock of each
+	 * stream's last whole event), for the caller to say */
+	char **warn;
+	size_t nwarn;
 };
 
 /* 0: out filled; 1: out->why says why the serial run must be made; -1:

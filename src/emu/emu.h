@@ -465,6 +465,8 @@ void emu_summary_at(const struct emu *e, int64_t end, uint64_t nevents, FILE *ou
 /* 1 when a thread lost or dropped events (emu_thread_lost,
  * emu_thread_filtered), even without a run of lost events. */
 int emu_loss_noted(const struct emu *e);
+/* The events skipped after lost events (the models refused them). */
+uint64_t emu_loss_skipped(const struct emu *e);
 
 /* The channel catalogue: every channel and what the outputs need. */
 #include "catalogue.h"

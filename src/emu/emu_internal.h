@@ -349,7 +349,10 @@ int emu_loss_skip(struct emu *e, size_t t);
 int emu_loss_guard_waived(const struct emu *e, size_t t, const struct model_rt *m);
 /* The window's start: the lost intervals open at T0. */
 int emu_loss_snapshot(struct emu *e);
-void emu_loss_summary(const struct emu *e, FILE *out);
+/* The summary's lost lines: each thread's figures from thr_of[t] (NULL:
+ * e's), the skipped refusals' rules from e (a run made by several engines
+ * is kept only when none skipped any: emu_loss_skipped). */
+void emu_loss_summary(const struct emu *e, const struct emu *const *thr_of, FILE *out);
 
 /* threads.c */
 /* Thread t leaves its CPU and goes to the unknown state (no affinity, no

@@ -467,15 +467,28 @@ static const char *plural(uint64_t n, const char *one, const char *many)
 	return n == 1 ? one : many;
 }
 
-void emu_loss_summary(const struct emu *e, FILE *out)
+uint64_t emu_loss_skipped(const struct emu *e)
+{
+	return e->loss != NULL ? e->loss->skipped : 0;
+}
+
+void emu_loss_summary(const struct emu *e, const struct emu *const *thr_of, FILE *out)
 {
 	const struct emu_loss *L = e->loss;
-	if (L == NULL)
+	int noted = L != NULL;
+	for (size_t t = 0; thr_of != NULL && t < e->nthreads; t++)
+		noted |= thr_of[t]->loss != NULL;
+	if (!noted)
 		return;
-	uint64_t lost = 0, dropped = 0, filtered = 0;
+	uint64_t lost = 0, dropped = 0, filtered = 0, skipped = 0;
 	size_t nruns = 0, nth = 0, nthd = 0, nthf = 0, nlossy = 0;
 	for (size_t t = 0; t < e->nthreads; t++) {
-		const struct lthr *T = &L->thr[t];
+		/* each thread's from the engine that emulated it */
+		const struct emu *se = thr_of != NULL ? thr_of[t] : e;
+		if (se->loss == NULL)
+			continue;
+		const struct lthr *T = &se->loss->thr[t];
+		skipped += T->skipped;
 		lost += T->lost;
 		dropped += T->dropped;
 		filtered += T->filtered;
@@ -483,7 +496,7 @@ void emu_loss_summary(const struct emu *e, FILE *out)
 		nruns += T->nruns;
 		nth += T->nruns > 0;
 		nthd += T->dropped > 0;
-		nlossy += e->lossy[t] != 0;
+		nlossy += se->lossy[t] != 0;
 	}
 	fprintf(out, "lost events:");
 	if (nruns > 0)
@@ -505,10 +518,14 @@ void emu_loss_summary(const struct emu *e, FILE *out)
 		fprintf(out, "; the %zu threads that lost events were emulated leniently (each in "
 				"an unknown state after a loss) and the end checks were waived for them\n",
 				nlossy);
-	if (L->skipped == 0) {
+	if (skipped == 0) {
 		fprintf(out, "lost events: every event after them could be emulated\n");
 		return;
 	}
+	/* the rules in the order first met: e's (a run made by several
+	 * engines has none: emu_loss_skipped) */
+	if (L == NULL)
+		return;
 	fprintf(out, "lost events: %" PRIu64 " %s after them could not be emulated (the models "
 			"refuse %s without what was lost) and %s skipped:\n", L->skipped,
 			plural(L->skipped, "event", "events"), plural(L->skipped, "it", "them"),

@@ -152,7 +152,7 @@ static void summary_of(const struct emu *e, const struct emu *const *thr_of,
 			fprintf(out, "; %s\n", C->why);
 		}
 	}
-	emu_loss_summary(e, out);
+	emu_loss_summary(e, thr_of, out);
 	fprintf(out, "%-24s %14s\n", "CPU", "running");
 	for (size_t c = 0; c < e->ncpus; c++) {
 		const struct cpu *C = &(cpu_of != NULL ? cpu_of[c] : e)->cpu[c];

@@ -26,8 +26,20 @@ which is asserted too:
     a window with the Perfetto output (the internal records of the state at T0
     merged by row, the CPUs' before the threads', as the serial run writes
     them: --from/--to, and --from with the default formats) and a window with
-    -b: by workers; with --salvage: serial (the same files; the reason
-    asserted);
+    -b, and with --salvage (nothing cut): by workers;
+  - a 6-loom trace cut short in five looms (gen_cut: partial events, streams
+    with no whole event, a partial header, no ovni.finished, a crash cut)
+    with --salvage: by workers, with Perfetto, the summary, -b, SQLite and a
+    window; stderr (the opening's warnings, then each cut as the serial
+    reader finds it) the serial run's; without --salvage refused alike; with
+    --to, two threads closed at one cut clock, and two workers' streams cut
+    after events at one clock: serial (the reason asserted);
+  - a 4-loom trace with runs of lost events (weft.ring): serial (the reason
+    asserted); one whose threads only dropped events (weft.lost_events): by
+    workers (the warning once, the summary's lost lines), and with an event
+    skipped after them: serial (the reason asserted);
+  - a warning of the trace's opening (a link out of it): by workers, said
+    once;
   - a 6-loom trace whose odd looms end early, with windows after their end
     (their rows' state at T0 written after their last event), inside, and
     holding nothing (serial: the message), with -q (Paraver and Perfetto)
@@ -44,6 +56,7 @@ workers (weft view -j N: tests/view/view_jobs.py); -j 0, 4097 and x refused by
 weft emu, weft sql and weft view (exit 2, the message).
 Environment: WEFT_BIN, WEFT_SOURCE_DIR, WEFT_CONFORMANCE_DIR(_DEFAULT).
 """
+import json
 import os
 import re
 import shutil
@@ -187,6 +200,178 @@ def gen_burst(root, n=2100):
             tracegen.write_stream(root, tracegen.thread_rel(f"node{L:02d}", pid, tid), m, evs)
 
 
+def gen_cut(root, shared_cut=False, same_last=False):
+    """A 6-loom trace as gen_trace's, cut short as a crash leaves it
+    (--salvage): streams ending inside an event in five looms, two with no
+    whole event (looms 1 and 3), one with a partial stream header (loom 2),
+    threads without ovni.finished (loom 4: its stream cut too; loom 5: whole
+    but without OHe), and a thread killed by a signal (weft.cut) whose cut
+    clock is after its last event (loom 1). shared_cut: loom 1's other thread
+    is cut by the same signal at the same clock (a crashed process); same_last:
+    instead, two threads of looms 0 and 2 have their last whole events at one
+    clock."""
+    gen_trace(root, 6)
+
+    def rel(L, k):
+        return Path(root) / tracegen.thread_rel(f"node{L:02d}", 1000 + L, (1000 + L) * 10 + k)
+
+    def cut(L, k, nbytes, keep=None):
+        p = rel(L, k) / "stream.obs"
+        b = p.read_bytes()
+        p.write_bytes(b[:keep] if keep is not None else b[:len(b) - nbytes])
+
+    def meta(L, k, fn):
+        p = rel(L, k) / "stream.json"
+        m = json.loads(p.read_text())
+        fn(m)
+        p.write_text(json.dumps(m))
+    # events are 12 bytes (no payload), 16 (4 bytes), 20 (8 bytes), 28 (OHx)
+    cut(0, 0, 20)       # ends inside ZPe (12 bytes) after OHe
+    cut(2, 1, 37)
+    cut(3, 0, 5)
+    cut(5, 1, 401)
+    if not shared_cut:
+        cut(1, 1, 0, keep=8 + 10)   # a partial first event: no whole event
+    cut(3, 1, 0, keep=8 + 5)
+    cut(2, 0, 0, keep=6)        # a partial stream header
+    meta(4, 0, lambda m: m["ovni"].pop("finished"))
+    cut(4, 0, 16)
+    meta(5, 0, lambda m: m["ovni"].pop("finished"))
+    cut(5, 0, 12)               # without its OHe (whole events)
+    # loom 1, thread 0: killed by SIGSEGV at a clock after its last event
+    crash = {"cut": {"by": "signal", "signal": 11, "clock": 1_300_002}}
+
+    def killed(m):
+        m["ovni"].pop("finished")
+        m["weft"] = crash
+    meta(1, 0, killed)
+    cut(1, 0, 0, keep=1400)
+    if shared_cut:
+        meta(1, 1, killed)
+        cut(1, 1, 0, keep=1100)
+    if same_last:
+        # loom 0 thread 1 and loom 2 thread 1 end at one clock: their
+        # streams rewritten with the same clocks (a step apart from the
+        # other threads')
+        for L in (0, 2):
+            evs = [tracegen.ev("OHx", 1_000_001, struct.pack("<iiQ", 1, -1, 0)),
+                   tracegen.ev("OHp", 1_000_501), tracegen.ev("OHr", 1_001_501),
+                   tracegen.ev("OHp", 1_002_501)]
+            p = rel(L, 1) / "stream.obs"
+            p.write_bytes(tracegen.HEADER + b"".join(evs) + b"\x00\x4f")
+
+
+def gen_lost(root):
+    """gen_trace's 4 looms, two threads of looms 1 and 3 with runs of events
+    overwritten by the flight recorder (weft.ring) and one of loom 2 with
+    events dropped by a signal handler (weft.lost_events)."""
+    gen_trace(root, 4)
+    for L, k, w in ((1, 0, {"ring": {"size": 64, "lost_events": 3, "lost_bytes": 36,
+                                     "lost": [[1_050_000, 1_060_000, 3, 36]]}}),
+                    (3, 1, {"ring": {"size": 64, "lost_events": 2, "lost_bytes": 24,
+                                     "lost": [[1_200_000, 1_210_000, 2, 24]]}}),
+                    (2, 0, {"lost_events": 4})):
+        p = Path(root) / tracegen.thread_rel(f"node{L:02d}", 1000 + L,
+                                             (1000 + L) * 10 + k) / "stream.json"
+        m = json.loads(p.read_text())
+        m["weft"] = w
+        p.write_text(json.dumps(m))
+
+
+def gen_dropped(root, refuse=False):
+    """gen_trace's 4 looms, a thread of loom 1 and one of loom 3 with events
+    dropped by signal handlers (weft.lost_events: no run to place); refuse:
+    loom 1's thread has an OHr after its OHe, which the models refuse (the
+    thread lost events: skipped and counted by rule)."""
+    gen_trace(root, 4)
+    for L, k, n in ((1, 0, 3), (3, 1, 2)):
+        d = Path(root) / tracegen.thread_rel(f"node{L:02d}", 1000 + L, (1000 + L) * 10 + k)
+        meta = json.loads((d / "stream.json").read_text())
+        meta["weft"] = {"lost_events": n}
+        (d / "stream.json").write_text(json.dumps(meta))
+        if refuse and L == 1:
+            with open(d / "stream.obs", "ab") as f:
+                f.write(tracegen.ev("OHr", 1_441_106))
+
+
+def salvage_cases(tmp, m):
+    """--salvage by workers: streams cut short in several looms; the
+    warnings (the opening's, then each stream's cut as the serial reader
+    finds them), the threads closed at their last event or cut clock, the
+    summary's cut lines and every file the serial run's."""
+    cut = tmp / "cut"
+    gen_cut(str(cut))
+    six = ("workers", 6)
+    rc, err, _, out = emu(["-j", "1", "--paraver"] + m + ["--salvage", str(cut)], tmp / "cj1")
+    # the trace is what the cases say: 12 warnings, 10 threads cut short
+    check(rc == 0 and err.count("weft emu: warning: ") == 12 and
+          "stream cut: a partial event" in err and "a partial stream header" in err and
+          "ovni.finished is missing" in err and "cut by signal 11" in err,
+          f"cut: -j 1: {rc} {err!r}")
+    check("cut short (--salvage): 10 threads, each closed at its last event or the clock "
+          "of its cut;" in out and out.count(": no events; stream cut at offset") == 3,
+          f"cut: -j 1 summary: {out!r}")
+    # without --salvage: refused, the same message whatever -j
+    compare("cut refused", cut, m + ["--paraver", "-q"], tmp, None, ok=False)
+    compare("cut --salvage", cut, m + ["--paraver", "--perfetto", "-q", "--salvage"], tmp, six)
+    compare("cut --salvage summary", cut, m + ["--paraver", "--salvage"], tmp, six)
+    compare("cut --salvage -b", cut, m + ["--paraver", "-q", "-b", "--salvage"], tmp, six)
+    compare("cut --salvage sqlite", cut, m + ["-f", "sqlite", "-q", "--salvage"], tmp, six)
+    compare("cut --salvage window", cut, m + ["--paraver", "--perfetto", "--salvage",
+                                              "--from", "1100000"], tmp, six)
+    # --to: reading stops after T1, at a place that depends on every loom
+    compare("cut --salvage --to", cut, m + ["--paraver", "-q", "--salvage", "--to", "1300000"],
+            tmp, ("serial", "--salvage with --to"))
+    # two threads of a crashed process closed at its cut clock: their
+    # order is where the serial reader's batches found their ends
+    gen_cut(str(cut), shared_cut=True)
+    compare("cut shared clock", cut, m + ["--paraver", "--salvage"], tmp,
+            ("serial", "two threads cut short to close at one clock"))
+    # two workers' streams cut after events at one clock: the order of
+    # their warnings is the serial reader's heap's
+    gen_cut(str(cut), same_last=True)
+    compare("cut same last clock", cut, m + ["--paraver", "-q", "--salvage"], tmp,
+            ("serial", "streams of two workers cut short after events at one clock|"
+             "events of two streams at one clock|records of two workers at one time"))
+    rc, _, timing, _ = emu(["-j", "16", "--paraver", "-q", "--salvage"] + m + [str(cut)],
+                           tmp / "cj16")
+    check(rc == 0 and "serial run (streams of two workers cut short after events at one "
+          "clock)" in timing, f"cut same last clock: {rc} {timing!r}")
+    shutil.rmtree(cut)
+    # runs of lost events (weft.ring): emulated by the serial run only
+    lost = tmp / "lost"
+    gen_lost(str(lost))
+    rc, err, _, out = emu(["-j", "1", "--paraver"] + m + [str(lost)], tmp / "lj1")
+    check(rc == 0 and "3 threads lost events" in err and
+          out.count("lost events:") == 2, f"lost: -j 1: {rc} {err!r} {out!r}")
+    why = ("serial", "runs of lost events, which only the serial run emulates")
+    compare("lost", lost, m + ["--paraver", "--perfetto", "-q"], tmp, why)
+    compare("lost summary", lost, m + ["--paraver"], tmp, why)
+    # events dropped by signal handlers (no run): each worker emulates its
+    # looms' threads leniently; the warning said once, the summary's lost
+    # lines summed over the workers
+    gen_dropped(str(lost))
+    rc, err, _, out = emu(["-j", "1", "--paraver"] + m + [str(lost)], tmp / "lj1")
+    check(rc == 0 and err.count("weft emu: warning: 2 threads lost events (5 dropped by "
+                                "signal handlers)") == 1 and
+          "lost events: 5 dropped by signal handlers on 2 threads; the 2 threads" in out and
+          "lost events: every event after them could be emulated" in out,
+          f"dropped: -j 1: {rc} {err!r} {out!r}")
+    four = ("workers", 4)
+    compare("dropped", lost, m + ["--paraver", "--perfetto", "-q"], tmp, four)
+    compare("dropped summary", lost, m + ["--paraver"], tmp, four)
+    compare("dropped sqlite", lost, m + ["-f", "sqlite", "-q"], tmp, four)
+    # an event skipped after them: the summary's rules, in the order first
+    # met over the whole trace, are the serial run's to say
+    gen_dropped(str(lost), refuse=True)
+    rc, _, _, out = emu(["-j", "1", "--paraver"] + m + [str(lost)], tmp / "lj1")
+    check(rc == 0 and "lost events: 1 event after them could not be emulated" in out,
+          f"dropped refused: -j 1: {rc} {out!r}")
+    compare("dropped refused", lost, m + ["--paraver"], tmp,
+            ("serial", "events skipped after lost events"))
+    shutil.rmtree(lost)
+
+
 def main():
     with tempfile.TemporaryDirectory(prefix="weft-par-") as td:
         tmp = Path(td)
@@ -271,8 +456,9 @@ def main():
         for win in (["--from", "5000000"], ["--to", "10"]):
             compare("uneven " + " ".join(win), uneven, m + ["--paraver", "-q"] + win, tmp,
                     ("serial", "a window that holds nothing"), ok=False)
-        compare("gen16 --salvage", trace, m + ["--paraver", "-q", "--salvage"], tmp,
-                ("serial", "--salvage"))
+        # --salvage: nothing cut here; the traces cut short: salvage_cases
+        compare("gen16 --salvage", trace, m + ["--paraver", "-q", "--salvage"], tmp, work)
+        salvage_cases(tmp, m)
         compare("gen16 summary", trace, m + ["--paraver"], tmp, work)
         compare("gen16 summary -a", trace, m + ["--paraver", "-a"], tmp, work)
         # more records than the memory given to them (here 10 KiB): serial
@@ -299,14 +485,14 @@ def main():
         compare("ties", ties, m + ["--paraver", "-q"], tmp,
                 ("serial", TIES))
         compare("ties --perfetto", ties, m + ["--perfetto", "-q"], tmp, ("serial", TIES))
-        # a warning (a link out of the trace, passed over) makes the run serial,
-        # which says it once
+        # a warning of the trace's opening (a link out of the trace, passed
+        # over): said once, before the workers' run, as the serial run says it
         warn = tmp / "warn"
         gen_trace(str(warn), 2)
         outside = tmp / "outside"
         outside.mkdir()
         (warn / "loom.link").symlink_to(outside)
-        compare("warning", warn, m + ["--paraver", "-q"], tmp, ("serial", "a warning"))
+        compare("warning", warn, m + ["--paraver", "-q"], tmp, ("workers", 2))
         rc, err, _, _ = emu(["-j", "2", "--paraver", "-q"] + m + [str(warn)], tmp / "w")
         check(rc == 0 and err.count("loom.link") == 1, f"warning: {rc} {err!r}")
         # -j's value is checked
