@@ -5,7 +5,11 @@
  * timelines. The API: GET / (the page), GET /tile (a row range's intervals
  * of one channel in one time tile of one level), GET /at (the interval of
  * a row at a time). Any other path is 404, any other method 405, a bad
- * parameter 400; the server answers nothing else. The intervals of the
+ * parameter 400; the server answers nothing else. Before any of that, a
+ * request whose Host or Origin is not this server's, or a browser's from
+ * another site's page, is refused (403: DNS rebinding, docs/view.md); the
+ * connections are served by one poll loop, each with its deadline, so an
+ * idle or slow client holds none of the others. The intervals of the
  * tracks beyond the budget are read from the collection's temporary file
  * (view_data_spill), a chunk at a time through a small cache.
  */
@@ -16,8 +20,11 @@
 #include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <strings.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "view_internal.h"
@@ -27,35 +34,76 @@
  * its start), as a pixel shows one. */
 #define TILE_MAX_EXACT (4 * VIEW_TILE_BUCKETS)
 
-static void send_all(int fd, const char *p, size_t n)
+/* The connections (one request each), served by one poll loop so that none
+ * holds the others: at most CONN_MAX open (beyond, the oldest still reading
+ * is dropped), each with its deadline. A request's line and header section
+ * fit in REQ_MAX bytes (else 414 or 431) and arrive within HEADER_MS of
+ * their first byte (else 408); a connection that sends nothing is closed
+ * after IDLE_MS (a browser's spare one: Chromium drops its own after 10 s);
+ * a reply that makes no progress for SEND_MS is given up. Once sent, what
+ * the client still sends (a request body never read) is drained for at
+ * most DRAIN_MS and DRAIN_MAX bytes, since a close with unread data resets
+ * the connection and the client may lose the reply (seen with a POST's
+ * body under load). */
+#define CONN_MAX 32
+#define REQ_MAX 8192
+#define HEADER_MS 2000
+#define IDLE_MS 10000
+#define SEND_MS 10000
+#define DRAIN_MS 200
+#define DRAIN_MAX 65536
+
+enum conn_state { C_FREE, C_READ, C_WRITE, C_DRAIN };
+
+struct conn {
+	enum conn_state st;
+	int fd;
+	uint64_t seq;     /* the order of its accept: the oldest dropped first */
+	int64_t deadline; /* ms */
+	size_t n;         /* bytes in in[] (C_READ), drained (C_DRAIN) */
+	char head[768];   /* the reply's status line and header */
+	size_t hlen;
+	char text[192];   /* a short text body */
+	const char *body;
+	char *owned;      /* body, when it is to be freed */
+	size_t blen, off; /* off: the bytes sent, of head then body */
+	char in[REQ_MAX];
+};
+
+static int64_t now_ms(void)
 {
-	while (n > 0) {
-		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return;
-		p += w;
-		n -= (size_t) w;
-	}
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t) ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static void reply(int fd, int code, const char *what, const char *type, const char *body,
-		size_t len)
+/* Every reply: its length, no caching, no sniffing, no use by another
+ * origin's page (CORP), and a policy that lets the page request nothing
+ * but this server, nor be framed. */
+static void reply(struct conn *c, int code, const char *what, const char *type,
+		const char *body, size_t len, char *owned)
 {
-	char h[512];
-	int n = snprintf(h, sizeof h, "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
-			"Cache-Control: no-store\r\nX-Content-Type-Options: nosniff\r\n"
+	int n = snprintf(c->head, sizeof c->head, "HTTP/1.1 %d %s\r\nContent-Type: %s\r\n"
+			"Content-Length: %zu\r\nCache-Control: no-store\r\n"
+			"X-Content-Type-Options: nosniff\r\n"
+			"Cross-Origin-Resource-Policy: same-origin\r\n"
 			"Content-Security-Policy: default-src 'none'; script-src 'unsafe-inline'; "
-			"style-src 'unsafe-inline'; img-src data:; connect-src 'self'\r\n"
+			"style-src 'unsafe-inline'; img-src data:; connect-src 'self'; "
+			"base-uri 'none'; form-action 'none'; frame-ancestors 'none'\r\n"
 			"Connection: close\r\n\r\n", code, what, type, len);
-	send_all(fd, h, (size_t) n);
-	send_all(fd, body, len);
+	c->hlen = n > 0 && (size_t) n < sizeof c->head ? (size_t) n : 0;
+	c->body = body;
+	c->blen = len;
+	free(c->owned);
+	c->owned = owned;
+	c->off = 0;
+	c->st = C_WRITE;
 }
 
-static void reply_text(int fd, int code, const char *what, const char *msg)
+static void reply_text(struct conn *c, int code, const char *what, const char *msg)
 {
-	reply(fd, code, what, "text/plain; charset=utf-8", msg, strlen(msg));
+	snprintf(c->text, sizeof c->text, "%s", msg);
+	reply(c, code, what, "text/plain; charset=utf-8", c->text, strlen(c->text), NULL);
 }
 
 /* The value of key in the query q ("a=1&b=2") as an int64: 0, or -1. */
@@ -411,88 +459,335 @@ static char *at(struct srv *S, const char *q, size_t *len)
 	return reply_json_close(&rj);
 }
 
-/* Closes a connection once its reply is sent: what the client still sends
- * (a request body never read) is drained for a moment first, since a close
- * with unread data resets the connection and the client may lose the
- * reply (seen with a POST's body under load). At most 64 KiB, 200 ms. */
-static void close_gently(int fd)
+/* The length of a request's line and header section at the start of buf
+ * (through the empty line that ends it; lines end in LF or CRLF), 0 while
+ * it is incomplete. */
+static size_t header_end(const char *buf, size_t n)
 {
-	char buf[4096];
-	size_t total = 0;
-	shutdown(fd, SHUT_WR);
-	while (total < 65536) {
-		struct pollfd p = { fd, POLLIN, 0 };
-		if (poll(&p, 1, 200) <= 0)
-			break;
-		ssize_t r = recv(fd, buf, sizeof buf, 0);
-		if (r <= 0)
-			break;
-		total += (size_t) r;
+	size_t line = 0;
+	for (;;) {
+		const char *lf = memchr(buf + line, '\n', n - line);
+		if (lf == NULL)
+			return 0;
+		size_t e = (size_t) (lf - buf), len = e - line;
+		if (len > 0 && buf[e - 1] == '\r')
+			len--;
+		if (len == 0 && line > 0)
+			return e + 1;
+		line = e + 1;
 	}
-	close(fd);
 }
 
-/* One request on fd (read with a deadline), answered. */
-static void handle(int fd, struct srv *S, const char *page, size_t plen)
+/* A character of a token (a method, a header's name: RFC 9110). */
+static int is_tchar(unsigned char ch)
 {
-	char req[8192];
-	size_t n = 0;
-	while (n < sizeof req - 1) {
-		struct pollfd p = { fd, POLLIN, 0 };
-		if (poll(&p, 1, 5000) <= 0)
+	return (ch >= '0' && ch <= '9') || (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z')
+		|| (ch != '\0' && strchr("!#$%&'*+-.^_`|~", ch) != NULL);
+}
+
+/* A header the server reads: its value and how many times it was given. */
+struct field {
+	const char *v;
+	size_t n;
+	int count;
+};
+
+struct request {
+	const char *method, *target; /* NUL-terminated in the connection's buffer */
+	struct field host, origin, site, mode, dest;
+};
+
+static int field_is(const struct field *f, const char *s)
+{
+	return f->count == 1 && f->n == strlen(s) && strncasecmp(f->v, s, f->n) == 0;
+}
+
+static void field_set(struct request *rq, const char *name, size_t nl, const char *v, size_t n)
+{
+	static const char *const names[] = { "host", "origin", "sec-fetch-site", "sec-fetch-mode",
+		"sec-fetch-dest" };
+	struct field *f[] = { &rq->host, &rq->origin, &rq->site, &rq->mode, &rq->dest };
+	for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+		if (nl == strlen(names[k]) && strncasecmp(name, names[k], nl) == 0) {
+			f[k]->v = v;
+			f[k]->n = n;
+			f[k]->count++;
 			return;
-		ssize_t r = recv(fd, req + n, sizeof req - 1 - n, 0);
-		if (r <= 0)
-			return;
-		n += (size_t) r;
-		req[n] = '\0';
-		if (strstr(req, "\r\n\r\n") != NULL || strstr(req, "\n\n") != NULL)
+		}
+	}
+}
+
+/* The request line and the headers of the hl bytes at the start of b (a
+ * complete header section, header_end): 0, or -1 when they are not HTTP/1.x
+ * (a line that is not "NAME: VALUE", a header folded, a control character).
+ * The method and the target are terminated in place. */
+static int parse(char *b, size_t hl, struct request *rq)
+{
+	const char *lf = memchr(b, '\n', hl);
+	size_t e = (size_t) (lf - b), len = e;
+	if (len > 0 && b[len - 1] == '\r')
+		len--;
+	size_t i = 0;
+	while (i < len && is_tchar((unsigned char) b[i]))
+		i++;
+	if (i == 0 || i >= len || b[i] != ' ')
+		return -1;
+	b[i] = '\0';
+	rq->method = b;
+	size_t t = ++i;
+	while (i < len && (unsigned char) b[i] > ' ' && b[i] != 0x7f)
+		i++;
+	if (i == t || i >= len || b[i] != ' ')
+		return -1;
+	b[i++] = '\0';
+	rq->target = b + t;
+	if (len - i != 8 || (memcmp(b + i, "HTTP/1.1", 8) != 0 && memcmp(b + i, "HTTP/1.0", 8) != 0))
+		return -1;
+	for (size_t line = e + 1; line < hl; line = e + 1) {
+		lf = memchr(b + line, '\n', hl - line);
+		e = (size_t) (lf - b);
+		len = e - line;
+		if (len > 0 && b[e - 1] == '\r')
+			len--;
+		if (len == 0)
 			break;
+		const char *p = b + line;
+		size_t k = 0;
+		while (k < len && is_tchar((unsigned char) p[k]))
+			k++;
+		if (k == 0 || k >= len || p[k] != ':')
+			return -1;
+		size_t v = k + 1, ve = len;
+		while (v < ve && (p[v] == ' ' || p[v] == '\t'))
+			v++;
+		while (ve > v && (p[ve - 1] == ' ' || p[ve - 1] == '\t'))
+			ve--;
+		for (size_t x = v; x < ve; x++) {
+			unsigned char ch = (unsigned char) p[x];
+			if ((ch < ' ' && ch != '\t') || ch == 0x7f)
+				return -1;
+		}
+		field_set(rq, p, k, p + v, ve - v);
 	}
-	req[n] = '\0';
-	char *sp = strchr(req, ' ');
-	if (sp == NULL) {
-		reply_text(fd, 400, "Bad Request", "bad request\n");
+	return 0;
+}
+
+/* Whether v (n bytes) names this server: 127.0.0.1 or localhost (in any
+ * case) with its port (left out when it is 80, as browsers do). */
+static int names_me(const char *v, size_t n, int port)
+{
+	static const char *const hosts[] = { "127.0.0.1", "localhost" };
+	char p[16];
+	size_t pl = (size_t) snprintf(p, sizeof p, ":%d", port);
+	for (size_t k = 0; k < 2; k++) {
+		size_t hl = strlen(hosts[k]);
+		if (n < hl || strncasecmp(v, hosts[k], hl) != 0)
+			continue;
+		if ((n == hl + pl && memcmp(v + hl, p, pl) == 0) || (n == hl && port == 80))
+			return 1;
+	}
+	return 0;
+}
+
+/* Why the request is refused (its 403's text, in buf), or NULL: its Host
+ * must name this server, exactly once (else a page whose name was made to
+ * resolve to 127.0.0.1, DNS rebinding, could read the trace as its own
+ * origin); an Origin, if given, must be this server's; and a browser's
+ * request from another site's page (Sec-Fetch-Site) is refused unless it
+ * is a navigation (a link followed: that page cannot read the reply). */
+static const char *refused(const struct request *rq, int port, char *buf, size_t len)
+{
+	if (rq->host.count != 1 || !names_me(rq->host.v, rq->host.n, port)) {
+		snprintf(buf, len, "refused: the Host header must be 127.0.0.1:%d or localhost:%d, "
+				"once\n", port, port);
+		return buf;
+	}
+	if (rq->origin.count > 1 || (rq->origin.count == 1 && (rq->origin.n < 7
+			|| strncasecmp(rq->origin.v, "http://", 7) != 0
+			|| !names_me(rq->origin.v + 7, rq->origin.n - 7, port))))
+		return "refused: a request from another origin\n";
+	if (rq->site.count > 0 && !field_is(&rq->site, "same-origin") && !field_is(&rq->site, "none")
+			&& !(field_is(&rq->mode, "navigate") && field_is(&rq->dest, "document")))
+		return "refused: a request from another site's page\n";
+	return NULL;
+}
+
+/* The request of the hl bytes at the start of c's buffer, its reply made. */
+static void handle(struct conn *c, size_t hl, struct srv *S, const char *page, size_t plen,
+		int port)
+{
+	struct request rq;
+	memset(&rq, 0, sizeof rq);
+	if (parse(c->in, hl, &rq) != 0) {
+		reply_text(c, 400, "Bad Request", "bad request\n");
 		return;
 	}
-	*sp = '\0';
-	char *target = sp + 1;
-	char *sp2 = strchr(target, ' ');
-	if (sp2 == NULL) {
-		reply_text(fd, 400, "Bad Request", "bad request\n");
+	char why[160];
+	const char *no = refused(&rq, port, why, sizeof why);
+	if (no != NULL) {
+		reply_text(c, 403, "Forbidden", no);
 		return;
 	}
-	*sp2 = '\0';
-	if (strcmp(req, "GET") != 0) {
-		reply_text(fd, 405, "Method Not Allowed", "only GET\n");
+	if (strcmp(rq.method, "GET") != 0) {
+		reply_text(c, 405, "Method Not Allowed", "only GET\n");
 		return;
 	}
+	char *target = c->in + (rq.target - c->in);
 	char *q = strchr(target, '?');
 	if (q != NULL)
 		*q++ = '\0';
 	if (strcmp(target, "/") == 0 || strcmp(target, "/index.html") == 0) {
-		reply(fd, 200, "OK", "text/html; charset=utf-8", page, plen);
+		reply(c, 200, "OK", "text/html; charset=utf-8", page, plen, NULL);
 		return;
 	}
 	int is_tile = strcmp(target, "/tile") == 0, is_at = strcmp(target, "/at") == 0;
 	if (!is_tile && !is_at) {
-		reply_text(fd, 404, "Not Found", "not found\n");
+		reply_text(c, 404, "Not Found", "not found\n");
 		return;
 	}
 	size_t len = 0;
 	char *body = is_tile ? tile(S, q, &len) : at(S, q, &len);
 	if (body == NULL && S->failed) {
 		S->failed = 0;
-		reply_text(fd, 500, "Internal Server Error", "cannot read the intervals' temporary "
+		reply_text(c, 500, "Internal Server Error", "cannot read the intervals' temporary "
 				"file\n");
 		return;
 	}
 	if (body == NULL) {
-		reply_text(fd, 400, "Bad Request", "bad parameters\n");
+		reply_text(c, 400, "Bad Request", "bad parameters\n");
 		return;
 	}
-	reply(fd, 200, "OK", "application/json", body, len);
-	free(body);
+	reply(c, 200, "OK", "application/json", body, len, body);
+}
+
+static void conn_close(struct conn *c)
+{
+	close(c->fd);
+	free(c->owned);
+	c->owned = NULL;
+	c->st = C_FREE;
+}
+
+/* Sends what it can of c's reply; once sent, its write side shut and what
+ * the client still sends drained. */
+static void conn_send(struct conn *c, int64_t now)
+{
+	while (c->off < c->hlen + c->blen) {
+		struct iovec v[2];
+		int nv = 0;
+		if (c->off < c->hlen)
+			v[nv++] = (struct iovec) { c->head + c->off, c->hlen - c->off };
+		size_t bo = c->off > c->hlen ? c->off - c->hlen : 0;
+		if (bo < c->blen)
+			v[nv++] = (struct iovec) { (char *) c->body + bo, c->blen - bo };
+		struct msghdr m;
+		memset(&m, 0, sizeof m);
+		m.msg_iov = v;
+		m.msg_iovlen = (size_t) nv;
+		ssize_t w = sendmsg(c->fd, &m, MSG_NOSIGNAL | MSG_DONTWAIT);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		if (w <= 0) {
+			conn_close(c);
+			return;
+		}
+		c->off += (size_t) w;
+		c->deadline = now + SEND_MS;
+	}
+	free(c->owned);
+	c->owned = NULL;
+	shutdown(c->fd, SHUT_WR);
+	c->st = C_DRAIN;
+	c->n = 0;
+	c->deadline = now + DRAIN_MS;
+}
+
+/* What arrived on c while its request is read: the request answered once
+ * its header section is whole (or over REQ_MAX: 414 or 431). */
+static void conn_read(struct conn *c, int64_t now, struct srv *S, const char *page,
+		size_t plen, int port)
+{
+	ssize_t r = recv(c->fd, c->in + c->n, REQ_MAX - c->n, MSG_DONTWAIT);
+	if (r < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
+		return;
+	if (r < 0 || (r == 0 && c->n == 0)) {
+		conn_close(c);
+		return;
+	}
+	if (r == 0) {
+		reply_text(c, 400, "Bad Request", "incomplete request\n");
+	} else {
+		if (c->n == 0)
+			c->deadline = now + HEADER_MS;
+		c->n += (size_t) r;
+		size_t hl = header_end(c->in, c->n);
+		if (hl > 0)
+			handle(c, hl, S, page, plen, port);
+		else if (c->n < REQ_MAX)
+			return;
+		else if (memchr(c->in, '\n', c->n) != NULL)
+			reply_text(c, 431, "Request Header Fields Too Large", "request header fields "
+					"too large (8 KiB at most with the request line)\n");
+		else if (memchr(c->in, ' ', c->n) != NULL)
+			reply_text(c, 414, "URI Too Long", "request line too long (8 KiB at most)\n");
+		else
+			reply_text(c, 400, "Bad Request", "bad request\n");
+	}
+	c->deadline = now + SEND_MS;
+	conn_send(c, now);
+}
+
+/* What the client still sends once its reply is sent, read and dropped:
+ * closed at its end, or past DRAIN_MAX bytes. */
+static void conn_drain(struct conn *c)
+{
+	ssize_t r = recv(c->fd, c->in, sizeof c->in, MSG_DONTWAIT);
+	if (r < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
+		return;
+	c->n += r > 0 ? (size_t) r : 0;
+	if (r <= 0 || c->n >= DRAIN_MAX)
+		conn_close(c);
+}
+
+/* c past its deadline: a request begun is answered 408, anything else
+ * closed. */
+static void conn_expire(struct conn *c, int64_t now)
+{
+	if (c->st == C_READ && c->n > 0) {
+		reply_text(c, 408, "Request Timeout", "request timeout: the request's header must "
+				"arrive within 2 s\n");
+		c->deadline = now + SEND_MS;
+		conn_send(c, now);
+	} else {
+		conn_close(c);
+	}
+}
+
+/* The connections waiting to be accepted, each in a free slot (else in the
+ * one of the oldest still reading, then draining, then sending, closed). */
+static void accept_all(int s, struct conn *cs, uint64_t *seq, int64_t now)
+{
+	for (int k = 0; k < CONN_MAX; k++) {
+		int fd = accept4(s, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+		if (fd < 0)
+			return;
+		struct conn *slot = NULL;
+		static const enum conn_state order[] = { C_FREE, C_READ, C_DRAIN, C_WRITE };
+		for (size_t o = 0; o < 4 && slot == NULL; o++)
+			for (size_t i = 0; i < CONN_MAX; i++)
+				if (cs[i].st == order[o] && (slot == NULL || cs[i].seq < slot->seq))
+					slot = &cs[i];
+		if (slot->st != C_FREE)
+			conn_close(slot);
+		slot->st = C_READ;
+		slot->fd = fd;
+		slot->seq = ++*seq;
+		slot->deadline = now + IDLE_MS;
+		slot->n = 0;
+		slot->owned = NULL;
+	}
 }
 
 int view_serve(const struct view_data *vd, const struct view_page_opts *o, int port,
@@ -515,7 +810,7 @@ int view_serve(const struct view_data *vd, const struct view_page_opts *o, int p
 		free(page);
 		return -1;
 	}
-	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
 	if (s < 0) {
 		snprintf(err, errlen, "socket: %s", strerror(errno));
 		free(page);
@@ -529,7 +824,7 @@ int view_serve(const struct view_data *vd, const struct view_page_opts *o, int p
 	a.sin_port = htons((uint16_t) port);
 	a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
 	socklen_t al = sizeof a;
-	if (bind(s, (struct sockaddr *) &a, sizeof a) != 0 || listen(s, 16) != 0
+	if (bind(s, (struct sockaddr *) &a, sizeof a) != 0 || listen(s, 64) != 0
 			|| getsockname(s, (struct sockaddr *) &a, &al) != 0) {
 		snprintf(err, errlen, "cannot listen on 127.0.0.1:%d: %s", port,
 				strerror(errno));
@@ -541,7 +836,10 @@ int view_serve(const struct view_data *vd, const struct view_page_opts *o, int p
 	memset(&S, 0, sizeof S);
 	S.vd = vd;
 	S.slots = calloc(CACHE_SLOTS, sizeof(struct chunk_slot));
-	if (S.slots == NULL) {
+	struct conn *cs = calloc(CONN_MAX, sizeof *cs);
+	if (S.slots == NULL || cs == NULL) {
+		free(S.slots);
+		free(cs);
 		snprintf(err, errlen, "out of memory");
 		close(s);
 		free(page);
@@ -555,18 +853,51 @@ int view_serve(const struct view_data *vd, const struct view_page_opts *o, int p
 				" bytes (%.2f bytes an interval)\n", nint, bytes,
 				nint > 0 ? (double) bytes / (double) nint : 0.0);
 	}
-	bound(ctx, ntohs(a.sin_port));
+	int bport = ntohs(a.sin_port);
+	bound(ctx, bport);
+	uint64_t seq = 0;
 	while (stop == NULL || *stop == 0) {
-		struct pollfd p = { s, POLLIN, 0 };
-		int pr = poll(&p, 1, 200);
-		if (pr <= 0)
-			continue;
-		int c = accept4(s, NULL, NULL, SOCK_CLOEXEC);
-		if (c < 0)
-			continue;
-		handle(c, &S, page, plen);
-		close_gently(c);
+		struct pollfd p[1 + CONN_MAX];
+		struct conn *pc[1 + CONN_MAX];
+		nfds_t np = 1;
+		int64_t now = now_ms();
+		int wait = 200; /* then *stop is looked at again */
+		p[0] = (struct pollfd) { s, POLLIN, 0 };
+		for (size_t i = 0; i < CONN_MAX; i++) {
+			struct conn *c = &cs[i];
+			if (c->st == C_FREE)
+				continue;
+			int64_t left = c->deadline > now ? c->deadline - now : 0;
+			if (left < wait)
+				wait = (int) left;
+			p[np] = (struct pollfd) { c->fd, c->st == C_WRITE ? POLLOUT : POLLIN, 0 };
+			pc[np++] = c;
+		}
+		if (poll(p, np, wait) < 0)
+			continue; /* EINTR: a signal, *stop looked at */
+		now = now_ms();
+		for (nfds_t k = 1; k < np; k++) {
+			struct conn *c = pc[k];
+			if (p[k].revents == 0)
+				continue;
+			if (c->st == C_READ) {
+				conn_read(c, now, &S, page, plen, bport);
+			} else if (c->st == C_WRITE) {
+				conn_send(c, now);
+			} else if (c->st == C_DRAIN) {
+				conn_drain(c);
+			}
+		}
+		for (size_t i = 0; i < CONN_MAX; i++)
+			if (cs[i].st != C_FREE && cs[i].deadline <= now)
+				conn_expire(&cs[i], now);
+		if (p[0].revents & POLLIN)
+			accept_all(s, cs, &seq, now);
 	}
+	for (size_t i = 0; i < CONN_MAX; i++)
+		if (cs[i].st != C_FREE)
+			conn_close(&cs[i]);
+	free(cs);
 	close(s);
 	free(S.slots);
 	free(page);

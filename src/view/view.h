@@ -75,11 +75,12 @@ int view_write_page(const struct view_data *vd, const struct view_page_opts *o, 
 int view_write_file(const struct view_data *vd, const struct view_page_opts *o,
 		const char *path, uint64_t *size, char *err, size_t errlen);
 
-/* `weft view --serve`: HTTP on 127.0.0.1:port (0: a free one), one
- * connection at a time: GET / (the page), GET /tile?c=&r0=&r1=&l=&i=
- * (intervals of rows r0..r1 of channel c in [i*1024*2^l, (i+1)*1024*2^l)),
- * GET /at?c=&r=&t= (the interval at t); anything else 404, any other
- * method 405. bound(ctx, port) is called once listening. Returns 0 once
+/* `weft view --serve`: HTTP on 127.0.0.1:port (0: a free one), one request
+ * per connection, up to 32 connections at a time in one thread: GET / (the
+ * page), GET /tile?c=&r0=&r1=&l=&i= (intervals of rows r0..r1 of channel c
+ * in [i*1024*2^l, (i+1)*1024*2^l)), GET /at?c=&r=&t= (the interval at t);
+ * anything else 404, any other method 405; a Host or Origin not the
+ * server's 403. bound(ctx, port) is called once listening. Returns 0 once
  * *stop is set (SIGINT), -1 with err. */
 int view_serve(const struct view_data *vd, const struct view_page_opts *o, int port,
 		const volatile sig_atomic_t *stop, void (*bound)(void *ctx, int port), void *ctx,

@@ -12,6 +12,7 @@ fragments, ping answered). Every wait is bounded; close() kills the browser
         p.wait_attr("data-weft-state", ("ready", "error"))
         p.eval("weft.window()")         # a JSON value (promises awaited)
         p.requests, p.exceptions        # what the page asked for and raised
+        p.console_errors                # console.error calls, the browser's errors
 """
 import base64
 import json
@@ -121,8 +122,11 @@ class Page:
         self.next_id = 0
         self.requests = []     # URLs the page asked for (Network.requestWillBeSent)
         self.exceptions = []   # Runtime.exceptionThrown texts
+        # console.error's calls and the browser's own errors (Log: a request
+        # refused, a Content-Security-Policy violated)
         self.console_errors = []
         self.call("Network.enable")
+        self.call("Log.enable")
         self.call("Runtime.enable")
         self.call("Page.enable")
 
@@ -136,6 +140,9 @@ class Page:
             self.exceptions.append(d.get("exception", {}).get("description") or d.get("text"))
         elif meth == "Runtime.consoleAPICalled" and p.get("type") == "error":
             self.console_errors.append(repr(p.get("args")))
+        elif meth == "Log.entryAdded" and p["entry"].get("level") == "error":
+            e = p["entry"]
+            self.console_errors.append(f"{e.get('source')}: {e.get('text')} {e.get('url', '')}")
 
     def call(self, method, **params):
         self.next_id += 1

@@ -22,7 +22,11 @@ trace with lost intervals (tests/emu/loss_emu.py's), and a user model
   - with a small --budget: the page says so, is at most the budget, and
     still reaches ready with the same counts.
 Against `weft view --serve --budget 1` (the page holds the pyramids only):
-the same checks, the intervals coming from the server's tiles.
+the same checks, the intervals coming from the server's tiles, at
+127.0.0.1 and at localhost, with no console error (the server's
+Content-Security-Policy let the page's requests through); at a name
+rebound to 127.0.0.1 the page is the server's 403, and that origin's
+fetch of a tile 403 too.
 The attacker's trace: a mark type whose labels hold <script>, quotes and
 </, in a directory whose path holds </script><script>: the page is ready,
 no script of the trace ran, the texts show as text (the title element,
@@ -37,6 +41,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
@@ -50,6 +55,8 @@ from wefttest import SKIP, Checker, conformance_dir, skip_note, weft_bin  # noqa
 from tracegen import ev, meta, thread_rel, write_stream  # noqa: E402
 
 c = Checker()
+# an attacker's name that the browser resolves to 127.0.0.1 (rebinding)
+REBIND = "rebind.example"
 
 
 def need_chromium():
@@ -239,16 +246,49 @@ def serve_case(browser, tmp, name, trace):
         # every track with intervals is served from the server's temporary file
         c.expect(srv.line.endswith(f"; {tab.ntracks} tracks beyond the budget, read from a "
                                    "temporary file)\n"), f"serve {name}: {srv.line!r}")
-        base = f"http://127.0.0.1:{srv.port}/"
-        p = open_page(browser, base, "serve " + name)
-        if p is not None:
-            c.expect(not p.eval("weft.complete"), f"serve {name}: the page lacks intervals")
-            check_page(p, tab, "serve " + name, lambda u: u.startswith(base))
-            c.expect(any("/tile?" in u for u in p.requests), f"serve {name}: tiles asked for")
-            p.close()
+        for host in ("127.0.0.1", "localhost"):
+            base = f"http://{host}:{srv.port}/"
+            what = f"serve {name} at {host}"
+            p = open_page(browser, base, what)
+            if p is not None:
+                p.pump(0.2)
+                c.eq(p.console_errors, [], f"{what}: no console error once ready")
+                c.expect(not p.eval("weft.complete"), f"{what}: the page lacks intervals")
+                check_page(p, tab, what, lambda u: u.startswith(base))
+                c.expect(any("/tile?" in u for u in p.requests), f"{what}: tiles asked for")
+                c.eq(p.console_errors, [], f"{what}: no console error")
+                p.close()
+        rebinding(browser, srv.port, name)
     finally:
         rc, err = srv.stop()
     c.eq((rc, err), (0, ""), f"serve {name}: SIGINT ends it, exit 0")
+
+
+def rebinding(browser, port, name):
+    """DNS rebinding: a name of the attacker's resolving to 127.0.0.1 (the
+    browser's --host-resolver-rules): its page at the server's port is the
+    server's 403, and its fetch of a tile, same-origin to the browser, is
+    403 with the refusal's text."""
+    what = f"serve {name}, the rebinding name"
+    p = browser.page()
+    try:
+        p.navigate(f"http://{REBIND}:{port}/")
+        deadline = time.monotonic() + 20
+        while time.monotonic() < deadline and p.eval("document.readyState") != "complete":
+            p.pump(0.05)
+        refusal = (f"refused: the Host header must be 127.0.0.1:{port} or localhost:{port}, "
+                   "once\n")
+        c.eq((p.eval("document.documentElement.getAttribute('data-weft-state')"),
+              p.eval("document.body ? document.body.innerText : null")),
+             (None, refusal), f"{what}: the page is the server's 403")
+        try:
+            got = p.eval("fetch('/tile?c=0&r0=0&r1=0&l=0&i=0').then(function (r) { return "
+                         "r.text().then(function (t) { return [r.status, t]; }); })")
+        except cdp.CDPError as e:
+            got = str(e)
+        c.eq(got, [403, refusal], f"{what}: its fetch of a tile: 403, no data")
+    finally:
+        p.close()
 
 
 EVIL = "<script>window.pwned=1</script>\"'</"
@@ -595,7 +635,8 @@ def main():
     corpus = conformance_dir()
     tmp = tempfile.mkdtemp(prefix="weft-view-")
     try:
-        with cdp.Browser() as b:
+        with cdp.Browser(extra_args=(f"--host-resolver-rules=MAP {REBIND} 127.0.0.1",
+                                     f"--proxy-bypass-list={REBIND}")) as b:
             for name, rel in (("multi-thread", "v3/multi-thread/ovni"),
                               ("two-looms", "v3/two-looms/ovni"),
                               ("rand-nosv-0", "models/rand-nosv-0/ovni"),
