@@ -25,6 +25,12 @@
 #include "emu.h"
 
 struct par_worker;
+struct par_merge;
+
+/* The records of a batch of the merge (par_stream, and the driver's
+ * write_merged over the merged arrays): at most this many of each view
+ * and of the internal records, unless more share one time. */
+#define PAR_MERGED_BATCH 4096
 
 struct par_in {
 	const char *path;          /* the trace directory (its root) */
@@ -83,6 +89,7 @@ struct par_out {
 	int error;
 	char emsg[1024];
 	struct par_worker *w;
+	struct par_merge *m; /* par_stream's merge: its batches' arrays */
 	/* the bytes mapped for rec[f] (maplen[EMU_MAX_VIEWS]: irec), 0 where
 	 * malloc'd: give them back with par_free_rec */
 	size_t maplen[EMU_MAX_VIEWS + 1];
@@ -92,6 +99,33 @@ struct par_out {
  * out of memory (err). par_free in every case. */
 int par_run(const struct par_in *in, struct par_out *out, char *err, size_t errlen);
 void par_free(struct par_out *out);
+
+/* weft emu -j's streaming merge (docs/emu.md, PARALLEL): each worker hands
+ * its records to this thread through a queue of its own (bounded: a worker
+ * waits while its queue is full), which merges them by time while the
+ * workers run and hands them on in batches (the cut rules of write_merged's
+ * batches over the merged arrays: the same batches). */
+struct par_stream_ops {
+	/* Once every worker's engine is made: the outputs opened on emu
+	 * (worker 0's; its catalogue, the system and the views are those of
+	 * every worker): 0, or -1 with err. */
+	int (*open)(void *ctx, const struct emu *emu, char *err, size_t errlen);
+	/* The next batch (b->prv[f] for the views, b->internal), its records
+	 * not earlier than any of the batch before; its arrays stay valid for
+	 * EMU_BATCH_KEEP further calls, and until par_free: 0, or -1 with
+	 * err. */
+	int (*batch)(void *ctx, const struct emu_batch *b, char *err, size_t errlen);
+	void *ctx;
+};
+
+/* par_run's run with the streaming merge, for runs without a breakdown
+ * view, a window, only or raw_bd: 0 (every batch handed on, out filled but
+ * rec/irec), 1 (out->why: the serial run is needed; batches may have been
+ * handed on: the caller throws its outputs away), -1 (err: out of memory,
+ * or ops's error). Every worker joined on every path; par_free in every
+ * case. */
+int par_stream(const struct par_in *in, const struct par_stream_ops *ops, struct par_out *out,
+		char *err, size_t errlen);
 
 /* Gives back out->rec[f] (f == EMU_MAX_VIEWS: out->irec) before par_free,
  * setting it to NULL. */
