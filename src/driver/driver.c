@@ -1083,9 +1083,8 @@ static int run_parallel(const struct weft_emulate_opts *o, char *err, size_t err
 	double t0 = now_s();
 	/* the records merged as the workers make them and handed to the
 	 * outputs at once (par_stream: memory bounded by the workers' queues),
-	 * but for a breakdown view and a window: collected, then merged
-	 * (par_run) */
-	int stream = !o->breakdown && in.window == NULL;
+	 * but for a window: collected, then merged (par_run) */
+	int stream = in.window == NULL;
 	struct merged_ctx mc = { &R, o, in.internal };
 	struct par_stream_ops ops = { merged_open, merged_put, &mc };
 	int r = stream ? par_stream(&in, &ops, &P, err, errlen) : par_run(&in, &P, err, errlen);

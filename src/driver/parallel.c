@@ -1374,6 +1374,13 @@ struct par_merge {
 	int64_t lt[PS_STREAMS];
 	size_t lw[PS_STREAMS];
 	int has[PS_STREAMS];
+	/* a breakdown view's merged changes (raw), replayed through the
+	 * serial run's sorter (bd[f]) into out[f]; bdt[f]: the time of the
+	 * last fed (its sorted records are not all out yet) */
+	struct emu_bd_replay *bd[EMU_MAX_VIEWS];
+	int64_t bdt[EMU_MAX_VIEWS];
+	int bdfed[EMU_MAX_VIEWS];
+	struct fifo raw;
 	/* the batches' arrays, cycled (valid for EMU_BATCH_KEEP more calls) */
 	struct fifo set[EMU_BATCH_KEEP + 1][PS_STREAMS];
 	size_t cur;
@@ -1393,6 +1400,9 @@ static void merge_free(struct par_merge *m)
 			p = n;
 		}
 	}
+	for (size_t f = 0; f < EMU_MAX_VIEWS; f++)
+		emu_bd_replay_free(m->bd[f]);
+	free(m->raw.p);
 	for (size_t s = 0; s < PS_STREAMS; s++) {
 		free(m->out[s].p);
 		for (size_t c = 0; c <= EMU_BATCH_KEEP; c++)
@@ -1412,9 +1422,8 @@ static void merge_free(struct par_merge *m)
 
 /* The records of stream s of every worker up to time lim (every record
  * before it is taken: the workers' to come are not earlier), by time, onto
- * m->out[s]: 0, 1 (two workers with records at one time), -1 (out of
- * memory). */
-static int merge_upto(struct par_merge *m, size_t s, int64_t lim)
+ * dst: 0, 1 (two workers with records at one time), -1 (out of memory). */
+static int merge_upto(struct par_merge *m, size_t s, int64_t lim, struct fifo *dst)
 {
 	size_t esz = m->esz[s];
 	for (;;) {
@@ -1444,7 +1453,7 @@ static int merge_upto(struct par_merge *m, size_t s, int64_t lim)
 		int64_t t;
 		while (j < f->n && (t = fifo_time(f, j, esz)) < second && t <= lim)
 			j++;
-		if (fifo_put(&m->out[s], fifo_at(f, 0, esz), j, esz) != 0)
+		if (fifo_put(dst, fifo_at(f, 0, esz), j, esz) != 0)
 			return -1;
 		m->lt[s] = fifo_time(f, j - 1, esz);
 		m->lw[s] = best;
@@ -1452,6 +1461,31 @@ static int merge_upto(struct par_merge *m, size_t s, int64_t lim)
 		fifo_pop(f, j);
 		m->pbytes[best] -= j * esz;
 	}
+}
+
+/* The sorted records of a breakdown view onto its merged records. */
+static int bd_put(void *ctx, const struct emu_prv_rec *r, size_t n)
+{
+	return fifo_put(ctx, r, n, sizeof *r);
+}
+
+/* Stream s merged up to lim onto m->out[s] (a breakdown view's changes
+ * through its sorter): as merge_upto. */
+static int merge_stream(struct par_merge *m, size_t s, int64_t lim)
+{
+	if (s >= EMU_MAX_VIEWS || m->bd[s] == NULL)
+		return merge_upto(m, s, lim, &m->out[s]);
+	m->raw.head = m->raw.n = 0;
+	int r = merge_upto(m, s, lim, &m->raw);
+	if (r != 0 || m->raw.n == 0)
+		return r;
+	if (emu_bd_replay_feed(m->bd[s], (const struct emu_prv_rec *) (const void *) m->raw.p,
+				m->raw.n, bd_put, &m->out[s]) != 0 ||
+			emu_bd_replay_flush(m->bd[s], bd_put, &m->out[s]) != 0)
+		return -1;
+	m->bdt[s] = fifo_time(&m->raw, m->raw.n - 1, m->esz[s]);
+	m->bdfed[s] = 1;
+	return 0;
 }
 
 /* The merged records handed on in batches, as write_merged cuts them over
@@ -1475,7 +1509,7 @@ static int merge_emit(struct par_merge *m, int64_t lim, int final,
 				cut = t < cut ? t : cut;
 			}
 		}
-		if (!left || (!final && cut == INT64_MAX))
+		if (!left || (!final && (cut == INT64_MAX || cut > lim)))
 			return 0;
 		size_t end[PS_STREAMS];
 		int some = 0;
@@ -1671,7 +1705,13 @@ int par_stream(const struct par_in *in, const struct par_stream_ops *ops, struct
 			 * made, or fails) */
 			out->emu = out->w[0].emu;
 			out->nviews = m->nviews = emu_nviews(out->emu);
-			if (ops->open(ops->ctx, out->emu, err, errlen) != 0) {
+			for (size_t f = 0; f < m->nviews && r == 0; f++)
+				if (emu_view_at(out->emu, f)->breakdown && !in->raw_bd &&
+						(m->bd[f] = emu_bd_replay_new(out->emu, f)) == NULL) {
+					snprintf(err, errlen, "out of memory");
+					r = -1;
+				}
+			if (r != 0 || ops->open(ops->ctx, out->emu, err, errlen) != 0) {
 				r = -1;
 				break;
 			}
@@ -1681,7 +1721,7 @@ int par_stream(const struct par_in *in, const struct par_stream_ops *ops, struct
 			continue;
 		size_t held = 0;
 		for (size_t s = 0; s < PS_STREAMS && r == 0 && !fail; s++) {
-			int t = merge_upto(m, s, lim);
+			int t = merge_stream(m, s, lim);
 			if (t < 0) {
 				snprintf(err, errlen, "out of memory");
 				r = -1;
@@ -1702,7 +1742,13 @@ int par_stream(const struct par_in *in, const struct par_stream_ops *ops, struct
 			break;
 		if (ended)
 			break;
-		if (merge_emit(m, lim, 0, ops, err, errlen) != 0)
+		/* a breakdown view's sorted records are out up to the time of
+		 * the last change fed */
+		int64_t upto = lim;
+		for (size_t f = 0; f < m->nviews; f++)
+			if (m->bd[f] != NULL && m->bdfed[f] && m->bdt[f] < upto)
+				upto = m->bdt[f];
+		if (merge_emit(m, upto, 0, ops, err, errlen) != 0)
 			r = -1;
 	}
 stop:
@@ -1723,6 +1769,11 @@ stop:
 	}
 	if (par_totals(out) != 0)
 		return 1;
+	for (size_t f = 0; f < m->nviews; f++)
+		if (m->bd[f] != NULL && emu_bd_replay_end(m->bd[f], bd_put, &m->out[f]) != 0) {
+			snprintf(out->why, sizeof out->why, "out of memory for the breakdown");
+			return 1;
+		}
 	return merge_emit(m, INT64_MAX, 1, ops, err, errlen) != 0 ? -1 : 0;
 }
 
