@@ -1082,9 +1082,10 @@ static int run_parallel(const struct weft_emulate_opts *o, char *err, size_t err
 	struct par_out P;
 	double t0 = now_s();
 	/* the records merged as the workers make them and handed to the
-	 * outputs at once (par_stream: memory bounded by the workers' queues),
-	 * but for a window: collected, then merged (par_run) */
-	int stream = in.window == NULL;
+	 * outputs at once (par_stream: memory bounded by the workers' queues;
+	 * par_run collects them, for WEFT_EMU_PAR_COLLECT=1) */
+	const char *cs = getenv("WEFT_EMU_PAR_COLLECT");
+	int stream = cs == NULL || strcmp(cs, "1") != 0;
 	struct merged_ctx mc = { &R, o, in.internal };
 	struct par_stream_ops ops = { merged_open, merged_put, &mc };
 	int r = stream ? par_stream(&in, &ops, &P, err, errlen) : par_run(&in, &P, err, errlen);

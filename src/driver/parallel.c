@@ -125,6 +125,7 @@ struct par_worker {
 	struct pstream *ps;
 	struct pq *q;
 	int64_t wm;
+	int snap_ev; /* a window: its state at T0 written at an event */
 };
 
 /* The serial run is needed: why, with the detail a (or NULL). */
@@ -622,8 +623,16 @@ static void *worker_main(void *arg)
 			goto out;
 		}
 	}
-	if (emu_finish(w->emu, 1) != 0)
+	if (emu_finish(w->emu, 1) != 0) {
 		werror(w, emu_error(w->emu));
+	} else if (w->ps != NULL && in->window != NULL && in->window->has_from) {
+		/* par_stream: the state at T0 after the last event when no event
+		 * came after T0 (used when another worker's did: else the run
+		 * is serial, its window holding nothing) */
+		w->snap_ev = emu_window_written(w->emu);
+		if (emu_window_late_snapshot(w->emu) != 0)
+			wfail(w, "the state at T0 could not be written", NULL);
+	}
 out:;
 	struct rusage ru;
 	if (getrusage(RUSAGE_THREAD, &ru) == 0)
@@ -1463,6 +1472,39 @@ static int merge_upto(struct par_merge *m, size_t s, int64_t lim, struct fifo *d
 	}
 }
 
+/* A window's time 0 (--from; every worker's records at time 0 are
+ * taken): those of stream s, each worker's at time 0 first, by key (the
+ * serial run's order of the state at T0: every row is one worker's), onto
+ * dst: 0, or -1 out of memory. */
+static int merge_at0(struct par_merge *m, size_t s, at0_key key, struct fifo *dst)
+{
+	size_t esz = m->esz[s];
+	for (;;) {
+		size_t best = m->nw;
+		uint64_t bkey = 0;
+		for (size_t k = 0; k < m->nw; k++) {
+			const struct fifo *f = &m->pend[k * PS_STREAMS + s];
+			if (f->n == 0 || fifo_time(f, 0, esz) != 0)
+				continue;
+			uint64_t kk = key(fifo_at(f, 0, esz));
+			if (best == m->nw || kk < bkey) {
+				best = k;
+				bkey = kk;
+			}
+		}
+		if (best == m->nw)
+			return 0;
+		struct fifo *f = &m->pend[best * PS_STREAMS + s];
+		size_t j = 1;
+		while (j < f->n && fifo_time(f, j, esz) == 0 && key(fifo_at(f, j, esz)) == bkey)
+			j++;
+		if (fifo_put(dst, fifo_at(f, 0, esz), j, esz) != 0)
+			return -1;
+		fifo_pop(f, j);
+		m->pbytes[best] -= j * esz;
+	}
+}
+
 /* The sorted records of a breakdown view onto its merged records. */
 static int bd_put(void *ctx, const struct emu_prv_rec *r, size_t n)
 {
@@ -1471,12 +1513,13 @@ static int bd_put(void *ctx, const struct emu_prv_rec *r, size_t n)
 
 /* Stream s merged up to lim onto m->out[s] (a breakdown view's changes
  * through its sorter): as merge_upto. */
-static int merge_stream(struct par_merge *m, size_t s, int64_t lim)
+static int merge_stream(struct par_merge *m, size_t s, int64_t lim, at0_key key)
 {
 	if (s >= EMU_MAX_VIEWS || m->bd[s] == NULL)
-		return merge_upto(m, s, lim, &m->out[s]);
+		return key != NULL ? merge_at0(m, s, key, &m->out[s]) :
+			merge_upto(m, s, lim, &m->out[s]);
 	m->raw.head = m->raw.n = 0;
-	int r = merge_upto(m, s, lim, &m->raw);
+	int r = key != NULL ? merge_at0(m, s, key, &m->raw) : merge_upto(m, s, lim, &m->raw);
 	if (r != 0 || m->raw.n == 0)
 		return r;
 	if (emu_bd_replay_feed(m->bd[s], (const struct emu_prv_rec *) (const void *) m->raw.p,
@@ -1552,6 +1595,21 @@ static int merge_emit(struct par_merge *m, int64_t lim, int final,
 	}
 }
 
+/* Under ps.mu: every record up to the time returned is taken from the
+ * queues (the packets not taken come after those taken, and a worker's
+ * records to come are not earlier than its last): the merge may go on up
+ * to it. */
+static int64_t ps_lim(const struct par_merge *m)
+{
+	int64_t lim = INT64_MAX;
+	for (size_t k = 0; k < m->nw; k++) {
+		const struct pq *q = &m->ps.q[k];
+		int64_t b = q->done && q->head == NULL ? INT64_MAX : m->iwm[k];
+		lim = b < lim ? b : lim;
+	}
+	return lim;
+}
+
 /* Gives the run up: the workers told (those waiting for room wake). */
 static void ps_stop(struct pstream *ps)
 {
@@ -1620,6 +1678,8 @@ int par_stream(const struct par_in *in, const struct par_stream_ops *ops, struct
 	par_start(out);
 	/* the outputs opened once every engine is made */
 	int opened = 0, ended = 0, fail = 0, allready = 0;
+	int at0 = in->window != NULL && in->window->has_from;
+	out->snap0 = at0;
 	size_t ndone = 0;
 	uint8_t *seen = calloc(nw, 1);
 	if (seen == NULL) {
@@ -1634,6 +1694,7 @@ int par_stream(const struct par_in *in, const struct par_stream_ops *ops, struct
 		for (;;) {
 			int took = 0;
 			allready = 1;
+			lim = ps_lim(m);
 			for (size_t k = 0; k < nw; k++) {
 				struct pq *q = &m->ps.q[k];
 				allready &= q->ready || q->done;
@@ -1647,8 +1708,9 @@ int par_stream(const struct par_in *in, const struct par_stream_ops *ops, struct
 					}
 				}
 				/* a worker's packets, while the merge holds little of
-				 * its records */
-				while (q->head != NULL && m->pbytes[k] < m->ps.cap) {
+				 * its records, or when its are the earliest (the merge
+				 * needs them to go on) */
+				while (q->head != NULL && (m->pbytes[k] < m->ps.cap || m->iwm[k] <= lim)) {
 					struct pkt *p = q->head;
 					q->head = p->next;
 					if (q->head == NULL)
@@ -1668,14 +1730,7 @@ int par_stream(const struct par_in *in, const struct par_stream_ops *ops, struct
 				break;
 			pthread_cond_wait(&m->ps.mcv, &m->ps.mu);
 		}
-		/* every record before lim is here: the packets not taken yet
-		 * come after those taken, and a worker's records to come are
-		 * not earlier than its last */
-		for (size_t k = 0; k < nw; k++) {
-			struct pq *q = &m->ps.q[k];
-			int64_t b = q->done && q->head == NULL ? INT64_MAX : m->iwm[k];
-			lim = b < lim ? b : lim;
-		}
+		lim = ps_lim(m);
 		ended = ndone == nw && lim == INT64_MAX;
 		pthread_mutex_unlock(&m->ps.mu);
 		/* the packets into each worker's pending records */
@@ -1719,9 +1774,19 @@ int par_stream(const struct par_in *in, const struct par_stream_ops *ops, struct
 		}
 		if (!opened)
 			continue;
+		/* a window's time 0: every worker's records there, merged by
+		 * key before the others (none while a worker may have more) */
+		if (at0 && lim <= 0)
+			continue;
+		for (size_t s = 0; s < PS_STREAMS && at0 && r == 0; s++)
+			if (merge_stream(m, s, 0, s < EMU_MAX_VIEWS ? at0_prv : at0_irec) != 0) {
+				snprintf(err, errlen, "out of memory");
+				r = -1;
+			}
+		at0 = 0;
 		size_t held = 0;
 		for (size_t s = 0; s < PS_STREAMS && r == 0 && !fail; s++) {
-			int t = merge_stream(m, s, lim);
+			int t = merge_stream(m, s, lim, NULL);
 			if (t < 0) {
 				snprintf(err, errlen, "out of memory");
 				r = -1;
@@ -1766,6 +1831,19 @@ stop:
 		/* no worker ended with an engine: not reached (they fail) */
 		snprintf(out->why, sizeof out->why, "no engine");
 		return 1;
+	}
+	if (in->window != NULL) {
+		/* the workers' states at T0 written after their last event are
+		 * used only when one came after T0 (as the serial run's) */
+		uint64_t n = 0;
+		for (size_t k = 0; k < nw; k++) {
+			n += emu_nevents(out->w[k].emu);
+			out->snapped |= out->w[k].snap_ev;
+		}
+		if (n == 0 || (in->window->has_from && !out->snapped)) {
+			snprintf(out->why, sizeof out->why, "a window that holds nothing");
+			return 1;
+		}
 	}
 	if (par_totals(out) != 0)
 		return 1;
