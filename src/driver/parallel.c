@@ -1621,7 +1621,7 @@ static void ps_stop(struct pstream *ps)
 
 /* A worker's queue's bytes: a few MiB (WEFT_EMU_PAR_QUEUE, in KiB, sets
  * it), within its share of the budget. */
-#define PS_QUEUE ((size_t) 4 << 20)
+#define PS_QUEUE ((size_t) 1 << 20)
 
 int par_stream(const struct par_in *in, const struct par_stream_ops *ops, struct par_out *out,
 		char *err, size_t errlen)

@@ -1,0 +1,164 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: MIT
+"""parallel_memory.py - `weft emu -j N`'s memory does not grow with the trace.
+
+A generated 4-loom trace (2 threads on 2 CPUs per loom, each thread pausing and
+resuming TURNS times: 1.6 M events) is emulated with -j 1
+and with -j 4 (WEFT_EMU_TIMING=1), each in a child whose peak RSS is read from
+wait4(): -j 4 must be made by the workers ("weft emu: -j 4: 4 workers, "), its
+files byte-identical to -j 1's, and its peak RSS under BOUND_KB (the streaming
+merge: the workers' queues and the merge hold a few MiB each, whatever the
+trace's size). The same run with WEFT_EMU_PAR_COLLECT=1 (par_run: every record
+kept until the workers end, then merged, as -j did before the streaming merge)
+must exceed the bound, so that the bound tells the two apart on this trace
+(measured: about 220 MB collected, 42 MB streamed, 32 MB with -j 1; a child's
+peak counts this process's memory at the fork, which is kept small). A second -j 4 run with a queue of 1 KiB
+(WEFT_EMU_PAR_QUEUE=1: every worker waits for the merge after each packet) and
+--perfetto gives the same files as -j 1's.
+Under a sanitizer (WEFT_PAR_MEMORY_SANITIZED=1: the shadow memory makes RSS
+meaningless) the trace is a tenth as long and the RSS is not asserted.
+Environment: WEFT_BIN.
+"""
+import hashlib
+import os
+import signal
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.dont_write_bytecode = True
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE.parent / "cli"))
+import tracegen  # noqa: E402
+
+WEFT = os.environ["WEFT_BIN"]
+SANITIZED = os.environ.get("WEFT_PAR_MEMORY_SANITIZED") == "1"
+TURNS = 20000 if SANITIZED else 200000  # pauses and resumes of each thread
+BOUND_KB = 120 * 1024
+TIMEOUT = 240 if SANITIZED else 60
+
+failures = []
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+        print("FAIL:", what)
+
+
+def gen(root, nlooms=4, turns=TURNS):
+    """nlooms looms of one process with 2 threads on CPUs 0 and 1, each thread
+    pausing and resuming `turns` times; no two streams share a clock."""
+    ev = struct.Struct("<B3sQ")
+    for L in range(nlooms):
+        pid = 1000 + L
+        for k in range(2):
+            tid = pid * 10 + k
+            clock = 1_000_000 + L * 2 + k
+            body = bytearray(ev.size * (turns + 2))
+            for i in range(turns):
+                ev.pack_into(body, ev.size * i, 0, b"OHr" if i & 1 else b"OHp",
+                             clock + 16 * (i + 1))
+            n = turns
+            if turns & 1:
+                ev.pack_into(body, ev.size * n, 0, b"OHr", clock + 16 * (n + 1))
+                n += 1
+            ev.pack_into(body, ev.size * n, 0, b"OHe", clock + 16 * (n + 1))
+            n += 1
+            obs = (tracegen.HEADER + ev.pack(15, b"OHx", clock) + struct.pack("<iiQ", k, -1, 0)
+                   + bytes(body[:ev.size * n]))
+            m = tracegen.meta(tid, pid, loom=f"node{L:02d}", cpus=((0, 2 * L), (1, 2 * L + 1)))
+            tracegen.write_stream(root, tracegen.thread_rel(f"node{L:02d}", pid, tid), m,
+                                  obs=obs)
+
+
+def run(args, out, tmp, env=None):
+    """weft emu ARGS -o OUT in a child: (exit status, stderr, peak RSS in KiB);
+    killed after TIMEOUT s."""
+    errf = tmp / "stderr"
+    with open(errf, "wb") as e:
+        # reaped by wait4 below, which gives its rusage
+        p = subprocess.Popen([WEFT, "emu", "-o", str(out)] + args, stdout=subprocess.DEVNULL,
+                             stderr=e, env=dict(os.environ, WEFT_EMU_TIMING="1", **(env or {})))
+    pid = p.pid
+    deadline = time.monotonic() + TIMEOUT
+    while True:
+        wpid, status, ru = os.wait4(pid, os.WNOHANG)
+        if wpid == pid:
+            break
+        if time.monotonic() > deadline:
+            os.kill(pid, signal.SIGKILL)
+            wpid, status, ru = os.wait4(pid, 0)
+            check(False, f"{args}: killed after {TIMEOUT} s")
+            break
+        time.sleep(0.02)
+    rc = os.waitstatus_to_exitcode(status)
+    return rc, errf.read_text(errors="replace"), ru.ru_maxrss
+
+
+def files(d):
+    """{relative path: (size, SHA-256)}: the contents are not kept, so that this
+    process stays small (a child's peak RSS counts its parent's memory at the
+    fork)."""
+    got = {}
+    for p in sorted(d.rglob("*")):
+        if p.is_file():
+            h = hashlib.sha256()
+            with open(p, "rb") as f:
+                for block in iter(lambda: f.read(1 << 20), b""):
+                    h.update(block)
+            got[p.relative_to(d).as_posix()] = (p.stat().st_size, h.hexdigest())
+    return got
+
+
+def main():
+    with tempfile.TemporaryDirectory(prefix="weft-parmem-") as td:
+        tmp = Path(td)
+        trace = tmp / "trace"
+        gen(str(trace))
+        rc, err, rss1 = run(["-j", "1", "-q", "--paraver", str(trace)], tmp / "j1", tmp)
+        check(rc == 0, f"-j 1: exit {rc} {err!r}")
+        want = files(tmp / "j1")
+        size = want.get("thread.prv", (0, ""))[0]
+        check(size > (2 if SANITIZED else 20) * 2**20, f"-j 1: thread.prv of {size} bytes")
+        for name, env, extra in (("streaming", None, []),
+                                 ("collect", {"WEFT_EMU_PAR_COLLECT": "1"}, []),
+                                 ("queue 1 KiB", {"WEFT_EMU_PAR_QUEUE": "1"}, ["--perfetto"])):
+            out = tmp / name.replace(" ", "-")
+            if extra:
+                rc, err, _ = run(["-j", "1", "-q", "--paraver"] + extra + [str(trace)],
+                                 tmp / "j1p", tmp)
+                check(rc == 0, f"-j 1 {extra}: exit {rc} {err!r}")
+            rc, err, rss = run(["-j", "4", "-q", "--paraver"] + extra + [str(trace)], out, tmp,
+                               env)
+            check(rc == 0, f"-j 4 {name}: exit {rc} {err!r}")
+            lines = err.splitlines()
+            check(any(ln.startswith("weft emu: -j 4: 4 workers, ") for ln in lines),
+                  f"-j 4 {name}: not made by 4 workers: {err!r}")
+            ref = files(tmp / "j1p") if extra else want
+            got = files(out)
+            check(sorted(got) == sorted(ref), f"-j 4 {name}: files {sorted(got)}")
+            for f in sorted(ref):
+                check(got.get(f) == ref[f], f"-j 4 {name}: {f} differs from -j 1's")
+            print(f"-j 4 {name}: peak RSS {rss} KiB (-j 1: {rss1} KiB)")
+            if not SANITIZED and name == "streaming":
+                check(rss < BOUND_KB, f"-j 4: peak RSS {rss} KiB, over {BOUND_KB} KiB")
+            if not SANITIZED and name == "collect":
+                check(rss > BOUND_KB, f"-j 4 collect: peak RSS {rss} KiB, not over {BOUND_KB}"
+                      " KiB: the trace does not tell the designs apart")
+            for d in (out, tmp / "j1p"):
+                if d.exists():
+                    for p in sorted(d.rglob("*"), reverse=True):
+                        p.rmdir() if p.is_dir() else p.unlink()
+    if failures:
+        print(f"{len(failures)} failure(s)")
+        return 1
+    print("parallel_memory: ok")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
