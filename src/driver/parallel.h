@@ -4,8 +4,9 @@
  * shared among N workers, each with its own readers (one per loom: the
  * trace opened at the loom's directory) and its own engine over the whole
  * system (the rows, the catalogue and the time origin of the serial run),
- * then the view records of the workers merged in time order (a breakdown
- * view: each CPU's value changes, sorted after the merge).
+ * the view records of the workers merged in time order (a breakdown view:
+ * each CPU's value changes, sorted after the merge): as the workers make
+ * them (par_stream: -j), or once they are done (par_run: --mpi).
  *
  * A run whose result could differ from the serial one's is not kept: events
  * of two streams with the same clock (the serial order of such events is
