@@ -14,13 +14,18 @@ must exceed the bound, so that the bound tells the two apart on this trace
 (measured: about 220 MB collected, 42 MB streamed, 32 MB with -j 1; a child's
 peak counts this process's memory at the fork, which is kept small). A second -j 4 run with a queue of 1 KiB
 (WEFT_EMU_PAR_QUEUE=1: every worker waits for the merge after each packet) and
---perfetto gives the same files as -j 1's.
+--perfetto gives the same files as -j 1's. Last, a trace whose looms' first
+threads end at one clock (records of two workers at one time, found by the
+merge at the very end, after batches were handed to the outputs): -j 4 says
+"serial run (records of two workers at one time)", and its files (Paraver,
+Perfetto) are those of -j 1, with nothing else in the directory.
 Under a sanitizer (WEFT_PAR_MEMORY_SANITIZED=1: the shadow memory makes RSS
 meaningless) the trace is a tenth as long and the RSS is not asserted.
 Environment: WEFT_BIN.
 """
 import hashlib
 import os
+import shutil
 import signal
 import struct
 import subprocess
@@ -49,9 +54,11 @@ def check(cond, what):
         print("FAIL:", what)
 
 
-def gen(root, nlooms=4, turns=TURNS):
+def gen(root, nlooms=4, turns=TURNS, tie_end=False):
     """nlooms looms of one process with 2 threads on CPUs 0 and 1, each thread
-    pausing and resuming `turns` times; no two streams share a clock."""
+    pausing and resuming `turns` times; no two streams share a clock, but with
+    tie_end the first thread of every loom ends (OHe) at one clock, after
+    every other event."""
     ev = struct.Struct("<B3sQ")
     for L in range(nlooms):
         pid = 1000 + L
@@ -66,7 +73,8 @@ def gen(root, nlooms=4, turns=TURNS):
             if turns & 1:
                 ev.pack_into(body, ev.size * n, 0, b"OHr", clock + 16 * (n + 1))
                 n += 1
-            ev.pack_into(body, ev.size * n, 0, b"OHe", clock + 16 * (n + 1))
+            end = 1_000_000 + 16 * (turns + 8) if tie_end and k == 0 else clock + 16 * (n + 1)
+            ev.pack_into(body, ev.size * n, 0, b"OHe", end)
             n += 1
             obs = (tracegen.HEADER + ev.pack(15, b"OHx", clock) + struct.pack("<iiQ", k, -1, 0)
                    + bytes(body[:ev.size * n]))
@@ -153,6 +161,23 @@ def main():
                 if d.exists():
                     for p in sorted(d.rglob("*"), reverse=True):
                         p.rmdir() if p.is_dir() else p.unlink()
+        # records of two workers at one time at the very end, found after
+        # batches were written (the queues hold far less than the trace): the
+        # run is made serially, its files those of -j 1, nothing else left
+        shutil.rmtree(trace)
+        shutil.rmtree(tmp / "j1")
+        tie = tmp / "tie"
+        gen(str(tie), turns=TURNS // 4, tie_end=True)
+        rc, err, _ = run(["-j", "1", "-q", "--paraver", "--perfetto", str(tie)], tmp / "t1", tmp)
+        check(rc == 0, f"tie -j 1: exit {rc} {err!r}")
+        rc, err, _ = run(["-j", "4", "-q", "--paraver", "--perfetto", str(tie)], tmp / "t4", tmp)
+        check(rc == 0, f"tie -j 4: exit {rc} {err!r}")
+        check("weft emu: -j 4: serial run (records of two workers at one time)" in
+              err.splitlines(), f"tie -j 4: not made serially for the tie: {err!r}")
+        ref, got = files(tmp / "t1"), files(tmp / "t4")
+        check(sorted(got) == sorted(ref), f"tie -j 4: files {sorted(got)}")
+        for f in sorted(ref):
+            check(got.get(f) == ref[f], f"tie -j 4: {f} differs from -j 1's")
     if failures:
         print(f"{len(failures)} failure(s)")
         return 1
