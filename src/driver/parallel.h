@@ -119,8 +119,11 @@ struct par_stream_ops {
 	void *ctx;
 };
 
-/* par_run's run with the streaming merge, for runs without a breakdown
- * view, a window, only or raw_bd: 0 (every batch handed on, out filled but
+/* par_run's run with the streaming merge (-j; --mpi's ranks use par_run:
+ * in->defer_window is not taken here). A breakdown view's changes are
+ * sorted as they are merged; with a window, a worker without an event
+ * after T0 writes its state at T0 at its end, and every worker's records at
+ * time 0 are merged first, by row. 0 (every batch handed on, out filled but
  * rec/irec), 1 (out->why: the serial run is needed; batches may have been
  * handed on: the caller throws its outputs away), -1 (err: out of memory,
  * or ops's error). Every worker joined on every path; par_free in every
