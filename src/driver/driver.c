@@ -301,7 +301,8 @@ static void outs_discard(struct run *R)
 
 static int interrupted(const struct weft_emulate_opts *o)
 {
-	return o->stop != NULL && *o->stop != 0;
+	/* the handler stores it atomically, in any thread (cli_stop.c) */
+	return o->stop != NULL && __atomic_load_n(o->stop, __ATOMIC_RELAXED) != 0;
 }
 
 /* Every output completed, then, when all were (and the run was not asked
@@ -1216,7 +1217,7 @@ static int agree(const struct weft_ranks *rk, int code, const char *msg, char *o
 /* A failure's exit status: 128 + the signal when the run was stopped. */
 static int fail_code(const struct weft_emulate_opts *o)
 {
-	return interrupted(o) ? 128 + (int) *o->stop : 1;
+	return interrupted(o) ? 128 + (int) __atomic_load_n(o->stop, __ATOMIC_RELAXED) : 1;
 }
 
 /* The task types of emu's catalogue (the .pcf lists them) as bytes. */

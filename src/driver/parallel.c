@@ -128,6 +128,13 @@ struct par_worker {
 	int snap_ev; /* a window: its state at T0 written at an event */
 };
 
+/* The run was asked to stop (a signal handler stores the flag atomically,
+ * in any thread: cli_stop.c). */
+static int par_stopped(const struct par_in *in)
+{
+	return in->stop != NULL && __atomic_load_n(in->stop, __ATOMIC_RELAXED) != 0;
+}
+
 /* The serial run is needed: why, with the detail a (or NULL). */
 static void wfail(struct par_worker *w, const char *why, const char *a)
 {
@@ -617,7 +624,7 @@ static void *worker_main(void *arg)
 			werror(w, emu_error(w->emu));
 			goto out;
 		}
-		if ((++n & 0xffff) == 0 && ((in->stop != NULL && *in->stop) ||
+		if ((++n & 0xffff) == 0 && (par_stopped(in) ||
 				(w->ps != NULL && ps_aborted(w->ps)))) {
 			wfail(w, "interrupted", NULL);
 			goto out;
@@ -1726,7 +1733,7 @@ int par_stream(const struct par_in *in, const struct par_stream_ops *ops, struct
 			}
 			if (took)
 				pthread_cond_broadcast(&m->ps.wcv);
-			if (fail || (allready && !opened) || took || (in->stop != NULL && *in->stop))
+			if (fail || (allready && !opened) || took || par_stopped(in))
 				break;
 			pthread_cond_wait(&m->ps.mcv, &m->ps.mu);
 		}
@@ -1750,7 +1757,7 @@ int par_stream(const struct par_in *in, const struct par_stream_ops *ops, struct
 		}
 		if (r != 0 || fail)
 			break;
-		if (in->stop != NULL && *in->stop) {
+		if (par_stopped(in)) {
 			snprintf(out->why, sizeof out->why, "interrupted");
 			fail = 1;
 			break;

@@ -18,7 +18,8 @@ peak counts this process's memory at the fork, which is kept small). A second -j
 threads end at one clock (records of two workers at one time, found by the
 merge at the very end, after batches were handed to the outputs): -j 4 says
 "serial run (records of two workers at one time)", and its files (Paraver,
-Perfetto) are those of -j 1, with nothing else in the directory.
+Perfetto) are those of -j 1, with nothing else in the directory. SIGINT sent
+to -j 4 once its temporaries exist: exit 130, its message, no file left.
 Under a sanitizer (WEFT_PAR_MEMORY_SANITIZED=1: the shadow memory makes RSS
 meaningless) the trace is a tenth as long and the RSS is not asserted.
 Environment: WEFT_BIN.
@@ -161,6 +162,31 @@ def main():
                 if d.exists():
                     for p in sorted(d.rglob("*"), reverse=True):
                         p.rmdir() if p.is_dir() else p.unlink()
+        # SIGINT once -j 4's temporaries exist (the workers running, the merge
+        # writing): exit 130, its message, every thread joined, nothing left
+        out = tmp / "int"
+        p = subprocess.Popen([WEFT, "emu", "-j", "4", "-q", "--paraver", "-o", str(out),
+                              str(trace)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                             text=True)
+        seen = False
+        end = time.monotonic() + TIMEOUT
+        while time.monotonic() < end and p.poll() is None:
+            if out.is_dir() and any(x.name.startswith(".thread.prv.weft-")
+                                    for x in out.iterdir()):
+                seen = True
+                p.send_signal(signal.SIGINT)
+                break
+            time.sleep(0.002)
+        try:
+            _, err = p.communicate(timeout=TIMEOUT)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            _, err = p.communicate()
+        check(seen, f"SIGINT: the run ended before its temporaries were seen ({p.returncode})")
+        check(p.returncode == 130 and err == "weft emu: interrupted by SIGINT; nothing written "
+              "(the files of an earlier run are left as they were)\n",
+              f"SIGINT: exit {p.returncode}: {err!r}")
+        check(files(out) == {}, f"SIGINT: left {sorted(files(out))}")
         # records of two workers at one time at the very end, found after
         # batches were written (the queues hold far less than the trace): the
         # run is made serially, its files those of -j 1, nothing else left
