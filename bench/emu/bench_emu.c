@@ -37,8 +37,10 @@
  * prints the serial run's emulation thread CPU and each worker's of -j 8,
  * `parallel critical path (max worker CPU / serial CPU): R` (the bar: 0.2),
  * `parallel overhead (sum of worker CPU / serial CPU): O` (the bar: 1.15),
- * from the run with the best critical path, and `wall -j 2 / -j 1` (best
- * against best). With -b, those runs make the nosv breakdown too (weft emu
+ * from the run with the best critical path, `wall -j 2 / -j 1` (best
+ * against best), the best wall time of -j 8, and the peak RSS of -j 1, 2
+ * and 8 (wait4's, the largest of the runs; WEFT_EMU_PAR_COLLECT=1 in the
+ * environment measures -j's collect-then-merge). With -b, those runs make the nosv breakdown too (weft emu
  * -b: each worker's per-CPU values sorted after the merge).
  *
  * Usage: bench_emu [-n EVENTS] [-r RUNS] [-k] [-c CPUS] [-g DIR] [-P [-b] [-f FORMAT]]
@@ -57,6 +59,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -572,15 +575,31 @@ static const char *par_format = "paraver";
 static int par_bd; /* -b: the parallel runs with weft emu -b */
 
 static double par_pass(const char *weft, const char *trace, const char *out, int jobs,
-		double *serial_cpu, double *cpu, int *nw, double *proc_cpu)
+		double *serial_cpu, double *cpu, int *nw, double *proc_cpu, long *maxrss)
 {
 	char cmd[1200];
-	snprintf(cmd, sizeof cmd, "WEFT_EMU_TIMING=1 '%s' emu -f '%s' -q%s -j %d -o '%s' '%s' "
+	snprintf(cmd, sizeof cmd, "WEFT_EMU_TIMING=1 exec '%s' emu -f '%s' -q%s -j %d -o '%s' '%s' "
 			"2>&1 >/dev/null", weft, par_format, par_bd ? " -b" : "", jobs, out, trace);
 	double t0 = now_s();
-	FILE *p = popen(cmd, "r");
+	/* sh -c CMD (exec'ing weft), its stdout read here, waited for with
+	 * wait4: its peak RSS */
+	int fd[2];
+	if (pipe(fd) != 0)
+		die("pipe");
+	pid_t pid = fork();
+	if (pid < 0)
+		die("fork");
+	if (pid == 0) {
+		dup2(fd[1], 1);
+		close(fd[0]);
+		close(fd[1]);
+		execl("/bin/sh", "sh", "-c", cmd, (char *) NULL);
+		_exit(127);
+	}
+	close(fd[1]);
+	FILE *p = fdopen(fd[0], "r");
 	if (p == NULL)
-		die("popen");
+		die("fdopen");
 	char line[1024];
 	*nw = 0;
 	int parallel = 0;
@@ -612,7 +631,13 @@ static double par_pass(const char *weft, const char *trace, const char *out, int
 				fputs(line, stderr);
 		}
 	}
-	int st = pclose(p);
+	fclose(p);
+	int st = 0;
+	struct rusage ru;
+	memset(&ru, 0, sizeof ru);
+	if (wait4(pid, &st, 0, &ru) != pid)
+		die("wait4");
+	*maxrss = ru.ru_maxrss; /* KiB */
 	double dt = now_s() - t0;
 	if (st != 0 || (jobs > 1 && !parallel)) {
 		fprintf(stderr, "bench_emu: weft emu -j %d failed or ran serially\n", jobs);
@@ -650,18 +675,25 @@ static int parallel_bench(const char *weft, const char *root, uint64_t want, int
 	printf("parallel trace: %" PRIu64 " events, %d looms of %d threads on %d CPUs (runtime "
 			"models), written in %.2f s%s\n", all, PAR_LOOMS, NTHREADS, NCPUS, now_s() - t0,
 			par_bd ? "; weft emu -b (the nosv breakdown)" : "");
-	double best_serial = 0, best_crit = 0, best_over = 0, best_proc = 0, w1 = 0, w2 = 0;
+	double best_serial = 0, best_crit = 0, best_over = 0, best_proc = 0, w1 = 0, w2 = 0, w8 = 0;
 	double cpu[64], wc[64] = { 0 };
 	int nw = 0, bnw = 0;
+	long rss[3] = { 0, 0, 0 }; /* the peak RSS of -j 1, 2, 8: the largest of the runs */
 	for (int i = 0; i < runs; i++) {
 		double sc = 0, dummy = 0, p1 = 0, p8 = 0;
-		double d1 = par_pass(weft, trace, out, 1, &sc, cpu, &nw, &p1);
-		double d2 = par_pass(weft, trace, out, 2, &dummy, cpu, &nw, &dummy);
-		par_pass(weft, trace, out, PAR_LOOMS, &dummy, cpu, &nw, &p8);
+		long r1, r2, r8;
+		double d1 = par_pass(weft, trace, out, 1, &sc, cpu, &nw, &p1, &r1);
+		double d2 = par_pass(weft, trace, out, 2, &dummy, cpu, &nw, &dummy, &r2);
+		double d8 = par_pass(weft, trace, out, PAR_LOOMS, &dummy, cpu, &nw, &p8, &r8);
+		rss[0] = r1 > rss[0] ? r1 : rss[0];
+		rss[1] = r2 > rss[1] ? r2 : rss[1];
+		rss[2] = r8 > rss[2] ? r8 : rss[2];
 		if (i == 0 || d1 < w1)
 			w1 = d1;
 		if (i == 0 || d2 < w2)
 			w2 = d2;
+		if (i == 0 || d8 < w8)
+			w8 = d8;
 		double mx = 0, sum = 0;
 		for (int k = 0; k < nw; k++) {
 			mx = cpu[k] > mx ? cpu[k] : mx;
@@ -685,6 +717,10 @@ static int parallel_bench(const char *weft, const char *root, uint64_t want, int
 	printf("process CPU -j %d / -j 1 (every thread: the reading ahead, the merge and the "
 			"writing of %s too): %.3f\n", PAR_LOOMS, par_format, best_proc);
 	printf("wall -j 2 / -j 1: %.3f (%.3f s / %.3f s, best of %d)\n", w2 / w1, w2, w1, runs);
+	printf("wall -j %d: %.3f s (best of %d)\n", PAR_LOOMS, w8, runs);
+	printf("peak RSS -j 1 / -j 2 / -j %d: %.1f / %.1f / %.1f MB (the largest of %d runs)\n",
+			PAR_LOOMS, (double) rss[0] / 1024, (double) rss[1] / 1024,
+			(double) rss[2] / 1024, runs);
 	if (keep)
 		printf("kept: %s\n", trace);
 	else

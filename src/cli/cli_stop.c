@@ -11,14 +11,17 @@
 
 volatile sig_atomic_t cli_stop_sig;
 
+/* The flag is stored and read atomically (lock-free: safe in a handler),
+ * since the handler runs in any thread and weft emu -j's workers and merge
+ * read it in others. */
 static void on_stop(int sig)
 {
-	if (cli_stop_sig != 0) {
+	if (__atomic_load_n(&cli_stop_sig, __ATOMIC_RELAXED) != 0) {
 		signal(sig, SIG_DFL);
 		raise(sig);
 		return;
 	}
-	cli_stop_sig = sig;
+	__atomic_store_n(&cli_stop_sig, sig, __ATOMIC_RELAXED);
 }
 
 void cli_arm_stop(void)

@@ -183,7 +183,8 @@ static void outs_discard(struct run *R)
 
 static int interrupted(const struct weft_emulate_opts *o)
 {
-	return o->stop != NULL && *o->stop != 0;
+	/* the handler stores it atomically, in any thread (cli_stop.c) */
+	return o->stop != NULL && __atomic_load_n(o->stop, __ATOMIC_RELAXED) != 0;
 }
 
 /* Every output completed, then, when all were (and the run was not asked
@@ -782,7 +783,7 @@ static size_t before_cut(const void *base, size_t esz, size_t pos, size_t n, int
 	return pos;
 }
 
-#define MERGED_BATCH 4096
+#define MERGED_BATCH PAR_MERGED_BATCH
 
 /* The events of the whole trace (R->t, opened and not read yet, in the
  * serial run's order: file order, which a run by workers has, without
@@ -811,6 +812,32 @@ static int merged_events(struct run *R, const struct weft_emulate_opts *o, char 
 		return -1;
 	}
 	return 0;
+}
+
+/* A batch of merged records (b->internal: the internal records the
+ * workers kept: kept, an EMU_SINK_INT_*) handed to every output: 0, or -1
+ * with err. */
+static int merged_batch(struct run *R, int kept, const struct emu_batch *b, char *err,
+		size_t errlen)
+{
+	struct emu_batch bs = *b;
+	int status = 0;
+	for (size_t k = 0; k < R->nouts && status == 0; k++) {
+		struct emu_sink s = out_sink(R->outs[k]);
+		if (s.internal && (kept == 0 || (kept == EMU_SINK_INT_RAW &&
+				s.internal != EMU_SINK_INT_RAW))) {
+			/* the caller's output asked for more than
+			 * open_output_internal said */
+			snprintf(err, errlen, "an output wants internal records the "
+					"workers did not keep (weft_emulate_opts."
+					"open_output_internal)");
+			return -1;
+		}
+		bs.internal = s.internal ? b->internal : NULL;
+		bs.ninternal = s.internal ? b->ninternal : 0;
+		status = s.records(s.self, &bs, err, errlen);
+	}
+	return status;
 }
 
 /* The outputs of o opened on the catalogue of emu, given the merged records
@@ -874,22 +901,9 @@ static int write_merged(struct run *R, const struct weft_emulate_opts *o, const 
 			b.prv[f] = rec[f] + pos[f];
 			b.nprv[f] = end[f] - pos[f];
 		}
-		for (size_t k = 0; k < R->nouts && status == 0; k++) {
-			struct emu_sink s = out_sink(R->outs[k]);
-			if (s.internal && (kept == 0 || (kept == EMU_SINK_INT_RAW &&
-					s.internal != EMU_SINK_INT_RAW))) {
-				/* the caller's output asked for more than
-				 * open_output_internal said */
-				snprintf(err, errlen, "an output wants internal records the "
-						"workers did not keep (weft_emulate_opts."
-						"open_output_internal)");
-				status = -1;
-				break;
-			}
-			b.internal = s.internal ? irec + pos[nviews] : NULL;
-			b.ninternal = s.internal ? end[nviews] - pos[nviews] : 0;
-			status = s.records(s.self, &b, err, errlen);
-		}
+		b.internal = irec != NULL ? irec + pos[nviews] : NULL;
+		b.ninternal = end[nviews] - pos[nviews];
+		status = merged_batch(R, kept, &b, err, errlen);
 		memcpy(pos, end, sizeof pos);
 	}
 	if (status == 0 && interrupted(o)) {
@@ -913,6 +927,33 @@ static void worker_opts(const struct weft_emulate_opts *o, struct emu_opts *eo, 
 				e2len));
 	eo->no_summary = o->summary == NULL;
 	eo->breakdown = o->breakdown;
+}
+
+/* par_stream's outputs (run_parallel): opened on the first worker's
+ * catalogue, given the trace's events (merged_events), then the merged
+ * batches. */
+struct merged_ctx {
+	struct run *R;
+	const struct weft_emulate_opts *o;
+	int kept; /* the internal records the workers keep */
+};
+
+static int merged_open(void *ctx, const struct emu *emu, char *err, size_t errlen)
+{
+	struct merged_ctx *c = ctx;
+	if (open_outputs(c->R, c->o, emu, err, errlen) != 0)
+		return -1;
+	return merged_events(c->R, c->o, err, errlen);
+}
+
+static int merged_put(void *ctx, const struct emu_batch *b, char *err, size_t errlen)
+{
+	struct merged_ctx *c = ctx;
+	if (interrupted(c->o)) {
+		snprintf(err, errlen, "interrupted");
+		return -1;
+	}
+	return merged_batch(c->R, c->kept, b, err, errlen);
 }
 
 /* weft emu -j: the run by workers (parallel.h); RUN_SERIAL when it must be
@@ -970,7 +1011,14 @@ static int run_parallel(const struct weft_emulate_opts *o, char *err, size_t err
 		(const char *const *) said.v, said.n, 1 };
 	struct par_out P;
 	double t0 = now_s();
-	int r = par_run(&in, &P, err, errlen);
+	/* the records merged as the workers make them and handed to the
+	 * outputs at once (par_stream: memory bounded by the workers' queues;
+	 * par_run collects them, for WEFT_EMU_PAR_COLLECT=1) */
+	const char *cs = getenv("WEFT_EMU_PAR_COLLECT");
+	int stream = cs == NULL || strcmp(cs, "1") != 0;
+	struct merged_ctx mc = { &R, o, in.internal };
+	struct par_stream_ops ops = { merged_open, merged_put, &mc };
+	int r = stream ? par_stream(&in, &ops, &P, err, errlen) : par_run(&in, &P, err, errlen);
 	if (timing && P.nworkers > 0) {
 		for (size_t k = 0; k < P.nworkers && k < 64; k++)
 			fprintf(stderr, "weft emu: worker %zu CPU %.3f s\n", k, P.cpu[k]);
@@ -978,6 +1026,7 @@ static int run_parallel(const struct weft_emulate_opts *o, char *err, size_t err
 	if (r != 0) {
 		if (timing && r > 0)
 			fprintf(stderr, "weft emu: -j %d: serial run (%s)\n", o->jobs, P.why);
+		outs_discard(&R); /* par_stream's, partly written */
 		par_free(&P);
 		run_free(&R);
 		said_free(&said);
@@ -990,8 +1039,17 @@ static int run_parallel(const struct weft_emulate_opts *o, char *err, size_t err
 		o->warn(o->ctx, P.warn[i]);
 	said.closed = 1;
 	double t1 = now_s();
-	int status = write_merged(&R, o, P.emu, P.rec, P.nrec, P.nviews, P.irec, P.nirec,
-			P.duration, 1, err, errlen);
+	int status = 0;
+	if (!stream) {
+		status = write_merged(&R, o, P.emu, P.rec, P.nrec, P.nviews, P.irec, P.nirec,
+				P.duration, 1, err, errlen);
+	} else if (interrupted(o)) {
+		snprintf(err, errlen, "interrupted");
+		outs_discard(&R);
+		status = -1;
+	} else {
+		status = outs_commit(&R, o, P.duration, err, errlen);
+	}
 	if (status == 0 && o->summary != NULL && par_summary(&P, o->summary) != 0) {
 		snprintf(err, errlen, "out of memory");
 		status = -1;
@@ -1096,7 +1154,7 @@ static int agree(const struct weft_ranks *rk, int code, const char *msg, char *o
 /* A failure's exit status: 128 + the signal when the run was stopped. */
 static int fail_code(const struct weft_emulate_opts *o)
 {
-	return interrupted(o) ? 128 + (int) *o->stop : 1;
+	return interrupted(o) ? 128 + (int) __atomic_load_n(o->stop, __ATOMIC_RELAXED) : 1;
 }
 
 /* The task types of emu's catalogue (the .pcf lists them) as bytes. */

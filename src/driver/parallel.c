@@ -135,7 +135,21 @@ struct par_worker {
 	size_t nwarns, capwarns;
 	struct salv salv; /* --salvage: its looms' threads cut short */
 	int filled;       /* a reader read since the last salv_scan */
+	/* par_stream: the merge's state and this worker's queue there; the
+	 * time its records handed on reached (those to come are not earlier),
+	 * and each stream's last */
+	struct pstream *ps;
+	struct pq *q;
+	int64_t wm;
+	int snap_ev; /* a window: its state at T0 written at an event */
 };
+
+/* The run was asked to stop (a signal handler stores the flag atomically,
+ * in any thread: cli_stop.c). */
+static int par_stopped(const struct par_in *in)
+{
+	return in->stop != NULL && __atomic_load_n(in->stop, __ATOMIC_RELAXED) != 0;
+}
 
 /* The serial run is needed: why, with the detail a (or NULL). */
 static void wfail(struct par_worker *w, const char *why, const char *a)
@@ -367,6 +381,153 @@ static int w_records(void *self, const struct emu_batch *b, char *err, size_t er
 		while (i < n && !own_irec(w, &x[i]))
 			i++;
 	}
+	return 0;
+}
+
+/* ---- par_stream's queues ---- */
+
+/* A worker's records of one sink call handed to the merge: of each view
+ * (n[f]) then the internal ones (n[EMU_MAX_VIEWS]), one stream after the
+ * other in data; wm: the latest time in it (the worker's records to come
+ * are not earlier). */
+struct pkt {
+	struct pkt *next;
+	size_t worker, bytes;
+	int64_t wm;
+	size_t n[EMU_MAX_VIEWS + 1];
+	int64_t data[];
+};
+
+/* A worker's queue: its packets not taken by the merge yet (bytes of
+ * records in all); ready: its engine is made; done: it ended (fail says
+ * whether well). */
+struct pq {
+	struct pkt *head, *tail;
+	size_t bytes;
+	int ready, done;
+};
+
+/* What the workers and the merging thread share (under mu): mcv wakes the
+ * merge (a packet, a worker ready or done), wcv the workers waiting for
+ * room; abort (read unlocked too): the merge gave up, the workers stop. */
+struct pstream {
+	pthread_mutex_t mu;
+	pthread_cond_t mcv, wcv;
+	int abort;
+	size_t cap;   /* a worker's queue: the bytes it may hold */
+	size_t share; /* the largest packet (the budget's share of a worker) */
+	struct pq *q;
+};
+
+static int ps_aborted(struct pstream *ps)
+{
+	return __atomic_load_n(&ps->abort, __ATOMIC_RELAXED);
+}
+
+/* The worker's engine is made (ready), or it ended (done). */
+static void w_signal(struct par_worker *w, int done)
+{
+	struct pstream *ps = w->ps;
+	if (ps == NULL)
+		return;
+	pthread_mutex_lock(&ps->mu);
+	if (done)
+		w->q->done = 1;
+	else
+		w->q->ready = 1;
+	pthread_cond_signal(&ps->mcv);
+	pthread_mutex_unlock(&ps->mu);
+}
+
+/* Copies the records of the worker's rows of stream b (n of esz bytes at
+ * r; own: NULL for all) to *d, counting them in *k; 1 when one is earlier
+ * than *last (the time of the last before it: updated) */
+static int pkt_copy(char **d, size_t *k, const char *r, size_t n, size_t esz,
+		const struct par_worker *w, int irec, const uint8_t *own, int64_t *last)
+{
+	int bad = 0;
+	for (size_t i = 0; i < n; i++, r += esz) {
+		if (irec ? !own_irec(w, (const struct emu_rec *) (const void *) r) :
+				own != NULL && !own[((const struct emu_prv_rec *) (const void *) r)->row])
+			continue;
+		int64_t t;
+		memcpy(&t, r, sizeof t);
+		bad |= t < *last;
+		*last = t;
+		memcpy(*d, r, esz);
+		*d += esz;
+		(*k)++;
+	}
+	return bad;
+}
+
+/* par_stream's sink of a worker: the records of its looms' rows handed to
+ * the merge as a packet, waiting while its queue is full. Each stream's
+ * records must be in time order, none earlier than the packets before
+ * (the merge takes what is up to every worker's last time as final): else
+ * the run is given up. */
+static int w_push(void *self, const struct emu_batch *b, char *err, size_t errlen)
+{
+	struct par_worker *w = self;
+	struct pstream *ps = w->ps;
+	size_t total = b->ninternal * sizeof *b->internal;
+	for (size_t f = 0; f < w->nviews; f++)
+		total += b->nprv[f] * sizeof *b->prv[f];
+	if (total == 0)
+		return 0;
+	struct pkt *p = malloc(sizeof *p + total);
+	if (p == NULL) {
+		wfail(w, "out of memory", NULL);
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	memset(p, 0, sizeof *p);
+	char *d = (char *) p->data;
+	int64_t top = w->wm;
+	int bad = 0;
+	for (size_t f = 0; f <= w->nviews; f++) {
+		int64_t last = w->wm;
+		if (f < w->nviews)
+			bad |= pkt_copy(&d, &p->n[f], (const char *) b->prv[f], b->nprv[f],
+					sizeof *b->prv[f], w, 0, f < 2 ? w->own[f] : NULL, &last);
+		else
+			bad |= pkt_copy(&d, &p->n[EMU_MAX_VIEWS], (const char *) b->internal,
+					b->ninternal, sizeof *b->internal, w, 1, NULL, &last);
+		top = last > top ? last : top;
+	}
+	p->bytes = (size_t) (d - (char *) p->data);
+	p->wm = top;
+	p->worker = (size_t) (w->q - ps->q);
+	const char *why = bad ? "records out of time order" : p->bytes > ps->share ?
+		"the records would exceed the memory given to them" : NULL;
+	if (why == NULL && p->bytes == 0) {
+		free(p);
+		return 0;
+	}
+	if (why == NULL) {
+		pthread_mutex_lock(&ps->mu);
+		while (!ps_aborted(ps) && w->q->bytes > 0 && w->q->bytes + p->bytes > ps->cap)
+			pthread_cond_wait(&ps->wcv, &ps->mu);
+		if (ps_aborted(ps)) {
+			why = "the merge stopped";
+		} else {
+			if (w->q->tail != NULL)
+				w->q->tail->next = p;
+			else
+				w->q->head = p;
+			w->q->tail = p;
+			w->q->bytes += p->bytes;
+			pthread_cond_signal(&ps->mcv);
+		}
+		pthread_mutex_unlock(&ps->mu);
+	}
+	if (why != NULL) {
+		free(p);
+		wfail(w, why, NULL);
+		snprintf(err, errlen, "%s", why);
+		return -1;
+	}
+	w->wm = top;
 	return 0;
 }
 
@@ -621,11 +782,12 @@ static void *worker_main(void *arg)
 			wfail(w, "out of memory", NULL);
 			goto out;
 		}
-	struct emu_sink sink = { w, w_records, in->internal, 1 };
+	struct emu_sink sink = { w, w->ps != NULL ? w_push : w_records, in->internal, 1 };
 	if (emu_add_sink(w->emu, &sink) != 0) {
 		werror(w, emu_error(w->emu));
 		goto out;
 	}
+	w_signal(w, 0);
 	for (size_t k = 0; k < w->nlooms; k++) {
 		if (open_reader(w, &w->rd[k], w->looms[k]) != 0)
 			goto out;
@@ -677,7 +839,8 @@ static void *worker_main(void *arg)
 			werror(w, emu_error(w->emu));
 			goto out;
 		}
-		if ((++n & 0xffff) == 0 && in->stop != NULL && *in->stop) {
+		if ((++n & 0xffff) == 0 && (par_stopped(in) ||
+				(w->ps != NULL && ps_aborted(w->ps)))) {
 			wfail(w, "interrupted", NULL);
 			goto out;
 		}
@@ -695,8 +858,16 @@ static void *worker_main(void *arg)
 			goto out;
 		}
 	}
-	if (emu_finish(w->emu, 1) != 0)
+	if (emu_finish(w->emu, 1) != 0) {
 		werror(w, emu_error(w->emu));
+	} else if (w->ps != NULL && in->window != NULL && in->window->has_from) {
+		/* par_stream: the state at T0 after the last event when no event
+		 * came after T0 (used when another worker's did: else the run
+		 * is serial, its window holding nothing) */
+		w->snap_ev = emu_window_written(w->emu);
+		if (emu_window_late_snapshot(w->emu) != 0)
+			wfail(w, "the state at T0 could not be written", NULL);
+	}
 out:;
 	struct rusage ru;
 	if (getrusage(RUSAGE_THREAD, &ru) == 0)
@@ -707,6 +878,7 @@ out:;
 		weft_close(w->rd[k].t);
 		w->rd[k].t = NULL;
 	}
+	w_signal(w, 1);
 	return NULL;
 }
 
@@ -1245,7 +1417,20 @@ static int par_warnings(struct par_out *out)
 	return r;
 }
 
-int par_run(const struct par_in *in, struct par_out *out, char *err, size_t errlen)
+/* par_warnings after the join: 0, or 1 (out->why). */
+static int par_warned(struct par_out *out)
+{
+	int pw = par_warnings(out);
+	if (pw < 0)
+		snprintf(out->why, sizeof out->why, "out of memory for the warnings");
+	return pw != 0;
+}
+
+/* The workers of in made (out->w, each with its looms) and their budget
+ * (*budget: the bytes of records all may hold): 0, 1 (out->why), or -1 out
+ * of memory (err). */
+static int par_setup(const struct par_in *in, struct par_out *out, double *budget, char *err,
+		size_t errlen)
 {
 	memset(out, 0, sizeof *out);
 	const struct emu_sys *sys = in->sys;
@@ -1273,6 +1458,7 @@ int par_run(const struct par_in *in, struct par_out *out, char *err, size_t errl
 		goto oom;
 	for (size_t k = 0; k < nw; k++) {
 		out->w[k].in = in;
+		out->w[k].wm = INT64_MIN;
 		for (size_t f = 0; f < EMU_MAX_VIEWS; f++)
 			out->w[k].v[f].esz = sizeof (struct emu_prv_rec);
 		out->w[k].iv.esz = sizeof (struct emu_rec);
@@ -1288,29 +1474,52 @@ int par_run(const struct par_in *in, struct par_out *out, char *err, size_t errl
 	free(bin);
 	free(weight);
 	free(lw);
-	/* the records held until the merge (their merged copy takes their
-	 * pages): a quarter of the memory in all (WEFT_EMU_PAR_BUDGET, in MiB,
-	 * sets it) */
+	/* the records held (par_run: until the merge, whose merged copy takes
+	 * their pages; par_stream: in the queues and the merge): a quarter of
+	 * the memory in all (WEFT_EMU_PAR_BUDGET, in MiB, sets it) */
 	long pages = sysconf(_SC_PHYS_PAGES), psz = sysconf(_SC_PAGESIZE);
-	double budget = pages > 0 && psz > 0 ? (double) pages * (double) psz / 4 : 1e9;
+	*budget = pages > 0 && psz > 0 ? (double) pages * (double) psz / 4 : 1e9;
 	const char *bs = getenv("WEFT_EMU_PAR_BUDGET");
 	if (bs != NULL && atof(bs) > 0)
-		budget = atof(bs) * 1048576.0;
+		*budget = atof(bs) * 1048576.0;
 	for (size_t k = 0; k < nw; k++)
-		out->w[k].budget = (size_t) (budget / (double) nw);
-	for (size_t k = 0; k < nw; k++)
+		out->w[k].budget = (size_t) (*budget / (double) nw);
+	return 0;
+oom:
+	free(bin);
+	free(weight);
+	free(lw);
+	snprintf(err, errlen, "out of memory");
+	return -1;
+}
+
+static void par_start(struct par_out *out)
+{
+	for (size_t k = 0; k < out->nworkers; k++) {
 		out->w[k].started = pthread_create(&out->w[k].th, NULL, worker_main,
 				&out->w[k]) == 0;
+		if (!out->w[k].started) {
+			wfail(&out->w[k], "a thread could not be started", NULL);
+			w_signal(&out->w[k], 1);
+		}
+	}
+}
+
+/* Every worker joined, its CPU time taken; the first failure's reason in
+ * out->why (unless it has one) and the first error's message: 0, or 1 when
+ * one failed. */
+static int par_join(struct par_out *out)
+{
 	int r = 0;
-	for (size_t k = 0; k < nw; k++) {
+	for (size_t k = 0; k < out->nworkers; k++) {
 		if (out->w[k].started)
 			pthread_join(out->w[k].th, NULL);
-		else
-			wfail(&out->w[k], "a thread could not be started", NULL);
+		out->w[k].started = 0;
 		if (k < sizeof out->cpu / sizeof out->cpu[0])
 			out->cpu[k] = out->w[k].cpu;
 		if (out->w[k].fail && r == 0) {
-			snprintf(out->why, sizeof out->why, "%s", out->w[k].why);
+			if (out->why[0] == '\0')
+				snprintf(out->why, sizeof out->why, "%s", out->w[k].why);
 			r = 1;
 		}
 		if (out->w[k].error && !out->error) {
@@ -1318,17 +1527,15 @@ int par_run(const struct par_in *in, struct par_out *out, char *err, size_t errl
 			snprintf(out->emsg, sizeof out->emsg, "%s", out->w[k].emsg);
 		}
 	}
-	if (r != 0)
-		return r;
-	int pw = par_warnings(out);
-	if (pw < 0)
-		snprintf(out->why, sizeof out->why, "out of memory for the warnings");
-	if (pw != 0)
-		return 1;
-	out->emu = out->w[0].emu;
-	out->nviews = emu_nviews(out->emu);
-	if (in->window != NULL && par_window(in, out) != 0)
-		return 1;
+	return r;
+}
+
+/* After the workers: what makes the serial run needed (task types that
+ * differ, lost events; out->why), else the run's figures over every
+ * worker: 0 or 1. */
+static int par_totals(struct par_out *out)
+{
+	size_t nw = out->nworkers;
 	for (size_t k = 0; k < nw; k++)
 		if (emu_loss_skipped(out->w[k].emu) > 0) {
 			snprintf(out->why, sizeof out->why, "events skipped after lost events");
@@ -1357,6 +1564,26 @@ int par_run(const struct par_in *in, struct par_out *out, char *err, size_t errl
 		out->stopped |= emu_window_stopped(out->w[k].emu);
 		out->nmuted += emu_window_nmuted(out->w[k].emu);
 	}
+	return 0;
+}
+
+int par_run(const struct par_in *in, struct par_out *out, char *err, size_t errlen)
+{
+	double budget;
+	int s = par_setup(in, out, &budget, err, errlen);
+	if (s != 0)
+		return s;
+	par_start(out);
+	if (par_join(out) != 0)
+		return 1;
+	if (par_warned(out) != 0)
+		return 1;
+	out->emu = out->w[0].emu;
+	out->nviews = emu_nviews(out->emu);
+	if (in->window != NULL && par_window(in, out) != 0)
+		return 1;
+	if (par_totals(out) != 0)
+		return 1;
 	/* the workers' emptied chunks, under the merged copies in turn */
 	struct rpool pl = { NULL, 0, 0 };
 	int m = 0;
@@ -1377,12 +1604,559 @@ int par_run(const struct par_in *in, struct par_out *out, char *err, size_t errl
 	if (m != 0)
 		return 1;
 	return 0;
-oom:
-	free(bin);
-	free(weight);
-	free(lw);
-	snprintf(err, errlen, "out of memory");
-	return -1;
+}
+
+/* ---- par_stream: the merge of the workers' queues ---- */
+
+/* A queue of records of esz bytes: n from head in p (cap of them). */
+struct fifo {
+	char *p;
+	size_t head, n, cap;
+};
+
+static int fifo_put(struct fifo *f, const void *r, size_t k, size_t esz)
+{
+	if (f->head + f->n + k > f->cap) {
+		if (f->head > 0) {
+			memmove(f->p, f->p + f->head * esz, f->n * esz);
+			f->head = 0;
+		}
+		if (f->n + k > f->cap) {
+			size_t cap = f->cap ? f->cap : 1024;
+			while (cap < f->n + k)
+				cap *= 2;
+			char *p = realloc(f->p, cap * esz);
+			if (p == NULL)
+				return -1;
+			f->p = p;
+			f->cap = cap;
+		}
+	}
+	memcpy(f->p + (f->head + f->n) * esz, r, k * esz);
+	f->n += k;
+	return 0;
+}
+
+static inline const char *fifo_at(const struct fifo *f, size_t i, size_t esz)
+{
+	return f->p + (f->head + i) * esz;
+}
+
+static inline int64_t fifo_time(const struct fifo *f, size_t i, size_t esz)
+{
+	int64_t t;
+	memcpy(&t, fifo_at(f, i, esz), sizeof t);
+	return t;
+}
+
+static void fifo_pop(struct fifo *f, size_t k)
+{
+	f->head += k;
+	f->n -= k;
+	if (f->n == 0)
+		f->head = 0;
+}
+
+/* The records of fifo f (n of them) before time cut. */
+static size_t fifo_before(const struct fifo *f, size_t esz, int64_t cut)
+{
+	size_t i = 0;
+	while (i < f->n && fifo_time(f, i, esz) < cut)
+		i++;
+	return i;
+}
+
+#define PS_STREAMS (EMU_MAX_VIEWS + 1) /* the views, then the internal records */
+
+struct par_merge {
+	struct pstream ps;
+	int locks; /* ps's mutex and conditions made */
+	size_t nw, nviews;
+	size_t esz[PS_STREAMS];
+	/* each worker's records taken from its queue, not merged yet:
+	 * pend[k * PS_STREAMS + s]; pbytes[k] of them; iwm[k]: the time the
+	 * packets taken reached */
+	struct fifo *pend;
+	size_t *pbytes;
+	int64_t *iwm;
+	/* the merged records not handed on yet; the time and the worker of
+	 * the last merged in each stream */
+	struct fifo out[PS_STREAMS];
+	int64_t lt[PS_STREAMS];
+	size_t lw[PS_STREAMS];
+	int has[PS_STREAMS];
+	/* a breakdown view's merged changes (raw), replayed through the
+	 * serial run's sorter (bd[f]) into out[f]; bdt[f]: the time of the
+	 * last fed (its sorted records are not all out yet) */
+	struct emu_bd_replay *bd[EMU_MAX_VIEWS];
+	int64_t bdt[EMU_MAX_VIEWS];
+	int bdfed[EMU_MAX_VIEWS];
+	struct fifo raw;
+	/* the batches' arrays, cycled (valid for EMU_BATCH_KEEP more calls) */
+	struct fifo set[EMU_BATCH_KEEP + 1][PS_STREAMS];
+	size_t cur;
+};
+
+static void merge_free(struct par_merge *m)
+{
+	if (m == NULL)
+		return;
+	for (size_t k = 0; m->pend != NULL && k < m->nw * PS_STREAMS; k++)
+		free(m->pend[k].p);
+	for (size_t k = 0; m->ps.q != NULL && k < m->nw; k++) {
+		struct pkt *p = m->ps.q[k].head;
+		while (p != NULL) {
+			struct pkt *n = p->next;
+			free(p);
+			p = n;
+		}
+	}
+	for (size_t f = 0; f < EMU_MAX_VIEWS; f++)
+		emu_bd_replay_free(m->bd[f]);
+	free(m->raw.p);
+	for (size_t s = 0; s < PS_STREAMS; s++) {
+		free(m->out[s].p);
+		for (size_t c = 0; c <= EMU_BATCH_KEEP; c++)
+			free(m->set[c][s].p);
+	}
+	if (m->locks) {
+		pthread_mutex_destroy(&m->ps.mu);
+		pthread_cond_destroy(&m->ps.mcv);
+		pthread_cond_destroy(&m->ps.wcv);
+	}
+	free(m->ps.q);
+	free(m->pend);
+	free(m->pbytes);
+	free(m->iwm);
+	free(m);
+}
+
+/* The records of stream s of every worker up to time lim (every record
+ * before it is taken: the workers' to come are not earlier), by time, onto
+ * dst: 0, 1 (two workers with records at one time), -1 (out of memory). */
+static int merge_upto(struct par_merge *m, size_t s, int64_t lim, struct fifo *dst)
+{
+	size_t esz = m->esz[s];
+	for (;;) {
+		size_t best = m->nw;
+		int64_t bt = 0, second = INT64_MAX;
+		for (size_t k = 0; k < m->nw; k++) {
+			const struct fifo *f = &m->pend[k * PS_STREAMS + s];
+			if (f->n == 0)
+				continue;
+			int64_t t = fifo_time(f, 0, esz);
+			if (best == m->nw || t < bt) {
+				if (best != m->nw)
+					second = bt;
+				best = k;
+				bt = t;
+			} else if (t < second) {
+				second = t;
+			}
+		}
+		if (best == m->nw || bt > lim)
+			return 0;
+		/* two workers at one time: now, or with one merged before */
+		if (second == bt || (m->has[s] && m->lt[s] == bt && m->lw[s] != best))
+			return 1;
+		struct fifo *f = &m->pend[best * PS_STREAMS + s];
+		size_t j = 1;
+		int64_t t;
+		while (j < f->n && (t = fifo_time(f, j, esz)) < second && t <= lim)
+			j++;
+		if (fifo_put(dst, fifo_at(f, 0, esz), j, esz) != 0)
+			return -1;
+		m->lt[s] = fifo_time(f, j - 1, esz);
+		m->lw[s] = best;
+		m->has[s] = 1;
+		fifo_pop(f, j);
+		m->pbytes[best] -= j * esz;
+	}
+}
+
+/* A window's time 0 (--from; every worker's records at time 0 are
+ * taken): those of stream s, each worker's at time 0 first, by key (the
+ * serial run's order of the state at T0: every row is one worker's), onto
+ * dst: 0, or -1 out of memory. */
+static int merge_at0(struct par_merge *m, size_t s, at0_key key, struct fifo *dst)
+{
+	size_t esz = m->esz[s];
+	for (;;) {
+		size_t best = m->nw;
+		uint64_t bkey = 0;
+		for (size_t k = 0; k < m->nw; k++) {
+			const struct fifo *f = &m->pend[k * PS_STREAMS + s];
+			if (f->n == 0 || fifo_time(f, 0, esz) != 0)
+				continue;
+			uint64_t kk = key(fifo_at(f, 0, esz));
+			if (best == m->nw || kk < bkey) {
+				best = k;
+				bkey = kk;
+			}
+		}
+		if (best == m->nw)
+			return 0;
+		struct fifo *f = &m->pend[best * PS_STREAMS + s];
+		size_t j = 1;
+		while (j < f->n && fifo_time(f, j, esz) == 0 && key(fifo_at(f, j, esz)) == bkey)
+			j++;
+		if (fifo_put(dst, fifo_at(f, 0, esz), j, esz) != 0)
+			return -1;
+		fifo_pop(f, j);
+		m->pbytes[best] -= j * esz;
+	}
+}
+
+/* The sorted records of a breakdown view onto its merged records. */
+static int bd_put(void *ctx, const struct emu_prv_rec *r, size_t n)
+{
+	return fifo_put(ctx, r, n, sizeof *r);
+}
+
+/* Stream s merged up to lim onto m->out[s] (a breakdown view's changes
+ * through its sorter): as merge_upto. */
+static int merge_stream(struct par_merge *m, size_t s, int64_t lim, at0_key key)
+{
+	if (s >= EMU_MAX_VIEWS || m->bd[s] == NULL)
+		return key != NULL ? merge_at0(m, s, key, &m->out[s]) :
+			merge_upto(m, s, lim, &m->out[s]);
+	m->raw.head = m->raw.n = 0;
+	int r = key != NULL ? merge_at0(m, s, key, &m->raw) : merge_upto(m, s, lim, &m->raw);
+	if (r != 0 || m->raw.n == 0)
+		return r;
+	if (emu_bd_replay_feed(m->bd[s], (const struct emu_prv_rec *) (const void *) m->raw.p,
+				m->raw.n, bd_put, &m->out[s]) != 0 ||
+			emu_bd_replay_flush(m->bd[s], bd_put, &m->out[s]) != 0)
+		return -1;
+	m->bdt[s] = fifo_time(&m->raw, m->raw.n - 1, m->esz[s]);
+	m->bdfed[s] = 1;
+	return 0;
+}
+
+/* The merged records handed on in batches, as write_merged cuts them over
+ * the whole merged arrays: the cut is the time of the record at
+ * PAR_MERGED_BATCH past the first not handed on, the earliest over the
+ * streams, and a batch holds every record before it (all those at the cut
+ * when there are none). Before the end (final 0), every record up to lim
+ * is merged and the records to come are not earlier than lim, so a cut
+ * found is the whole run's when it is at or before lim, and the records at
+ * the cut are all known when it is before lim: 0, or -1 (err). */
+static int merge_emit(struct par_merge *m, int64_t lim, int final,
+		const struct par_stream_ops *ops, char *err, size_t errlen)
+{
+	for (;;) {
+		int64_t cut = INT64_MAX;
+		int left = 0;
+		for (size_t s = 0; s < PS_STREAMS; s++) {
+			left |= m->out[s].n > 0;
+			if (m->out[s].n > PAR_MERGED_BATCH) {
+				int64_t t = fifo_time(&m->out[s], PAR_MERGED_BATCH, m->esz[s]);
+				cut = t < cut ? t : cut;
+			}
+		}
+		if (!left || (!final && (cut == INT64_MAX || cut > lim)))
+			return 0;
+		size_t end[PS_STREAMS];
+		int some = 0;
+		for (size_t s = 0; s < PS_STREAMS; s++) {
+			end[s] = fifo_before(&m->out[s], m->esz[s], cut);
+			some |= end[s] > 0;
+		}
+		if (!some) { /* more than a batch at time cut: all of them */
+			if (!final && cut >= lim)
+				return 0;
+			for (size_t s = 0; s < PS_STREAMS; s++)
+				end[s] = cut == INT64_MAX ? m->out[s].n :
+					fifo_before(&m->out[s], m->esz[s], cut + 1);
+		}
+		struct fifo *set = m->set[m->cur];
+		m->cur = (m->cur + 1) % (EMU_BATCH_KEEP + 1);
+		struct emu_batch b;
+		memset(&b, 0, sizeof b);
+		for (size_t s = 0; s < PS_STREAMS; s++) {
+			set[s].head = set[s].n = 0;
+			if (end[s] > 0 && fifo_put(&set[s], fifo_at(&m->out[s], 0, m->esz[s]), end[s],
+						m->esz[s]) != 0) {
+				snprintf(err, errlen, "out of memory");
+				return -1;
+			}
+			fifo_pop(&m->out[s], end[s]);
+		}
+		static const struct emu_prv_rec no_prv[1];
+		static const struct emu_rec no_irec[1];
+		for (size_t f = 0; f < m->nviews; f++) {
+			b.prv[f] = end[f] > 0 ? (const struct emu_prv_rec *) (const void *) set[f].p :
+				no_prv;
+			b.nprv[f] = end[f];
+		}
+		b.internal = end[EMU_MAX_VIEWS] > 0 ? (const struct emu_rec *) (const void *)
+			set[EMU_MAX_VIEWS].p : no_irec;
+		b.ninternal = end[EMU_MAX_VIEWS];
+		if (ops->batch(ops->ctx, &b, err, errlen) != 0)
+			return -1;
+	}
+}
+
+/* Under ps.mu: every record up to the time returned is taken from the
+ * queues (the packets not taken come after those taken, and a worker's
+ * records to come are not earlier than its last): the merge may go on up
+ * to it. */
+static int64_t ps_lim(const struct par_merge *m)
+{
+	int64_t lim = INT64_MAX;
+	for (size_t k = 0; k < m->nw; k++) {
+		const struct pq *q = &m->ps.q[k];
+		int64_t b = q->done && q->head == NULL ? INT64_MAX : m->iwm[k];
+		lim = b < lim ? b : lim;
+	}
+	return lim;
+}
+
+/* Gives the run up: the workers told (those waiting for room wake). */
+static void ps_stop(struct pstream *ps)
+{
+	pthread_mutex_lock(&ps->mu);
+	__atomic_store_n(&ps->abort, 1, __ATOMIC_RELAXED);
+	pthread_cond_broadcast(&ps->wcv);
+	pthread_mutex_unlock(&ps->mu);
+}
+
+/* A worker's queue's bytes: a few MiB (WEFT_EMU_PAR_QUEUE, in KiB, sets
+ * it), within its share of the budget. */
+#define PS_QUEUE ((size_t) 1 << 20)
+
+int par_stream(const struct par_in *in, const struct par_stream_ops *ops, struct par_out *out,
+		char *err, size_t errlen)
+{
+	double budget;
+	int r = par_setup(in, out, &budget, err, errlen);
+	if (r != 0)
+		return r;
+	size_t nw = out->nworkers;
+	struct par_merge *m = calloc(1, sizeof *m);
+	if (m == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	out->m = m;
+	m->nw = nw;
+	m->ps.q = calloc(nw, sizeof *m->ps.q);
+	m->pend = calloc(nw * PS_STREAMS, sizeof *m->pend);
+	m->pbytes = calloc(nw, sizeof *m->pbytes);
+	m->iwm = calloc(nw, sizeof *m->iwm);
+	if (m->ps.q == NULL || m->pend == NULL || m->pbytes == NULL || m->iwm == NULL) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	if (pthread_mutex_init(&m->ps.mu, NULL) != 0) {
+		snprintf(err, errlen, "a mutex could not be made");
+		return -1;
+	}
+	if (pthread_cond_init(&m->ps.mcv, NULL) != 0) {
+		pthread_mutex_destroy(&m->ps.mu);
+		snprintf(err, errlen, "a condition could not be made");
+		return -1;
+	}
+	if (pthread_cond_init(&m->ps.wcv, NULL) != 0) {
+		pthread_mutex_destroy(&m->ps.mu);
+		pthread_cond_destroy(&m->ps.mcv);
+		snprintf(err, errlen, "a condition could not be made");
+		return -1;
+	}
+	m->locks = 1;
+	m->ps.share = (size_t) (budget / (double) nw);
+	size_t cap = PS_QUEUE;
+	const char *qs = getenv("WEFT_EMU_PAR_QUEUE");
+	if (qs != NULL && atof(qs) > 0)
+		cap = (size_t) (atof(qs) * 1024.0);
+	m->ps.cap = cap < m->ps.share ? cap : m->ps.share;
+	for (size_t s = 0; s < PS_STREAMS; s++)
+		m->esz[s] = s < EMU_MAX_VIEWS ? sizeof (struct emu_prv_rec) : sizeof (struct emu_rec);
+	for (size_t k = 0; k < nw; k++) {
+		out->w[k].ps = &m->ps;
+		out->w[k].q = &m->ps.q[k];
+		m->iwm[k] = INT64_MIN;
+	}
+	par_start(out);
+	/* the outputs opened once every engine is made */
+	int opened = 0, ended = 0, fail = 0, allready = 0;
+	int at0 = in->window != NULL && in->window->has_from;
+	out->snap0 = at0;
+	size_t ndone = 0;
+	uint8_t *seen = calloc(nw, 1);
+	if (seen == NULL) {
+		snprintf(err, errlen, "out of memory");
+		r = -1;
+		goto stop;
+	}
+	while (r == 0) {
+		struct pkt *got = NULL, **gt = &got;
+		int64_t lim = INT64_MAX;
+		pthread_mutex_lock(&m->ps.mu);
+		for (;;) {
+			int took = 0;
+			allready = 1;
+			lim = ps_lim(m);
+			for (size_t k = 0; k < nw; k++) {
+				struct pq *q = &m->ps.q[k];
+				allready &= q->ready || q->done;
+				if (q->done && !seen[k]) {
+					seen[k] = 1;
+					ndone++;
+					took = 1;
+					if (out->w[k].fail && !fail) {
+						fail = 1;
+						snprintf(out->why, sizeof out->why, "%s", out->w[k].why);
+					}
+				}
+				/* a worker's packets, while the merge holds little of
+				 * its records, or when its are the earliest (the merge
+				 * needs them to go on) */
+				while (q->head != NULL && (m->pbytes[k] < m->ps.cap || m->iwm[k] <= lim)) {
+					struct pkt *p = q->head;
+					q->head = p->next;
+					if (q->head == NULL)
+						q->tail = NULL;
+					q->bytes -= p->bytes;
+					p->next = NULL;
+					*gt = p;
+					gt = &p->next;
+					m->pbytes[k] += p->bytes;
+					m->iwm[k] = p->wm;
+					took = 1;
+				}
+			}
+			if (took)
+				pthread_cond_broadcast(&m->ps.wcv);
+			if (fail || (allready && !opened) || took || par_stopped(in))
+				break;
+			pthread_cond_wait(&m->ps.mcv, &m->ps.mu);
+		}
+		lim = ps_lim(m);
+		ended = ndone == nw && lim == INT64_MAX;
+		pthread_mutex_unlock(&m->ps.mu);
+		/* the packets into each worker's pending records */
+		while (got != NULL) {
+			struct pkt *p = got;
+			got = p->next;
+			const char *d = (const char *) p->data;
+			for (size_t s = 0; s < PS_STREAMS && r == 0; s++) {
+				if (p->n[s] > 0 && fifo_put(&m->pend[p->worker * PS_STREAMS + s], d,
+							p->n[s], m->esz[s]) != 0) {
+					snprintf(err, errlen, "out of memory");
+					r = -1;
+				}
+				d += p->n[s] * m->esz[s];
+			}
+			free(p);
+		}
+		if (r != 0 || fail)
+			break;
+		if (par_stopped(in)) {
+			snprintf(out->why, sizeof out->why, "interrupted");
+			fail = 1;
+			break;
+		}
+		if (!opened && allready) {
+			/* every engine is made (a worker ends after its engine is
+			 * made, or fails) */
+			out->emu = out->w[0].emu;
+			out->nviews = m->nviews = emu_nviews(out->emu);
+			for (size_t f = 0; f < m->nviews && r == 0; f++)
+				if (emu_view_at(out->emu, f)->breakdown && !in->raw_bd &&
+						(m->bd[f] = emu_bd_replay_new(out->emu, f)) == NULL) {
+					snprintf(err, errlen, "out of memory");
+					r = -1;
+				}
+			if (r != 0 || ops->open(ops->ctx, out->emu, err, errlen) != 0) {
+				r = -1;
+				break;
+			}
+			opened = 1;
+		}
+		if (!opened)
+			continue;
+		/* a window's time 0: every worker's records there, merged by
+		 * key before the others (none while a worker may have more) */
+		if (at0 && lim <= 0)
+			continue;
+		for (size_t s = 0; s < PS_STREAMS && at0 && r == 0; s++)
+			if (merge_stream(m, s, 0, s < EMU_MAX_VIEWS ? at0_prv : at0_irec) != 0) {
+				snprintf(err, errlen, "out of memory");
+				r = -1;
+			}
+		at0 = 0;
+		size_t held = 0;
+		for (size_t s = 0; s < PS_STREAMS && r == 0 && !fail; s++) {
+			int t = merge_stream(m, s, lim, NULL);
+			if (t < 0) {
+				snprintf(err, errlen, "out of memory");
+				r = -1;
+			} else if (t > 0) {
+				snprintf(out->why, sizeof out->why, "records of two workers at one time");
+				fail = 1;
+			}
+			held += m->out[s].n * m->esz[s];
+		}
+		for (size_t k = 0; k < nw; k++)
+			held += m->pbytes[k];
+		if (r == 0 && !fail && (double) held > budget) {
+			snprintf(out->why, sizeof out->why,
+					"the records would exceed the memory given to them");
+			fail = 1;
+		}
+		if (r != 0 || fail)
+			break;
+		if (ended)
+			break;
+		/* a breakdown view's sorted records are out up to the time of
+		 * the last change fed */
+		int64_t upto = lim;
+		for (size_t f = 0; f < m->nviews; f++)
+			if (m->bd[f] != NULL && m->bdfed[f] && m->bdt[f] < upto)
+				upto = m->bdt[f];
+		if (merge_emit(m, upto, 0, ops, err, errlen) != 0)
+			r = -1;
+	}
+stop:
+	if (r != 0 || fail || !ended)
+		ps_stop(&m->ps);
+	par_join(out);
+	free(seen);
+	if (r != 0)
+		return r;
+	if (fail || out->why[0] != '\0')
+		return 1;
+	if (par_warned(out) != 0)
+		return 1;
+	/* every worker ended well: what makes the run serial after them, then
+	 * the last batches */
+	if (!opened) {
+		/* no worker ended with an engine: not reached (they fail) */
+		snprintf(out->why, sizeof out->why, "no engine");
+		return 1;
+	}
+	if (in->window != NULL) {
+		/* the workers' states at T0 written after their last event are
+		 * used only when one came after T0 (as the serial run's) */
+		uint64_t n = 0;
+		for (size_t k = 0; k < nw; k++) {
+			n += emu_nevents(out->w[k].emu);
+			out->snapped |= out->w[k].snap_ev;
+		}
+		if (n == 0 || (in->window->has_from && !out->snapped)) {
+			snprintf(out->why, sizeof out->why, "a window that holds nothing");
+			return 1;
+		}
+	}
+	if (par_totals(out) != 0)
+		return 1;
+	for (size_t f = 0; f < m->nviews; f++)
+		if (m->bd[f] != NULL && emu_bd_replay_end(m->bd[f], bd_put, &m->out[f]) != 0) {
+			snprintf(out->why, sizeof out->why, "out of memory for the breakdown");
+			return 1;
+		}
+	return merge_emit(m, INT64_MAX, 1, ops, err, errlen) != 0 ? -1 : 0;
 }
 
 void par_free(struct par_out *out)
@@ -1414,6 +2188,7 @@ void par_free(struct par_out *out)
 	for (size_t j = 0; j < out->nwarn; j++)
 		free(out->warn[j]);
 	free(out->warn);
+	merge_free(out->m);
 	for (size_t f = 0; f <= EMU_MAX_VIEWS; f++)
 		rec_release(out, f);
 	memset(out, 0, sizeof *out);

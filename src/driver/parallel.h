@@ -4,8 +4,9 @@
  * shared among N workers, each with its own readers (one per loom: the
  * trace opened at the loom's directory) and its own engine over the whole
  * system (the rows, the catalogue and the time origin of the serial run),
- * then the view records of the workers merged in time order (a breakdown
- * view: each CPU's value changes, sorted after the merge).
+ * the view records of the workers merged in time order (a breakdown view:
+ * each CPU's value changes, sorted after the merge): as the workers make
+ * them (par_stream: -j), or once they are done (par_run: --mpi).
  *
  * A run whose result could differ from the serial one's is not kept: events
  * of two streams with the same clock (the serial order of such events is
@@ -28,6 +29,12 @@
 #include "emu.h"
 
 struct par_worker;
+struct par_merge;
+
+/* The records of a batch of the merge (par_stream, and the driver's
+ * write_merged over the merged arrays): at most this many of each view
+ * and of the internal records, unless more share one time. */
+#define PAR_MERGED_BATCH 4096
 
 struct par_in {
 	const char *path;          /* the trace directory (its root) */
@@ -103,6 +110,7 @@ struct par_out {
 	int error;
 	char emsg[1024];
 	struct par_worker *w;
+	struct par_merge *m; /* par_stream's merge: its batches' arrays */
 	/* the bytes mapped for rec[f] (maplen[EMU_MAX_VIEWS]: irec), 0 where
 	 * malloc'd: give them back with par_free_rec */
 	size_t maplen[EMU_MAX_VIEWS + 1];
@@ -118,6 +126,36 @@ struct par_out {
  * out of memory (err). par_free in every case. */
 int par_run(const struct par_in *in, struct par_out *out, char *err, size_t errlen);
 void par_free(struct par_out *out);
+
+/* weft emu -j's streaming merge (docs/emu.md, PARALLEL): each worker hands
+ * its records to this thread through a queue of its own (bounded: a worker
+ * waits while its queue is full), which merges them by time while the
+ * workers run and hands them on in batches (the cut rules of write_merged's
+ * batches over the merged arrays: the same batches). */
+struct par_stream_ops {
+	/* Once every worker's engine is made: the outputs opened on emu
+	 * (worker 0's; its catalogue, the system and the views are those of
+	 * every worker): 0, or -1 with err. */
+	int (*open)(void *ctx, const struct emu *emu, char *err, size_t errlen);
+	/* The next batch (b->prv[f] for the views, b->internal), its records
+	 * not earlier than any of the batch before; its arrays stay valid for
+	 * EMU_BATCH_KEEP further calls, and until par_free: 0, or -1 with
+	 * err. */
+	int (*batch)(void *ctx, const struct emu_batch *b, char *err, size_t errlen);
+	void *ctx;
+};
+
+/* par_run's run with the streaming merge (-j; --mpi's ranks use par_run:
+ * in->defer_window is not taken here). A breakdown view's changes are
+ * sorted as they are merged; with a window, a worker without an event
+ * after T0 writes its state at T0 at its end, and every worker's records at
+ * time 0 are merged first, by row. 0 (every batch handed on, out filled but
+ * rec/irec), 1 (out->why: the serial run is needed; batches may have been
+ * handed on: the caller throws its outputs away), -1 (err: out of memory,
+ * or ops's error). Every worker joined on every path; par_free in every
+ * case. */
+int par_stream(const struct par_in *in, const struct par_stream_ops *ops, struct par_out *out,
+		char *err, size_t errlen);
 
 /* Gives back out->rec[f] (f == EMU_MAX_VIEWS: out->irec) before par_free,
  * setting it to NULL. */

@@ -232,6 +232,14 @@ int emu_bd_replay_feed(struct emu_bd_replay *R, const struct emu_prv_rec *r, siz
 	return 0;
 }
 
+int emu_bd_replay_flush(struct emu_bd_replay *R,
+		int (*emit)(void *ctx, const struct emu_prv_rec *r, size_t n), void *ctx)
+{
+	R->emit = emit;
+	R->ctx = ctx;
+	return out_flush(R);
+}
+
 int emu_bd_replay_end(struct emu_bd_replay *R,
 		int (*emit)(void *ctx, const struct emu_prv_rec *r, size_t n), void *ctx)
 {

@@ -431,6 +431,11 @@ int emu_bd_replay_feed(struct emu_bd_replay *R, const struct emu_prv_rec *r, siz
 		int (*emit)(void *ctx, const struct emu_prv_rec *r, size_t n), void *ctx);
 int emu_bd_replay_end(struct emu_bd_replay *R,
 		int (*emit)(void *ctx, const struct emu_prv_rec *r, size_t n), void *ctx);
+/* The records written so far handed to emit (weft emu -j's streaming
+ * merge: those before the time of the last record fed are then all out;
+ * the last event's are written when a later one is fed, or at the end). */
+int emu_bd_replay_flush(struct emu_bd_replay *R,
+		int (*emit)(void *ctx, const struct emu_prv_rec *r, size_t n), void *ctx);
 void emu_bd_replay_free(struct emu_bd_replay *R);
 /* The same over an array into *out (malloc'd, *nout records): 0 or -1. */
 int emu_bd_replay_all(const struct emu *e, size_t view, const struct emu_prv_rec *raw, size_t n,
