@@ -1011,6 +1011,10 @@ static int run_parallel(const struct weft_emulate_opts *o, char *err, size_t err
 		(const char *const *) said.v, said.n, 1 };
 	struct par_out P;
 	double t0 = now_s();
+	/* what the trace's reader says from now on (merged_events: the SQLite
+	 * output's events, read while the workers run) the workers' readers
+	 * say too: not said twice */
+	said.closed = 1;
 	/* the records merged as the workers make them and handed to the
 	 * outputs at once (par_stream: memory bounded by the workers' queues;
 	 * par_run collects them, for WEFT_EMU_PAR_COLLECT=1) */
@@ -1037,7 +1041,6 @@ static int run_parallel(const struct weft_emulate_opts *o, char *err, size_t err
 		o->warn(o->ctx, said.v[i]);
 	for (size_t i = 0; i < P.nwarn && o->warn != NULL; i++)
 		o->warn(o->ctx, P.warn[i]);
-	said.closed = 1;
 	double t1 = now_s();
 	int status = 0;
 	if (!stream) {
