@@ -192,8 +192,26 @@ def killed(c, tmp, gen, env):
     code, full, _ = run(["dump", trace])
     c.expect(code in (0, 1), f"final dump of the killed trace: exit status {code}")
     no, nfull = out.count(b"\n"), full.count(b"\n")
-    c.expect(len(out) > 0 and out == full, "dump --follow printed every whole event of the killed "
-             f"trace ({no} lines against {nfull})")
+    # Every whole event, in the final dump's order; docs/reader.md
+    # ("Following a live trace") allows two differences only: events of
+    # two streams at one clock (the follower breaks ties by stream, the
+    # final read by the merge's heap), and, after its one warning that the
+    # order is not exact from there, an event older than one yielded.
+    same = out == full
+    if not same and len(out) > 0:
+        ol, fl = out.split(b"\n"), full.split(b"\n")
+        first = next((i for i in range(min(len(ol), len(fl))) if ol[i] != fl[i]), None)
+        clocks = [x.split(None, 1)[:1] for x in ol] == [x.split(None, 1)[:1] for x in fl]
+        warned = "the order is not exact from here" in err
+        same = sorted(ol) == sorted(fl) and (clocks or warned)
+        print(f"killed: dump --follow differs from the final dump from line {first} "
+              f"({ol[first] if first is not None else b''!r} against "
+              f"{fl[first] if first is not None else b''!r}); the same events: "
+              f"{sorted(ol) == sorted(fl)}, the same clocks in order: {clocks}, "
+              f"the order warning: {warned}; stderr: {err!r}")
+    c.expect(len(out) > 0 and same, "dump --follow printed every whole event of the killed "
+             f"trace ({no} lines against {nfull}), in its order but for ties of clocks and "
+             "after the warning that the order is not exact")
 
 
 def main():
