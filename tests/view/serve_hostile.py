@@ -47,7 +47,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "cli"))
 sys.dont_write_bytecode = True
-from serve_util import Server  # noqa: E402
+from serve_util import Server, tile_intervals  # noqa: E402
 from tracegen import ev, meta, thread_rel, write_stream  # noqa: E402
 from wefttest import Checker, weft_bin  # noqa: E402
 
@@ -174,17 +174,6 @@ def expected(tmp, t):
     return ivs
 
 
-def tile_ivs(body):
-    out = []
-    for r, _, flat in json.loads(body)["rows"]:
-        prev = 0
-        for k in range(0, len(flat), 3):
-            s = prev + flat[k]
-            prev = s + flat[k + 1]
-            out.append((r, s, prev, flat[k + 2]))
-    return out
-
-
 def normal(port, ivs):
     """The requests the server answers: 200, the same bodies, the headers."""
     st, hdr, page = get(port, "/")
@@ -195,7 +184,7 @@ def normal(port, ivs):
     ch = [x["name"] for x in data["chans"]].index("ovni.thread.state")
     tile = f"/tile?c={ch}&r0=0&r1=1&l=0&i=0"
     st, hdr, tbody = get(port, tile)
-    c.eq((st, tile_ivs(tbody) if st == 200 else tbody), (200, ivs), "the tile: weft sql's")
+    c.eq((st, tile_intervals(tbody) if st == 200 else tbody), (200, ivs), "the tile: weft sql's")
     r, s, e, v = ivs[1]
     at = f"/at?c={ch}&r={r}&t={s}"
     at_body = json.dumps({"iv": [s, e, v]}, separators=(",", ":")).encode()

@@ -2,11 +2,30 @@
 """serve_util.py - `weft view --serve` started and stopped by the tests
 (bounded: the port line read with a deadline, SIGINT then SIGKILL)."""
 import http.client
+import json
 import os
 import select
 import signal
 import subprocess
 import time
+
+
+
+def tile_decode(flat):
+    """A tile row's flat triples (start after the previous end, duration,
+    value) as (start, end, value) intervals."""
+    out, prev = [], 0
+    for k in range(0, len(flat), 3):
+        s = prev + flat[k]
+        prev = s + flat[k + 1]
+        out.append((s, prev, flat[k + 2]))
+    return out
+
+
+def tile_intervals(body):
+    """A /tile reply's intervals as (row, start, end, value)."""
+    return [(r, s, e, v) for r, _, flat in json.loads(body)["rows"]
+            for s, e, v in tile_decode(flat)]
 
 
 class Server:

@@ -47,7 +47,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 sys.path.insert(0, os.path.join(HERE, "..", "cli"))
 sys.dont_write_bytecode = True
-from serve_util import Server  # noqa: E402
+from serve_util import Server, tile_decode, tile_intervals  # noqa: E402
 from tracegen import ev, meta, thread_rel, write_stream  # noqa: E402
 from wefttest import Checker, weft_bin  # noqa: E402
 
@@ -193,13 +193,7 @@ def serving(tmp, t):
         c.expect(set(x["name"] for x in data["chans"]) <= set(names), "the page's channels")
         st, body = srv.request("GET", f"/tile?c={ch}&r0=0&r1=1&l=0&i=0")
         c.eq(st, 200, "GET /tile")
-        got = []
-        for r, sampled, flat in json.loads(body)["rows"]:
-            prev = 0
-            for k in range(0, len(flat), 3):
-                s = prev + flat[k]
-                prev = s + flat[k + 1]
-                got.append((r, s, prev, flat[k + 2]))
+        got = tile_intervals(body)
         c.eq(got, [(r, s, e, v) for r, _, s, e, v in ivs], "the tile: weft sql's intervals")
         r, _, s, e, v = ivs[1]
         c.eq(srv.request("GET", f"/at?c={ch}&r={r}&t={s}"),
@@ -238,7 +232,7 @@ def serving(tmp, t):
 def body_ivs(body):
     got = []
     for r, sampled, flat in json.loads(body)["rows"]:
-        got.extend((r, s, e, v) for s, e, v in decode(flat))
+        got.extend((r, s, e, v) for s, e, v in tile_decode(flat))
     return got
 
 
@@ -266,15 +260,6 @@ def threaded(tmp):
     rc, so, err = weft(["sql", "--csv", t, "SELECT count(*) FROM interval"])
     c.eq(pages[0][1], so.splitlines()[-1], "as many intervals as weft sql's table")
     sampled_tiles(tmp, t)
-
-
-def decode(flat):
-    out, prev = [], 0
-    for k in range(0, len(flat), 3):
-        s = prev + flat[k]
-        prev = s + flat[k + 1]
-        out.append((s, prev, flat[k + 2]))
-    return out
 
 
 def sampled_tiles(tmp, t):
@@ -307,7 +292,7 @@ def sampled_tiles(tmp, t):
         c.eq(st, 200, "the tile of the whole run")
         nsampled = 0
         for r, sampled, flat in json.loads(body)["rows"]:
-            got = decode(flat)
+            got = tile_decode(flat)
             want = ivs.get(r, [])
             c.eq(sampled, int(len(want) > 4096), f"row {r}: sampled when over 4096 intervals")
             nsampled += sampled
@@ -326,7 +311,7 @@ def sampled_tiles(tmp, t):
         c.expect(nsampled > 0, "some rows sampled")
         st, body = srv.request("GET", f"/tile?c={ch}&r0=0&r1={len(ivs) - 1}&l=0&i=7")
         for r, sampled, flat in json.loads(body)["rows"]:
-            c.eq((sampled, decode(flat)),
+            c.eq((sampled, tile_decode(flat)),
                  (0, [iv for iv in ivs.get(r, []) if iv[0] < 8 * 1024 and iv[1] > 7 * 1024]),
                  f"row {r}: the tile [7168, 8192) at level 0, exactly")
         # across the file's chunks (1024 intervals): tiles at level 0 and
@@ -493,7 +478,7 @@ def spill_edges(tmp):
             lv = max(0, (dur - 1).bit_length() - 10)
             st, body = srv.request("GET", f"/tile?c={ch}&r0=0&r1={nrows - 1}&l={lv}&i=0")
             rows = json.loads(body)["rows"] if st == 200 else []
-            c.eq((st, [(r, sampled, decode(flat)) for r, sampled, flat in rows]),
+            c.eq((st, [(r, sampled, tile_decode(flat)) for r, sampled, flat in rows]),
                  (200, [(r, 0, ivs.get((name, r), [])) for r in range(nrows)]),
                  f"{name}: the tile of the whole run, every interval exactly")
             want = ivs[(name, 0)]
