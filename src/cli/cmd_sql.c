@@ -13,7 +13,6 @@
  */
 #include <errno.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
@@ -27,6 +26,7 @@
 #include "cli_common.h"
 #include "commands.h"
 #include "driver.h"
+#include "trace_cache.h"
 #include "weft_version.h"
 
 #define CMD "sql"
@@ -251,163 +251,16 @@ static int check_out(const char *out)
 /* Its name in the trace directory. */
 #define CACHE_NAME "weft-sql.db"
 
-/* A growing string (the key). */
-struct sbuf {
-	char *s;
-	size_t len, cap;
-};
-
-static void sb_printf(struct sbuf *b, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
-static void sb_printf(struct sbuf *b, const char *fmt, ...)
-{
-	for (;;) {
-		va_list ap;
-		va_start(ap, fmt);
-		int n = vsnprintf(b->s ? b->s + b->len : NULL, b->s ? b->cap - b->len : 0, fmt, ap);
-		va_end(ap);
-		if (n < 0)
-			abort();
-		if (b->s != NULL && b->len + (size_t) n < b->cap) {
-			b->len += (size_t) n;
-			return;
-		}
-		size_t cap = (b->cap + (size_t) n + 1) * 2;
-		char *x = realloc(b->s, cap);
-		if (x == NULL)
-			abort();
-		b->s = x;
-		b->cap = cap;
-	}
-}
-
-/* A file in the key: its size and modification time (ns), or "absent". */
-static void sb_file(struct sbuf *b, const char *what, const char *path)
-{
-	struct stat sb;
-	if (path != NULL && stat(path, &sb) == 0)
-		sb_printf(b, " %s %lld %lld.%09ld", what, (long long) sb.st_size,
-				(long long) sb.st_mtim.tv_sec, (long) sb.st_mtim.tv_nsec);
-	else
-		sb_printf(b, " %s absent", what);
-}
-
-/* What the database of path depends on: weft's version and the layout's,
- * the program's file, the options that change it (-a, the --model files),
- * and each stream's path, and its files' sizes and modification times. NULL when the trace
- * cannot be opened (the build then says why). */
+/* What the database of path depends on (trace_cache.h): weft's version and
+ * the layout's, the program's file, the options that change it (-a, the
+ * --model files), and each stream's path, and its files' sizes and
+ * modification times. NULL when the trace cannot be opened (the build then
+ * says why). */
 static char *cache_key(const char *path, int all_models, const struct cli_models *mf)
 {
-	struct weft_open_opts oo;
-	memset(&oo, 0, sizeof oo);
-	oo.sz = sizeof oo;
-	oo.mode = WEFT_LENIENT;
-	oo.all_models = 1;
-	oo.accept_unfinished = 2;
-	char err[WEFT_ERR_MAX];
-	struct weft_trace *t = weft_open(path, &oo, err, sizeof err);
-	if (t == NULL)
-		return NULL;
-	struct sbuf b = { NULL, 0, 0 };
-	sb_printf(&b, "weft %s, database layout %d", WEFT_VERSION, SQL_SCHEMA);
-	/* the program itself: a weft built again (a change of the layout not
-	 * yet counted in SQL_SCHEMA) builds the database again */
-	char exe[PATH_MAX];
-	ssize_t n = readlink("/proc/self/exe", exe, sizeof exe - 1);
-	exe[n > 0 ? n : 0] = '\0';
-	sb_file(&b, "program", n > 0 ? exe : NULL);
-	sb_printf(&b, "\nall-models %d\n", all_models);
-	for (int i = 0; i < mf->n; i++) {
-		sb_printf(&b, "model %s", mf->files[i]);
-		sb_file(&b, "file", mf->files[i]);
-		sb_printf(&b, "\n");
-	}
-	char co[4200];
-	snprintf(co, sizeof co, "%s/clock-offsets.txt", path);
-	sb_printf(&b, "clock-offsets.txt");
-	sb_file(&b, "file", co);
-	sb_printf(&b, "\n");
-	for (size_t i = 0; i < weft_nstreams(t); i++) {
-		const struct weft_stream *st = weft_stream_at(t, i);
-		sb_printf(&b, "stream %s", st->relpath);
-		sb_file(&b, "obs", st->obs_path);
-		sb_file(&b, "json", weft_stream_json_path(t, i));
-		sb_printf(&b, "\n");
-	}
-	weft_close(t);
-	return b.s;
-}
-
-/* The directory may be written into: by its permission bits as they apply
- * to this user (root too: a trace made read-only is not written into). */
-static int dir_writable(const char *dir)
-{
-	struct stat sb;
-	if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode) || access(dir, W_OK | X_OK) != 0)
-		return 0;
-	mode_t w = sb.st_uid == geteuid() ? S_IWUSR : sb.st_gid == getegid() ? S_IWGRP :
-		S_IWOTH;
-	return geteuid() != 0 || (sb.st_mode & w) != 0;
-}
-
-/* Where the database of the trace at path is kept: path/weft-sql.db, or,
- * when path may not be written into, $XDG_CACHE_HOME/weft (else
- * ~/.cache/weft) under a name made of the trace's real path. 0, or -1
- * with the message printed. */
-static int cache_path(const char *path, char *out, size_t cap)
-{
-	if (dir_writable(path)) {
-		if (snprintf(out, cap, "%s/%s", path, CACHE_NAME) >= (int) cap)
-			return usage_error("TRACE is too long");
-		return 0;
-	}
-	char real[PATH_MAX];
-	if (realpath(path, real) == NULL) {
-		fprintf(stderr, "weft sql: %s: %s\n", path, strerror(errno));
-		return -1;
-	}
-	char dir[4200];
-	const char *xdg = getenv("XDG_CACHE_HOME"), *home = getenv("HOME");
-	if (xdg != NULL && xdg[0] == '/')
-		snprintf(dir, sizeof dir, "%s/weft", xdg);
-	else if (home != NULL && home[0] != '\0')
-		snprintf(dir, sizeof dir, "%s/.cache/weft", home);
-	else {
-		cli_message(CMD, "", "the trace directory cannot be written into, and neither "
-				"XDG_CACHE_HOME nor HOME names a cache directory: give -o FILE");
-		return -1;
-	}
-	/* the directories, made as needed (only the last one ours: 0700) */
-	for (char *p = dir + 1; *p; p++) {
-		if (*p != '/')
-			continue;
-		*p = '\0';
-		if (mkdir(dir, 0755) != 0 && errno != EEXIST)
-			break;
-		*p = '/';
-	}
-	if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
-		fprintf(stderr, "weft sql: cannot create the cache directory %s: %s\n", dir,
-				strerror(errno));
-		return -1;
-	}
-	/* FNV-1a of the real path, after its last component */
-	uint64_t h = 0xcbf29ce484222325u;
-	for (const char *c = real; *c; c++)
-		h = (h ^ (unsigned char) *c) * 0x100000001b3u;
-	const char *base = strrchr(real, '/');
-	base = base != NULL && base[1] != '\0' ? base + 1 : "root";
-	char name[96];
-	size_t k = 0;
-	for (; *base && k < 40; base++)
-		name[k++] = (*base >= 'a' && *base <= 'z') || (*base >= 'A' && *base <= 'Z') ||
-			(*base >= '0' && *base <= '9') || *base == '-' || *base == '_' ||
-			*base == '.' ? *base : '_';
-	name[k] = '\0';
-	if (snprintf(out, cap, "%s/%s-%016" PRIx64 ".db", dir, name, h) >= (int) cap)
-		return usage_error("XDG_CACHE_HOME is too long");
-	return 0;
+	char head[128];
+	snprintf(head, sizeof head, "weft %s, database layout %d", WEFT_VERSION, SQL_SCHEMA);
+	return trace_cache_key(path, head, all_models, mf->files, mf->n, NULL);
 }
 
 /* The key stored in the database at db (NULL: none, or not a database of
@@ -906,7 +759,7 @@ static int run_sql(const char *path, const char *query, const struct sql_args *a
 	char cpath[4300];
 	char *key = NULL;
 	if (out == NULL) {
-		if (cache_path(path, cpath, sizeof cpath) != 0)
+		if (trace_cache_path(CMD, path, CACHE_NAME, "db", cpath, sizeof cpath) != 0)
 			return CLI_EXIT_TRACE;
 		key = cache_key(path, a->all_models, a->mf);
 		char *old = key != NULL && !a->rebuild ? stored_key(cpath) : NULL;
