@@ -18,17 +18,26 @@
 #include "commands.h"
 #include "driver.h"
 #include "model.h"
+#include "trace_cache.h"
 #include "view.h"
 #include "view_picture.h"
+#include "weft_version.h"
 
 #define VIEW_DEFAULT_BUDGET ((uint64_t) 64 << 20)
+/* --serve's cache (src/view/cache.c): its name in the trace directory, its
+ * extension in $XDG_CACHE_HOME/weft, and its format in the key (raised
+ * with what it holds, so that a cache of an older weft is built again). */
+#define VIEW_CACHE_NAME "weft-view.cache"
+#define VIEW_CACHE_EXT "view"
+#define VIEW_CACHE_FORMAT 1
 
 static void view_usage(FILE *f)
 {
 	fprintf(f,
 		"Usage: weft view [-o FILE.html] [--from T0] [--to T1] [-a] [--model FILE]...\n"
 		"                 [--budget SIZE] [--channel NAME] [-j N] [-q] TRACE\n"
-		"       weft view --serve [--port N] [--bind 127.0.0.1] [...] TRACE\n"
+		"       weft view --serve [--port N] [--bind 127.0.0.1] [--rebuild | --no-cache]\n"
+		"                 [...] TRACE\n"
 		"       weft view --png FILE | --svg FILE | --pdf FILE [--size WxH] [...] TRACE\n"
 		"\n"
 		"Emulate the trace at TRACE (as weft emu does, through the models it requires)\n"
@@ -57,8 +66,17 @@ static void view_usage(FILE *f)
 		"  --serve       serve the page on http://127.0.0.1:PORT/ instead of writing\n"
 		"                it: the page asks the server for the intervals it lacks, so\n"
 		"                it stays exact at every zoom whatever the budget; stops on\n"
-		"                SIGINT (Ctrl-C) or SIGTERM, exit 0\n"
+		"                SIGINT (Ctrl-C) or SIGTERM, exit 0. What it serves is kept\n"
+		"                in TRACE/weft-view.cache (or in $XDG_CACHE_HOME/weft, else\n"
+		"                ~/.cache/weft, when TRACE may not be written into) and\n"
+		"                reused, without emulating again, while the trace, weft and\n"
+		"                the options that change the page (-a, --model, --from,\n"
+		"                --to, --budget) are the same\n"
 		"  --port N      the server's port (default 0: a free one, printed)\n"
+		"  --rebuild     with --serve: emulate the trace again and replace the cache\n"
+		"                kept beside it, whether or not the trace changed\n"
+		"  --no-cache    with --serve: neither read nor write the cache (the\n"
+		"                intervals beyond the budget in an unlinked file in $TMPDIR)\n"
 		"  --bind ADDR   only 127.0.0.1 (or localhost) is accepted: the server never\n"
 		"                listens beyond the loopback\n"
 		"  --png FILE, --svg FILE, --pdf FILE  draw the window as a picture instead\n"
@@ -72,7 +90,7 @@ static void view_usage(FILE *f)
 }
 
 enum { V_OUTPUT, V_FROM, V_TO, V_MODEL, V_BUDGET, V_CHANNEL, V_SERVE, V_PORT, V_BIND, V_PNG,
-	V_SVG, V_PDF, V_SIZE, V_QUIET, V_JOBS, V_ALL };
+	V_SVG, V_PDF, V_SIZE, V_QUIET, V_JOBS, V_ALL, V_REBUILD, V_NO_CACHE };
 
 static const struct cli_opt view_opts[] = {
 	{ "output", 'o', "FILE", V_OUTPUT },
@@ -91,12 +109,14 @@ static const struct cli_opt view_opts[] = {
 	{ "quiet", 'q', NULL, V_QUIET },
 	{ "jobs", 'j', "N", V_JOBS },
 	{ "all-models", 'a', NULL, V_ALL },
+	{ "rebuild", 0, NULL, V_REBUILD },
+	{ "no-cache", 0, NULL, V_NO_CACHE },
 	{ NULL, 0, NULL, 0 },
 };
 
 struct view_args {
 	const char *output, *from, *to, *budget, *channel, *port, *bind, *png, *svg, *pdf, *size;
-	int serve, quiet, jobs, all;
+	int serve, quiet, jobs, all, rebuild, no_cache;
 	struct cli_models models;
 };
 
@@ -123,6 +143,8 @@ static int view_opt(void *ctx, int id, const char *opt, const char *val)
 			return 2;
 		break;
 	case V_ALL: a->all = 1; break;
+	case V_REBUILD: a->rebuild = 1; break;
+	case V_NO_CACHE: a->no_cache = 1; break;
 	default: abort();
 	}
 	return 0;
@@ -163,15 +185,16 @@ static struct out *open_view(void *ctx, const struct emu *emu, char *err, size_t
 
 struct bound_ctx {
 	const char *path;
-	size_t spilled; /* tracks read from the temporary file */
+	size_t spilled; /* tracks read from the temporary file or the cache */
+	int cached;
 };
 
 static void on_bound(void *ctx, int port)
 {
 	const struct bound_ctx *b = ctx;
 	printf("weft view: serving %s at http://127.0.0.1:%d/ (Ctrl-C to stop; %zu track%s "
-			"beyond the budget, read from a temporary file)\n", b->path, port, b->spilled,
-			b->spilled == 1 ? "" : "s");
+			"beyond the budget, read from %s)\n", b->path, port, b->spilled,
+			b->spilled == 1 ? "" : "s", b->cached ? "the cache" : "a temporary file");
 	fflush(stdout);
 }
 
@@ -223,6 +246,75 @@ static int pictures(const struct view_args *a, const char *path)
 	return 0;
 }
 
+/* Serves vd (freed): the exit status. cached: its spilled tracks are read
+ * from the cache (else from a temporary file). */
+static int serve(struct view_data *vd, const struct view_args *a, const char *path,
+		uint64_t budget, int port, int cached)
+{
+	int status = check_channel(vd, a->channel);
+	if (status != 0) {
+		view_data_free(vd);
+		return status;
+	}
+	int complete = 0;
+	struct view_page_opts po = { path, budget, a->channel, 1, 0, &complete };
+	char err[WEFT_ERR_MAX];
+	cli_stop_sig = 0;
+	cli_arm_stop();
+	struct bound_ctx bc = { path, view_ndropped(vd), cached };
+	int r = view_serve(vd, &po, port, &cli_stop_sig, on_bound, &bc, err, sizeof err);
+	view_data_free(vd);
+	if (r != 0) {
+		cli_message("view", "", err);
+		return 1;
+	}
+	return 0;
+}
+
+/* --serve's cache: its path (cpath), and the cache read back into *vd when
+ * it was built from the same trace with the same options (else *key: the
+ * key to build it with; NULL when the trace cannot be opened, the
+ * emulation then saying why). 0, or the exit status after the message (a
+ * path that is not a regular file is neither read nor replaced). */
+static int serve_cache(const struct view_args *a, const char *path,
+		const struct cli_window *win, uint64_t budget, const char *const *mnames, int nm,
+		char *cpath, size_t cap, char **key, struct view_data **vd)
+{
+	char err[WEFT_ERR_MAX + 4400];
+	if (trace_cache_path("view", path, VIEW_CACHE_NAME, VIEW_CACHE_EXT, cpath, cap) != 0)
+		return 1;
+	if (view_cache_refused(cpath, err, sizeof err) != 0) {
+		cli_message("view", "", err);
+		return 1;
+	}
+	/* what the cache holds depends on: the window, the budget (which
+	 * tracks are kept, which spilled), -a and the models (in the key's
+	 * head); not -j (the same collection), nor --channel and the path
+	 * (the page is made afresh from the collection at each start) */
+	char head[128], opts[256];
+	snprintf(head, sizeof head, "weft %s, view cache format %d", WEFT_VERSION,
+			VIEW_CACHE_FORMAT);
+	snprintf(opts, sizeof opts, "from %s %" PRId64 " %d\nto %s %" PRId64 " %d\nbudget %"
+			PRIu64 "\n", a->from != NULL ? "yes" : "no", win->from, win->from_rel,
+			a->to != NULL ? "yes" : "no", win->to, win->to_rel, budget);
+	*key = trace_cache_key(path, head, a->all, mnames, nm, opts);
+	if (*key == NULL || a->rebuild)
+		return 0;
+	char why[WEFT_ERR_MAX];
+	int r = view_cache_load(cpath, *key, vd, why, sizeof why);
+	if (r < 0) {
+		snprintf(err, sizeof err, "%s: %s: built again", cpath, why);
+		cli_message("view", "warning: ", err);
+	} else if (r == 0) {
+		free(*key);
+		*key = NULL;
+		if (isatty(STDERR_FILENO))
+			fprintf(stderr, "weft view: %s: built before, the trace unchanged: reused "
+					"(--rebuild builds it again)\n", cpath);
+	}
+	return 0;
+}
+
 static int cmd_view(int argc, char **argv, struct view_args *a)
 {
 	const char **pos = cli_operands(argc);
@@ -260,6 +352,12 @@ static int cmd_view(int argc, char **argv, struct view_args *a)
 				"either --serve or -o");
 	if ((a->port != NULL || a->bind != NULL) && !a->serve)
 		return cli_usage_error("view", "--port and --bind are options of --serve");
+	if ((a->rebuild || a->no_cache) && !a->serve)
+		return cli_usage_error("view", "--rebuild and --no-cache are options of --serve "
+				"(its cache)");
+	if (a->rebuild && a->no_cache)
+		return cli_usage_error("view", "--rebuild builds the cache that --no-cache leaves "
+				"alone: give one of them");
 	if (a->bind != NULL && strcmp(a->bind, "127.0.0.1") != 0
 			&& strcmp(a->bind, "localhost") != 0) {
 		fprintf(stderr, "weft view: --bind '%s' refused: the server listens on the loopback "
@@ -287,21 +385,67 @@ static int cmd_view(int argc, char **argv, struct view_args *a)
 		return 2;
 	if (picture)
 		return pictures(a, path);
-	struct weft_registry *models = cli_registry("view", &a->models);
-	if (models == NULL)
+	/* --serve's cache: the --model files' names kept for its key
+	 * (cli_registry frees the list) */
+	int cache = a->serve && !a->no_cache;
+	const char **mnames = calloc((size_t) a->models.n + 1, sizeof *mnames);
+	if (mnames == NULL) {
+		fprintf(stderr, "weft view: out of memory\n");
 		return 1;
-	struct view_data *vd = view_data_new();
+	}
+	int nm = a->models.n;
+	for (int i = 0; i < nm; i++)
+		mnames[i] = a->models.files[i];
+	struct weft_registry *models = cli_registry("view", &a->models);
+	if (models == NULL) {
+		free(mnames);
+		return 1;
+	}
+	char err[WEFT_ERR_MAX];
+	char cpath[4400];
+	char *key = NULL;
+	struct view_data *vd = NULL;
+	int status = cache ? serve_cache(a, path, &win, budget, mnames, nm, cpath, sizeof cpath,
+			&key, &vd) : 0;
+	free(mnames);
+	if (status != 0) {
+		weft_registry_free(models);
+		return status;
+	}
+	if (vd != NULL) {
+		/* built before, the trace unchanged: served without emulating */
+		weft_registry_free(models);
+		return serve(vd, a, path, budget, (int) port, 1);
+	}
+	vd = view_data_new();
 	if (vd == NULL) {
 		weft_registry_free(models);
+		free(key);
 		fprintf(stderr, "weft view: out of memory\n");
 		return 1;
 	}
 	/* the collection keeps the intervals up to the budget (its memory
 	 * then bounded whatever the trace); the server's writes the others to
-	 * a temporary file, to answer its tiles exactly */
+	 * a file, to answer its tiles exactly: the cache being made in its
+	 * directory, else a temporary file */
 	view_data_keep(vd, budget);
-	char err[WEFT_ERR_MAX];
-	if (a->serve && view_data_spill(vd, NULL, err, sizeof err) != 0) {
+	if (key != NULL) {
+		char dir[4400];
+		snprintf(dir, sizeof dir, "%s", cpath);
+		char *slash = strrchr(dir, '/');
+		if (slash != NULL)
+			*slash = '\0';
+		if (view_cache_begin(vd, slash != NULL ? dir : ".", key, err, sizeof err) != 0) {
+			char msg[WEFT_ERR_MAX + 64];
+			snprintf(msg, sizeof msg, "%s: served without the cache", err);
+			cli_message("view", "warning: ", msg);
+			free(key);
+			key = NULL;
+		}
+	}
+	int cached = key != NULL;
+	free(key);
+	if (a->serve && !cached && view_data_spill(vd, NULL, err, sizeof err) != 0) {
 		weft_registry_free(models);
 		view_data_free(vd);
 		cli_message("view", "", err);
@@ -341,7 +485,6 @@ static int cmd_view(int argc, char **argv, struct view_args *a)
 	int r = weft_emulate(&o, err, sizeof err);
 	cli_progress_end(&prog);
 	weft_registry_free(models);
-	int status = 0;
 	if (r != 0 && cli_stop_sig != 0) {
 		fprintf(stderr, "weft view: interrupted by %s; nothing written\n",
 				cli_stop_name(cli_stop_sig));
@@ -350,25 +493,23 @@ static int cmd_view(int argc, char **argv, struct view_args *a)
 		cli_message("view", "", err);
 		status = 1;
 	} else {
+		/* the cache made whatever --channel: it does not change it */
+		if (cached && view_cache_commit(vd, cpath, err, sizeof err) != 0) {
+			char msg[WEFT_ERR_MAX + 64];
+			snprintf(msg, sizeof msg, "%s: served without keeping it", err);
+			cli_message("view", "warning: ", msg);
+			cached = 0;
+		}
 		status = check_channel(vd, a->channel);
 	}
 	if (status != 0) {
 		view_data_free(vd);
 		return status;
 	}
+	if (a->serve)
+		return serve(vd, a, path, budget, (int) port, cached);
 	int complete = 0;
-	struct view_page_opts po = { path, budget, a->channel, a->serve, 0, &complete };
-	if (a->serve) {
-		cli_stop_sig = 0;
-		struct bound_ctx bc = { path, view_ndropped(vd) };
-		r = view_serve(vd, &po, (int) port, &cli_stop_sig, on_bound, &bc, err, sizeof err);
-		view_data_free(vd);
-		if (r != 0) {
-			cli_message("view", "", err);
-			return 1;
-		}
-		return 0;
-	}
+	struct view_page_opts po = { path, budget, a->channel, 0, 0, &complete };
 	char *def = NULL;
 	const char *out = a->output;
 	if (out == NULL) {

@@ -104,12 +104,12 @@ static inline void weft_store_u32(void *p, uint32_t v)
 #define WEFT_V1_STREAM_EXT ".obs" /* thread.TID.obs, releases 1.1 to 1.4 */
 #define WEFT_CLOCK_OFFSETS "clock-offsets.txt"
 /* Files an emulator writes at the top of the trace directory by default
- * (weft emu, the database weft sql keeps there, and the reference's ovniemu
- * for the Paraver ones): a reader passes over them without a warning.
- * NULL-terminated. */
+ * (weft emu, the database weft sql keeps there, weft view --serve's cache,
+ * and the reference's ovniemu for the Paraver ones): a reader passes over
+ * them without a warning. NULL-terminated. */
 #define WEFT_EMU_OUTPUT_NAMES                                                  \
 	{ "thread.prv", "thread.pcf", "thread.row", "cpu.prv", "cpu.pcf",      \
-	  "cpu.row", "perfetto.pftrace", "weft-sql.db", NULL }
+	  "cpu.row", "perfetto.pftrace", "weft-sql.db", "weft-view.cache", NULL }
 
 /* ---- metadata (stream.json, v3) ---- */
 #define WEFT_META_VERSION 3

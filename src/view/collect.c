@@ -198,6 +198,14 @@ static size_t sub_encode(uint8_t *p, const struct view_iv *iv, size_t n)
 	return w;
 }
 
+/* An interval as the collection makes them: times from 0 on, not empty,
+ * starting at or after the end before it (the file may have been changed:
+ * a cache read back, cache.c; nothing downstream then overflows). */
+static int iv_sane(const struct view_iv *v, int64_t prev_end)
+{
+	return v->start >= prev_end && v->start >= 0 && v->end > v->start;
+}
+
 /* The n intervals encoded in [p, e) into out: 0, or -1 when the bytes are
  * not n intervals exactly. */
 static int sub_decode(const uint8_t *p, const uint8_t *e, struct view_iv *out, size_t n)
@@ -209,6 +217,8 @@ static int sub_decode(const uint8_t *p, const uint8_t *e, struct view_iv *out, s
 	s = unzz(s);
 	v = unzz(v);
 	out[0] = (struct view_iv) { as_i64(s), as_i64(s + len), as_i64(v) };
+	if (!iv_sane(&out[0], 0))
+		return -1;
 	uint64_t end = s + len;
 	for (size_t i = 1; i < n; i++) {
 		uint64_t dv, gap = 0;
@@ -221,6 +231,8 @@ static int sub_decode(const uint8_t *p, const uint8_t *e, struct view_iv *out, s
 		v += unzz(dv);
 		end = s + len;
 		out[i] = (struct view_iv) { as_i64(s), as_i64(end), as_i64(v) };
+		if (!iv_sane(&out[i], out[i - 1].end))
+			return -1;
 	}
 	return p == e ? 0 : -1;
 }
@@ -302,7 +314,7 @@ int view_spill_sub_read(const struct view_data *vd, const struct view_track *t, 
 
 void view_spill_size(const struct view_data *vd, uint64_t *bytes, uint64_t *intervals)
 {
-	*bytes = vd->spill_off;
+	*bytes = vd->spill_off - vd->spill_base;
 	*intervals = 0;
 	for (size_t i = 0; vd->tracks != NULL && i < vd->nrows * vd->nchans; i++)
 		*intervals += vd->tracks[i].nspilled;
@@ -469,13 +481,17 @@ static void view_data_clear(struct view_data *vd)
 	free(vd->rows);
 	free(vd->chans);
 	free(vd->chan_of_id);
-	uint64_t keep = vd->keep;
-	int fd = vd->spill_fd;
-	if (fd >= 0 && ftruncate(fd, 0) != 0)
-		vd->spill_errno = errno; /* the file is rewritten from 0 anyway */
+	uint64_t keep = vd->keep, base = vd->spill_base;
+	int fd = vd->spill_fd, ro = vd->spill_ro;
+	char *tmp = vd->spill_tmp;
+	if (fd >= 0 && !ro && ftruncate(fd, (off_t) base) != 0)
+		vd->spill_errno = errno; /* the file is rewritten from base anyway */
 	memset(vd, 0, sizeof *vd);
 	vd->keep = keep;
 	vd->spill_fd = fd;
+	vd->spill_base = vd->spill_off = base;
+	vd->spill_tmp = tmp;
+	vd->spill_ro = ro;
 }
 
 void view_data_free(struct view_data *vd)
@@ -485,6 +501,9 @@ void view_data_free(struct view_data *vd)
 	view_data_clear(vd);
 	if (vd->spill_fd >= 0)
 		close(vd->spill_fd);
+	if (vd->spill_tmp != NULL)
+		unlink(vd->spill_tmp); /* a cache not made (cache.c) */
+	free(vd->spill_tmp);
 	free(vd);
 }
 
@@ -889,6 +908,11 @@ static void spyr_free(struct view_spyr *sp)
 	free(sp->bn);
 	free(sp->cb);
 	free(sp);
+}
+
+struct view_spyr *view_spyr_stub(void)
+{
+	return calloc(1, sizeof(struct view_spyr));
 }
 
 static struct view_spyr *spyr_new(int counter)

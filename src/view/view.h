@@ -39,6 +39,27 @@ void view_data_keep(struct view_data *vd, uint64_t budget);
  * the server answers every tile exactly with the collection's memory
  * still bounded by the budget. 0, or -1 with err. */
 int view_data_spill(struct view_data *vd, const char *dir, char *err, size_t errlen);
+/* --serve's cache (cache.c, docs/view.md "The cache"): before the run,
+ * view_data_spill's file made in dir instead (O_TMPFILE, else a named
+ * temporary removed unless it becomes the cache), its header's room and
+ * key (text) first. 0, or -1 with err. */
+int view_cache_begin(struct view_data *vd, const char *dir, const char *key, char *err,
+		size_t errlen);
+/* After the run: the collection written after the chunks, the header
+ * completed, the file synced and made path (renamed over it: nothing
+ * half-written is ever under that name; a path that is not a regular file
+ * is not replaced). 0, or -1 with err (vd still serves). */
+int view_cache_commit(struct view_data *vd, const char *path, char *err, size_t errlen);
+/* path, when it exists, is a regular file (lstat): 0, or -1 with err
+ * ("PATH: is a symbolic link: not replaced (...)"). */
+int view_cache_refused(const char *path, char *err, size_t errlen);
+/* The cache at path read back when its key is key (its chunks then read
+ * by the server from it): 0 (*out the collection, complete), 1 (no file,
+ * or another key), -1 (not a cache to trust: err says "byte N: what was
+ * wrong"). Every count, offset and length is checked against the file's
+ * size before anything is allocated from it. */
+int view_cache_load(const char *path, const char *key, struct view_data **out, char *err,
+		size_t errlen);
 /* Tracks whose intervals were beyond the budget (after the run). */
 size_t view_ndropped(const struct view_data *vd);
 void view_data_free(struct view_data *vd);

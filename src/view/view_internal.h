@@ -129,7 +129,18 @@ struct view_data {
 	int spill_fd;              /* view_data_spill's file, else -1 */
 	uint64_t spill_off;        /* its size */
 	int spill_errno;           /* a write to it failed (failed set too) */
+	/* the cache (cache.c): the chunks start after its header and key
+	 * (spill_base); spill_tmp: the named temporary to remove unless
+	 * made the cache (NULL: none, or O_TMPFILE's); spill_ro: the file
+	 * is a cache read back, never truncated */
+	uint64_t spill_base;
+	char *spill_tmp;
+	int spill_ro;
 };
+
+/* A spilled track read back from the cache: its flag (t->sp set), with no
+ * buckets (the pyramid is made). NULL when out of memory. */
+struct view_spyr *view_spyr_stub(void);
 
 /* A spilled track's chunk k decoded into out (VIEW_SPILL_CHUNK), *n its
  * intervals: 0, or -1 (a read error, or bytes that do not decode). */

@@ -175,7 +175,7 @@ def serving(tmp, t):
     ntracks = con.execute("SELECT count(*) FROM (SELECT DISTINCT view, row, channel FROM "
                           "interval)").fetchone()[0]
     con.close()
-    srv = Server(weft_bin(), ["--budget", "1", t])
+    srv = Server(weft_bin(), ["--no-cache", "--budget", "1", t])
     try:
         # --budget 1: every track's intervals beyond it, served from the file
         c.eq(srv.line, f"weft view: serving {t} at http://127.0.0.1:{srv.port}/ (Ctrl-C to "
@@ -212,12 +212,12 @@ def serving(tmp, t):
         rc, err = srv.stop()
     c.eq((rc, err), (0, ""), "SIGINT: exit 0")
     bad = os.path.join(tmp, "no-such-dir")
-    p = subprocess.run([weft_bin(), "view", "--serve", t], capture_output=True, text=True,
-                       timeout=60, env=dict(os.environ, TMPDIR=bad))
+    p = subprocess.run([weft_bin(), "view", "--serve", "--no-cache", t], capture_output=True,
+                       text=True, timeout=60, env=dict(os.environ, TMPDIR=bad))
     c.eq((p.returncode, p.stdout, p.stderr), (
         1, "", f"weft view: {bad}: cannot create the temporary file of the intervals beyond the "
         "budget: No such file or directory\n"), "--serve: $TMPDIR missing: exit 1, its message")
-    srv = Server(weft_bin(), [t])
+    srv = Server(weft_bin(), ["--no-cache", t])
     try:
         c.expect(srv.line.endswith("(Ctrl-C to stop; 0 tracks beyond the budget, read from a "
                                    "temporary file)\n"), f"the default budget: {srv.line!r}")
@@ -342,7 +342,7 @@ def server_with(args, **env):
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
     try:
-        return Server(weft_bin(), args)
+        return Server(weft_bin(), ["--no-cache"] + args)
     finally:
         for k, v in saved.items():
             if v is None:
@@ -386,8 +386,8 @@ def write_fails(t, what):
     def limit():
         resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
         signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
-    p = subprocess.run([weft_bin(), "view", "--serve", "--budget", "1", t], capture_output=True,
-                       text=True, timeout=300, preexec_fn=limit)
+    p = subprocess.run([weft_bin(), "view", "--serve", "--no-cache", "--budget", "1", t],
+                       capture_output=True, text=True, timeout=300, preexec_fn=limit)
     c.eq((p.returncode, p.stdout, p.stderr), (
         1, "", "weft view: cannot write the temporary file of the intervals beyond the budget: "
         "File too large\n"), f"{what}: a failed write of the temporary file: exit 1, its message")

@@ -115,8 +115,8 @@ def serve_answers(j, trace, args):
     WEFT_EMU_TIMING's lines."""
     os.environ["WEFT_EMU_TIMING"] = "1"
     try:
-        s = Server(weft_bin(), ["-j", str(j), "--port", "0", "--budget", "1"] + args +
-                   [str(trace)])
+        s = Server(weft_bin(), ["--no-cache", "-j", str(j), "--port", "0", "--budget", "1"]
+                   + args + [str(trace)])
     finally:
         del os.environ["WEFT_EMU_TIMING"]
     got = {"line": re.sub(r"127\.0\.0\.1:\d+", "PORT", s.line)}

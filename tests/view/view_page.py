@@ -241,7 +241,7 @@ def serve_case(browser, tmp, name, trace):
     interval the page shows or hovers comes from the server's tiles, read
     from its temporary file."""
     tab = Table(trace, tmp)
-    srv = Server(weft_bin(), ["--budget", "1", trace])
+    srv = Server(weft_bin(), ["--no-cache", "--budget", "1", trace])
     try:
         # every track with intervals is served from the server's temporary file
         c.expect(srv.line.endswith(f"; {tab.ntracks} tracks beyond the budget, read from a "
