@@ -759,7 +759,8 @@ static int run_sql(const char *path, const char *query, const struct sql_args *a
 	char cpath[4300];
 	char *key = NULL;
 	if (out == NULL) {
-		if (trace_cache_path(CMD, path, CACHE_NAME, "db", cpath, sizeof cpath) != 0)
+		if (trace_cache_path(CMD, path, CACHE_NAME, "db", "give -o FILE", cpath,
+				sizeof cpath) != 0)
 			return CLI_EXIT_TRACE;
 		key = cache_key(path, a->all_models, a->mf);
 		char *old = key != NULL && !a->rebuild ? stored_key(cpath) : NULL;

@@ -281,7 +281,8 @@ static int serve_cache(const struct view_args *a, const char *path,
 		char *cpath, size_t cap, char **key, struct view_data **vd)
 {
 	char err[WEFT_ERR_MAX + 4400];
-	if (trace_cache_path("view", path, VIEW_CACHE_NAME, VIEW_CACHE_EXT, cpath, cap) != 0)
+	if (trace_cache_path("view", path, VIEW_CACHE_NAME, VIEW_CACHE_EXT, "give --no-cache",
+			cpath, cap) != 0)
 		return 1;
 	if (view_cache_refused(cpath, err, sizeof err) != 0) {
 		cli_message("view", "", err);

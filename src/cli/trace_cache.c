@@ -114,7 +114,7 @@ int trace_cache_dir_writable(const char *dir)
 }
 
 int trace_cache_path(const char *cmd, const char *path, const char *name, const char *ext,
-		char *out, size_t cap)
+		const char *instead, char *out, size_t cap)
 {
 	if (trace_cache_dir_writable(path)) {
 		if (snprintf(out, cap, "%s/%s", path, name) >= (int) cap) {
@@ -136,7 +136,7 @@ int trace_cache_path(const char *cmd, const char *path, const char *name, const 
 		snprintf(dir, sizeof dir, "%s/.cache/weft", home);
 	else {
 		fprintf(stderr, "weft %s: the trace directory cannot be written into, and neither "
-				"XDG_CACHE_HOME nor HOME names a cache directory: give -o FILE\n", cmd);
+				"XDG_CACHE_HOME nor HOME names a cache directory: %s\n", cmd, instead);
 		return -1;
 	}
 	/* the directories, made as needed (only the last one ours: 0700) */

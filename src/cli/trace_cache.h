@@ -19,10 +19,11 @@ int trace_cache_dir_writable(const char *dir);
 /* Where the file of the trace at path is kept: path/name, or, when path
  * may not be written into, $XDG_CACHE_HOME/weft (else ~/.cache/weft; made
  * as needed) as BASE-HASH.ext, BASE the trace directory's name, HASH one of
- * its real path. cmd names the command in the messages. 0, or -1 with the
+ * its real path. cmd names the command in the messages, instead what to
+ * do when there is no cache directory ("give -o FILE"). 0, or -1 with the
  * message printed. */
 int trace_cache_path(const char *cmd, const char *path, const char *name, const char *ext,
-		char *out, size_t cap);
+		const char *instead, char *out, size_t cap);
 
 /* What the file of the trace at path depends on, as text: head (weft's
  * version and the file's format), the weft program's size and modification
