@@ -20,7 +20,11 @@ directory it removes, then prints, in one run:
     `zoom step: median X ms, max Y ms` (target at most 100 ms), and the
     server's peak resident memory (it keeps the intervals up to the budget,
     the others in a temporary file), and what that file holds: its
-    intervals, bytes and bytes per interval (target at most 8).
+    intervals, bytes and bytes per interval (target at most 8);
+  - `weft view --serve` started again on the same trace: the time to its
+    port line (the cache the first start kept beside the trace read back,
+    no emulation) against the first start's, its first tile, and the
+    cache's size.
 Usage: bench_view [-n EVENTS] [-r RUNS] [--budget SIZE] [--no-emu] [--no-serve] [-k]
   (10^8 events by default; --no-emu skips weft emu --paraver, whose .prv
   files take about 83 bytes an event; --no-serve skips the server, whose
@@ -115,6 +119,46 @@ def browser_times(page, size, tmp):
     return out["view"], out["blank"]
 
 
+def page_data(srv):
+    """The page's channels shown first, its rows and its duration."""
+    st, body = srv.request("GET", "/")
+    data = json.loads(body.split(b'type="application/json">')[1].split(b"</script>")[0])
+    names = [c["name"] for c in data["chans"]]
+    chans = [names.index(n) for n in ("ovni.thread.state", "cpu.running.tid") if n in names]
+    return chans, len(data["rows"]), max(1, data["duration"])
+
+
+def window_time(srv, chans, nrows, dur, t0, t1):
+    """The time of the tiles a 1024 px window [t0, t1] needs."""
+    px = max(1.0, (t1 - t0) / 1024)
+    lv = max(0, int(px).bit_length() - 1)
+    span = 1024 << lv
+    t = time.monotonic()
+    for c in chans:
+        i = max(0, int(t0) // span)
+        while i * span < min(t1, dur):
+            st, _ = srv.request("GET", f"/tile?c={c}&r0=0&r1={nrows - 1}&l={lv}&i={i}")
+            if st != 200:
+                raise SystemExit(f"bench_view: tile refused: {st}")
+            i += 1
+    return time.monotonic() - t
+
+
+def reopen_times(weft, trace, budget):
+    """--serve started again on the same trace (its cache kept beside it by
+    the first start): the time to its port line, then its first tile."""
+    from serve_util import Server
+    t = time.monotonic()
+    srv = Server(weft, ["--budget", budget, trace], timeout=3600)
+    started = time.monotonic() - t
+    try:
+        chans, nrows, dur = page_data(srv)
+        first = window_time(srv, chans, nrows, dur, 0, dur)
+    finally:
+        srv.stop()
+    return started, first
+
+
 def serve_times(weft, trace, budget):
     from serve_util import Server
     t = time.monotonic()
@@ -126,25 +170,10 @@ def serve_times(weft, trace, budget):
         del os.environ["WEFT_EMU_TIMING"]
     started = time.monotonic() - t
     try:
-        st, body = srv.request("GET", "/")
-        data = json.loads(body.split(b'type="application/json">')[1].split(b"</script>")[0])
-        names = [c["name"] for c in data["chans"]]
-        chans = [names.index(n) for n in ("ovni.thread.state", "cpu.running.tid") if n in names]
-        nrows, dur = len(data["rows"]), max(1, data["duration"])
+        chans, nrows, dur = page_data(srv)
 
         def window(t0, t1):
-            px = max(1.0, (t1 - t0) / 1024)
-            lv = max(0, int(px).bit_length() - 1)
-            span = 1024 << lv
-            t = time.monotonic()
-            for c in chans:
-                i = max(0, int(t0) // span)
-                while i * span < min(t1, dur):
-                    st, _ = srv.request("GET", f"/tile?c={c}&r0=0&r1={nrows - 1}&l={lv}&i={i}")
-                    if st != 200:
-                        raise SystemExit(f"bench_view: tile refused: {st}")
-                    i += 1
-            return time.monotonic() - t
+            return window_time(srv, chans, nrows, dur, t0, t1)
 
         first = window(0, dur)
         steps = []
@@ -221,6 +250,12 @@ def main():
                   f"{statistics.median(steps) * 1000:.1f} ms, max {max(steps) * 1000:.1f} ms "
                   f"(target at most 100 ms); peak RSS {mib(srss)}")
             print(f"serve: temporary file: {spill} (target at most 8)")
+            sys.stdout.flush()
+            cache = os.path.join(trace, "weft-view.cache")
+            again, rfirst = reopen_times(weft, trace, a.budget)
+            print(f"--serve reopened: port line after {again * 1000:.0f} ms (first open "
+                  f"{started:.1f} s); first tile: {rfirst * 1000:.1f} ms; the cache "
+                  f"{os.path.getsize(cache) if os.path.exists(cache) else 0} bytes")
     finally:
         if a.k:
             print(f"kept: {tmp}")
