@@ -280,7 +280,7 @@ static int serve_cache(const struct view_args *a, const char *path,
 		const struct cli_window *win, uint64_t budget, const char *const *mnames, int nm,
 		char *cpath, size_t cap, char **key, struct view_data **vd)
 {
-	char err[WEFT_ERR_MAX + 4400];
+	char err[WEFT_ERR_MAX + 4400 + 64];
 	if (trace_cache_path("view", path, VIEW_CACHE_NAME, VIEW_CACHE_EXT, "give --no-cache",
 			cpath, cap) != 0)
 		return 1;
