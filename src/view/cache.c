@@ -19,8 +19,9 @@
  *   48+K   the chunks of the spilled tracks (view_internal.h)
  *   M   L  the metadata: the rows, the channels and their labels, and per
  *          track its pyramid, its chunk table and samples, or its kept
- *          intervals (vc_write_meta's order), all in 64-bit words, texts
- *          as their length and bytes
+ *          intervals (vc_write_meta's order), in 64-bit words, texts as
+ *          their length and bytes, the kept intervals encoded as the
+ *          chunks' sub-blocks are (view_sub_encode)
  *
  * in the machine's byte order (the key names the program that wrote it).
  * The file is input when read back: every count, offset and length is
@@ -49,6 +50,11 @@
 #define VC_STR_MAX ((uint64_t) 16 << 20)
 #define VC_BUF ((size_t) 1 << 20) /* a multiple of 8: see vc_hash */
 #define VC_END 0x646e652d6377763bull /* the metadata's last word */
+
+/* The chunk table and the samples are written as they are in memory: their
+ * 64-bit words, no padding. */
+_Static_assert(sizeof(struct view_spill_chunk) == 3 * sizeof(uint64_t), "chunk: 3 words");
+_Static_assert(sizeof(struct view_spill_sample) == 4 * sizeof(uint64_t), "sample: 4 words");
 
 static const char *const kinds[] = { "state", "single", "stack", "counter", "mark" };
 
@@ -237,27 +243,25 @@ static void vc_write_meta(struct wr *w, const struct view_data *vd)
 			wr_bytes(w, t->pyr, t->off[t->nlev] * sizeof *t->pyr);
 		}
 		if (t->sp != NULL) {
+			/* the chunk table (last end, base, pos) and the samples
+			 * (start, end, value, index): 64-bit words, as in memory */
 			wr_u(w, t->nchunks);
-			for (size_t k = 0; k < t->nchunks; k++) {
-				wr_i(w, t->chunks[k].last_end);
-				wr_u(w, t->chunks[k].base);
-				wr_u(w, t->chunks[k].pos);
-			}
+			wr_bytes(w, t->chunks, t->nchunks * sizeof *t->chunks);
 			wr_u(w, t->nspilled);
 			wr_u(w, t->nsmp);
 			wr_u(w, t->slast);
 			wr_i(w, t->sk);
-			for (size_t k = 0; k < t->nsmp; k++) {
-				wr_i(w, t->smp[k].start);
-				wr_i(w, t->smp[k].end);
-				wr_i(w, t->smp[k].value);
-				wr_u(w, t->smp[k].index);
-			}
+			wr_bytes(w, t->smp, t->nsmp * sizeof *t->smp);
 		}
-		for (size_t k = 0; k < t->n; k++) {
-			wr_i(w, t->iv[k].start);
-			wr_i(w, t->iv[k].end);
-			wr_i(w, t->iv[k].value);
+		/* the kept intervals as the temporary file's sub-blocks: each
+		 * VIEW_SPILL_SUB (the last fewer) as its length (2 bytes) and
+		 * its bytes (view_sub_encode: about 3 bytes an interval) */
+		for (size_t k = 0; k < t->n; k += VIEW_SPILL_SUB) {
+			uint8_t b[VIEW_SPILL_SUB * VIEW_SPILL_IV_MAX];
+			size_t m = t->n - k < VIEW_SPILL_SUB ? t->n - k : VIEW_SPILL_SUB;
+			uint16_t len = (uint16_t) view_sub_encode(b, t->iv + k, m);
+			wr_bytes(w, &len, sizeof len);
+			wr_bytes(w, b, len);
 		}
 	}
 	wr_u(w, VC_END);
@@ -492,8 +496,8 @@ static int rd_track(struct rd *r, struct view_data *vd, struct view_track *t, ui
 	uint64_t n, spilled;
 	int64_t kmin, nlev;
 	uint64_t at = r->pos;
-	if (rd_count(r, &n, 3 * sizeof(int64_t), SIZE_MAX / sizeof(struct view_iv), "a track's "
-			"intervals") != 0 || rd_u(r, &t->count, "a track") != 0
+	/* a kept interval takes at least 2 bytes (a value's change, a length) */
+	if (rd_count(r, &n, 2, SIZE_MAX / sizeof(struct view_iv), "a track's intervals") != 0 || rd_u(r, &t->count, "a track") != 0
 			|| rd_u(r, &t->jlen, "a track") != 0 || rd_i(r, &t->lend, "a track") != 0
 			|| rd_i(r, &t->lvalue, "a track") != 0 || rd_u(r, &spilled, "a track") != 0
 			|| rd_i(r, &kmin, "a track") != 0 || rd_i(r, &nlev, "a track") != 0)
@@ -543,12 +547,12 @@ static int rd_track(struct rd *r, struct view_data *vd, struct view_track *t, ui
 		if (t->chunks == NULL)
 			return rd_fail(r, at, "out of memory");
 		t->nchunks = t->ccap = (size_t) nc;
+		uint64_t table = r->pos;
+		if (rd_bytes(r, t->chunks, (size_t) nc * sizeof *t->chunks, "a chunk table") != 0)
+			return -1;
 		for (size_t k = 0; k < nc; k++) {
 			struct view_spill_chunk *c = &t->chunks[k];
-			at = r->pos;
-			if (rd_i(r, &c->last_end, "a chunk") != 0 || rd_u(r, &c->base, "a chunk") != 0
-					|| rd_u(r, &c->pos, "a chunk") != 0)
-				return -1;
+			at = table + k * sizeof *c;
 			uint64_t off = c->pos >> 16, len = c->pos & 0xffff;
 			if (off < vd->spill_base || len < VIEW_SPILL_DIR_BYTES
 					|| len > VIEW_SPILL_CHUNK_MAX || off > moff || len > moff - off)
@@ -583,13 +587,12 @@ static int rd_track(struct rd *r, struct view_data *vd, struct view_track *t, ui
 			if (t->smp == NULL)
 				return rd_fail(r, at, "out of memory");
 		}
+		uint64_t smp0 = r->pos;
+		if (rd_bytes(r, t->smp, (size_t) nsmp * sizeof *t->smp, "the samples") != 0)
+			return -1;
 		for (size_t k = 0; k < nsmp; k++) {
 			struct view_spill_sample *p = &t->smp[k];
-			at = r->pos;
-			if (rd_i(r, &p->start, "a sample") != 0 || rd_i(r, &p->end, "a sample") != 0
-					|| rd_i(r, &p->value, "a sample") != 0
-					|| rd_u(r, &p->index, "a sample") != 0)
-				return -1;
+			at = smp0 + k * sizeof *p;
 			if (p->start < 0 || p->end <= p->start || p->index >= t->nspilled
 					|| (k > 0 && p->index < t->smp[k - 1].index))
 				return rd_fail(r, at, "sample %zu out of order", k);
@@ -600,14 +603,22 @@ static int rd_track(struct rd *r, struct view_data *vd, struct view_track *t, ui
 		if (t->iv == NULL)
 			return rd_fail(r, r->pos, "out of memory");
 		t->n = t->cap = (size_t) n;
-		for (size_t k = 0; k < n; k++) {
-			struct view_iv *v = &t->iv[k];
+		for (size_t k = 0; k < n; k += VIEW_SPILL_SUB) {
+			uint8_t b[VIEW_SPILL_SUB * VIEW_SPILL_IV_MAX];
+			size_t m = n - k < VIEW_SPILL_SUB ? (size_t) n - k : VIEW_SPILL_SUB;
+			uint16_t len;
 			at = r->pos;
-			if (rd_i(r, &v->start, "an interval") != 0 || rd_i(r, &v->end, "an interval")
-					!= 0 || rd_i(r, &v->value, "an interval") != 0)
+			if (rd_bytes(r, &len, sizeof len, "the intervals") != 0)
 				return -1;
-			if (v->start < 0 || v->end <= v->start || (k > 0 && v->start < v[-1].end))
-				return rd_fail(r, at, "interval %zu out of order", k);
+			if (len == 0 || len > m * VIEW_SPILL_IV_MAX)
+				return rd_fail(r, at, "intervals %zu to %zu: %u bytes", k, k + m - 1,
+						(unsigned) len);
+			if (rd_bytes(r, b, len, "the intervals") != 0)
+				return -1;
+			if (view_sub_decode(b, b + len, t->iv + k, m) != 0
+					|| (k > 0 && t->iv[k].start < t->iv[k - 1].end))
+				return rd_fail(r, at, "intervals %zu to %zu do not decode in order", k,
+						k + m - 1);
 		}
 	}
 	return 0;

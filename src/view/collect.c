@@ -237,6 +237,16 @@ static int sub_decode(const uint8_t *p, const uint8_t *e, struct view_iv *out, s
 	return p == e ? 0 : -1;
 }
 
+size_t view_sub_encode(uint8_t *p, const struct view_iv *iv, size_t n)
+{
+	return sub_encode(p, iv, n);
+}
+
+int view_sub_decode(const uint8_t *p, const uint8_t *e, struct view_iv *out, size_t n)
+{
+	return sub_decode(p, e, out, n);
+}
+
 static void dir_pack(uint8_t *p, const struct view_spill_dir *d)
 {
 	memcpy(p, d->fence, sizeof d->fence);

@@ -156,6 +156,13 @@ int view_spill_dir_read(const struct view_data *vd, const struct view_track *t, 
  * read error, an empty sub-block, bytes that do not decode). */
 int view_spill_sub_read(const struct view_data *vd, const struct view_track *t, size_t k,
 		const struct view_spill_dir *d, size_t j, struct view_iv *out, size_t *n);
+/* The n intervals iv (1 to VIEW_SPILL_SUB, in order) encoded at p as a
+ * sub-block of the temporary file (at most n * VIEW_SPILL_IV_MAX bytes):
+ * their bytes. The cache (cache.c) keeps the kept intervals so too. */
+size_t view_sub_encode(uint8_t *p, const struct view_iv *iv, size_t n);
+/* n intervals decoded from [p, e) into out: 0, or -1 when the bytes are not
+ * n intervals exactly, or not in order from time 0 on. */
+int view_sub_decode(const uint8_t *p, const uint8_t *e, struct view_iv *out, size_t n);
 /* The temporary file's bytes and the intervals it holds. */
 void view_spill_size(const struct view_data *vd, uint64_t *bytes, uint64_t *intervals);
 

@@ -208,7 +208,8 @@ def first_chunk(data):
             p += 8  # nspilled
             nsmp = u()
             p += 16 + 32 * nsmp
-        p += 24 * n
+        for _ in range(0, n, 32):  # the kept intervals: sub-blocks of 32
+            p += 2 + struct.unpack_from("<H", data, p)[0]
     raise AssertionError("no spilled track")
 
 
