@@ -20,8 +20,13 @@ directory it removes, then prints, in one run:
     `zoom step: median X ms, max Y ms` (target at most 100 ms), and the
     server's peak resident memory (it keeps the intervals up to the budget,
     the others in a temporary file), and what that file holds: its
-    intervals, bytes and bytes per interval (target at most 8).
-Usage: bench_view [-n EVENTS] [-r RUNS] [--budget SIZE] [--no-emu] [--no-serve] [-k]
+    intervals, bytes and bytes per interval (target at most 8);
+  - with --cold, the server started again under WEFT_VIEW_EVICT=1 (it drops
+    its temporary file's pages from the page cache and empties its own
+    cache before each request: every lookup reads from the disk, as when the
+    file does not fit in the memory) and its first tile and zoom steps timed
+    again: `zoom step, cold: median X ms, max Y ms`, with the load average.
+Usage: bench_view [-n EVENTS] [-r RUNS] [--budget SIZE] [--no-emu] [--no-serve] [--cold] [-k]
   (10^8 events by default; --no-emu skips weft emu --paraver, whose .prv
   files take about 83 bytes an event; --no-serve skips the server, whose
   temporary file takes about 3.3 bytes an interval beyond the budget; -k
@@ -115,15 +120,23 @@ def browser_times(page, size, tmp):
     return out["view"], out["blank"]
 
 
-def serve_times(weft, trace, budget):
+def serve_times(weft, trace, budget, env=None):
+    """The server started with env added to the environment: (time to its
+    port line, first tile, zoom steps, peak RSS KiB, its file's line)."""
     from serve_util import Server
     t = time.monotonic()
     # WEFT_EMU_TIMING: the server says on stderr what its temporary file holds
-    os.environ["WEFT_EMU_TIMING"] = "1"
+    env = dict(env or {}, WEFT_EMU_TIMING="1")
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
     try:
         srv = Server(weft, ["--budget", budget, trace], timeout=3600)
     finally:
-        del os.environ["WEFT_EMU_TIMING"]
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
     started = time.monotonic() - t
     try:
         st, body = srv.request("GET", "/")
@@ -173,6 +186,8 @@ def main():
     ap.add_argument("--budget", default="64MiB")
     ap.add_argument("--no-emu", action="store_true", help="no weft emu --paraver run")
     ap.add_argument("--no-serve", action="store_true", help="no weft view --serve run")
+    ap.add_argument("--cold", action="store_true",
+                    help="the server's tiles timed again with its file out of the page cache")
     ap.add_argument("-k", action="store_true", help="keep the directory")
     a = ap.parse_args()
     weft = os.path.join(BIN, "weft")
@@ -221,6 +236,15 @@ def main():
                   f"{statistics.median(steps) * 1000:.1f} ms, max {max(steps) * 1000:.1f} ms "
                   f"(target at most 100 ms); peak RSS {mib(srss)}")
             print(f"serve: temporary file: {spill} (target at most 8)")
+            sys.stdout.flush()
+        if not a.no_serve and a.cold:
+            for what, env in (("cold", {"WEFT_VIEW_EVICT": "1"}),):
+                _, first, steps, _, _ = serve_times(weft, trace, a.budget, env)
+                load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+                print(f"serve: first tile, {what}: {first * 1000:.1f} ms; zoom step, {what}: "
+                      f"median {statistics.median(steps) * 1000:.1f} ms, max "
+                      f"{max(steps) * 1000:.1f} ms ({len(steps)} steps; load average {load})")
+                sys.stdout.flush()
     finally:
         if a.k:
             print(f"kept: {tmp}")

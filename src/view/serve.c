@@ -15,6 +15,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -179,6 +180,7 @@ struct srv {
 	struct chunk_slot *slots; /* CACHE_SLOTS */
 	uint64_t clock;
 	int failed;               /* a read of the file failed */
+	int evict;                /* WEFT_VIEW_EVICT: every lookup read from the disk */
 	/* the directory and the sub-block read last (a sample tile's
 	 * buckets fall in one sub-block or chunk again and again) */
 	const struct view_track *ft, *st;
@@ -343,6 +345,21 @@ static int track_find(struct srv *S, const struct view_track *t, int64_t time, u
 	}
 	*x = t->chunks[lo].base + in;
 	return 0;
+}
+
+/* WEFT_VIEW_EVICT (a measuring aid, docs/view.md): before each request the
+ * server forgets what it read (its chunk cache, the directory and the
+ * sub-block read last) and drops the temporary file's pages from the page
+ * cache, so that its lookups read from the disk, as when the file is
+ * larger than the memory. */
+static void evict(struct srv *S)
+{
+	for (size_t i = 0; i < CACHE_SLOTS; i++)
+		S->slots[i].t = NULL;
+	S->ft = NULL;
+	S->st = NULL;
+	if (S->vd->spill_fd >= 0)
+		(void) posix_fadvise(S->vd->spill_fd, 0, 0, POSIX_FADV_DONTNEED);
 }
 
 /* An interval of a tile's row: its start after the previous one's end
@@ -646,6 +663,8 @@ static void handle(struct conn *c, size_t hl, struct srv *S, const char *page, s
 		return;
 	}
 	size_t len = 0;
+	if (S->evict)
+		evict(S);
 	char *body = is_tile ? tile(S, q, &len) : at(S, q, &len);
 	if (body == NULL && S->failed) {
 		S->failed = 0;
@@ -852,6 +871,14 @@ int view_serve(const struct view_data *vd, const struct view_page_opts *o, int p
 		fprintf(stderr, "weft view: temporary file: %" PRIu64 " intervals in %" PRIu64
 				" bytes (%.2f bytes an interval)\n", nint, bytes,
 				nint > 0 ? (double) bytes / (double) nint : 0.0);
+	}
+	const char *ev = getenv("WEFT_VIEW_EVICT");
+	S.evict = ev != NULL && ev[0] != '\0' && strcmp(ev, "0") != 0;
+	if (S.evict && vd->spill_fd >= 0) {
+		/* its pages clean (dropped, not kept to be written), and dropped
+		 * once now rather than in the first request's time */
+		(void) fdatasync(vd->spill_fd);
+		(void) posix_fadvise(vd->spill_fd, 0, 0, POSIX_FADV_DONTNEED);
 	}
 	int bport = ntohs(a.sin_port);
 	bound(ctx, bport);
