@@ -25,7 +25,10 @@ directory it removes, then prints, in one run:
     its temporary file's pages from the page cache and empties its own
     cache before each request: every lookup reads from the disk, as when the
     file does not fit in the memory) and its first tile and zoom steps timed
-    again: `zoom step, cold: median X ms, max Y ms`, with the load average.
+    again, without its read-ahead (WEFT_VIEW_READAHEAD=0: `zoom step, cold,
+    no read-ahead: median X ms, max Y ms`) and with it (`zoom step, cold:
+    ...`), each with the load average. The warm line's server reads ahead
+    unless WEFT_VIEW_READAHEAD=0 is in the environment.
 Usage: bench_view [-n EVENTS] [-r RUNS] [--budget SIZE] [--no-emu] [--no-serve] [--cold] [-k]
   (10^8 events by default; --no-emu skips weft emu --paraver, whose .prv
   files take about 83 bytes an event; --no-serve skips the server, whose
@@ -238,7 +241,9 @@ def main():
             print(f"serve: temporary file: {spill} (target at most 8)")
             sys.stdout.flush()
         if not a.no_serve and a.cold:
-            for what, env in (("cold", {"WEFT_VIEW_EVICT": "1"}),):
+            for what, env in (("cold, no read-ahead", {"WEFT_VIEW_EVICT": "1",
+                                                        "WEFT_VIEW_READAHEAD": "0"}),
+                              ("cold", {"WEFT_VIEW_EVICT": "1", "WEFT_VIEW_READAHEAD": "1"})):
                 _, first, steps, _, _ = serve_times(weft, trace, a.budget, env)
                 load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
                 print(f"serve: first tile, {what}: {first * 1000:.1f} ms; zoom step, {what}: "
