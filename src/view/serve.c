@@ -175,7 +175,7 @@ struct chunk_slot {
 	struct view_iv iv[VIEW_SPILL_CHUNK];
 };
 
-/* A byte range of the temporary file a tile will read (read_ahead). */
+/* A byte range of the temporary file a tile will read (ra_row). */
 struct ra_range {
 	uint64_t off, len;
 };
