@@ -24,8 +24,16 @@ directory it removes, then prints, in one run:
   - `weft view --serve` started again on the same trace: the time to its
     port line (the cache the first start kept beside the trace read back,
     no emulation) against the first start's, its first tile, and the
-    cache's size.
-Usage: bench_view [-n EVENTS] [-r RUNS] [--budget SIZE] [--no-emu] [--no-serve] [-k]
+    cache's size;
+  - with --cold, the server started again under WEFT_VIEW_EVICT=1 (it drops
+    its temporary file's pages from the page cache and empties its own
+    cache before each request: every lookup reads from the disk, as when the
+    file does not fit in the memory) and its first tile and zoom steps timed
+    again, without its read-ahead (WEFT_VIEW_READAHEAD=0: `zoom step, cold,
+    no read-ahead: median X ms, max Y ms`) and with it (`zoom step, cold:
+    ...`), each with the load average. The warm line's server reads ahead
+    unless WEFT_VIEW_READAHEAD=0 is in the environment.
+Usage: bench_view [-n EVENTS] [-r RUNS] [--budget SIZE] [--no-emu] [--no-serve] [--cold] [-k]
   (10^8 events by default; --no-emu skips weft emu --paraver, whose .prv
   files take about 83 bytes an event; --no-serve skips the server, whose
   temporary file takes about 3.3 bytes an interval beyond the budget; -k
@@ -159,15 +167,23 @@ def reopen_times(weft, trace, budget):
     return started, first
 
 
-def serve_times(weft, trace, budget):
+def serve_times(weft, trace, budget, env=None):
+    """The server started with env added to the environment: (time to its
+    port line, first tile, zoom steps, peak RSS KiB, its file's line)."""
     from serve_util import Server
     t = time.monotonic()
     # WEFT_EMU_TIMING: the server says on stderr what its temporary file holds
-    os.environ["WEFT_EMU_TIMING"] = "1"
+    env = dict(env or {}, WEFT_EMU_TIMING="1")
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
     try:
         srv = Server(weft, ["--budget", budget, trace], timeout=3600)
     finally:
-        del os.environ["WEFT_EMU_TIMING"]
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
     started = time.monotonic() - t
     try:
         chans, nrows, dur = page_data(srv)
@@ -202,6 +218,8 @@ def main():
     ap.add_argument("--budget", default="64MiB")
     ap.add_argument("--no-emu", action="store_true", help="no weft emu --paraver run")
     ap.add_argument("--no-serve", action="store_true", help="no weft view --serve run")
+    ap.add_argument("--cold", action="store_true",
+                    help="the server's tiles timed again with its file out of the page cache")
     ap.add_argument("-k", action="store_true", help="keep the directory")
     a = ap.parse_args()
     weft = os.path.join(BIN, "weft")
@@ -256,6 +274,16 @@ def main():
             print(f"--serve reopened: port line after {again * 1000:.0f} ms (first open "
                   f"{started:.1f} s); first tile: {rfirst * 1000:.1f} ms; the cache "
                   f"{os.path.getsize(cache) if os.path.exists(cache) else 0} bytes")
+        if not a.no_serve and a.cold:
+            for what, env in (("cold, no read-ahead", {"WEFT_VIEW_EVICT": "1",
+                                                        "WEFT_VIEW_READAHEAD": "0"}),
+                              ("cold", {"WEFT_VIEW_EVICT": "1", "WEFT_VIEW_READAHEAD": "1"})):
+                _, first, steps, _, _ = serve_times(weft, trace, a.budget, env)
+                load = ", ".join(f"{x:.2f}" for x in os.getloadavg())
+                print(f"serve: first tile, {what}: {first * 1000:.1f} ms; zoom step, {what}: "
+                      f"median {statistics.median(steps) * 1000:.1f} ms, max "
+                      f"{max(steps) * 1000:.1f} ms ({len(steps)} steps; load average {load})")
+                sys.stdout.flush()
     finally:
         if a.k:
             print(f"kept: {tmp}")

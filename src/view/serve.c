@@ -15,6 +15,7 @@
  */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <netinet/in.h>
 #include <poll.h>
@@ -174,11 +175,31 @@ struct chunk_slot {
 	struct view_iv iv[VIEW_SPILL_CHUNK];
 };
 
+/* A byte range of the temporary file a tile will read (ra_row). */
+struct ra_range {
+	uint64_t off, len;
+};
+
+/* Ranges gathered before they are sorted, merged and handed to the kernel
+ * (256 KiB): a tile row touches at most VIEW_TILE_BUCKETS + 2 chunks. */
+#define RA_MAX 16384
+
 struct srv {
 	const struct view_data *vd;
 	struct chunk_slot *slots; /* CACHE_SLOTS */
 	uint64_t clock;
 	int failed;               /* a read of the file failed */
+	int evict;                /* WEFT_VIEW_EVICT: every lookup read from the disk */
+	struct ra_range *ra;      /* the read-ahead's ranges (RA_MAX; NULL: none) */
+	size_t nra;
+	/* the ranges asked for in this tile, sorted once asked (RA_MAX;
+	 * beyond, not checked), and the reads of the file in tiles and those
+	 * of them outside these ranges (said under WEFT_EMU_TIMING at the
+	 * end: the read-ahead covers what the tiles read) */
+	struct ra_range *adv;
+	size_t nadv;
+	int in_tile, adv_over;
+	uint64_t reads, unasked;
 	/* the directory and the sub-block read last (a sample tile's
 	 * buckets fall in one sub-block or chunk again and again) */
 	const struct view_track *ft, *st;
@@ -186,6 +207,28 @@ struct srv {
 	struct view_spill_dir dir;
 	struct view_iv sub[VIEW_SPILL_SUB];
 };
+
+/* A read of chunk k of spilled t (whole or in part) by a lookup: counted
+ * in a tile, with whether the read-ahead asked for its bytes. */
+static void ra_read(struct srv *S, const struct view_track *t, size_t k)
+{
+	if (!S->in_tile)
+		return;
+	S->reads++;
+	if (S->adv_over)
+		return;
+	uint64_t off = t->chunks[k].pos >> 16, end = off + (t->chunks[k].pos & 0xffff);
+	size_t lo = 0, hi = S->nadv; /* the last range starting at off or before */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (S->adv[mid].off <= off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || S->adv[lo - 1].off + S->adv[lo - 1].len < end)
+		S->unasked++;
+}
 
 /* In chunk k of a spilled track, not cached, the first interval ending
  * after time (one does: the chunk's last end is after it), from its
@@ -196,6 +239,7 @@ static int spill_find(struct srv *S, const struct view_track *t, size_t k, int64
 {
 	if (S->ft != t || S->fk != k) {
 		S->ft = NULL;
+		ra_read(S, t, k);
 		if (view_spill_dir_read(S->vd, t, k, &S->dir) != 0)
 			return -1;
 		S->ft = t;
@@ -206,6 +250,7 @@ static int spill_find(struct srv *S, const struct view_track *t, size_t k, int64
 		j++;
 	if (S->st != t || S->sk != k || S->sj != j) {
 		S->st = NULL;
+		ra_read(S, t, k);
 		if (view_spill_sub_read(S->vd, t, k, &S->dir, j, S->sub, &S->sm) != 0)
 			return -1;
 		S->st = t;
@@ -251,6 +296,7 @@ static const struct chunk_slot *chunk(struct srv *S, const struct view_track *t,
 		if (S->slots[i].used < old->used)
 			old = &S->slots[i];
 	old->t = NULL;
+	ra_read(S, t, k);
 	if (view_spill_read(S->vd, t, k, old->iv, &old->n) != 0) {
 		S->failed = 1;
 		return NULL;
@@ -290,6 +336,27 @@ static int track_get(struct srv *S, const struct view_track *t, uint64_t x, stru
 	return 0;
 }
 
+/* Whether track_find answers time from t's samples (reading nothing). */
+static int at_sample(const struct view_track *t, int64_t time)
+{
+	return t->smp != NULL && time >= 0 && (time & (((int64_t) 1 << t->sk) - 1)) == 0;
+}
+
+/* The first chunk of spilled t whose last end is after time (nchunks:
+ * none), where the first interval ending after time is. */
+static size_t chunk_at(const struct view_track *t, int64_t time)
+{
+	size_t lo = 0, hi = t->nchunks;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (t->chunks[mid].last_end <= time)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 /* The first interval of t ending after time (track_n when none), and it
  * in *v; -1 on a read error. A chunk not cached is not read whole: a
  * sample tile looks up 1024 times in as many chunks. */
@@ -302,7 +369,7 @@ static int track_find(struct srv *S, const struct view_track *t, int64_t time, u
 			*v = t->iv[*x];
 		return 0;
 	}
-	if (t->smp != NULL && time >= 0 && (time & (((int64_t) 1 << t->sk) - 1)) == 0) {
+	if (at_sample(t, time)) {
 		/* a sampled time: nothing to read */
 		uint64_t i = (uint64_t) time >> t->sk;
 		if (i >= t->nsmp) {
@@ -314,14 +381,7 @@ static int track_find(struct srv *S, const struct view_track *t, int64_t time, u
 		}
 		return 0;
 	}
-	size_t lo = 0, hi = t->nchunks;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (t->chunks[mid].last_end <= time)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	size_t lo = chunk_at(t, time);
 	if (lo == t->nchunks) {
 		*x = t->nspilled;
 		return 0;
@@ -343,6 +403,111 @@ static int track_find(struct srv *S, const struct view_track *t, int64_t time, u
 	}
 	*x = t->chunks[lo].base + in;
 	return 0;
+}
+
+/* The read-ahead (off with WEFT_VIEW_READAHEAD=0): before a tile's lookups,
+ * the chunks of the temporary file they will read, worked out from the
+ * chunk table alone, are asked of the kernel all at once (WILLNEED), so
+ * that the disk reads them together rather than one blocking read after
+ * the other when the file is not in the page cache (docs/view.md, "The
+ * server in bounded memory"). The answers do not change: the lookups read
+ * as before, and find the pages there. */
+
+static int ra_cmp(const void *a, const void *b)
+{
+	const struct ra_range *x = a, *y = b;
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* The ranges gathered, sorted and merged (those sharing or touching a
+ * page: the kernel reads pages), asked for. */
+static void ra_flush(struct srv *S)
+{
+	if (S->nra == 0)
+		return;
+	qsort(S->ra, S->nra, sizeof *S->ra, ra_cmp);
+	uint64_t off = S->ra[0].off, end = off + S->ra[0].len;
+	for (size_t i = 1; i <= S->nra; i++) {
+		if (i < S->nra && S->ra[i].off / 4096 <= (end - 1) / 4096 + 1) {
+			uint64_t e = S->ra[i].off + S->ra[i].len;
+			end = e > end ? e : end;
+			continue;
+		}
+		(void) posix_fadvise(S->vd->spill_fd, (off_t) off, (off_t) (end - off),
+				POSIX_FADV_WILLNEED);
+		if (S->nadv < RA_MAX)
+			S->adv[S->nadv++] = (struct ra_range) { off, end - off };
+		else
+			S->adv_over = 1;
+		if (i < S->nra) {
+			off = S->ra[i].off;
+			end = off + S->ra[i].len;
+		}
+	}
+	S->nra = 0;
+}
+
+/* Chunk k of spilled t to be read, unless serve.c's cache holds it. */
+static void ra_add(struct srv *S, const struct view_track *t, size_t k)
+{
+	for (size_t i = 0; i < CACHE_SLOTS; i++)
+		if (S->slots[i].t == t && S->slots[i].k == k)
+			return;
+	if (S->nra == RA_MAX)
+		ra_flush(S);
+	S->ra[S->nra++] = (struct ra_range) { t->chunks[k].pos >> 16, t->chunks[k].pos & 0xffff };
+}
+
+/* The chunks that tile's lookups in t's row will read ([t0, t1), buckets
+ * of w ns): where the intervals between the chunks of t0 and t1 may be
+ * few enough for the row to be exact (TILE_MAX_EXACT), every chunk from
+ * t0's to t1's, which it reads whole; else (a sampled row) the chunks of
+ * t0, t1 and each bucket's start that no sample answers. */
+static void ra_row(struct srv *S, const struct view_track *t, int64_t t0, int64_t t1, int64_t w)
+{
+	if (t->sp == NULL || t->nchunks == 0)
+		return;
+	size_t c0 = chunk_at(t, t0), c1 = chunk_at(t, t1);
+	if (c0 == t->nchunks)
+		return; /* every interval ends by t0: nothing read */
+	uint64_t between = 0; /* intervals surely in the row: the chunks strictly between */
+	if (c1 > c0 + 1)
+		between = (c1 < t->nchunks ? t->chunks[c1].base : t->nspilled)
+			- t->chunks[c0 + 1].base;
+	if (between <= TILE_MAX_EXACT) {
+		for (size_t k = c0; k <= c1 && k < t->nchunks; k++)
+			ra_add(S, t, k);
+		return;
+	}
+	if (c1 < t->nchunks && !at_sample(t, t1))
+		ra_add(S, t, c1);
+	size_t prev = SIZE_MAX;
+	for (int64_t k = 0; k < VIEW_TILE_BUCKETS; k++) {
+		int64_t bt = t0 + k * w;
+		if (at_sample(t, bt))
+			continue;
+		size_t ck = chunk_at(t, bt);
+		if (ck == t->nchunks)
+			break;
+		if (ck != prev)
+			ra_add(S, t, ck);
+		prev = ck;
+	}
+}
+
+/* WEFT_VIEW_EVICT (a measuring aid, docs/view.md): before each request the
+ * server forgets what it read (its chunk cache, the directory and the
+ * sub-block read last) and drops the temporary file's pages from the page
+ * cache, so that its lookups read from the disk, as when the file is
+ * larger than the memory. */
+static void evict(struct srv *S)
+{
+	for (size_t i = 0; i < CACHE_SLOTS; i++)
+		S->slots[i].t = NULL;
+	S->ft = NULL;
+	S->st = NULL;
+	if (S->vd->spill_fd >= 0)
+		(void) posix_fadvise(S->vd->spill_fd, 0, 0, POSIX_FADV_DONTNEED);
 }
 
 /* An interval of a tile's row: its start after the previous one's end
@@ -380,6 +545,15 @@ static char *tile(struct srv *S, const char *q, size_t *len)
 	vj_s(jp, ",\"i\":");
 	vj_int(jp, i);
 	vj_s(jp, ",\"rows\":[");
+	S->nadv = 0;
+	S->adv_over = 0;
+	if (S->ra != NULL && vd->spill_fd >= 0) {
+		for (int64_t r = r0; r <= r1; r++)
+			ra_row(S, &vd->tracks[(size_t) r * vd->nchans + (size_t) c], t0, t1, w);
+		ra_flush(S);
+		qsort(S->adv, S->nadv, sizeof *S->adv, ra_cmp);
+	}
+	S->in_tile = 1;
 	for (int64_t r = r0; r <= r1 && !S->failed; r++) {
 		const struct view_track *t = &vd->tracks[(size_t) r * vd->nchans + (size_t) c];
 		/* [a, b): the intervals ending after t0 and starting before t1
@@ -420,6 +594,7 @@ static char *tile(struct srv *S, const char *q, size_t *len)
 		}
 		vj_raw(jp, "]", 1);
 	}
+	S->in_tile = 0;
 	vj_s(jp, "]}");
 	char *body = reply_json_close(&rj);
 	if (S->failed) {
@@ -646,6 +821,8 @@ static void handle(struct conn *c, size_t hl, struct srv *S, const char *page, s
 		return;
 	}
 	size_t len = 0;
+	if (S->evict)
+		evict(S);
 	char *body = is_tile ? tile(S, q, &len) : at(S, q, &len);
 	if (body == NULL && S->failed) {
 		S->failed = 0;
@@ -836,8 +1013,14 @@ int view_serve(const struct view_data *vd, const struct view_page_opts *o, int p
 	memset(&S, 0, sizeof S);
 	S.vd = vd;
 	S.slots = calloc(CACHE_SLOTS, sizeof(struct chunk_slot));
+	const char *rae = getenv("WEFT_VIEW_READAHEAD");
+	int ra = vd->spill_fd >= 0 && (rae == NULL || strcmp(rae, "0") != 0);
+	S.ra = ra ? malloc(RA_MAX * sizeof *S.ra) : NULL;
+	S.adv = ra ? malloc(RA_MAX * sizeof *S.adv) : NULL;
 	struct conn *cs = calloc(CONN_MAX, sizeof *cs);
-	if (S.slots == NULL || cs == NULL) {
+	if (S.slots == NULL || cs == NULL || (ra && (S.ra == NULL || S.adv == NULL))) {
+		free(S.ra);
+		free(S.adv);
 		free(S.slots);
 		free(cs);
 		snprintf(err, errlen, "out of memory");
@@ -845,13 +1028,22 @@ int view_serve(const struct view_data *vd, const struct view_page_opts *o, int p
 		free(page);
 		return -1;
 	}
-	if (getenv("WEFT_EMU_TIMING") != NULL) {
+	int timing = getenv("WEFT_EMU_TIMING") != NULL;
+	if (timing) {
 		/* the temporary file's size (docs/view.md, "Cost") */
 		uint64_t bytes, nint;
 		view_spill_size(vd, &bytes, &nint);
 		fprintf(stderr, "weft view: temporary file: %" PRIu64 " intervals in %" PRIu64
 				" bytes (%.2f bytes an interval)\n", nint, bytes,
 				nint > 0 ? (double) bytes / (double) nint : 0.0);
+	}
+	const char *ev = getenv("WEFT_VIEW_EVICT");
+	S.evict = ev != NULL && ev[0] != '\0' && strcmp(ev, "0") != 0;
+	if (S.evict && vd->spill_fd >= 0) {
+		/* its pages clean (dropped, not kept to be written), and dropped
+		 * once now rather than in the first request's time */
+		(void) fdatasync(vd->spill_fd);
+		(void) posix_fadvise(vd->spill_fd, 0, 0, POSIX_FADV_DONTNEED);
 	}
 	int bport = ntohs(a.sin_port);
 	bound(ctx, bport);
@@ -899,6 +1091,12 @@ int view_serve(const struct view_data *vd, const struct view_page_opts *o, int p
 			conn_close(&cs[i]);
 	free(cs);
 	close(s);
+	if (timing)
+		fprintf(stderr, "weft view: read-ahead: %" PRIu64 " reads of the temporary file in "
+				"tiles, %" PRIu64 " outside the ranges read ahead\n", S.reads,
+				S.unasked);
+	free(S.ra);
+	free(S.adv);
 	free(S.slots);
 	free(page);
 	return 0;

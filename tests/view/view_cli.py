@@ -20,7 +20,13 @@ tiles give weft sql's intervals, WEFT_EMU_TIMING's line counts them and
 gives the file's size, the file cut short answers 500, a write that fails
 (RLIMIT_FSIZE) ends the run with its message (at the end and, on the
 runtime trace, during the run); on the runtime trace the file takes at
-most 8 bytes an interval. The collection's thread
+most 8 bytes an interval. Those servers, and one of a burst of short
+intervals in a long run (tiles sampled finer than the samples' spacing,
+their buckets looked up in the chunks), are run three times: with the
+read-ahead, under WEFT_VIEW_EVICT=1 and with WEFT_VIEW_READAHEAD=0, each
+with the same checks, the three replies equal byte for byte, and the
+read-ahead's WEFT_EMU_TIMING line saying that it asked for every chunk the
+tiles read. The collection's thread
 gives the page it gives inline, on a trace that cycles the engine's batches;
 on that trace, a tile of the whole run holds, for rows of more than 4096
 intervals, the interval at each of its 1024 buckets' start, and a tile at
@@ -262,10 +268,62 @@ def threaded(tmp):
     sampled_tiles(tmp, t)
 
 
+# The server's three ways of reading its temporary file, whose answers must
+# be the same byte for byte: with its read-ahead (the default), with every
+# request's lookups read from the disk (WEFT_VIEW_EVICT=1: its cache and the
+# file's pages dropped before each), and without its read-ahead.
+MODES = (("read-ahead", {}), ("evicted", {"WEFT_VIEW_EVICT": "1"}),
+         ("no read-ahead", {"WEFT_VIEW_READAHEAD": "0"}))
+
+
+def want_tile(ivs, ends, r0, r1, lv, i):
+    """The rows of /tile?r0&r1&l=lv&i (ivs: per row its intervals, ends their
+    ends) as (row, sampled, intervals): every interval ending after the
+    tile's start and starting before its end, or, over 4096 of them, the
+    interval at each of the 1024 buckets' start (once each)."""
+    w = 1 << lv
+    t0, t1 = i * 1024 * w, (i + 1) * 1024 * w
+    out = []
+    for r in range(r0, r1 + 1):
+        want, e = ivs.get(r, []), ends.get(r, [])
+        a, b = bisect.bisect_right(e, t0), bisect.bisect_right(e, t1)
+        if b < len(want) and want[b][0] < t1:
+            b += 1
+        if b - a <= 4096:
+            out.append((r, 0, want[a:b]))
+            continue
+        pick = []
+        for k in range(1024):
+            b0 = t0 + k * w
+            x = bisect.bisect_right(e, b0)
+            if x < len(want) and want[x][0] < b0 + w and (not pick or pick[-1] != want[x]):
+                pick.append(want[x])
+        out.append((r, 1, pick))
+    return out
+
+
+def got_tile(body):
+    return [(r, sampled, tile_decode(flat)) for r, sampled, flat in json.loads(body)["rows"]]
+
+
+def same_replies(replies, what):
+    """Each mode's replies (MODES' names: [reply]) equal the first mode's, byte
+    for byte."""
+    first, base = next(iter(replies.items()))
+    for name, got in replies.items():
+        diff = [k for k in range(min(len(got), len(base))) if got[k] != base[k]]
+        c.eq((len(got), diff[:3]), (len(base), []),
+             f"{what}: the replies {name} are those {first}, byte for byte ({len(base)})")
+
+
 def sampled_tiles(tmp, t):
     """A tile of the whole run, whose rows hold more than 4096 intervals:
     per row at most one interval per bucket (1024), each one of weft sql's,
-    the one at the bucket's start; a tile at level 0: exactly the table's."""
+    the one at the bucket's start; a tile at level 0: exactly the table's;
+    tiles at finer levels than the samples' spacing, where the buckets'
+    intervals are looked up in the file's chunks; in each of MODES, with
+    the same replies byte for byte, the read-ahead asking for every chunk
+    the tiles read."""
     db = os.path.join(tmp, "big.db")
     weft(["sql", "-o", db, t])
     con = sqlite3.connect(db)
@@ -279,62 +337,103 @@ def sampled_tiles(tmp, t):
                           "interval)").fetchone()[0]
     nall = con.execute("SELECT count(*) FROM interval").fetchone()[0]
     con.close()
-    srv = server_with(["--budget", "1", t], WEFT_EMU_TIMING="1")
+    ends = {r: [e for _, e, _ in x] for r, x in ivs.items()}
+    replies = {}
+    for name, env in MODES:
+        replies[name] = sampled_serve(t, ivs, ends, dur, ntracks, nall, name, env)
+    same_replies(replies, "the runtime trace")
+    write_fails(t, "the runtime trace (a write during the run)")
+
+
+def sampled_serve(t, ivs, ends, dur, ntracks, nall, mode, env):
+    """sampled_tiles' checks of one server (MODES: mode, env); its replies."""
+    out = []
+
+    def get(path):
+        st, body = srv.request("GET", path)
+        out.append((st, body))
+        return st, body
+    srv = server_with(["--budget", "1", t], WEFT_EMU_TIMING="1", **env)
     try:
         c.expect(srv.line.endswith(f"; {ntracks} tracks beyond the budget, read from a "
                                    "temporary file)\n"),
-                 f"the big trace: its {ntracks} tracks read from the file: {srv.line!r}")
+                 f"{mode}: the big trace: its {ntracks} tracks read from the file: {srv.line!r}")
         st, body = srv.request("GET", "/")
         data = json.loads(body.split(b'type="application/json">')[1].split(b"</script>")[0])
         ch = [x["name"] for x in data["chans"]].index("ovni.thread.state")
         lv = max(0, (dur - 1).bit_length() - 10)
-        st, body = srv.request("GET", f"/tile?c={ch}&r0=0&r1={len(ivs) - 1}&l={lv}&i=0")
-        c.eq(st, 200, "the tile of the whole run")
+        st, body = get(f"/tile?c={ch}&r0=0&r1={len(ivs) - 1}&l={lv}&i=0")
+        c.eq(st, 200, f"{mode}: the tile of the whole run")
         nsampled = 0
         for r, sampled, flat in json.loads(body)["rows"]:
             got = tile_decode(flat)
             want = ivs.get(r, [])
-            c.eq(sampled, int(len(want) > 4096), f"row {r}: sampled when over 4096 intervals")
+            c.eq(sampled, int(len(want) > 4096), f"{mode}: row {r}: sampled when over 4096 "
+                 "intervals")
             nsampled += sampled
             if sampled:
-                c.expect(len(got) <= 1024, f"row {r}: at most one interval per bucket")
-                pick, ends = [], [e for _, e, _ in want]
+                c.expect(len(got) <= 1024, f"{mode}: row {r}: at most one interval per bucket")
+                pick, ends_r = [], ends[r]
                 for k in range(1024):
                     b0 = k << lv
-                    i = bisect.bisect_right(ends, b0)
+                    i = bisect.bisect_right(ends_r, b0)
                     x = want[i] if i < len(want) else None
                     if x is not None and x[0] < b0 + (1 << lv) and (not pick or pick[-1] != x):
                         pick.append(x)
-                c.eq(got, pick, f"row {r}: the interval at each bucket's start")
+                c.eq(got, pick, f"{mode}: row {r}: the interval at each bucket's start")
             else:
-                c.eq(got, want, f"row {r}: every interval")
-        c.expect(nsampled > 0, "some rows sampled")
-        st, body = srv.request("GET", f"/tile?c={ch}&r0=0&r1={len(ivs) - 1}&l=0&i=7")
+                c.eq(got, want, f"{mode}: row {r}: every interval")
+        c.expect(nsampled > 0, f"{mode}: some rows sampled")
+        st, body = get(f"/tile?c={ch}&r0=0&r1={len(ivs) - 1}&l=0&i=7")
         for r, sampled, flat in json.loads(body)["rows"]:
             c.eq((sampled, tile_decode(flat)),
                  (0, [iv for iv in ivs.get(r, []) if iv[0] < 8 * 1024 and iv[1] > 7 * 1024]),
-                 f"row {r}: the tile [7168, 8192) at level 0, exactly")
+                 f"{mode}: row {r}: the tile [7168, 8192) at level 0, exactly")
+        # the levels under the whole run's, about the largest row's middle
+        big = max(ivs, key=lambda r: len(ivs[r]))
+        mid = ivs[big][len(ivs[big]) // 2][0]
+        for lf in range(lv - 1, -1, -1):
+            i = mid // (1024 << lf)
+            st, body = get(f"/tile?c={ch}&r0=0&r1={len(ivs) - 1}&l={lf}&i={i}")
+            c.eq((st, got_tile(body) if st == 200 else body),
+                 (200, want_tile(ivs, ends, 0, len(ivs) - 1, lf, i)),
+                 f"{mode}: the tile at level {lf} about row {big}'s middle")
         # across the file's chunks (1024 intervals): tiles at level 0 and
         # the interval at a time, about the largest row's 1024th and 5000th
-        big = max(ivs, key=lambda r: len(ivs[r]))
         for n in (1023, 1024, 5000):
             s0, e0, v0 = ivs[big][n]
             k = s0 // 1024
-            st, body = srv.request("GET", f"/tile?c={ch}&r0={big}&r1={big}&l=0&i={k}")
+            st, body = get(f"/tile?c={ch}&r0={big}&r1={big}&l=0&i={k}")
             c.eq(body_ivs(body), [(big, s, e, v) for s, e, v in ivs[big]
                                   if s < (k + 1) * 1024 and e > k * 1024],
-                 f"row {big}: the tile at level 0 about its interval {n}, exactly")
-            c.eq(srv.request("GET", f"/at?c={ch}&r={big}&t={(s0 + e0) // 2}"),
+                 f"{mode}: row {big}: the tile at level 0 about its interval {n}, exactly")
+            c.eq(get(f"/at?c={ch}&r={big}&t={(s0 + e0) // 2}"),
                  (200, json.dumps({"iv": [s0, e0, v0]}, separators=(",", ":")).encode()),
-                 f"row {big}: /at inside its interval {n}")
+                 f"{mode}: row {big}: /at inside its interval {n}")
     finally:
         rc, err = srv.stop()
-    c.eq(rc, 0, "SIGINT: exit 0")
+    c.eq(rc, 0, f"{mode}: SIGINT: exit 0")
     nint, nbytes, _ = file_line(err)
-    c.eq(nint, nall, "the file's line: every interval of the trace (--budget 1)")
-    c.expect(0 < nbytes <= 8 * nint, f"the file: at most 8 bytes an interval ({nbytes} bytes, "
-             f"{nint} intervals)")
-    write_fails(t, "the runtime trace (a write during the run)")
+    c.eq(nint, nall, f"{mode}: the file's line: every interval of the trace (--budget 1)")
+    c.expect(0 < nbytes <= 8 * nint, f"{mode}: the file: at most 8 bytes an interval ({nbytes} "
+             f"bytes, {nint} intervals)")
+    read_ahead_line(err, mode)
+    return out
+
+
+def read_ahead_line(err, mode):
+    """WEFT_EMU_TIMING's line of the read-ahead: the tiles read the file, and
+    every read was of bytes asked for ahead (none without the read-ahead)."""
+    m = [re.fullmatch(r"weft view: read-ahead: (\d+) reads of the temporary file in tiles, "
+                      r"(\d+) outside the ranges read ahead\n", ln)
+         for ln in err.splitlines(keepends=True) if ln.startswith("weft view: read-ahead: ")]
+    c.expect(len(m) == 1 and m[0] is not None, f"{mode}: one line of the read-ahead: {err!r}")
+    if len(m) != 1 or m[0] is None:
+        return
+    reads, unasked = int(m[0].group(1)), int(m[0].group(2))
+    c.expect(reads > 0, f"{mode}: the tiles read the file ({reads})")
+    c.eq(unasked, reads if mode == "no read-ahead" else 0,
+         f"{mode}: the reads outside the ranges read ahead (of {reads})")
 
 
 def server_with(args, **env):
@@ -369,8 +468,9 @@ def file_line(err):
     line), the other lines of err the emulator's."""
     lines = err.splitlines(keepends=True)
     mine = [ln for ln in lines if ln.startswith("weft view: temporary file: ")]
-    c.eq([ln for ln in lines if ln not in mine and not ln.startswith("weft emu: ")], [],
-         "stderr: the emulator's timing lines and the file's")
+    c.eq([ln for ln in lines if ln not in mine and not ln.startswith("weft emu: ")
+          and not ln.startswith("weft view: read-ahead: ")], [],
+         "stderr: the emulator's timing lines, the file's and the read-ahead's")
     c.eq(len(mine), 1, f"one line of the temporary file: {err!r}")
     m = re.fullmatch(r"weft view: temporary file: (\d+) intervals in (\d+) bytes "
                      r"\((\d+\.\d\d) bytes an interval\)\n", mine[0] if mine else "")
@@ -451,14 +551,29 @@ def spill_edges(tmp):
     c.expect(any(e - s > 2**49 for s, e, _ in ivs[("ovni.mark.1", 0)]), "intervals over 2^49 ns")
     c.expect(any(ivs[("ovni.mark.2", 0)][k][0] > ivs[("ovni.mark.2", 0)][k - 1][1]
                  for k in range(1, len(ivs[("ovni.mark.2", 0)]))), "gaps in mark 2")
-    srv = server_with(["--budget", "1", t], WEFT_EMU_TIMING="1", TMPDIR=tmp)
+    replies = {}
+    for name, env in MODES:
+        replies[name] = spill_serve(tmp, t, ivs, total, name, env)
+    same_replies(replies, "the marks' trace")
+    write_fails(t, "the marks' trace")
+
+
+def spill_serve(tmp, t, ivs, total, mode, env):
+    """spill_edges' checks of one server (MODES: mode, env); its replies."""
+    out = []
+
+    def get(path):
+        st, body = srv.request("GET", path)
+        out.append((st, body))
+        return st, body
+    srv = server_with(["--budget", "1", t], WEFT_EMU_TIMING="1", TMPDIR=tmp, **env)
     try:
         st, body = srv.request("GET", "/")
         data = json.loads(body.split(b'type="application/json">')[1].split(b"</script>")[0])
         chans = [x["name"] for x in data["chans"]]
         nrows, dur = len(data["rows"]), data["duration"]
         path = spill_fd(srv, tmp)
-        c.expect(path is not None, "the server's temporary file, unlinked, in $TMPDIR")
+        c.expect(path is not None, f"{mode}: the server's temporary file, unlinked, in $TMPDIR")
         size = os.stat(path).st_size if path else -1
         for name in ("ovni.mark.1", "ovni.mark.2"):
             ch = chans.index(name)
@@ -472,23 +587,23 @@ def spill_edges(tmp):
                     for x in (s, e - 1):
                         exp.append((200, json.dumps({"iv": [s, e, v]},
                                                     separators=(",", ":")).encode()))
-                        got.append(srv.request("GET", f"/at?c={ch}&r={r}&t={x}"))
-                c.eq(got, exp, f"{name}, row {r}: /at at the first and last ns of the "
+                        got.append(get(f"/at?c={ch}&r={r}&t={x}"))
+                c.eq(got, exp, f"{mode}: {name}, row {r}: /at at the first and last ns of the "
                      f"intervals about the sub-blocks' and chunks' boundaries ({len(picks)})")
             lv = max(0, (dur - 1).bit_length() - 10)
-            st, body = srv.request("GET", f"/tile?c={ch}&r0=0&r1={nrows - 1}&l={lv}&i=0")
+            st, body = get(f"/tile?c={ch}&r0=0&r1={nrows - 1}&l={lv}&i=0")
             rows = json.loads(body)["rows"] if st == 200 else []
             c.eq((st, [(r, sampled, tile_decode(flat)) for r, sampled, flat in rows]),
                  (200, [(r, 0, ivs.get((name, r), [])) for r in range(nrows)]),
-                 f"{name}: the tile of the whole run, every interval exactly")
+                 f"{mode}: {name}: the tile of the whole run, every interval exactly")
             want = ivs[(name, 0)]
             for n in (1023, 1024, 2047, 2048):
                 s0, e0, _ = want[n]
                 k = s0 // 1024
-                st, body = srv.request("GET", f"/tile?c={ch}&r0=0&r1=0&l=0&i={k}")
+                st, body = get(f"/tile?c={ch}&r0=0&r1=0&l=0&i={k}")
                 exp = [(0, s, e, v) for s, e, v in want if s < (k + 1) * 1024 and e > k * 1024]
                 c.eq((st, body_ivs(body) if st == 200 else body), (200, exp),
-                     f"{name}: the tile at level 0 about interval {n}, exactly")
+                     f"{mode}: {name}: the tile at level 0 about interval {n}, exactly")
         # the file cut short: the lookups that read it fail (a track of one
         # interval, at a time no sample holds, neither cached nor read last)
         if path is not None:
@@ -496,19 +611,86 @@ def spill_edges(tmp):
                 os.ftruncate(f.fileno(), 0)
         ch = chans.index("ovni.thread.state")
         for _ in range(2):
-            c.eq(srv.request("GET", f"/at?c={ch}&r=0&t=5"),
+            c.eq(get(f"/at?c={ch}&r=0&t=5"),
                  (500, b"cannot read the intervals' temporary file\n"),
-                 "the file cut short: /at answers 500")
-        c.eq(srv.request("GET", "/")[0], 200, "the server goes on after a 500")
+                 f"{mode}: the file cut short: /at answers 500")
+        c.eq(srv.request("GET", "/")[0], 200, f"{mode}: the server goes on after a 500")
     finally:
         rc, err = srv.stop()
-    c.eq(rc, 0, "SIGINT: exit 0")
+    c.eq(rc, 0, f"{mode}: SIGINT: exit 0")
     nint, nbytes, line = file_line(err)
-    c.eq((nint, nbytes), (total, size), "the file's line: every interval of the trace (--budget "
-         "1), the file's size")
+    c.eq((nint, nbytes), (total, size), f"{mode}: the file's line: every interval of the trace "
+         "(--budget 1), the file's size")
     c.eq(line, f"weft view: temporary file: {total} intervals in {size} bytes "
-         f"({size / max(1, total):.2f} bytes an interval)\n", "the file's line")
-    write_fails(t, "the marks' trace")
+         f"({size / max(1, total):.2f} bytes an interval)\n", f"{mode}: the file's line")
+    read_ahead_line(err, mode)
+    return out
+
+
+def burst_trace(root):
+    """One thread on one CPU: mark 1 set 20000 times 3 ns apart, each value
+    the next of 1 to 5 (20000 intervals of 3 ns), then nothing for 2^32 ns:
+    the track's samples are 2^19 ns apart, and its tiles of the burst at
+    the levels from 4 to 6 hold over 4096 intervals (sampled) whose
+    buckets are looked up in the file's chunks."""
+    m = meta(1, 1, cpus=((0, 0),), mark={"1": {"title": "Burst", "chan_type": "single"}})
+    evs = [ev("OHx", 1000, struct.pack("<iiQ", 0, -1, 0))]
+    for i in range(20000):
+        evs.append(ev("OM=", 2000 + 3 * i, struct.pack("<qi", i % 5 + 1, 1)))
+    evs.append(ev("OHe", 2000 + 2**32))
+    write_stream(root, thread_rel("vm", 1, 1), m, evs)
+    return root
+
+
+def burst_tiles(tmp):
+    """Tiles of a burst of short intervals in a long run (burst_trace),
+    every track read from the file (--budget 1), at every level from the
+    whole run's down to 0 about the burst: weft sql's intervals, or the one
+    at each bucket's start where over 4096; rows sampled finer than their
+    samples' spacing (buckets looked up in the chunks); in each of MODES,
+    the same replies byte for byte, every read asked for ahead."""
+    t = burst_trace(os.path.join(tmp, "burst"))
+    db = os.path.join(tmp, "burst.db")
+    rc, _, err = weft(["sql", "-o", db, t])
+    c.eq((rc, err), (0, ""), "weft sql of the burst's trace")
+    con = sqlite3.connect(db)
+    ivs = {}
+    for r, s, e, v in con.execute("SELECT i.row, i.start, i.end, i.value FROM interval i JOIN "
+                                  "channel c ON c.id = i.channel WHERE i.view = 'thread' AND "
+                                  "c.name = 'ovni.mark.1' ORDER BY i.row, i.start"):
+        ivs.setdefault(r, []).append((s, e, v))
+    con.close()
+    c.expect(len(ivs.get(0, [])) > 20000 - 5, f"the burst: {len(ivs.get(0, []))} intervals")
+    ends = {r: [e for _, e, _ in x] for r, x in ivs.items()}
+    dur = max(x[-1] for x in ends.values())
+    sk = next(k for k in range(64) if (8192 << k) >= dur)
+    mid = ivs[0][len(ivs[0]) // 2][0]
+    replies = {}
+    for mode, env in MODES:
+        out = []
+        srv = server_with(["--budget", "1", t], WEFT_EMU_TIMING="1", **env)
+        try:
+            st, body = srv.request("GET", "/")
+            data = json.loads(body.split(b'type="application/json">')[1]
+                              .split(b"</script>")[0])
+            ch = [x["name"] for x in data["chans"]].index("ovni.mark.1")
+            below = 0
+            for lv in range(max(0, (dur - 1).bit_length() - 10), -1, -1):
+                i = mid // (1024 << lv)
+                st, body = srv.request("GET", f"/tile?c={ch}&r0=0&r1=0&l={lv}&i={i}")
+                out.append((st, body))
+                want = want_tile(ivs, ends, 0, 0, lv, i)
+                c.eq((st, got_tile(body) if st == 200 else body), (200, want),
+                     f"{mode}: the burst: the tile at level {lv} about its middle")
+                below += want[0][1] if lv < sk else 0
+            c.expect(below >= 3, f"{mode}: the burst: tiles sampled finer than the samples' "
+                     f"spacing (2^{sk} ns): {below}")
+        finally:
+            rc, err = srv.stop()
+        c.eq(rc, 0, f"{mode}: the burst: SIGINT: exit 0")
+        read_ahead_line(err, mode)
+        replies[mode] = out
+    same_replies(replies, "the burst's trace")
 
 
 def main():
@@ -519,6 +701,7 @@ def main():
         writing(tmp, t)
         serving(tmp, t)
         spill_edges(tmp)
+        burst_tiles(tmp)
         threaded(tmp)
         all_models(tmp)
     finally:
