@@ -28,6 +28,8 @@ chunks, the others kept in its metadata):
   - SIGINT while the first start emulates (bench_emu's runtime trace, the
     cache's O_TMPFILE open): exit 130, no file left anywhere;
   - weft dump says nothing of weft-view.cache.
+  - --rebuild or --no-cache without --serve, and the two together: usage
+    errors (exit 2, their messages), nothing written.
 Every subprocess has a time limit; the directory is removed at the end."""
 import json
 import os
@@ -238,6 +240,17 @@ def main():
         os.environ["XDG_CACHE_HOME"] = xdg
         cpath = os.path.join(trace, "weft-view.cache")
         args = ["--budget", BUDGET, trace]
+
+        for bad, msg in ((["--rebuild", trace], "--rebuild and --no-cache are options of "
+                          "--serve (its cache)"),
+                         (["--no-cache", "-o", os.path.join(tmp, "x.html"), trace],
+                          "--rebuild and --no-cache are options of --serve (its cache)"),
+                         (["--serve", "--rebuild", "--no-cache", trace], "--rebuild builds "
+                          "the cache that --no-cache leaves alone: give one of them")):
+            c.eq(run(["view"] + bad, timeout=TIMEOUT),
+                 (2, b"", f"weft view: {msg}; run `weft view --help`\n"),
+                 f"usage: {' '.join(bad[:-1])}")
+        c.eq(os.listdir(tmp), ["trace"], "the usage errors wrote nothing")
 
         line, first, err = serve(args, "first start")
         c.eq(line, f"weft view: serving {trace} at http://127.0.0.1:PORT/ (Ctrl-C to stop; 21 "
