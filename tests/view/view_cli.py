@@ -316,6 +316,17 @@ def same_replies(replies, what):
              f"{what}: the replies {name} are those {first}, byte for byte ({len(base)})")
 
 
+def thread_intervals(con, channel):
+    """The thread rows' intervals of a channel in weft sql's table, by row:
+    {row: [(start, end, value), ...]} in time order."""
+    ivs = {}
+    for r, s, e, v in con.execute("SELECT i.row, i.start, i.end, i.value FROM interval i JOIN "
+                                  "channel c ON c.id = i.channel WHERE i.view = 'thread' AND "
+                                  "c.name = ? ORDER BY i.row, i.start", (channel,)):
+        ivs.setdefault(r, []).append((s, e, v))
+    return ivs
+
+
 def sampled_tiles(tmp, t):
     """A tile of the whole run, whose rows hold more than 4096 intervals:
     per row at most one interval per bucket (1024), each one of weft sql's,
@@ -327,11 +338,7 @@ def sampled_tiles(tmp, t):
     db = os.path.join(tmp, "big.db")
     weft(["sql", "-o", db, t])
     con = sqlite3.connect(db)
-    ivs = {}
-    for r, s, e, v in con.execute("SELECT i.row, i.start, i.end, i.value FROM interval i JOIN "
-                                  "channel c ON c.id = i.channel WHERE i.view = 'thread' AND "
-                                  "c.name = 'ovni.thread.state' ORDER BY i.row, i.start"):
-        ivs.setdefault(r, []).append((s, e, v))
+    ivs = thread_intervals(con, "ovni.thread.state")
     dur = max(e for r in ivs.values() for _, e, _ in r)
     ntracks = con.execute("SELECT count(*) FROM (SELECT DISTINCT view, row, channel FROM "
                           "interval)").fetchone()[0]
@@ -654,11 +661,7 @@ def burst_tiles(tmp):
     rc, _, err = weft(["sql", "-o", db, t])
     c.eq((rc, err), (0, ""), "weft sql of the burst's trace")
     con = sqlite3.connect(db)
-    ivs = {}
-    for r, s, e, v in con.execute("SELECT i.row, i.start, i.end, i.value FROM interval i JOIN "
-                                  "channel c ON c.id = i.channel WHERE i.view = 'thread' AND "
-                                  "c.name = 'ovni.mark.1' ORDER BY i.row, i.start"):
-        ivs.setdefault(r, []).append((s, e, v))
+    ivs = thread_intervals(con, "ovni.mark.1")
     con.close()
     c.expect(len(ivs.get(0, [])) > 20000 - 5, f"the burst: {len(ivs.get(0, []))} intervals")
     ends = {r: [e for _, e, _ in x] for r, x in ivs.items()}
