@@ -3,8 +3,10 @@
 # fuzz/run.sh BUILD_DIR SECONDS: runs each fuzz target for SECONDS, seeded
 # with the conformance traces (stream.obs files for fuzz_stream; stream.json,
 # metadata.json and clock-offsets.txt files for fuzz_meta) and the model
-# descriptions (fuzz_model); then fuzz_rt_signal (libovni under signal
-# handlers) if it was built. Fails if a target
+# descriptions (fuzz_model); then fuzz_view_cache (`weft view --serve`'s
+# cache reader) seeded with the bodies of caches that BUILD_DIR/bin/weft
+# builds from three corpus traces (view_seed below); then fuzz_rt_signal
+# (libovni under signal handlers) if it was built. Fails if a target
 # finds a crash (or cannot run). Crash inputs are left in BUILD_DIR/fuzz-out.
 set -euo pipefail
 if [ $# -ne 2 ]; then
@@ -34,14 +36,57 @@ if [ -d "$corpus_src" ]; then
 else
   echo "fuzz/run.sh: no conformance corpus at $corpus_src; starting from empty corpora" >&2
 fi
+# view_seed NAME TRACE BUDGET: a copy of TRACE served by weft view --serve
+# (its cache built before the port line; then SIGINT), the cache's body as
+# fuzz_view_cache takes it: its chunks' length (4 bytes, little-endian),
+# the chunks, the metadata (the header and the key dropped).
+view_seed() {
+  local t=$work/vtrace-$1 out=$work/vtrace-$1.out pid n=0
+  cp -r "$2" "$t"
+  chmod -R u+w "$t" # else the cache goes to $XDG_CACHE_HOME (the corpus is read-only)
+  XDG_CACHE_HOME=$work/xdg "$build/bin/weft" view --serve --port 0 --budget "$3" "$t" > "$out" 2>&1 < /dev/null &
+  pid=$!
+  while [ $n -lt 300 ] && ! grep -q 'http://' "$out" && kill -0 "$pid" 2>/dev/null; do
+    sleep 0.1
+    n=$((n + 1))
+  done
+  kill -INT "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+  if [ -f "$t/weft-view.cache" ]; then
+    python3 - "$t/weft-view.cache" "$work/view/$1" <<'PY'
+import struct, sys
+d = open(sys.argv[1], "rb").read()
+klen, moff = struct.unpack_from("<IQ", d, 12)
+open(sys.argv[2], "wb").write(struct.pack("<I", moff - 48 - klen) + d[48 + klen:])
+PY
+  else
+    echo "fuzz/run.sh: no cache from $2 ($(head -c 300 "$out"))" >&2
+  fi
+}
+mkdir -p "$work/view"
+if [ -x "$build/bin/weft" ] && [ -d "$corpus_src/models" ] && command -v python3 > /dev/null; then
+  # bodies of 80, 16 and 14 KB: 6 tracks from the chunks (and their
+  # samples), every track kept, counters (hardware counters) kept
+  view_seed mix5 "$corpus_src/models/mix-5/ovni" 2000
+  view_seed mix1 "$corpus_src/models/mix-1/ovni" 2000
+  view_seed hwc "$corpus_src/models/nosv-hwc/ovni" 2000
+else
+  echo "fuzz/run.sh: no $build/bin/weft, corpus or python3: fuzz_view_cache starts from nothing" >&2
+fi
 status=0
-for t in fuzz_stream fuzz_meta fuzz_model; do
+for t in fuzz_stream fuzz_meta fuzz_model fuzz_view_cache; do
   bin="$build/fuzz/$t"
   [ -x "$bin" ] || { echo "fuzz/run.sh: missing $bin (configure with CC=clang -DWEFT_FUZZ=ON)" >&2; exit 1; }
-  case $t in fuzz_stream) dir=$work/stream ;; fuzz_model) dir=$work/model ;; *) dir=$work/meta ;; esac
+  max=65536
+  case $t in
+    fuzz_stream) dir=$work/stream ;;
+    fuzz_model) dir=$work/model ;;
+    fuzz_view_cache) dir=$work/view; max=131072 ;; # mix-0's cache: about 60 KB
+    *) dir=$work/meta ;;
+  esac
   echo "== $t for ${secs}s ($(ls "$dir" | wc -l) seeds)"
   if ! (cd "$build/fuzz-out" && ASAN_OPTIONS=detect_leaks=1 "$bin" -max_total_time="$secs" \
-        -rss_limit_mb=2048 -max_len=65536 -print_final_stats=1 "$dir" 2>&1 | tail -n 25); then
+        -rss_limit_mb=2048 -max_len=$max -print_final_stats=1 "$dir" 2>&1 | tail -n 25); then
     echo "fuzz/run.sh: $t FAILED (crash inputs in $build/fuzz-out)" >&2
     status=1
   fi

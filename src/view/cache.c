@@ -44,7 +44,8 @@
 
 #define VC_MAGIC "weftvwc\n"
 #define VC_VERSION 1u
-#define VC_HEAD 48
+#define VC_HEAD VIEW_CACHE_HEAD
+_Static_assert(VIEW_CACHE_HEAD == 48, "the header: 48 bytes");
 /* bounds on what a cache may say, beyond the file's size */
 #define VC_KEY_MAX ((uint64_t) 16 << 20)
 #define VC_STR_MAX ((uint64_t) 16 << 20)
@@ -72,6 +73,24 @@ static uint64_t vc_hash(uint64_t h, const uint8_t *p, size_t n)
 }
 
 #define VC_HASH0 0xcbf29ce484222325u
+
+uint64_t view_cache_sum(const uint8_t *p, size_t n)
+{
+	return vc_hash(VC_HASH0, p, n);
+}
+
+void view_cache_head(uint8_t *head, uint32_t klen, uint64_t moff, uint64_t mlen, uint64_t sum)
+{
+	uint32_t ver = VC_VERSION;
+	uint64_t size = moff + mlen;
+	memcpy(head, VC_MAGIC, 8);
+	memcpy(head + 8, &ver, 4);
+	memcpy(head + 12, &klen, 4);
+	memcpy(head + 16, &moff, 8);
+	memcpy(head + 24, &mlen, 8);
+	memcpy(head + 32, &sum, 8);
+	memcpy(head + 40, &size, 8);
+}
 
 static int pwrite_all(int fd, const void *p, size_t n, uint64_t off)
 {
@@ -310,16 +329,8 @@ int view_cache_commit(struct view_data *vd, const char *path, char *err, size_t 
 	vc_write_meta(&w, vd);
 	wr_flush(&w);
 	free(w.buf);
-	uint8_t head[VC_HEAD];
-	uint32_t ver = VC_VERSION, klen = (uint32_t) (vd->spill_base - VC_HEAD);
-	uint64_t moff = vd->spill_off, size = moff + w.len;
-	memcpy(head, VC_MAGIC, 8);
-	memcpy(head + 8, &ver, 4);
-	memcpy(head + 12, &klen, 4);
-	memcpy(head + 16, &moff, 8);
-	memcpy(head + 24, &w.len, 8);
-	memcpy(head + 32, &w.hash, 8);
-	memcpy(head + 40, &size, 8);
+	uint8_t head[VIEW_CACHE_HEAD];
+	view_cache_head(head, (uint32_t) (vd->spill_base - VC_HEAD), vd->spill_off, w.len, w.hash);
 	if (w.failed != 0 || pwrite_all(vd->spill_fd, head, sizeof head, 0) != 0
 			|| fdatasync(vd->spill_fd) != 0) {
 		snprintf(err, errlen, "%s: cannot write the cache: %s", path,
@@ -718,11 +729,23 @@ int view_cache_load(const char *path, const char *key, struct view_data **out, c
 	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	if (fd < 0 && errno == ENOENT)
 		return 1;
+	if (fd < 0) {
+		snprintf(err, errlen, "byte 0: %s", strerror(errno));
+		return -1;
+	}
+	return view_cache_load_fd(fd, key, out, err, errlen);
+}
+
+int view_cache_load_fd(int fd, const char *key, struct view_data **out, char *err,
+		size_t errlen)
+{
+	*out = NULL;
+	err[0] = '\0';
 	struct stat sb;
-	if (fd < 0 || fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
-		snprintf(err, errlen, "byte 0: %s", fd < 0 ? strerror(errno) : "not a regular file");
-		if (fd >= 0)
-			close(fd);
+	int st = fstat(fd, &sb);
+	if (st != 0 || !S_ISREG(sb.st_mode)) {
+		snprintf(err, errlen, "byte 0: %s", st != 0 ? strerror(errno) : "not a regular file");
+		close(fd);
 		return -1;
 	}
 	uint64_t size = (uint64_t) sb.st_size;

@@ -166,6 +166,21 @@ int view_sub_decode(const uint8_t *p, const uint8_t *e, struct view_iv *out, siz
 /* The temporary file's bytes and the intervals it holds. */
 void view_spill_size(const struct view_data *vd, uint64_t *bytes, uint64_t *intervals);
 
+/* The cache (cache.c; view.h, docs/view.md "The cache"): its header's
+ * bytes. */
+#define VIEW_CACHE_HEAD 48
+/* view_cache_load on the open file fd (its ownership taken: closed unless
+ * the collection, *out, keeps it): the same checks and results (never 1
+ * for a missing file). fuzz/fuzz_view_cache.c loads from memory so. */
+int view_cache_load_fd(int fd, const char *key, struct view_data **out, char *err,
+		size_t errlen);
+/* The checksum of a cache's n bytes of metadata p (the header's word). */
+uint64_t view_cache_sum(const uint8_t *p, size_t n);
+/* A complete header (VIEW_CACHE_HEAD bytes at head): the magic, the
+ * version, the key's length, the metadata's offset, length and checksum,
+ * the file's size (moff + mlen). */
+void view_cache_head(uint8_t *head, uint32_t klen, uint64_t moff, uint64_t mlen, uint64_t sum);
+
 /* The decimal digits of v (and its sign). */
 static inline size_t view_digits(int64_t v)
 {
