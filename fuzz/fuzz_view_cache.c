@@ -3,16 +3,17 @@
  * fuzz_view_cache - `weft view --serve`'s cache reader (src/view/cache.c,
  * view_cache_load_fd) on a file in memory (memfd, one per process, reused).
  * The input is, unless it starts with the cache's magic, the cache's body:
- * a 4-byte little-endian length C, then C bytes of chunks and the
- * metadata; the target writes a valid header before it (the magic, the
- * version, the key the load is called with, the metadata's offset, length
- * and checksum, the size), so that random bytes reach the structural
- * checks rather than stopping at the checksum. An input that starts with
- * the magic is the whole file (the header's checks; the key: the file's
- * own). A load that fails must say where ("byte N: ..."); one that
+ * two 4-byte little-endian lengths K and C, then K bytes of key (the key
+ * the load is called with: the chunks' offsets in the file count it), C
+ * bytes of chunks and the metadata; the target writes a valid header
+ * before the key (the magic, the version, the key's length, the
+ * metadata's offset, length and checksum, the size), so that random bytes
+ * reach the structural checks rather than stopping at the checksum. An
+ * input that starts with the magic is the whole file (the header's
+ * checks; the key: the file's own). A load that fails must say where ("byte N: ..."); one that
  * succeeds is served as the server would: the page written (to
  * /dev/null), then tiles at four levels of the first channels' first rows
- * and /at at five times, through serve.c's own tile() and at() (serve.c
+ * and of the first tracks read from the chunks, and /at at five times, through serve.c's own tile() and at() (serve.c
  * is compiled into this file for its static functions; the fuzz build's
  * view library leaves it out), then everything freed (leaks count under
  * ASan's detect_leaks=1). fuzz/run.sh seeds it with the bodies of caches
@@ -24,9 +25,10 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-#define FZ_KEY "weft fuzz_view_cache\n"
-#define FZ_ROWS 4  /* rows and channels queried */
-#define FZ_CHANS 3
+#define FZ_KEY_MAX 4096 /* a key's bytes: a real one is about 300 */
+#define FZ_ROWS 4    /* the rows of a tile queried */
+#define FZ_CHANS 3   /* the channels queried from row 0 */
+#define FZ_SPILLED 4 /* the tracks from the chunks queried */
 
 static int fz_fd = -1;
 static FILE *fz_null;
@@ -89,20 +91,32 @@ static void fz_serve(const struct view_data *vd)
 	int top = 0;
 	while (top < 50 && ((int64_t) VIEW_TILE_BUCKETS << top) < dur)
 		top++;
-	size_t r1 = vd->nrows < FZ_ROWS ? vd->nrows - 1 : FZ_ROWS - 1;
+	/* the first rows of the first channels, and the first tracks read
+	 * from the chunks (the largest: rarely among the first) */
+	size_t nq = 0, qr[FZ_CHANS + FZ_SPILLED], qc[FZ_CHANS + FZ_SPILLED];
+	for (size_t c = 0; c < vd->nchans && c < FZ_CHANS; c++, nq++) {
+		qr[nq] = 0;
+		qc[nq] = c;
+	}
+	for (size_t i = 0; i < vd->nrows * vd->nchans && nq < FZ_CHANS + FZ_SPILLED; i++)
+		if (vd->tracks[i].sp != NULL) {
+			qr[nq] = i / vd->nchans;
+			qc[nq++] = i % vd->nchans;
+		}
 	char q[160];
-	for (size_t c = 0; c < vd->nchans && c < FZ_CHANS; c++) {
+	for (size_t k = 0; k < nq; k++) {
+		size_t r0 = qr[k], c = qc[k];
+		size_t r1 = vd->nrows - r0 < FZ_ROWS ? vd->nrows - 1 : r0 + FZ_ROWS - 1;
 		const int lv[4] = { top, top > 3 ? top - 3 : 0, 4, 0 };
-		for (int k = 0; k < 4; k++) {
-			snprintf(q, sizeof q, "c=%zu&r0=0&r1=%zu&l=%d&i=%d", c, r1, lv[k], k == 1);
+		for (int j = 0; j < 4; j++) {
+			snprintf(q, sizeof q, "c=%zu&r0=%zu&r1=%zu&l=%d&i=%d", c, r0, r1, lv[j],
+					j == 1);
 			fz_query(1, q);
 		}
-		for (size_t r = 0; r <= r1; r++) {
-			const int64_t ts[5] = { 0, dur / 5, dur / 3, dur / 2, dur - 1 };
-			for (int k = 0; k < 5; k++) {
-				snprintf(q, sizeof q, "c=%zu&r=%zu&t=%" PRId64, c, r, ts[k]);
-				fz_query(0, q);
-			}
+		const int64_t ts[5] = { 0, dur / 5, dur / 3, dur / 2, dur - 1 };
+		for (int j = 0; j < 5; j++) {
+			snprintf(q, sizeof q, "c=%zu&r=%zu&t=%" PRId64, c, r0, ts[j]);
+			fz_query(0, q);
 		}
 	}
 }
@@ -112,29 +126,38 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fz_init();
 	if (ftruncate(fz_fd, 0) != 0)
 		abort();
-	char key[256] = FZ_KEY;
+	static char key[FZ_KEY_MAX + 1];
 	if (size >= 16 && memcmp(data, "weftvwc\n", 8) == 0) {
 		/* the whole file; its own key when it has one that fits */
 		uint32_t klen;
 		memcpy(&klen, data + 12, 4);
-		if (klen < sizeof key && size >= VIEW_CACHE_HEAD + (size_t) klen) {
-			memcpy(key, data + VIEW_CACHE_HEAD, klen);
-			key[klen] = '\0';
-		}
+		if (klen > FZ_KEY_MAX || size < VIEW_CACHE_HEAD + (size_t) klen)
+			klen = 0;
+		memcpy(key, data + VIEW_CACHE_HEAD, klen);
+		key[klen] = '\0';
 		fz_pwrite(data, size, 0);
 	} else {
-		uint32_t c = 0;
-		memcpy(&c, data, size < 4 ? size : 4);
-		const uint8_t *body = size < 4 ? data + size : data + 4;
-		size_t blen = size < 4 ? 0 : size - 4;
-		size_t clen = c < blen ? c : blen, klen = strlen(FZ_KEY);
+		/* K and C (4 bytes each), the key, the chunks, the metadata;
+		 * each length cut to what follows it */
+		uint32_t kc[2] = { 0, 0 };
+		size_t h = size < sizeof kc ? size : sizeof kc;
+		memcpy(kc, data, h);
+		const uint8_t *p = data + h;
+		size_t left = size - h;
+		size_t klen = kc[0] < left ? kc[0] : left;
+		if (klen > FZ_KEY_MAX)
+			klen = FZ_KEY_MAX;
+		memcpy(key, p, klen);
+		key[klen] = '\0';
+		p += klen;
+		left -= klen;
+		size_t clen = kc[1] < left ? kc[1] : left;
 		uint64_t moff = VIEW_CACHE_HEAD + klen + clen;
 		uint8_t head[VIEW_CACHE_HEAD];
-		view_cache_head(head, (uint32_t) klen, moff, blen - clen,
-				view_cache_sum(body + clen, blen - clen));
+		view_cache_head(head, (uint32_t) klen, moff, left - clen,
+				view_cache_sum(p + clen, left - clen));
 		fz_pwrite(head, sizeof head, 0);
-		fz_pwrite(FZ_KEY, klen, VIEW_CACHE_HEAD);
-		fz_pwrite(body, blen, VIEW_CACHE_HEAD + klen);
+		fz_pwrite(data + h, klen + left, VIEW_CACHE_HEAD);
 	}
 	int fd = dup(fz_fd);
 	if (fd < 0)

@@ -5,7 +5,8 @@
 # metadata.json and clock-offsets.txt files for fuzz_meta) and the model
 # descriptions (fuzz_model); then fuzz_view_cache (`weft view --serve`'s
 # cache reader) seeded with the bodies of caches that BUILD_DIR/bin/weft
-# builds from three corpus traces (view_seed below); then fuzz_rt_signal
+# builds from three corpus traces (view_seed below, and one whole cache);
+# then fuzz_rt_signal
 # (libovni under signal handlers) if it was built. Fails if a target
 # finds a crash (or cannot run). Crash inputs are left in BUILD_DIR/fuzz-out.
 set -euo pipefail
@@ -38,8 +39,9 @@ else
 fi
 # view_seed NAME TRACE BUDGET: a copy of TRACE served by weft view --serve
 # (its cache built before the port line; then SIGINT), the cache's body as
-# fuzz_view_cache takes it: its chunks' length (4 bytes, little-endian),
-# the chunks, the metadata (the header and the key dropped).
+# fuzz_view_cache takes it: its key's and its chunks' lengths (4 bytes
+# each, little-endian), the key, the chunks, the metadata (the header
+# dropped); NAME hwc's whole file too.
 view_seed() {
   local t=$work/vtrace-$1 out=$work/vtrace-$1.out pid n=0
   cp -r "$2" "$t"
@@ -57,8 +59,10 @@ view_seed() {
 import struct, sys
 d = open(sys.argv[1], "rb").read()
 klen, moff = struct.unpack_from("<IQ", d, 12)
-open(sys.argv[2], "wb").write(struct.pack("<I", moff - 48 - klen) + d[48 + klen:])
+open(sys.argv[2], "wb").write(struct.pack("<II", klen, moff - 48 - klen) + d[48:])
 PY
+    # the smallest also whole (the header's checks; the key: its own)
+    [ "$1" != hwc ] || cp "$t/weft-view.cache" "$work/view/$1-file"
   else
     echo "fuzz/run.sh: no cache from $2 ($(head -c 300 "$out"))" >&2
   fi
