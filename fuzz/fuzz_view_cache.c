@@ -13,7 +13,8 @@
  * checks; the key: the file's own). A load that fails must say where ("byte N: ..."); one that
  * succeeds is served as the server would: the page written (to
  * /dev/null), then tiles at four levels of the first channels' first rows
- * and of the first tracks read from the chunks, and /at at five times, through serve.c's own tile() and at() (serve.c
+ * and of the first tracks read from the chunks, and /at at five times
+ * (each with the server's caches emptied first, as WEFT_VIEW_EVICT does), through serve.c's own tile() and at() (serve.c
  * is compiled into this file for its static functions; the fuzz build's
  * view library leaves it out), then everything freed (leaks count under
  * ASan's detect_leaks=1). fuzz/run.sh seeds it with the bodies of caches
@@ -107,16 +108,19 @@ static void fz_serve(const struct view_data *vd)
 	for (size_t k = 0; k < nq; k++) {
 		size_t r0 = qr[k], c = qc[k];
 		size_t r1 = vd->nrows - r0 < FZ_ROWS ? vd->nrows - 1 : r0 + FZ_ROWS - 1;
+		/* /at as under WEFT_VIEW_EVICT (nothing cached: a chunk's
+		 * directory and one sub-block read), then the tiles */
+		const int64_t ts[5] = { 0, dur / 5, dur / 3, dur / 2, dur - 1 };
+		for (int j = 0; j < 5; j++) {
+			snprintf(q, sizeof q, "c=%zu&r=%zu&t=%" PRId64, c, r0, ts[j]);
+			evict(&fz_S);
+			fz_query(0, q);
+		}
 		const int lv[4] = { top, top > 3 ? top - 3 : 0, 4, 0 };
 		for (int j = 0; j < 4; j++) {
 			snprintf(q, sizeof q, "c=%zu&r0=%zu&r1=%zu&l=%d&i=%d", c, r0, r1, lv[j],
 					j == 1);
 			fz_query(1, q);
-		}
-		const int64_t ts[5] = { 0, dur / 5, dur / 3, dur / 2, dur - 1 };
-		for (int j = 0; j < 5; j++) {
-			snprintf(q, sizeof q, "c=%zu&r=%zu&t=%" PRId64, c, r0, ts[j]);
-			fz_query(0, q);
 		}
 	}
 }

@@ -5,7 +5,7 @@
 # metadata.json and clock-offsets.txt files for fuzz_meta) and the model
 # descriptions (fuzz_model); then fuzz_view_cache (`weft view --serve`'s
 # cache reader) seeded with the bodies of caches that BUILD_DIR/bin/weft
-# builds from three corpus traces (view_seed below, and one whole cache);
+# builds from four corpus traces (view_seed below, and one whole cache);
 # then fuzz_rt_signal
 # (libovni under signal handlers) if it was built. Fails if a target
 # finds a crash (or cannot run). Crash inputs are left in BUILD_DIR/fuzz-out.
@@ -37,16 +37,18 @@ if [ -d "$corpus_src" ]; then
 else
   echo "fuzz/run.sh: no conformance corpus at $corpus_src; starting from empty corpora" >&2
 fi
-# view_seed NAME TRACE BUDGET: a copy of TRACE served by weft view --serve
-# (its cache built before the port line; then SIGINT), the cache's body as
-# fuzz_view_cache takes it: its key's and its chunks' lengths (4 bytes
-# each, little-endian), the key, the chunks, the metadata (the header
-# dropped); NAME hwc's whole file too.
+# view_seed NAME TRACE BUDGET [SAMPLES]: a copy of TRACE served by weft
+# view --serve (its cache built before the port line; then SIGINT), the
+# cache as fuzz_view_cache takes it (view_cache_seed.py: the body after the
+# key's and the chunks' lengths; SAMPLES: each spilled track's samples cut
+# to that many); NAME hwc's whole file too.
 view_seed() {
   local t=$work/vtrace-$1 out=$work/vtrace-$1.out pid n=0
   cp -r "$2" "$t"
   chmod -R u+w "$t" # else the cache goes to $XDG_CACHE_HOME (the corpus is read-only)
-  XDG_CACHE_HOME=$work/xdg "$build/bin/weft" view --serve --port 0 --budget "$3" "$t" > "$out" 2>&1 < /dev/null &
+  # bounded: timeout passes the SIGINT on, and ends it after 60 s anyway
+  XDG_CACHE_HOME=$work/xdg timeout -k 5 -s INT 60 "$build/bin/weft" view --serve --port 0 \
+    --budget "$3" "$t" > "$out" 2>&1 < /dev/null &
   pid=$!
   while [ $n -lt 300 ] && ! grep -q 'http://' "$out" && kill -0 "$pid" 2>/dev/null; do
     sleep 0.1
@@ -55,12 +57,8 @@ view_seed() {
   kill -INT "$pid" 2>/dev/null || true
   wait "$pid" 2>/dev/null || true
   if [ -f "$t/weft-view.cache" ]; then
-    python3 - "$t/weft-view.cache" "$work/view/$1" <<'PY'
-import struct, sys
-d = open(sys.argv[1], "rb").read()
-klen, moff = struct.unpack_from("<IQ", d, 12)
-open(sys.argv[2], "wb").write(struct.pack("<II", klen, moff - 48 - klen) + d[48:])
-PY
+    python3 "$here/view_cache_seed.py" "$t/weft-view.cache" "$work/view/$1" ${4:-} ||
+      echo "fuzz/run.sh: cannot read $t/weft-view.cache" >&2
     # the smallest also whole (the header's checks; the key: its own)
     [ "$1" != hwc ] || cp "$t/weft-view.cache" "$work/view/$1-file"
   else
@@ -69,11 +67,13 @@ PY
 }
 mkdir -p "$work/view"
 if [ -x "$build/bin/weft" ] && [ -d "$corpus_src/models" ] && command -v python3 > /dev/null; then
-  # bodies of 80, 16 and 14 KB: 6 tracks from the chunks (and their
+  # bodies of 80, 16 and 14 KB (traces of a few µs): 6 tracks from one chunk (their
   # samples), every track kept, counters (hardware counters) kept
   view_seed mix5 "$corpus_src/models/mix-5/ovni" 2000
   view_seed mix1 "$corpus_src/models/mix-1/ovni" 2000
   view_seed hwc "$corpus_src/models/nosv-hwc/ovni" 2000
+  # 4 ms: tracks of several chunks, samples 2^9 ns apart (cut to 16)
+  view_seed flush "$corpus_src/v3/flush-auto" 1000 16
 else
   echo "fuzz/run.sh: no $build/bin/weft, corpus or python3: fuzz_view_cache starts from nothing" >&2
 fi
