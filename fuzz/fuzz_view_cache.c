@@ -10,15 +10,16 @@
  * metadata's offset, length and checksum, the size), so that random bytes
  * reach the structural checks rather than stopping at the checksum. An
  * input that starts with the magic is the whole file (the header's
- * checks; the key: the file's own). A load that fails must say where ("byte N: ..."); one that
- * succeeds is served as the server would: the page written (to
- * /dev/null), then tiles at four levels of the first channels' first rows
- * and of the first tracks read from the chunks, and /at at five times
- * (each with the server's caches emptied first, as WEFT_VIEW_EVICT does), through serve.c's own tile() and at() (serve.c
- * is compiled into this file for its static functions; the fuzz build's
- * view library leaves it out), then everything freed (leaks count under
- * ASan's detect_leaks=1). fuzz/run.sh seeds it with the bodies of caches
- * built by the fuzz tree's weft from the conformance corpus.
+ * checks; the key: the file's own). A load that fails must say where
+ * ("byte N: ..."); one that succeeds is served as the server would: the
+ * page written (to /dev/null), then /at at five times (each with the
+ * server's caches emptied first, as WEFT_VIEW_EVICT does) and tiles at
+ * four levels, of the first channels' first rows and of the first tracks
+ * read from the chunks, through serve.c's own at() and tile() (serve.c is
+ * compiled into this file for its static functions; the fuzz build's view
+ * library leaves it out), then everything freed (leaks count under ASan's
+ * detect_leaks=1). fuzz/run.sh seeds it with caches built by the fuzz
+ * tree's weft from the conformance corpus (fuzz/view_cache_seed.py).
  */
 #include <sys/mman.h>
 
