@@ -15,15 +15,20 @@
  * page written (to /dev/null), then /at at five times (each with the
  * server's caches emptied first, as WEFT_VIEW_EVICT does) and tiles at
  * four levels, of the first channels' first rows and of the first tracks
- * read from the chunks, through serve.c's own at() and tile() (serve.c is
- * compiled into this file for its static functions; the fuzz build's view
- * library leaves it out), then everything freed (leaks count under ASan's
- * detect_leaks=1). fuzz/run.sh seeds it with caches built by the fuzz
+ * read from the chunks, through the server's own lookups (view_lookup_*:
+ * serve.c's tile() and at() without the socket), then everything freed
+ * (leaks count under ASan's detect_leaks=1). fuzz/run.sh seeds it with caches built by the fuzz
  * tree's weft from the conformance corpus (fuzz/view_cache_seed.py).
  */
+#include <inttypes.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <sys/mman.h>
+#include <unistd.h>
 
-#include "serve.c"
+#include "view_internal.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -34,7 +39,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 static int fz_fd = -1;
 static FILE *fz_null;
-static struct srv fz_S;
+static struct view_lookup *fz_L;
 
 static void fz_pwrite(const void *p, size_t n, uint64_t off)
 {
@@ -48,11 +53,8 @@ static void fz_init(void)
 		return;
 	fz_fd = memfd_create("fuzz_view_cache", MFD_CLOEXEC);
 	fz_null = fopen("/dev/null", "w");
-	fz_S.slots = calloc(CACHE_SLOTS, sizeof(struct chunk_slot));
-	fz_S.ra = malloc(RA_MAX * sizeof *fz_S.ra);
-	fz_S.adv = malloc(RA_MAX * sizeof *fz_S.adv);
-	if (fz_fd < 0 || fz_null == NULL || fz_S.slots == NULL || fz_S.ra == NULL
-			|| fz_S.adv == NULL)
+	fz_L = view_lookup_new(1);
+	if (fz_fd < 0 || fz_null == NULL || fz_L == NULL)
 		abort();
 }
 
@@ -61,8 +63,7 @@ static void fz_init(void)
 static void fz_query(int is_tile, const char *q)
 {
 	size_t len = 0;
-	char *body = is_tile ? tile(&fz_S, q, &len) : at(&fz_S, q, &len);
-	fz_S.failed = 0;
+	char *body = is_tile ? view_lookup_tile(fz_L, q, &len) : view_lookup_at(fz_L, q, &len);
 	if (body != NULL && (len == 0 || body[0] != '{'))
 		abort();
 	free(body);
@@ -77,16 +78,7 @@ static void fz_serve(const struct view_data *vd)
 	char err[256];
 	if (view_write_page(vd, &o, fz_null, err, sizeof err) != 0 && err[0] == '\0')
 		abort();
-	for (size_t i = 0; i < CACHE_SLOTS; i++) {
-		fz_S.slots[i].t = NULL;
-		fz_S.slots[i].used = 0;
-	}
-	fz_S.vd = vd;
-	fz_S.clock = 0;
-	fz_S.failed = 0;
-	fz_S.ft = fz_S.st = NULL;
-	fz_S.nra = fz_S.nadv = 0;
-	fz_S.reads = fz_S.unasked = 0;
+	view_lookup_reset(fz_L, vd);
 	if (vd->nrows == 0 || vd->nchans == 0)
 		return;
 	int64_t dur = vd->duration > 0 ? vd->duration : 1;
@@ -114,7 +106,7 @@ static void fz_serve(const struct view_data *vd)
 		const int64_t ts[5] = { 0, dur / 5, dur / 3, dur / 2, dur - 1 };
 		for (int j = 0; j < 5; j++) {
 			snprintf(q, sizeof q, "c=%zu&r=%zu&t=%" PRId64, c, r0, ts[j]);
-			evict(&fz_S);
+			view_lookup_evict(fz_L);
 			fz_query(0, q);
 		}
 		const int lv[4] = { top, top > 3 ? top - 3 : 0, 4, 0 };

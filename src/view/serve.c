@@ -967,6 +967,95 @@ static void accept_all(int s, struct conn *cs, uint64_t *seq, int64_t now)
 	}
 }
 
+/* A server's lookup state for vd: its chunk cache, and the read-ahead's
+ * ranges when ra is set. 0, or -1 (out of memory; srv_fini frees what
+ * was made). */
+static int srv_init(struct srv *S, const struct view_data *vd, int ra)
+{
+	memset(S, 0, sizeof *S);
+	S->vd = vd;
+	S->slots = calloc(CACHE_SLOTS, sizeof(struct chunk_slot));
+	S->ra = ra ? malloc(RA_MAX * sizeof *S->ra) : NULL;
+	S->adv = ra ? malloc(RA_MAX * sizeof *S->adv) : NULL;
+	return S->slots == NULL || (ra && (S->ra == NULL || S->adv == NULL)) ? -1 : 0;
+}
+
+static void srv_fini(struct srv *S)
+{
+	free(S->ra);
+	free(S->adv);
+	free(S->slots);
+}
+
+/* The lookups without the socket (view_internal.h). */
+struct view_lookup {
+	struct srv S;
+	int ra;
+};
+
+struct view_lookup *view_lookup_new(int readahead)
+{
+	struct view_lookup *l = calloc(1, sizeof *l);
+	if (l == NULL)
+		return NULL;
+	l->ra = readahead;
+	if (srv_init(&l->S, NULL, readahead) != 0) {
+		srv_fini(&l->S);
+		free(l);
+		return NULL;
+	}
+	return l;
+}
+
+void view_lookup_reset(struct view_lookup *l, const struct view_data *vd)
+{
+	struct srv *S = &l->S;
+	struct chunk_slot *slots = S->slots;
+	struct ra_range *ra = S->ra, *adv = S->adv;
+	memset(S, 0, sizeof *S);
+	memset(slots, 0, CACHE_SLOTS * sizeof(struct chunk_slot));
+	S->slots = slots;
+	S->ra = ra;
+	S->adv = adv;
+	S->vd = vd;
+}
+
+void view_lookup_evict(struct view_lookup *l)
+{
+	if (l->S.vd != NULL)
+		evict(&l->S);
+}
+
+/* A reply, or NULL for a bad query or a failed read (the flag cleared:
+ * the server's 400 and 500). */
+static char *lookup(struct view_lookup *l, int is_tile, const char *q, size_t *len)
+{
+	if (l->S.vd == NULL)
+		return NULL;
+	char *body = is_tile ? tile(&l->S, q, len) : at(&l->S, q, len);
+	if (body == NULL)
+		l->S.failed = 0;
+	return body;
+}
+
+char *view_lookup_tile(struct view_lookup *l, const char *q, size_t *len)
+{
+	return lookup(l, 1, q, len);
+}
+
+char *view_lookup_at(struct view_lookup *l, const char *q, size_t *len)
+{
+	return lookup(l, 0, q, len);
+}
+
+void view_lookup_free(struct view_lookup *l)
+{
+	if (l == NULL)
+		return;
+	srv_fini(&l->S);
+	free(l);
+}
+
 int view_serve(const struct view_data *vd, const struct view_page_opts *o, int port,
 		const volatile sig_atomic_t *stop, void (*bound)(void *ctx, int port), void *ctx,
 		char *err, size_t errlen)
@@ -1010,18 +1099,12 @@ int view_serve(const struct view_data *vd, const struct view_page_opts *o, int p
 		return -1;
 	}
 	struct srv S;
-	memset(&S, 0, sizeof S);
-	S.vd = vd;
-	S.slots = calloc(CACHE_SLOTS, sizeof(struct chunk_slot));
 	const char *rae = getenv("WEFT_VIEW_READAHEAD");
 	int ra = vd->spill_fd >= 0 && (rae == NULL || strcmp(rae, "0") != 0);
-	S.ra = ra ? malloc(RA_MAX * sizeof *S.ra) : NULL;
-	S.adv = ra ? malloc(RA_MAX * sizeof *S.adv) : NULL;
+	int sok = srv_init(&S, vd, ra);
 	struct conn *cs = calloc(CONN_MAX, sizeof *cs);
-	if (S.slots == NULL || cs == NULL || (ra && (S.ra == NULL || S.adv == NULL))) {
-		free(S.ra);
-		free(S.adv);
-		free(S.slots);
+	if (sok != 0 || cs == NULL) {
+		srv_fini(&S);
 		free(cs);
 		snprintf(err, errlen, "out of memory");
 		close(s);
@@ -1095,9 +1178,7 @@ int view_serve(const struct view_data *vd, const struct view_page_opts *o, int p
 		fprintf(stderr, "weft view: read-ahead: %" PRIu64 " reads of the temporary file in "
 				"tiles, %" PRIu64 " outside the ranges read ahead\n", S.reads,
 				S.unasked);
-	free(S.ra);
-	free(S.adv);
-	free(S.slots);
+	srv_fini(&S);
 	free(page);
 	return 0;
 }

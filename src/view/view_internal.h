@@ -181,6 +181,20 @@ uint64_t view_cache_sum(const uint8_t *p, size_t n);
  * the file's size (moff + mlen). */
 void view_cache_head(uint8_t *head, uint32_t klen, uint64_t moff, uint64_t mlen, uint64_t sum);
 
+/* The server's /tile and /at lookups without its socket (serve.c; used
+ * by view_serve and by fuzz/fuzz_view_cache.c): view_lookup_reset points
+ * them at vd with their caches empty; a reply is the JSON body the server
+ * sends (malloc'd, *len its bytes), NULL for a query the server answers
+ * 400 or a read of the file that failed (500). view_lookup_evict empties
+ * the caches and drops the file's pages (WEFT_VIEW_EVICT). */
+struct view_lookup;
+struct view_lookup *view_lookup_new(int readahead);
+void view_lookup_reset(struct view_lookup *l, const struct view_data *vd);
+void view_lookup_evict(struct view_lookup *l);
+char *view_lookup_tile(struct view_lookup *l, const char *q, size_t *len);
+char *view_lookup_at(struct view_lookup *l, const char *q, size_t *len);
+void view_lookup_free(struct view_lookup *l);
+
 /* The decimal digits of v (and its sign). */
 static inline size_t view_digits(int64_t v)
 {
