@@ -18,16 +18,17 @@
 #include "commands.h"
 #include "driver.h"
 #include "model.h"
+#include "obs_format.h"
 #include "trace_cache.h"
 #include "view.h"
 #include "view_picture.h"
 #include "weft_version.h"
 
 #define VIEW_DEFAULT_BUDGET ((uint64_t) 64 << 20)
-/* --serve's cache (src/view/cache.c): its name in the trace directory, its
+/* --serve's cache (src/view/cache.c): its name in the trace directory is
+ * WEFT_VIEW_CACHE (src/format/obs_format.h, which readers pass over); its
  * extension in $XDG_CACHE_HOME/weft, and its format in the key (raised
  * with what it holds, so that a cache of an older weft is built again). */
-#define VIEW_CACHE_NAME "weft-view.cache"
 #define VIEW_CACHE_EXT "view"
 #define VIEW_CACHE_FORMAT 1
 
@@ -281,7 +282,7 @@ static int serve_cache(const struct view_args *a, const char *path,
 		char *cpath, size_t cap, char **key, struct view_data **vd)
 {
 	char err[WEFT_ERR_MAX + 4400 + 64];
-	if (trace_cache_path("view", path, VIEW_CACHE_NAME, VIEW_CACHE_EXT, "give --no-cache",
+	if (trace_cache_path("view", path, WEFT_VIEW_CACHE, VIEW_CACHE_EXT, "give --no-cache",
 			cpath, cap) != 0)
 		return 1;
 	if (view_cache_refused(cpath, err, sizeof err) != 0) {
@@ -430,6 +431,10 @@ static int cmd_view(int argc, char **argv, struct view_args *a)
 	 * a file, to answer its tiles exactly: the cache being made in its
 	 * directory, else a temporary file */
 	view_data_keep(vd, budget);
+	/* SIGINT from here on stops the run and removes what it made (the
+	 * cache's temporary file is a named one where the file system has no
+	 * O_TMPFILE) */
+	cli_arm_stop();
 	if (key != NULL) {
 		char dir[4400];
 		snprintf(dir, sizeof dir, "%s", cpath);
@@ -480,7 +485,6 @@ static int cmd_view(int argc, char **argv, struct view_args *a)
 	o.stop = &cli_stop_sig;
 	o.progress = cli_progress_emulate;
 	o.progress_every = cli_progress_every();
-	cli_arm_stop();
 	struct cli_progress prog;
 	cli_progress_start(&prog, "view", cli_obs_total_dir(path));
 	int r = weft_emulate(&o, err, sizeof err);

@@ -109,7 +109,15 @@ static inline void weft_store_u32(void *p, uint32_t v)
  * them without a warning. NULL-terminated. */
 #define WEFT_EMU_OUTPUT_NAMES                                                  \
 	{ "thread.prv", "thread.pcf", "thread.row", "cpu.prv", "cpu.pcf",      \
-	  "cpu.row", "perfetto.pftrace", "weft-sql.db", "weft-view.cache", NULL }
+	  "cpu.row", "perfetto.pftrace", "weft-sql.db", WEFT_VIEW_CACHE, NULL }
+/* weft view --serve's cache while it is written: the named temporary file
+ * made where the file system has no O_TMPFILE (WEFT_VIEW_CACHE_TMP and six
+ * characters), and the name the finished file is linked under before its
+ * rename over WEFT_VIEW_CACHE (WEFT_VIEW_CACHE "." and a suffix); a reader
+ * passes over both, as over the cache. NULL-terminated. */
+#define WEFT_VIEW_CACHE "weft-view.cache"
+#define WEFT_VIEW_CACHE_TMP ".weft-view-cache-"
+#define WEFT_EMU_OUTPUT_PREFIXES { WEFT_VIEW_CACHE_TMP, WEFT_VIEW_CACHE ".", NULL }
 
 /* ---- metadata (stream.json, v3) ---- */
 #define WEFT_META_VERSION 3

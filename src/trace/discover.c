@@ -165,14 +165,18 @@ static int ends_with(const char *s, const char *suffix)
 	return n > k && strcmp(s + n - k, suffix) == 0;
 }
 
-/* An emulator's output file at the top of the trace dir: weft emu's, and
- * any Paraver trace the reference's ovniemu writes there (NAME.prv,
- * NAME.pcf, NAME.row). */
+/* An emulator's output file at the top of the trace dir: weft emu's (and
+ * weft view --serve's cache being written), and any Paraver trace the
+ * reference's ovniemu writes there (NAME.prv, NAME.pcf, NAME.row). */
 static int is_emu_output(const char *name)
 {
 	static const char *const names[] = WEFT_EMU_OUTPUT_NAMES;
+	static const char *const prefixes[] = WEFT_EMU_OUTPUT_PREFIXES;
 	for (size_t i = 0; names[i] != NULL; i++)
 		if (strcmp(name, names[i]) == 0)
+			return 1;
+	for (size_t i = 0; prefixes[i] != NULL; i++)
+		if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0)
 			return 1;
 	return ends_with(name, ".prv") || ends_with(name, ".pcf") || ends_with(name, ".row");
 }

@@ -40,6 +40,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "obs_format.h"
 #include "view_internal.h"
 
 #define VC_MAGIC "weftvwc\n"
@@ -124,13 +125,13 @@ int view_cache_begin(struct view_data *vd, const char *dir, const char *key, cha
 	if (fd < 0) {
 		/* no O_TMPFILE there: a named temporary, removed unless made
 		 * the cache (view_data_free) */
-		size_t n = strlen(dir) + sizeof "/.weft-view-cache-XXXXXX";
+		size_t n = strlen(dir) + sizeof "/" WEFT_VIEW_CACHE_TMP "XXXXXX";
 		tmp = malloc(n);
 		if (tmp == NULL) {
 			snprintf(err, errlen, "out of memory");
 			return -1;
 		}
-		snprintf(tmp, n, "%s/.weft-view-cache-XXXXXX", dir);
+		snprintf(tmp, n, "%s/" WEFT_VIEW_CACHE_TMP "XXXXXX", dir);
 		fd = mkostemp(tmp, O_CLOEXEC);
 		if (fd < 0) {
 			snprintf(err, errlen, "%s: cannot create the cache's temporary file: %s", dir,

@@ -393,26 +393,70 @@ def main():
         code, _, err = run(["dump", trace], timeout=TIMEOUT)
         c.eq((code, "weft-view" in err), (0, False), "weft dump: weft-view.cache passed over")
 
+        shim = os.environ.get("WEFT_NO_TMPFILE_SHIM")
+        if shim:
+            no_tmpfile(trace, cpath, args, first, line, shim, os.path.join(tmp, "shim.log"))
+        else:
+            print("skip: without O_TMPFILE (no shim under a sanitizer)")
+
         interrupted(tmp, xdg)
+        if shim:
+            interrupted(tmp, xdg, shim, os.path.join(tmp, "shim2.log"))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     c.done()
 
 
-def interrupted(tmp, xdg):
+def with_shim(shim, log):
+    """The environment of a weft run under no_tmpfile.so (no O_TMPFILE)."""
+    return dict(os.environ, LD_PRELOAD=shim, WEFT_NO_TMPFILE_LOG=log)
+
+
+def no_tmpfile(trace, cpath, args, first, line, shim, log):
+    """Without O_TMPFILE (no_tmpfile.so): the cache built through a named
+    temporary file in the trace directory, renamed over the name, nothing
+    else left; the same answers; reused as before."""
+    if os.path.exists(cpath):
+        os.unlink(cpath)
+    before = sorted(os.listdir(trace))
+    saved = dict(os.environ)
+    os.environ.update(with_shim(shim, log))
+    try:
+        line2, got, err = serve(args, "without O_TMPFILE")
+    finally:
+        os.environ.clear()
+        os.environ.update(saved)
+    with open(log) as f:
+        c.eq(f.read(), f"{trace}\n", "without O_TMPFILE: the one O_TMPFILE open refused, "
+             "in the trace directory")
+    c.eq((line2, err), (line, ""), "without O_TMPFILE: the port line, nothing on stderr")
+    check_answers(got, first, "without O_TMPFILE")
+    c.eq(sorted(os.listdir(trace)), before + ["weft-view.cache"],
+         "without O_TMPFILE: the cache and no temporary file left")
+    one = ident(cpath)
+    _, got, _ = serve(args, "without O_TMPFILE, reopened")
+    check_answers(got, first, "without O_TMPFILE, reopened")
+    c.eq(ident(cpath), one, "without O_TMPFILE: the cache reused")
+
+
+def interrupted(tmp, xdg, shim=None, log=None):
     """SIGINT once the cache's temporary file is open (O_TMPFILE: its fd in
-    /proc, '#INODE (deleted)' in the trace directory), the emulation
-    running: exit 130, its message, nothing left."""
+    /proc, '#INODE (deleted)' in the trace directory; under shim, the named
+    temporary '.weft-view-cache-XXXXXX'), the emulation running: exit 130,
+    its message, nothing left."""
     gen = os.path.join(os.environ.get("WEFT_BINARY_DIR", ""), "bin", "bench_emu")
     g = os.path.join(tmp, "g")
-    subprocess.run([gen, "-g", g, "-n", "300000"], check=True, stdout=subprocess.DEVNULL,
-                   timeout=300)
     trace = os.path.join(g, "rt-trace")
+    if not os.path.isdir(trace):
+        subprocess.run([gen, "-g", g, "-n", "300000"], check=True, stdout=subprocess.DEVNULL,
+                       timeout=300)
+    what = "SIGINT without O_TMPFILE" if shim else "SIGINT"
     before = sorted(os.listdir(trace))
     xbefore = sorted(os.listdir(os.path.join(xdg, "weft")))
     p = subprocess.Popen([weft_bin(), "view", "--serve", "--budget", "1", "-j", "1", trace],
                          stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                         stdin=subprocess.DEVNULL)
+                         stdin=subprocess.DEVNULL,
+                         env=with_shim(shim, log) if shim else None)
     seen = False
     try:
         deadline = time.monotonic() + TIMEOUT
@@ -421,7 +465,8 @@ def interrupted(tmp, xdg):
             try:
                 for n in os.listdir(d):
                     t = os.readlink(os.path.join(d, n))
-                    if t.startswith(trace + "/") and t.endswith(" (deleted)"):
+                    if t.startswith(trace + "/") and (t.startswith(
+                            trace + "/.weft-view-cache-") if shim else t.endswith(" (deleted)")):
                         seen = True
             except OSError:
                 pass
@@ -433,12 +478,12 @@ def interrupted(tmp, xdg):
         if p.poll() is None:
             p.kill()
             p.wait(timeout=10)
-    c.expect(seen, "SIGINT: the cache's temporary file seen open before the port line")
+    c.expect(seen, f"{what}: the cache's temporary file seen open before the port line")
     c.eq((p.returncode, out, err), (130, b"", b"weft view: interrupted by SIGINT; nothing "
-                                    b"written\n"), "SIGINT during the build: exit 130")
-    c.eq(sorted(os.listdir(trace)), before, "SIGINT: nothing left in the trace directory")
-    c.eq(sorted(os.listdir(os.path.join(xdg, "weft"))), xbefore, "SIGINT: nothing in the cache "
-         "directory")
+                                    b"written\n"), f"{what} during the build: exit 130")
+    c.eq(sorted(os.listdir(trace)), before, f"{what}: nothing left in the trace directory")
+    c.eq(sorted(os.listdir(os.path.join(xdg, "weft"))), xbefore, f"{what}: nothing in the "
+         "cache directory")
 
 
 if __name__ == "__main__":
