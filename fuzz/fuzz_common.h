@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <ftw.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -39,6 +40,23 @@ static const char fz_json[] =
 	"\"loom\": \"h.0\", \"app_id\": 1, \"require\": {\"ovni\": \"1.1.0\"}, "
 	"\"loom_cpus\": [{\"index\": 0, \"phyid\": 0}], \"finished\": 1}}";
 
+static int fz_rm(const char *path, const struct stat *sb, int type, struct FTW *f)
+{
+	(void) sb;
+	(void) type;
+	(void) f;
+	remove(path);
+	return 0;
+}
+
+/* The scratch trace removed when the fuzzer exits (its files, then its
+ * directories: depth first, links not followed). */
+static void fz_cleanup(void)
+{
+	if (fz_root[0])
+		nftw(fz_root, fz_rm, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 /* loom.h.0/proc.1/thread.{1,2} with valid stream.json files. */
 static void fz_setup(void)
 {
@@ -47,6 +65,7 @@ static void fz_setup(void)
 	snprintf(fz_root, sizeof fz_root, "/tmp/weft-fuzz-XXXXXX");
 	if (mkdtemp(fz_root) == NULL)
 		abort();
+	atexit(fz_cleanup);
 	fz_mkdir("loom.h.0");
 	fz_mkdir("loom.h.0/proc.1");
 	for (int tid = 1; tid <= 2; tid++) {
